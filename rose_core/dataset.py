@@ -1,0 +1,211 @@
+"""Build a ROSE dataset folder and load it back.
+
+A dataset folder holds `manifest.json`, `scenes.jsonl`, `instances.jsonl` and
+`images/`. It is written to a temporary sibling folder and renamed into place
+at the end, so a failed or interrupted build never leaves a half-made dataset
+where a reader would find it. The manifest carries no timestamp: the same seed
+and asset pack give byte-identical files.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import shutil
+import tempfile
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from . import composition as comp
+from .assets import load_assets
+from .instances import derive_instances
+from .records import MAIN_TEMPLATES, TEMPLATES, Instance, Scene
+from .render import encode_png, layout_for, render_scene, sha256_hex
+from .scenes import generate_scene, rng_for
+from .scoring import ScoreKey
+
+FORMAT_VERSION = 1
+DEFAULT_DATASET_DIR = Path(__file__).resolve().parent.parent / "data" / "datasets" / "rose-v0.1"
+Progress = Callable[[int, int], None]
+
+
+class DatasetError(RuntimeError):
+    """A dataset folder is missing, incomplete or does not match its manifest."""
+
+
+def _split_of(seed: int, plan: comp.SubsetPlan) -> list[str]:
+    dev = set(rng_for(seed, plan.subset, "split").sample(range(plan.scenes), plan.dev_scenes))
+    return ["dev" if i in dev else "test" for i in range(plan.scenes)]
+
+
+def _build_one(args: tuple[str, int, int, str, str]) -> dict:
+    """Worker: generate, render and write one scene; returns its JSON record."""
+    subset, index, seed, split, out = args
+    pack = load_assets()
+    scene = generate_scene(pack, seed, subset, index, split)  # type: ignore[arg-type]
+    scene.layout = layout_for(scene.rows, scene.cols)
+    for kind, hl in (("base", False), ("highlight", True)):
+        rel = f"images/{scene.scene_id}{'' if kind == 'base' else '-hl'}.png"
+        data = encode_png(render_scene(pack, scene, highlight=hl))
+        Path(out, rel).write_bytes(data)
+        scene.images[kind] = rel
+        scene.image_sha256[kind] = sha256_hex(data)
+    return scene.to_json()
+
+
+def _jsonl(rows: Iterable[dict]) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows).encode()
+
+
+def build_dataset(out: Path, seed: int = comp.DEFAULT_SEED, scale: float = 1.0, workers: int | None = None,
+                  progress: Progress | None = None, replace: bool = False) -> dict:
+    """Build the dataset into `out` (atomically) and return its manifest."""
+    out = Path(out)
+    if out.exists() and any(out.iterdir()) and not replace:
+        raise DatasetError(f"{out} exists and is not empty (pass replace=True / --force to rebuild it)")
+    plans = comp.plan(scale)
+    pack = load_assets()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    try:
+        (tmp / "images").mkdir()
+        jobs = [(p.subset, i, seed, split, str(tmp)) for p in plans for i, split in enumerate(_split_of(seed, p))]
+        workers = workers or min(len(jobs), os.cpu_count() or 1)
+        records: list[dict] = []
+        if workers <= 1:
+            results = map(_build_one, jobs)
+            pool = None
+        else:
+            pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("fork"))
+            results = pool.map(_build_one, jobs, chunksize=16)
+        try:
+            for k, rec in enumerate(results, 1):
+                records.append(rec)
+                if progress:
+                    progress(k, len(jobs))
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+        scenes = [Scene.from_json(r) for r in records]
+        instances = [inst for s in scenes for inst in derive_instances(s)]
+        scenes_bytes = _jsonl(records)
+        instances_bytes = _jsonl(i.to_json() for i in instances)
+        (tmp / "scenes.jsonl").write_bytes(scenes_bytes)
+        (tmp / "instances.jsonl").write_bytes(instances_bytes)
+        manifest = _manifest(seed, scale, pack.fingerprint(), plans, scenes, instances,
+                             sha256_hex(scenes_bytes), sha256_hex(instances_bytes))
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.replace(out, old / out.name)
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+        return manifest
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _manifest(seed: int, scale: float, assets: str, plans: list[comp.SubsetPlan], scenes: list[Scene],
+              instances: list[Instance], scenes_sha: str, instances_sha: str) -> dict:
+    main = [i for i in instances if i.template in MAIN_TEMPLATES]
+    by_split = Counter(i.split for i in main)
+    by_subset_split = Counter((i.subset, i.split) for i in main)
+    empty = Counter(i.template for i in instances if i.gold.count == 0 or i.gold.cells == [])
+    manifest = {
+        "name": "ROSE v0.1 (regenerated by ROSE Studio)", "format_version": FORMAT_VERSION,
+        "seed": seed, "scale": scale, "asset_pack": assets,
+        "composition": {
+            "scenes": len(scenes), "images": 2 * len(scenes), "instances": len(main),
+            "bridge_instances": len(instances) - len(main),
+            "by_split": {s: by_split.get(s, 0) for s in ("dev", "test")},
+            "by_subset": {p.subset: {"scenes": p.scenes, "dev": by_subset_split.get((p.subset, "dev"), 0),
+                                     "test": by_subset_split.get((p.subset, "test"), 0)} for p in plans},
+            "by_template": dict(Counter(i.template for i in instances)),
+            "zero_target_instances": {t: empty.get(t, 0) for t in TEMPLATES},
+        },
+        "ranges": {
+            "grid_rows": comp.GRID_ROWS, "grid_cols": comp.GRID_COLS, "targets": [comp.TARGETS_MIN, comp.TARGETS_MAX],
+            "target_share_max": comp.TARGET_SHARE_MAX, "rect_max_share": comp.RECT_MAX_SHARE,
+            "excluded_share": comp.EXCLUDED_SHARE, "empty_share": comp.EMPTY_SHARE,
+            "edit_k": comp.EDIT_K, "edit_window": comp.EDIT_WINDOW, "cell_px": comp.CELL_PX,
+        },
+        "files": {"scenes.jsonl": scenes_sha, "instances.jsonl": instances_sha},
+    }
+    manifest["dataset_hash"] = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()[:16]
+    return manifest
+
+
+@dataclass
+class Dataset:
+    """A loaded dataset: scenes and instances by id, and a score key per instance."""
+
+    root: Path
+    manifest: dict
+    scenes: dict[str, Scene]
+    instances: dict[str, Instance]
+    _keys: dict[str, ScoreKey] = field(default_factory=dict, repr=False)
+
+    @staticmethod
+    def load(root: Path | str, verify: bool = True) -> Dataset:
+        root = Path(root)
+        man_path = root / "manifest.json"
+        if not man_path.exists():
+            raise DatasetError(f"{root}: no manifest.json (is this a dataset folder? build one with "
+                               "`python -m rose_core build --out DIR`)")
+        manifest = json.loads(man_path.read_text())
+        blobs = {}
+        for name in ("scenes.jsonl", "instances.jsonl"):
+            p = root / name
+            if not p.exists():
+                raise DatasetError(f"{root}: {name} is missing")
+            blobs[name] = p.read_bytes()
+            if verify and sha256_hex(blobs[name]) != manifest["files"][name]:
+                raise DatasetError(f"{p}: content does not match manifest.json (file changed after the build)")
+        scenes = {}
+        for line in blobs["scenes.jsonl"].decode().splitlines():
+            s = Scene.from_json(json.loads(line))
+            scenes[s.scene_id] = s
+        instances = {}
+        for line in blobs["instances.jsonl"].decode().splitlines():
+            i = Instance.from_json(json.loads(line))
+            instances[i.instance_id] = i
+        return Dataset(root, manifest, scenes, instances)
+
+    @property
+    def dataset_hash(self) -> str:
+        return self.manifest["dataset_hash"]
+
+    def key(self, instance_id: str) -> ScoreKey:
+        k = self._keys.get(instance_id)
+        if k is None:
+            inst = self.instances[instance_id]
+            k = self._keys[instance_id] = ScoreKey.build(inst, self.scenes[inst.scene_id])
+        return k
+
+    def image_path(self, instance_or_scene: Instance | Scene, kind: str = "base") -> Path:
+        if isinstance(instance_or_scene, Instance):
+            return self.root / instance_or_scene.image
+        return self.root / instance_or_scene.images[kind]
+
+    def select(self, split: str | None = None, subsets: Iterable[str] | None = None,
+               templates: Iterable[str] | None = None) -> list[Instance]:
+        subs = set(subsets) if subsets else None
+        tmpl = set(templates) if templates else None
+        return [i for i in self.instances.values()
+                if (split is None or i.split == split) and (subs is None or i.subset in subs)
+                and (tmpl is None or i.template in tmpl)]
+
+
+def ensure_dataset(root: Path = DEFAULT_DATASET_DIR, progress: Progress | None = None) -> Dataset:
+    """Load the default dataset, building it first when it is not there yet."""
+    if not (root / "manifest.json").exists():
+        build_dataset(root, progress=progress, replace=True)
+    return Dataset.load(root)
+

@@ -1,0 +1,222 @@
+"""Deterministic scene generation from (seed, subset, index).
+
+A scene is drawn in three steps, each from its own seeded stream so that one
+choice never shifts another: the item pair (majority item, exception item), the
+grid and its targets, then the regions each template asks about. Everything
+drawn is recorded in `Scene.params`, so difficulty can be analysed later and a
+scene can be re-rendered from its record alone.
+"""
+from __future__ import annotations
+
+import functools
+import random
+from typing import Any
+
+import numpy as np
+
+from . import composition as comp
+from .assets import AssetPack
+from .records import Cell, Region, Scene, Split
+
+ICON_INKS = [(25, 25, 25), (28, 64, 160), (150, 32, 32), (20, 110, 55), (110, 40, 140)]
+
+
+def rng_for(seed: int, *parts: object) -> random.Random:
+    """A stream keyed by text: stable across Python versions and processes (no hash())."""
+    return random.Random(":".join(["rose", str(seed), *map(str, parts)]))
+
+
+def scene_id(subset: str, index: int) -> str:
+    return f"{subset}-{index:04d}"
+
+
+# --------------------------------------------------------------------------- item pairs
+
+@functools.lru_cache(maxsize=32)
+def _pair_options(pack: AssetPack, subset: str, seed: int) -> list[tuple]:
+    """All (majority, exception) options of a subset, in a seeded order: scene i takes option i."""
+    if subset == "ChineseGlyph":
+        opts = pack.glyph_pairs()
+    elif subset == "EmojiStyle":
+        provs = pack.emoji_providers
+        opts = [(e, a, b) for e in pack.emoji_slots for a in provs for b in provs if a != b]
+    elif subset == "EmojiContent":
+        opts = [(sid, a, b) for sid, ms in pack.emoji_content_sets for a in ms for b in ms if a != b]
+    elif subset == "PixelEdit":
+        opts = [(b,) for b in pack.edit_bases]
+    elif subset == "PixelContent":
+        opts = [(fid, a, b) for fid, ms in pack.sprite_families for a in ms for b in ms if a != b]
+    else:
+        raise ValueError(f"unknown subset {subset!r}")
+    opts = sorted(opts)
+    rng_for(seed, subset, "items").shuffle(opts)
+    return opts
+
+
+def _sprite_item(pack: AssetPack, sprite_id: str, ink: tuple[int, int, int] | None) -> dict[str, Any]:
+    item: dict[str, Any] = {"kind": "sprite", "sprite": sprite_id}
+    if pack.sprites[sprite_id].kind == "icon":
+        item["ink"] = list(ink or ICON_INKS[0])
+    return item
+
+
+def make_edit(base: np.ndarray, rng: random.Random, icon: bool) -> dict[str, Any]:
+    """A localized edit: k pixels inside a w x w window change (toggled or recoloured).
+
+    Icons (one colour) toggle ink on/off; colour sprites recolour opaque pixels to
+    the sprite's own palette colour farthest from the pixel's colour, so the edit
+    is visible but drawn in the sprite's style.
+    """
+    size = base.shape[0]
+    alpha = base[..., 3] > 0
+    ys, xs = np.nonzero(alpha)
+    opaque = list(zip(ys.tolist(), xs.tolist()))
+    palette = sorted({tuple(int(v) for v in base[y, x, :3]) for y, x in opaque})
+    for _ in range(100):
+        w = rng.randint(*comp.EDIT_WINDOW)
+        k = rng.randint(comp.EDIT_K[0], min(comp.EDIT_K[1], w * w))
+        cy, cx = opaque[rng.randrange(len(opaque))]
+        y0 = min(max(0, cy - w // 2), size - w)
+        x0 = min(max(0, cx - w // 2), size - w)
+        window = [(y, x) for y in range(y0, y0 + w) for x in range(x0, x0 + w)]
+        cand = window if icon else [(y, x) for y, x in window if alpha[y, x]]
+        if len(cand) < k or (not icon and len(palette) < 2):
+            continue
+        pixels = []
+        for y, x in rng.sample(cand, k):
+            if icon:
+                new = [0, 0, 0, 0] if alpha[y, x] else [0, 0, 0, 255]
+            else:
+                old = np.array(base[y, x, :3], np.int32)
+                far = max(palette, key=lambda p: (int(((np.array(p) - old) ** 2).sum()), p))
+                new = [*far, 255]
+            pixels.append([x, y, *new])
+        return {"k": k, "window": [x0, y0, w, w], "pixels": sorted(pixels)}
+    raise ValueError("sprite too small for an edit")
+
+
+def apply_edit(arr: np.ndarray, edit: dict[str, Any]) -> np.ndarray:
+    out = arr.copy()
+    for x, y, r, g, b, a in edit["pixels"]:
+        out[y, x] = (r, g, b, a)
+    return out
+
+
+def draw_items(pack: AssetPack, subset: str, seed: int, index: int) -> dict[str, Any]:
+    """The majority item, the exception item and what they were drawn from."""
+    opts = _pair_options(pack, subset, seed)
+    opt = opts[index % len(opts)]
+    rng = rng_for(seed, subset, index, "item")
+    if subset == "ChineseGlyph":
+        set_id, a, b, sim = opt
+        return {"majority": {"kind": "glyph", "char": a}, "exception": {"kind": "glyph", "char": b},
+                "glyph_set": set_id, "similarity": sim}
+    if subset == "EmojiStyle":
+        e, pa, pb = opt
+        return {"majority": {"kind": "emoji", "emoji": e, "provider": pa},
+                "exception": {"kind": "emoji", "emoji": e, "provider": pb}, "providers": [pa, pb]}
+    if subset == "EmojiContent":
+        set_id, a, b = opt
+        prov = rng.choice(pack.emoji_providers)
+        return {"majority": {"kind": "emoji", "emoji": a, "provider": prov},
+                "exception": {"kind": "emoji", "emoji": b, "provider": prov}, "content_set": set_id,
+                "provider": prov}
+    if subset == "PixelEdit":
+        (base,) = opt
+        icon = pack.sprites[base].kind == "icon"
+        ink = rng.choice(ICON_INKS) if icon else None
+        edit = make_edit(pack.sprite_array(base), rng, icon)
+        exc = _sprite_item(pack, base, ink)
+        exc["edit"] = edit
+        return {"majority": _sprite_item(pack, base, ink), "exception": exc, "edit_k": edit["k"],
+                "edit_window": edit["window"]}
+    fam, a, b = opt
+    ink = rng.choice(ICON_INKS)
+    return {"majority": _sprite_item(pack, a, ink), "exception": _sprite_item(pack, b, ink), "family": fam}
+
+
+# --------------------------------------------------------------------------- grid and regions
+
+def _rects(rows: int, cols: int, min_side: int, min_area: int, max_area: int) -> list[Region]:
+    out = []
+    for h in range(min_side, rows + 1):
+        for w in range(min_side, cols + 1):
+            if not (min_area <= h * w <= max_area) or (h == rows and w == cols):
+                continue
+            for r0 in range(1, rows - h + 2):
+                for c0 in range(1, cols - w + 2):
+                    out.append(Region("rect", r0, c0, r0 + h - 1, c0 + w - 1))
+    return out
+
+
+def numeric_regions(rows: int, cols: int) -> dict[str, list[Region]]:
+    """Candidates for T2/T3, by kind: every row, every column, rectangles of sides >= 2."""
+    return {
+        "row": [Region("row", r, 1, r, cols) for r in range(1, rows + 1)],
+        "column": [Region("column", 1, c, rows, c) for c in range(1, cols + 1)],
+        "rect": _rects(rows, cols, 2, 4, int(rows * cols * comp.RECT_MAX_SHARE)),
+    }
+
+
+def _hits(region: Region, targets: list[Cell]) -> int:
+    return sum(t in region for t in targets)
+
+
+def _pick_region(rng: random.Random, cands: dict[str, list[Region]], targets: list[Cell], empty: bool,
+                 avoid: Region | None = None) -> tuple[Region, bool]:
+    """A region with zero targets (empty=True) or at least one; falls back when none fits."""
+    kinds = list(cands)
+    rng.shuffle(kinds)
+    for want in (empty, not empty):
+        for kind in kinds:
+            ok = [r for r in cands[kind] if (_hits(r, targets) == 0) == want and r != avoid]
+            if ok:
+                return rng.choice(ok), want == empty
+    raise ValueError("no region candidates")
+
+
+def generate_scene(pack: AssetPack, seed: int, subset: str, index: int, split: Split) -> Scene:
+    """The scene record (targets, regions, params); rendering adds layout and images."""
+    items = draw_items(pack, subset, seed, index)
+    rng = rng_for(seed, subset, index, "grid")
+    rows = rng.randint(*comp.GRID_ROWS)
+    cols = rng.randint(*comp.GRID_COLS)
+    n_cells = rows * cols
+    n_targets = rng.randint(comp.TARGETS_MIN, max(comp.TARGETS_MIN, min(comp.TARGETS_MAX, int(n_cells * comp.TARGET_SHARE_MAX))))
+    want_empty = {t: rng.random() < p for t, p in comp.EMPTY_SHARE.items()}
+    all_cells = [(r, c) for r in range(1, rows + 1) for c in range(1, cols + 1)]
+    lo, hi = comp.EXCLUDED_SHARE
+    excl_cands = _rects(rows, cols, 2, max(4, int(n_cells * lo)), int(n_cells * hi))
+    rrng = rng_for(seed, subset, index, "regions")
+    fallbacks = []
+    if want_empty["T5"]:
+        # All targets inside the excluded rectangle: the right T5 answer is SUBMIT(0).
+        roomy = [r for r in excl_cands if r.area >= 2 * n_targets]
+        excluded = rrng.choice(roomy)
+        targets = sorted(rng.sample(excluded.cells(), n_targets))
+    else:
+        targets = sorted(rng.sample(all_cells, n_targets))
+        both = [r for r in excl_cands if 0 < _hits(r, targets) < n_targets]
+        some_out = [r for r in excl_cands if _hits(r, targets) < n_targets]
+        excluded = rrng.choice(both or some_out)
+    num = numeric_regions(rows, cols)
+    r2, ok2 = _pick_region(rrng, num, targets, want_empty["T2"])
+    r3, ok3 = _pick_region(rrng, num, targets, want_empty["T3"], avoid=r2)
+    hl = {"rect": _rects(rows, cols, 2, 4, int(n_cells * comp.RECT_MAX_SHARE))}
+    r4, ok4 = _pick_region(rrng, hl, targets, want_empty["T4"])
+    for t, ok in (("T2", ok2), ("T3", ok3), ("T4", ok4)):
+        if not ok:
+            fallbacks.append(t)
+    regions = {"T2": r2, "T3": r3, "T4": r4, "T5": excluded}
+    params = {
+        **items,
+        "rows": rows, "cols": cols, "n_cells": n_cells, "n_targets": n_targets,
+        "region_sizes": {t: r.area for t, r in regions.items()},
+        "region_kinds": {t: r.kind for t, r in regions.items()},
+        "region_targets": {"T2": _hits(r2, targets), "T3": _hits(r3, targets), "T4": _hits(r4, targets),
+                           "T5_outside": n_targets - _hits(excluded, targets)},
+        "empty_wanted": want_empty, "empty_fallbacks": fallbacks,
+        "seed": seed,
+    }
+    return Scene(scene_id=scene_id(subset, index), subset=subset, index=index, split=split, rows=rows,
+                 cols=cols, targets=targets, regions=regions, params=params)

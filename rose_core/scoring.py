@@ -1,0 +1,131 @@
+"""Score one response against one instance: VALID, PASS and a failure kind.
+
+VALID: the final answer follows the template's grammar (right terminal action,
+coordinates inside the grid, no negative numbers, no clicks before a COUNT).
+PASS: it is exactly right (the clicked set equals the target set with no repeat;
+the count equals the number of targets in context). Every non-PASS gets one
+primary failure kind, plus every kind that applies in `errors`, so a dashboard can
+stack them without double counting.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .protocol import Parsed, parse
+from .records import TEMPLATE_OUTPUT, Cell, Instance, Output, Region, Scene
+
+Failure = Literal[
+    "invalid", "failure_to_abstain", "region_ignored", "count_anchoring",
+    "false_click", "missed_target", "repeated_click", "miscount",
+]
+FAILURES: tuple[Failure, ...] = (
+    "invalid", "failure_to_abstain", "region_ignored", "count_anchoring",
+    "false_click", "missed_target", "repeated_click", "miscount",
+)
+InvalidReason = Literal[
+    "no_answer", "no_terminal", "wrong_terminal", "out_of_grid", "negative_number", "clicks_before_count",
+]
+_TERMINAL: dict[Output, str] = {"count": "COUNT", "click": "DONE", "click_submit": "SUBMIT"}
+
+
+@dataclass(frozen=True)
+class ScoreKey:
+    """What the scorer needs of an instance and its scene; built once, reused for every response."""
+
+    instance_id: str
+    template: str
+    output: Output
+    rows: int
+    cols: int
+    gold_count: int              # targets in context
+    gold_cells: frozenset[Cell]  # targets in context
+    global_count: int            # targets in the whole grid
+    outside_targets: frozenset[Cell]  # targets outside the context
+
+    @staticmethod
+    def build(instance: Instance, scene: Scene) -> ScoreKey:
+        in_ctx = frozenset(t for t in scene.targets if instance.in_context(t))
+        return ScoreKey(
+            instance_id=instance.instance_id, template=instance.template,
+            output=TEMPLATE_OUTPUT[instance.template], rows=scene.rows, cols=scene.cols,
+            gold_count=len(in_ctx), gold_cells=in_ctx, global_count=len(scene.targets),
+            outside_targets=frozenset(scene.targets) - in_ctx,
+        )
+
+
+@dataclass(frozen=True)
+class Score:
+    instance_id: str
+    template: str
+    valid: bool
+    passed: bool
+    failure: Failure | None          # primary kind; None when passed
+    errors: tuple[str, ...]          # every kind that applies (and the invalid reason)
+    invalid_reason: InvalidReason | None
+    parsed: Parsed
+
+    def to_json(self) -> dict:
+        return {"instance_id": self.instance_id, "template": self.template, "valid": self.valid,
+                "pass": self.passed, "failure": self.failure, "errors": list(self.errors),
+                "invalid_reason": self.invalid_reason, "parsed": self.parsed.to_json()}
+
+
+def _invalid(key: ScoreKey, parsed: Parsed, reason: InvalidReason) -> Score:
+    return Score(key.instance_id, key.template, False, False, "invalid", ("invalid", reason), reason, parsed)
+
+
+def score_parsed(key: ScoreKey, parsed: Parsed) -> Score:
+    if parsed.problem is not None:
+        return _invalid(key, parsed, parsed.problem)
+    if parsed.action != _TERMINAL[key.output]:
+        return _invalid(key, parsed, "wrong_terminal")
+    clicks = parsed.clicks
+    if key.output == "count":
+        if clicks:
+            return _invalid(key, parsed, "clicks_before_count")
+        if parsed.count == key.gold_count:
+            return Score(key.instance_id, key.template, True, True, None, (), None, parsed)
+        kind: Failure = "count_anchoring" if parsed.count == key.global_count else "miscount"
+        return Score(key.instance_id, key.template, True, False, kind, (kind,), None, parsed)
+    rows, cols = key.rows, key.cols
+    for r, c in clicks:
+        if not (1 <= r <= rows and 1 <= c <= cols):
+            return _invalid(key, parsed, "out_of_grid")
+    clicked = frozenset(clicks)
+    gold = key.gold_cells
+    repeated = len(clicked) != len(clicks)
+    count_ok = key.output == "click" or parsed.count == key.gold_count
+    if clicked == gold and not repeated and count_ok:
+        return Score(key.instance_id, key.template, True, True, None, (), None, parsed)
+    errors: list[str] = []
+    if not gold and clicked:
+        errors.append("failure_to_abstain")
+    if clicked & key.outside_targets:
+        errors.append("region_ignored")
+    anchored = len(clicked) == key.global_count != key.gold_count
+    if key.output == "click_submit" and parsed.count != key.gold_count:
+        anchored = anchored or parsed.count == key.global_count
+        if parsed.count != key.global_count:
+            errors.append("miscount")
+    if anchored:
+        errors.append("count_anchoring")
+    if clicked - gold - key.outside_targets:
+        errors.append("false_click")
+    if gold - clicked:
+        errors.append("missed_target")
+    if repeated:
+        errors.append("repeated_click")
+    primary = next(f for f in FAILURES if f in errors)
+    return Score(key.instance_id, key.template, True, False, primary, tuple(errors), None, parsed)
+
+
+def score(key: ScoreKey, response: object) -> Score:
+    """Parse and score one response; never raises, whatever the response is."""
+    return score_parsed(key, parse(response))
+
+
+def context_cells(instance: Instance, rows: int, cols: int) -> list[Cell]:
+    """Every cell the instance's context covers (for overlays and drill-down)."""
+    grid = Region.whole(rows, cols)
+    return [cell for cell in grid.cells() if instance.in_context(cell)]
