@@ -4,7 +4,7 @@ The public face; everything else in the package is an implementation module.
 """
 from .assets import AssetError, AssetPack, load_assets
 from .composition import DEFAULT_SEED, plan
-from .dataset import DEFAULT_DATASET_DIR, Dataset, DatasetError, build_dataset, ensure_dataset
+from .dataset import DEFAULT_DATASET_DIR, Dataset, DatasetError, build_dataset, dataset_dir
 from .instances import derive_instances, protocol_string
 from .metrics import ScoredRow, Summary, format_summary, summarize
 from .protocol import Parsed, parse
@@ -19,7 +19,7 @@ from .scoring import FAILURES, Score, ScoreKey, score, score_parsed
 
 __all__ = [
     "AssetError", "AssetPack", "load_assets", "DEFAULT_SEED", "plan", "DEFAULT_DATASET_DIR", "Dataset",
-    "DatasetError", "build_dataset", "ensure_dataset", "derive_instances", "protocol_string", "ScoredRow",
+    "DatasetError", "build_dataset", "dataset_dir", "derive_instances", "protocol_string", "ScoredRow",
     "Summary", "format_summary", "summarize", "Parsed", "parse", "GROUPS", "MAIN_TEMPLATES", "SUBSET_GROUP",
     "SUBSETS", "TEMPLATE_LABEL", "TEMPLATE_OUTPUT", "TEMPLATES", "Gold", "Instance", "Layout", "Region", "Scene",
     "layout_for", "render_scene", "ResponseFileError", "read_responses", "generate_scene", "FAILURES", "Score",

@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from . import composition as comp
-from .dataset import DEFAULT_DATASET_DIR, Dataset, DatasetError, build_dataset
+from .dataset import Dataset, DatasetError, build_dataset, dataset_dir
 from .metrics import ScoredRow, format_summary, summarize
 from .responses import ResponseFileError, read_responses
 from .scoring import score
@@ -79,19 +79,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rose_core", description="ROSE Studio core: build, check, score.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="generate scenes, renderings and instances into a dataset folder")
-    b.add_argument("--out", default=str(DEFAULT_DATASET_DIR))
+    b.add_argument("--out", default=str(dataset_dir()))
     b.add_argument("--seed", type=int, default=comp.DEFAULT_SEED)
     b.add_argument("--scale", type=float, default=1.0, help="fraction of v0.1's scenes per subset, in (0, 1]")
     b.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
     b.add_argument("--force", action="store_true", help="replace an existing dataset folder")
     b.set_defaults(fn=cmd_build)
     c = sub.add_parser("check", help="score one response to one instance, as JSON")
-    c.add_argument("--dataset", default=str(DEFAULT_DATASET_DIR))
+    c.add_argument("--dataset", default=str(dataset_dir()))
     c.add_argument("--instance", required=True)
     c.add_argument("--response", required=True)
     c.set_defaults(fn=cmd_check)
     s = sub.add_parser("score", help="score a JSON-lines file of responses")
-    s.add_argument("--dataset", default=str(DEFAULT_DATASET_DIR))
+    s.add_argument("--dataset", default=str(dataset_dir()))
     s.add_argument("--responses", required=True)
     s.add_argument("--solver", default=None, help="solver name for lines without a 'solver' field")
     s.add_argument("--json", action="store_true")

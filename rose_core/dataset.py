@@ -30,6 +30,7 @@ from .scoring import ScoreKey
 
 FORMAT_VERSION = 1
 DEFAULT_DATASET_DIR = Path(__file__).resolve().parent.parent / "data" / "datasets" / "rose-v0.1"
+DATASET_ENV = "ROSE_DATASET_DIR"
 Progress = Callable[[int, int], None]
 
 
@@ -203,9 +204,7 @@ class Dataset:
                 and (tmpl is None or i.template in tmpl)]
 
 
-def ensure_dataset(root: Path = DEFAULT_DATASET_DIR, progress: Progress | None = None) -> Dataset:
-    """Load the default dataset, building it first when it is not there yet."""
-    if not (root / "manifest.json").exists():
-        build_dataset(root, progress=progress, replace=True)
-    return Dataset.load(root)
+def dataset_dir() -> Path:
+    """The app's dataset: $ROSE_DATASET_DIR, else data/datasets/rose-v0.1."""
+    return Path(os.environ.get(DATASET_ENV) or DEFAULT_DATASET_DIR)
 

@@ -42,6 +42,7 @@ class ScoreKey:
     gold_cells: frozenset[Cell]  # targets in context
     global_count: int            # targets in the whole grid
     outside_targets: frozenset[Cell]  # targets outside the context
+    terminal: str                # the action the template must end with
 
     @staticmethod
     def build(instance: Instance, scene: Scene) -> ScoreKey:
@@ -51,11 +52,14 @@ class ScoreKey:
             output=TEMPLATE_OUTPUT[instance.template], rows=scene.rows, cols=scene.cols,
             gold_count=len(in_ctx), gold_cells=in_ctx, global_count=len(scene.targets),
             outside_targets=frozenset(scene.targets) - in_ctx,
+            terminal=_TERMINAL[TEMPLATE_OUTPUT[instance.template]],
         )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Score:
+    """One scored response (read-only by convention; slots, not frozen, for speed)."""
+
     instance_id: str
     template: str
     valid: bool
@@ -78,7 +82,7 @@ def _invalid(key: ScoreKey, parsed: Parsed, reason: InvalidReason) -> Score:
 def score_parsed(key: ScoreKey, parsed: Parsed) -> Score:
     if parsed.problem is not None:
         return _invalid(key, parsed, parsed.problem)
-    if parsed.action != _TERMINAL[key.output]:
+    if parsed.action != key.terminal:
         return _invalid(key, parsed, "wrong_terminal")
     clicks = parsed.clicks
     if key.output == "count":

@@ -13,7 +13,7 @@ def test_count_inside_free_text():
 
 
 def test_last_terminal_wins_and_takes_only_contiguous_clicks():
-    text = "First guess CLICK(R1,C1); DONE. On reflection:\nCLICK(R2,C3);\nCLICK( r4 , c5 ), DONE"
+    text = "First guess CLICK(R1,C1); DONE. On reflection:\nCLICK(R2,C3);\nCLICK( R4 , C5 ), DONE"
     p = parse(text)
     assert p.action == "DONE" and p.clicks == ((2, 3), (4, 5))
 
@@ -23,13 +23,14 @@ def test_prose_between_clicks_breaks_the_sequence():
     assert p.clicks == ((2, 2),)
 
 
-def test_lowercase_done_in_prose_is_not_an_answer():
+def test_lowercase_words_in_prose_are_not_answers():
     assert parse("I am done looking, CLICK(R1,C1)").problem == "no_terminal"
     assert parse("done").problem == "no_answer"
+    assert parse("click(r1,c2); count(3)").problem == "no_answer"
 
 
-def test_submit_and_case_insensitive_calls():
-    p = parse("click(R1,C2); Click(R3,C4); submit( 2 )")
+def test_submit_with_spaces_inside_calls():
+    p = parse("CLICK( R1 ,C2 );\nCLICK(R3, C4)  SUBMIT( 2 )")
     assert (p.action, p.count, p.clicks) == ("SUBMIT", 2, ((1, 2), (3, 4)))
 
 

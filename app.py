@@ -1,0 +1,43 @@
+"""ROSE Studio: one Streamlit app, pages chosen by who you are.
+
+Experimenter pages show gold answers, so they join the navigation only after the
+experimenter password is entered (see README: ROSE_EXPERIMENTER_PASSWORD).
+"""
+import streamlit as st
+
+from rose_core.auth import check_password, resolve_password
+
+st.set_page_config(page_title="ROSE Studio", page_icon="🌹", layout="wide")
+
+
+def _configured_password() -> str | None:
+    try:
+        return st.secrets.get("experimenter_password")
+    except Exception:  # no secrets.toml: Streamlit raises rather than returning None
+        return None
+
+
+def sign_in() -> None:
+    st.title("ROSE Studio")
+    st.write("Experimenter sign-in. Participants arrive through a study link and never see this page's content.")
+    password, source = resolve_password(_configured_password())
+    with st.form("auth_form"):
+        given = st.text_input("Experimenter password", type="password", key="auth_given")
+        if st.form_submit_button("Sign in"):
+            if check_password(given, password):
+                st.session_state["auth_experimenter"] = True
+                st.rerun()
+            else:
+                st.error("Wrong password.")
+    if source.startswith("generated"):
+        st.caption("No password is configured: the one generated at first start is printed in the server's "
+                   "terminal and kept in data/.experimenter_password (or set ROSE_EXPERIMENTER_PASSWORD).")
+
+
+if st.session_state.get("auth_experimenter"):
+    nav = st.navigation({"Experimenter": [
+        st.Page("pages/scene_explorer.py", title="Scene explorer", icon="🔎", default=True),
+    ]})
+else:
+    nav = st.navigation([st.Page(sign_in, title="Sign in", icon="🔑")])
+nav.run()

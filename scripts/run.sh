@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Set up (.venv + requirements.txt) and start ROSE Studio on http://localhost:${PORT:-8501}.
+# The default dataset (data/datasets/rose-v0.1) is built on first page load, with a progress bar.
+source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" requirements.txt
+exec streamlit run app.py --server.port "${PORT:-8501}" --server.address "${ADDRESS:-0.0.0.0}" "$@"

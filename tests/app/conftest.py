@@ -1,0 +1,19 @@
+"""App tests run the real page scripts through Streamlit's AppTest on a small real dataset."""
+from pathlib import Path
+
+import pytest
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "test-experimenter-pw"
+
+
+@pytest.fixture
+def app_env(small_dataset, monkeypatch, tmp_path):
+    monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
+    monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
+    monkeypatch.chdir(ROOT)
+    st.cache_resource.clear()  # survives between AppTest instances otherwise
+    st.cache_data.clear()
+    yield small_dataset
+    st.cache_resource.clear()
