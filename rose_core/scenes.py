@@ -159,7 +159,8 @@ def numeric_regions(rows: int, cols: int) -> dict[str, list[Region]]:
 
 
 def _hits(region: Region, targets: list[Cell]) -> int:
-    return sum(t in region for t in targets)
+    r0, c0, r1, c1 = region.r0, region.c0, region.r1, region.c1  # inlined: called ~1,000x per scene
+    return sum(1 for r, c in targets if r0 <= r <= r1 and c0 <= c <= c1)
 
 
 def _pick_region(rng: random.Random, cands: dict[str, list[Region]], targets: list[Cell], empty: bool,
