@@ -1,0 +1,202 @@
+"""The SQLite store: studies, participants, assignments, runs, responses and events.
+
+One file (default `data/rose.db`), WAL journal, a busy timeout, and
+`BEGIN IMMEDIATE` for every read-modify-write, so concurrent Streamlit sessions
+never see "database is locked" and never interleave an assignment. A connection
+is opened per operation: Streamlit runs each rerun on a new thread, and sqlite3
+connections must not cross threads.
+
+Humans, models and reference agents share the `runs` and `responses` tables
+(a run's `solver_kind` tells them apart), so every analysis reads one table.
+The schema is versioned in `meta.schema_version`; `migrate()` applies the
+missing steps in one transaction.
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+DEFAULT_DB = Path(__file__).resolve().parent.parent / "data" / "rose.db"
+DB_ENV = "ROSE_DB"
+BUSY_TIMEOUT_MS = 10_000
+
+MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        """CREATE TABLE studies (
+            study_id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            dataset_hash TEXT NOT NULL,
+            config TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            active INTEGER NOT NULL DEFAULT 1
+        )""",
+        """CREATE TABLE participants (
+            participant_id TEXT PRIMARY KEY,
+            study_id TEXT NOT NULL REFERENCES studies(study_id),
+            external_id TEXT NOT NULL,
+            source TEXT NOT NULL CHECK (source IN ('prolific', 'anonymous', 'link')),
+            prolific_study_id TEXT,
+            prolific_session_id TEXT,
+            counterbalance INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            last_seen_at REAL NOT NULL,
+            consent_at REAL,
+            instructions_at REAL,
+            practice_attempts INTEGER NOT NULL DEFAULT 0,
+            practice_passed INTEGER,
+            started_main_at REAL,
+            finished_at REAL,
+            end_reason TEXT,
+            UNIQUE (study_id, external_id)
+        )""",
+        """CREATE TABLE assignments (
+            participant_id TEXT NOT NULL REFERENCES participants(participant_id),
+            kind TEXT NOT NULL CHECK (kind IN ('practice', 'main', 'attention')),
+            position INTEGER NOT NULL,
+            attempt INTEGER NOT NULL DEFAULT 0,
+            instance_id TEXT NOT NULL,
+            scene_id TEXT NOT NULL,
+            assigned_at REAL NOT NULL,
+            answered_at REAL,
+            released_at REAL,
+            PRIMARY KEY (participant_id, kind, attempt, position)
+        )""",
+        "CREATE INDEX assignments_instance ON assignments(instance_id) WHERE kind = 'main'",
+        """CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            solver_kind TEXT NOT NULL CHECK (solver_kind IN ('human', 'model', 'agent')),
+            solver_name TEXT NOT NULL,
+            study_id TEXT REFERENCES studies(study_id),
+            source_file TEXT,
+            format TEXT,
+            dataset_hash TEXT NOT NULL,
+            imported_at REAL NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}'
+        )""",
+        """CREATE TABLE responses (
+            response_id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs(run_id),
+            participant_id TEXT NOT NULL DEFAULT '',
+            instance_id TEXT NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'main' CHECK (kind IN ('practice', 'main', 'attention')),
+            attempt INTEGER NOT NULL DEFAULT 0,
+            template TEXT NOT NULL,
+            subset TEXT NOT NULL,
+            split TEXT NOT NULL,
+            scene_id TEXT NOT NULL,
+            response TEXT NOT NULL,
+            protocol TEXT,
+            parsed TEXT NOT NULL,
+            valid INTEGER NOT NULL,
+            passed INTEGER NOT NULL,
+            failure TEXT,
+            errors TEXT NOT NULL,
+            first_action_ms REAL,
+            total_ms REAL,
+            viewport_w INTEGER,
+            viewport_h INTEGER,
+            device_pixel_ratio REAL,
+            focus_lost INTEGER,
+            view_id TEXT,
+            submitted_at REAL NOT NULL,
+            UNIQUE (run_id, participant_id, instance_id, kind, attempt)
+        )""",
+        "CREATE INDEX responses_instance ON responses(instance_id)",
+        """CREATE TABLE events (
+            participant_id TEXT NOT NULL,
+            instance_id TEXT NOT NULL,
+            view_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            row INTEGER,
+            col INTEGER,
+            value TEXT,
+            client_ts REAL,
+            server_ts REAL NOT NULL,
+            PRIMARY KEY (participant_id, view_id, seq)
+        )""",
+        "CREATE INDEX events_instance ON events(participant_id, instance_id)",
+    ],
+}
+SCHEMA_VERSION = max(MIGRATIONS)
+
+
+def db_path() -> Path:
+    """The app's database: $ROSE_DB, else data/rose.db."""
+    return Path(os.environ.get(DB_ENV) or DEFAULT_DB)
+
+
+class Store:
+    """Connections to one database file, migrated to the current schema on open."""
+
+    def __init__(self, path: Path | str | None = None):
+        self.path = Path(path) if path else db_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.migrate()
+
+    @contextmanager
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a commit survives a process kill
+            conn.execute("PRAGMA foreign_keys = ON")
+            yield conn
+        finally:
+            conn.close()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One read-modify-write transaction, taking the write lock up front (BEGIN IMMEDIATE)."""
+        with self.connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def migrate(self) -> int:
+        with self.connect() as conn:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                current = int(row[0]) if row else 0
+                if current > SCHEMA_VERSION:
+                    raise RuntimeError(f"{self.path}: schema version {current} is newer than this code ({SCHEMA_VERSION})")
+                for version in range(current + 1, SCHEMA_VERSION + 1):
+                    for stmt in MIGRATIONS[version]:
+                        conn.execute(stmt)
+                conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
+                             "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(SCHEMA_VERSION),))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            return SCHEMA_VERSION
+
+    def schema_version(self) -> int:
+        with self.connect() as conn:
+            return int(conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+
+    def query(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
+        with self.connect() as conn:
+            return [dict(r) for r in conn.execute(sql, params)]
+
+    def data_version(self) -> tuple[int, float]:
+        """Changes whenever responses are added: a cache key for analyses (row count, last submit time)."""
+        with self.connect() as conn:
+            n, last = conn.execute("SELECT count(*), coalesce(max(submitted_at), 0) FROM responses").fetchone()
+            return int(n), float(last)
+
+
+def now() -> float:
+    return time.time()
