@@ -1,7 +1,8 @@
-"""ROSE Studio: one Streamlit app, pages chosen by who you are.
+"""ROSE Studio: one Streamlit app, pages chosen by who arrives.
 
-Experimenter pages show gold answers, so they join the navigation only after the
-experimenter password is entered (see README: ROSE_EXPERIMENTER_PASSWORD).
+A study link (`?study=…`) leads to the participant flow and nothing else. Experimenter
+pages show gold answers, so they join the navigation only after the experimenter
+password is entered (see README: ROSE_EXPERIMENTER_PASSWORD).
 """
 import streamlit as st
 
@@ -19,7 +20,7 @@ def _configured_password() -> str | None:
 
 def sign_in() -> None:
     st.title("ROSE Studio")
-    st.write("Experimenter sign-in. Participants arrive through a study link and never see this page's content.")
+    st.write("Experimenter sign-in. Participants arrive through a study link.")
     password, source = resolve_password(_configured_password())
     with st.form("auth_form"):
         given = st.text_input("Experimenter password", type="password", key="auth_given")
@@ -34,9 +35,13 @@ def sign_in() -> None:
                    "terminal and kept in data/.experimenter_password (or set ROSE_EXPERIMENTER_PASSWORD).")
 
 
-if st.session_state.get("auth_experimenter"):
+participant = "study" in st.query_params or "part_pid" in st.session_state
+if participant:
+    nav = st.navigation([st.Page("pages/participant.py", title="ROSE study", icon="🌹")], position="hidden")
+elif st.session_state.get("auth_experimenter"):
     nav = st.navigation({"Experimenter": [
-        st.Page("pages/scene_explorer.py", title="Scene explorer", icon="🔎", default=True),
+        st.Page("pages/studies.py", title="Studies", icon="🧪", default=True),
+        st.Page("pages/scene_explorer.py", title="Scene explorer", icon="🔎"),
     ]})
 else:
     nav = st.navigation([st.Page(sign_in, title="Sign in", icon="🔑")])

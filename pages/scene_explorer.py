@@ -5,23 +5,12 @@ import pandas as pd
 import streamlit as st
 from PIL import Image
 
-from rose_core import SUBSETS, Dataset
-from rose_core import dataset_dir
-from rose_core.views import ensure_dataset, instance_rows, outline_cells, scene_ids, scene_summary
-
-
-@st.cache_resource(show_spinner=False)
-def load_dataset(root: str) -> Dataset:
-    return Dataset.load(root)
-
+from rose_core import SUBSETS
+from rose_core.views import instance_rows, outline_cells, scene_ids, scene_summary
+from ui.resources import dataset
 
 st.title("Scene explorer")
-root = dataset_dir()
-if not (root / "manifest.json").exists():
-    bar = st.progress(0.0, text="Building the ROSE v0.1 dataset (first start only)…")
-    ensure_dataset(root, progress=lambda done, total: bar.progress(done / total, text=f"Rendering scene {done}/{total}"))
-    bar.empty()
-ds = load_dataset(str(root))
+ds = dataset()
 m = ds.manifest
 st.caption(f"{m['name']} · seed {m['seed']} · scale {m['scale']} · dataset hash `{ds.dataset_hash}` · "
            f"{m['composition']['scenes']} scenes, {m['composition']['instances']} T1–T5 instances")

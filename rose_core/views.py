@@ -2,12 +2,18 @@
 from __future__ import annotations
 
 import fcntl
+import functools
+import secrets
+from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, ImageDraw
 
+from .assets import load_assets
 from .dataset import Dataset, Progress, build_dataset
 from .records import TEMPLATE_LABEL, Cell, Layout, Scene
+from .render import layout_for, render_scene
+from .scenes import generate_scene
 
 
 def ensure_dataset(root: Path, progress: Progress | None = None) -> Path:
@@ -66,3 +72,58 @@ def _item_label(item: dict) -> str:
     if item["kind"] == "emoji":
         return f"{item['emoji']} ({item['provider']})"
     return item["sprite"] + (f" + edit k={item['edit']['k']}" if "edit" in item else "")
+
+
+# --------------------------------------------------------------------------- participant page helpers
+
+@dataclass(frozen=True)
+class Identity:
+    """Who arrives, from the link: Prolific's parameters, our own anonymous id, or a generated one."""
+
+    study_id: str | None
+    external_id: str
+    source: str                   # prolific | anonymous
+    prolific_study_id: str | None
+    prolific_session_id: str | None
+    generated: bool               # a new anonymous id: the page puts it in the URL so a reload keeps it
+
+
+def identity_from_query(query: dict[str, str]) -> Identity:
+    study = (query.get("study") or "").strip() or None
+    pid = (query.get("PROLIFIC_PID") or "").strip()
+    if pid:
+        return Identity(study, pid, "prolific", query.get("STUDY_ID"), query.get("SESSION_ID"), False)
+    anon = (query.get("pid") or "").strip()
+    if anon:
+        return Identity(study, anon, "anonymous", None, None, False)
+    return Identity(study, f"anon-{secrets.token_hex(8)}", "anonymous", None, None, True)
+
+
+@functools.lru_cache(maxsize=512)
+def image_bytes(path: str) -> bytes:
+    return Path(path).read_bytes()
+
+
+@functools.lru_cache(maxsize=1)
+def worked_example() -> tuple[bytes, bytes, str]:
+    """The instructions' example: a scene drawn for this purpose only (no study item), plain and solved."""
+    import io
+
+    pack = load_assets()
+    scene = generate_scene(pack, 424242, "EmojiContent", 0, "dev")
+    plain = render_scene(pack, scene)
+    solved = outline_cells(plain, layout_for(scene.rows, scene.cols), scene.targets)
+    out = []
+    for im in (plain, solved):
+        buf = io.BytesIO()
+        im.save(buf, format="PNG")
+        out.append(buf.getvalue())
+    cells = ", ".join(f"R{r},C{c}" for r, c in scene.targets)
+    return out[0], out[1], cells
+
+
+def feedback_image(ds: Dataset, instance_id: str, cells: list[Cell]) -> Image.Image:
+    """A practice item's image with its odd cells outlined (practice feedback only)."""
+    inst = ds.instances[instance_id]
+    scene = ds.scenes[inst.scene_id]
+    return outline_cells(Image.open(ds.root / inst.image), scene.layout, cells, colour=(0, 150, 60))

@@ -1,0 +1,98 @@
+"""Studies (experimenters): create a study, share its link, watch it run, export what it collected."""
+import pandas as pd
+import streamlit as st
+
+from rose_core import MAIN_TEMPLATES, SUBSETS, TEMPLATES
+from rose_core.exports import frame_bytes, table_frame
+from rose_core.monitor import coverage, participants_frame
+from rose_core.study import StudyConfig, StudyError, create_study, list_studies, set_active
+from ui.resources import dataset, store
+
+db, ds = store(), dataset()
+st.title("Studies")
+
+with st.expander("Create a study", expanded=not list_studies(db)):
+    with st.form("studies_create"):
+        name = st.text_input("Name", key="studies_name")
+        c1, c2, c3 = st.columns(3)
+        split = c1.selectbox("Split", ["test", "dev", "all"], key="studies_split")
+        subsets = c2.multiselect("Subsets", SUBSETS, default=list(SUBSETS), key="studies_subsets")
+        templates = c3.multiselect("Templates (bridges included)", TEMPLATES, default=list(MAIN_TEMPLATES),
+                                   key="studies_templates")
+        c1, c2, c3, c4 = st.columns(4)
+        items = c1.number_input("Items per participant", 1, 500, 20, key="studies_items")
+        target = c2.number_input("Participants per instance", 1, 100, 3, key="studies_target")
+        practice = c3.number_input("Practice items", 0, 20, 3, key="studies_practice")
+        pass_frac = c4.slider("Practice pass criterion (share correct)", 0.0, 1.0, 2 / 3, key="studies_pass")
+        c1, c2, c3, c4 = st.columns(4)
+        attempts = c1.number_input("Practice attempts", 1, 5, 2, key="studies_attempts")
+        attention = c2.number_input("Attention check every N items (0 = none)", 0, 100, 10, key="studies_att")
+        ordering = c3.selectbox("Ordering", ["counterbalanced", "random"], key="studies_order",
+                                help="Counterbalanced rotates template and subset order across participants.")
+        seed = c4.number_input("Seed", 0, 2**31 - 1, 1, key="studies_seed")
+        c1, c2, c3, c4 = st.columns(4)
+        same_scene = c1.checkbox("Same scene under several templates", key="studies_same")
+        time_limit = c2.number_input("Time limit, minutes (0 = none)", 0, 600, 0, key="studies_limit")
+        release = c3.number_input("Release a silent participant's item after (min)", 1, 1440, 30,
+                                  key="studies_release")
+        code = c4.text_input("Completion code", key="studies_code")
+        url = st.text_input("Completion URL (e.g. https://app.prolific.com/submissions/complete?cc=CODE)",
+                            key="studies_url")
+        if st.form_submit_button("Create study", type="primary"):
+            cfg = StudyConfig(name=name, split=split, subsets=subsets, templates=templates,
+                              items_per_participant=int(items), target_per_instance=int(target),
+                              practice_items=int(practice), practice_pass_fraction=float(pass_frac),
+                              practice_max_attempts=int(attempts), attention_every=int(attention), ordering=ordering,
+                              seed=int(seed), same_scene_multiple_templates=same_scene,
+                              time_limit_minutes=int(time_limit), release_after_minutes=int(release),
+                              completion_code=code.strip(), completion_url=url.strip())
+            try:
+                study = create_study(db, ds, cfg)
+                st.success(f"Created study {study.study_id}.")
+            except StudyError as e:
+                st.error(f"Cannot create the study: {e}")
+
+studies = list_studies(db)
+if not studies:
+    st.info("No study yet.")
+    st.stop()
+labels = {s.study_id: f"{s.name} ({s.study_id}){'' if s.active else ' · closed'}" for s in studies}
+sid = st.selectbox("Study", list(labels), format_func=labels.get, key="studies_pick")
+study = next(s for s in studies if s.study_id == sid)
+cfg = study.config
+
+st.markdown("#### Participant link")
+base = st.text_input("App address participants use", "http://localhost:8501", key="studies_base")
+st.code(f"{base.rstrip('/')}/?study={sid}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
+        f"&SESSION_ID={{{{%SESSION_ID%}}}}", language=None)
+st.caption(f"Without Prolific: {base.rstrip('/')}/?study={sid} (an anonymous id is generated and kept in the URL).")
+if st.toggle("Open for participants", value=study.active, key=f"studies_active_{sid}") != study.active:
+    set_active(db, sid, not study.active)
+    st.rerun()
+
+cov = coverage(db, ds, study)
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Pool instances", cov["pool"])
+c2.metric("Main answers", cov["answers"])
+c3.metric("Instances at target", f"{cov['complete_instances']} / {cov['pool']}")
+c4.metric("Progress", f"{100 * cov['progress']:.1f} %")
+st.progress(cov["progress"])
+st.caption("Answers per instance: " + ", ".join(f"{k}×: {v}" for k, v in cov["histogram"].items()))
+
+st.markdown("#### Participants")
+parts = participants_frame(db, study)
+if parts.empty:
+    st.info("Nobody has opened the link yet.")
+else:
+    st.dataframe(parts, hide_index=True, width="stretch")
+
+st.markdown("#### Export")
+for table in ("responses", "events"):
+    df = table_frame(db, table, sid)
+    c1, c2, c3 = st.columns([2, 1, 1])
+    c1.write(f"**{table}**: {len(df)} rows")
+    c2.download_button("CSV", frame_bytes(df, "csv"), f"{sid}-{table}.csv", "text/csv", key=f"studies_csv_{table}")
+    c3.download_button("Parquet", frame_bytes(df, "parquet"), f"{sid}-{table}.parquet",
+                       "application/octet-stream", key=f"studies_pq_{table}")
+with st.expander("Configuration"):
+    st.json(pd.Series(cfg.__dict__).to_dict())

@@ -1,0 +1,46 @@
+"""Drive the participant UI like a person would, using the server's own records to know the answer."""
+from __future__ import annotations
+
+from rose_core.store import Store
+from rose_core.study import Item, current_item, get_participant, get_study
+
+
+def participant_id(store: Store, study_id: str, external_id: str) -> str:
+    return store.query("SELECT participant_id FROM participants WHERE study_id = ? AND external_id = ?",
+                       (study_id, external_id))[0]["participant_id"]
+
+
+def shown_item(store: Store, ds, study_id: str, external_id: str) -> Item:
+    """The item the server holds for this participant (what the page shows)."""
+    study = get_study(store, study_id)
+    p = get_participant(store, participant_id(store, study_id, external_id))
+    return current_item(store, ds, study, p)
+
+
+def answer(page, item: Item, right: bool = True) -> None:
+    key = item.gold_key
+    view = page.locator(".rg-root").get_attribute("data-view")
+    if item.output != "count":
+        cells = sorted(key.gold_cells) if right else [next((r, c) for r in range(1, key.rows + 1)
+                                                          for c in range(1, key.cols + 1)
+                                                          if (r, c) not in key.gold_cells)]
+        for r, c in cells:
+            cell = page.locator(f'.rg-cell[data-r="{r}"][data-c="{c}"]')
+            cell.click()
+            assert cell.get_attribute("aria-pressed") == "true"
+    if item.output != "click":
+        page.locator(".rg-count input").fill(str(key.gold_count if right else key.gold_count + 1))
+    page.locator(".rg-submit").click()
+    page.wait_for_function(
+        "v => !document.querySelector('.rg-root') || document.querySelector('.rg-root').dataset.view !== v", arg=view)
+
+
+def wait_stage(page) -> str:
+    """Which screen is up: grid, feedback, done, consent, instructions."""
+    page.locator(".rg-root").or_(page.get_by_text("Thank you!")).or_(
+        page.get_by_role("button", name="Continue")).first.wait_for(timeout=20_000)
+    if page.get_by_text("Thank you!").count():
+        return "done"
+    if page.locator(".rg-root").count():
+        return "grid"
+    return "feedback"

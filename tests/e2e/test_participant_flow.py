@@ -1,0 +1,154 @@
+"""The participant flow in real Chromium against the real server: click, see, submit, find it in SQLite."""
+import json
+import time
+
+from rose_core.store import Store
+from rose_core.study import StudyConfig, create_study
+
+from .helpers import answer, participant_id, shown_item, wait_stage
+
+
+def make_study(server, ds, **kw):
+    cfg = dict(name="e2e", split="test", items_per_participant=4, target_per_instance=2, practice_items=2,
+               attention_every=2, completion_code="C0DE-42", seed=3)
+    cfg.update(kw)
+    return create_study(Store(server.db), ds, StudyConfig(**cfg))
+
+
+def start(page, server, study, pid="PP1"):
+    page.goto(f"{server.url}/?study={study.study_id}&PROLIFIC_PID={pid}&STUDY_ID=PS&SESSION_ID=SS")
+    page.get_by_text("I have read the above").click()
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("button", name="I understand").click()
+
+
+def test_whole_study_in_chromium(server, page, small_dataset):
+    study = make_study(server, small_dataset)
+    store = Store(server.db)
+    start(page, server, study)
+    kinds = []
+    for _ in range(40):
+        st = wait_stage(page)
+        if st == "done":
+            break
+        if st == "feedback":
+            page.get_by_role("button", name="Continue").click()
+            page.wait_for_timeout(300)
+            continue
+        item = shown_item(store, small_dataset, study.study_id, "PP1")
+        answer(page, item)
+        kinds.append(item.kind)
+    assert kinds == ["practice", "practice", "main", "main", "attention", "main", "main"]
+    assert page.locator("text=C0DE-42").count() == 1
+    rows = store.query("SELECT * FROM responses ORDER BY response_id")
+    assert [r["kind"] for r in rows] == kinds
+    assert all(r["passed"] == 1 and r["valid"] == 1 for r in rows)
+    for r in rows:  # the same protocol string a model would write, scored by the same scorer
+        if r["kind"] != "attention":
+            assert r["protocol"] == small_dataset.instances[r["instance_id"]].protocol_answer
+        assert r["viewport_w"] == 1200 and r["device_pixel_ratio"] >= 1 and r["total_ms"] > 0
+    p = store.query("SELECT * FROM participants")[0]
+    assert (p["external_id"], p["prolific_study_id"], p["prolific_session_id"]) == ("PP1", "PS", "SS")
+    assert p["end_reason"] == "completed"
+    ev = store.query("SELECT * FROM events WHERE type = 'click'")
+    assert ev and all(e["client_ts"] and e["server_ts"] for e in ev)
+
+
+def test_click_toggles_at_once_and_unclick_undo_clear(server, page, small_dataset):
+    study = make_study(server, small_dataset, practice_items=0, templates=["G-Clk"])
+    store = Store(server.db)
+    start(page, server, study, "TOG")
+    page.wait_for_selector(".rg-root")
+    cell = page.locator('.rg-cell[data-r="1"][data-c="1"]')
+    cell.click()
+    assert cell.get_attribute("aria-pressed") == "true"
+    cell.click()
+    assert cell.get_attribute("aria-pressed") == "false"
+    page.locator('.rg-cell[data-r="2"][data-c="2"]').click()
+    page.locator(".rg-undo").click()
+    assert page.locator('.rg-cell[aria-pressed="true"]').count() == 0
+    page.locator('.rg-cell[data-r="1"][data-c="2"]').click()
+    page.locator('.rg-cell[data-r="2"][data-c="1"]').click()
+    page.locator(".rg-clear").click()
+    assert page.locator('.rg-cell[aria-pressed="true"]').count() == 0
+    # Keyboard: focus the first cell, move right and down, select with Space and Enter.
+    page.locator('.rg-cell[data-r="1"][data-c="1"]').focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Space")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    assert page.locator('.rg-cell[data-r="1"][data-c="2"]').get_attribute("aria-pressed") == "true"
+    assert page.locator('.rg-cell[data-r="2"][data-c="2"]').get_attribute("aria-pressed") == "true"
+    pid = participant_id(store, study.study_id, "TOG")
+    expected = ["click", "unclick", "click", "undo", "click", "click", "clear", "click", "click"]
+    deadline = time.time() + 10
+    types: list[str] = []
+    while time.time() < deadline and len(types) < len(expected):
+        types = [e["type"] for e in store.query(
+            "SELECT type FROM events WHERE participant_id = ? AND type NOT IN ('blur', 'focus') ORDER BY seq", (pid,))]
+        time.sleep(0.2)
+    assert types == expected
+
+
+def test_rapid_clicking_loses_nothing(server, page, small_dataset):
+    study = make_study(server, small_dataset, practice_items=0, templates=["G-Clk"], subsets=["ChineseGlyph"])
+    store = Store(server.db)
+    start(page, server, study, "RAPID")
+    page.wait_for_selector(".rg-root")
+    item = shown_item(store, small_dataset, study.study_id, "RAPID")
+    cells = [(r, c) for r in range(1, item.gold_key.rows + 1) for c in range(1, item.gold_key.cols + 1)]
+    clicks = [cells[i % len(cells)] for i in range(30)]
+    boxes = {rc: page.locator(f'.rg-cell[data-r="{rc[0]}"][data-c="{rc[1]}"]').bounding_box() for rc in set(clicks)}
+    t0 = time.perf_counter()
+    for r, c in clicks:
+        b = boxes[(r, c)]
+        page.mouse.click(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 0.5, f"the 30 clicks took {elapsed:.2f} s"
+    expected = set()
+    for rc in clicks:
+        expected ^= {rc}
+    shown = {(int(b.get_attribute("data-r")), int(b.get_attribute("data-c")))
+             for b in page.locator('.rg-cell[aria-pressed="true"]').all()}
+    assert shown == expected
+    pid = participant_id(store, study.study_id, "RAPID")
+    deadline = time.time() + 15
+    n = 0
+    while time.time() < deadline:
+        n = store.query("SELECT count(*) AS n FROM events WHERE participant_id = ?", (pid,))[0]["n"]
+        if n >= 30:
+            break
+        time.sleep(0.2)
+    assert n == 30
+    page.locator(".rg-submit").click()
+    page.wait_for_timeout(1500)
+    row = store.query("SELECT protocol, parsed FROM responses WHERE participant_id = ?", (pid,))[0]
+    assert {tuple(c) for c in json.loads(row["parsed"])["clicks"]} == expected
+
+
+def test_browser_never_receives_gold(server, page, small_dataset):
+    study = make_study(server, small_dataset, practice_items=0, attention_every=0, items_per_participant=6,
+                       same_scene_multiple_templates=True)
+    store = Store(server.db)
+    frames: list[bytes] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(
+        payload if isinstance(payload, bytes) else payload.encode())))
+    http: list[bytes] = []
+    page.on("response", lambda r: http.append(r.body()) if r.ok and r.request.resource_type in ("xhr", "fetch") else None)
+    start(page, server, study, "LEAK")
+    seen = []
+    for _ in range(6):
+        page.wait_for_selector(".rg-root")
+        item = shown_item(store, small_dataset, study.study_id, "LEAK")
+        seen.append(item)
+        answer(page, item, right=False)
+    blob = b"".join(frames + http)
+    assert b"data:image/png;base64," in blob  # we did capture what the component received
+    for item in seen:
+        inst = small_dataset.instances[item.instance_id]
+        scene = small_dataset.scenes[inst.scene_id]
+        assert inst.protocol_answer.encode() not in blob
+        assert json.dumps(inst.gold.to_json()).encode() not in blob
+        assert json.dumps([list(t) for t in scene.targets]).encode() not in blob
+    for needle in (b'"gold"', b'"targets"', b"protocol_answer", b'"exception"'):
+        assert needle not in blob

@@ -1,0 +1,32 @@
+"""Process-wide, read-only resources shared by every page (no per-participant state here)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from rose_core import Dataset, dataset_dir
+from rose_core.store import Store, db_path
+from rose_core.views import ensure_dataset
+
+
+@st.cache_resource(show_spinner=False)
+def _dataset(root: str) -> Dataset:
+    return Dataset.load(root)
+
+
+@st.cache_resource(show_spinner=False)
+def _store(path: str) -> Store:
+    return Store(path)  # holds only the path: a connection is opened per operation
+
+
+def dataset() -> Dataset:
+    """The app's dataset, built on first use with a visible progress bar."""
+    root = dataset_dir()
+    if not (root / "manifest.json").exists():
+        bar = st.progress(0.0, text="Building the ROSE v0.1 dataset (first start only)…")
+        ensure_dataset(root, progress=lambda done, total: bar.progress(done / total, text=f"Building the dataset: scene {done}/{total}"))
+        bar.empty()
+    return _dataset(str(root))
+
+
+def store() -> Store:
+    return _store(str(db_path()))
