@@ -12,6 +12,7 @@ PASSWORD = "test-experimenter-pw"
 def app_env(small_dataset, monkeypatch, tmp_path):
     monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
     monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
+    monkeypatch.setenv("ROSE_DB", str(tmp_path / "rose.db"))
     monkeypatch.chdir(ROOT)
     st.cache_resource.clear()  # survives between AppTest instances otherwise
     st.cache_data.clear()

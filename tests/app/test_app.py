@@ -15,6 +15,12 @@ def sign_in(at: AppTest, password: str = PASSWORD) -> AppTest:
     return at.run()
 
 
+def explorer() -> AppTest:
+    at = sign_in(app())
+    at.switch_page("pages/scene_explorer.py")
+    return at.run()
+
+
 def test_without_password_only_sign_in_is_reachable(app_env):
     at = app().run()
     assert not at.exception
@@ -33,7 +39,7 @@ def test_wrong_password_is_refused(app_env):
 
 
 def test_scene_explorer_shows_scene_instances_and_gold(app_env):
-    at = sign_in(app())
+    at = explorer()
     assert not at.exception, at.exception
     assert at.title[0].value == "Scene explorer"
     first = next(s for s in app_env.scenes.values() if s.subset == "ChineseGlyph")
@@ -46,7 +52,7 @@ def test_scene_explorer_shows_scene_instances_and_gold(app_env):
 
 
 def test_scene_explorer_filters_subset_split_and_pages(app_env):
-    at = sign_in(app())
+    at = explorer()
     at.selectbox(key="explorer_subset").select("PixelEdit").run()
     at.selectbox(key="explorer_split").select("test").run()
     at.number_input(key="explorer_pos").set_value(2).run()

@@ -1,0 +1,85 @@
+"""Resume: a reload, a closed tab and a killed server all continue at the next unanswered item."""
+from rose_core.store import Store
+from rose_core.study import StudyConfig, create_study
+
+from .helpers import answer, shown_item
+
+
+def test_reload_and_closed_tab_resume_same_item(server, browser, small_dataset):
+    study = create_study(Store(server.db), small_dataset, StudyConfig(
+        name="resume", split="test", practice_items=0, attention_every=0, items_per_participant=5))
+    store = Store(server.db)
+    url = f"{server.url}/?study={study.study_id}&PROLIFIC_PID=RES1"
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(url)
+    page.get_by_text("I have read the above").click()
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("button", name="I understand").click()
+    page.wait_for_selector(".rg-root")
+    first = shown_item(store, small_dataset, study.study_id, "RES1")
+    answer(page, first)
+    page.wait_for_selector(".rg-root")
+    second = shown_item(store, small_dataset, study.study_id, "RES1")
+    assert second.instance_id != first.instance_id
+    page.reload()
+    page.wait_for_selector(".rg-root")  # no consent again, straight back to the item
+    assert shown_item(store, small_dataset, study.study_id, "RES1").instance_id == second.instance_id
+    ctx.close()                          # closed tab: a new browser context, same link
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(url)
+    page.wait_for_selector(".rg-root")
+    assert shown_item(store, small_dataset, study.study_id, "RES1").instance_id == second.instance_id
+    answer(page, second)
+    page.wait_for_selector(".rg-root")
+    ids = [r["instance_id"] for r in store.query("SELECT instance_id FROM responses ORDER BY response_id")]
+    assert ids == [first.instance_id, second.instance_id]
+    ctx.close()
+
+
+def test_anonymous_id_survives_reload(server, page, small_dataset):
+    study = create_study(Store(server.db), small_dataset, StudyConfig(name="anon", practice_items=0))
+    page.goto(f"{server.url}/?study={study.study_id}")
+    page.get_by_text("I have read the above").click()
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("button", name="I understand").wait_for()
+    assert "pid=anon-" in page.url
+    page.reload()
+    page.get_by_role("button", name="I understand").wait_for()  # consent remembered: same participant
+    rows = Store(server.db).query("SELECT external_id, source FROM participants")
+    assert len(rows) == 1 and rows[0]["source"] == "anonymous" and rows[0]["external_id"] in page.url
+
+
+def test_killed_server_loses_no_acknowledged_response(server, browser, small_dataset):
+    store = Store(server.db)
+    study = create_study(store, small_dataset, StudyConfig(
+        name="kill", split="test", practice_items=0, attention_every=0, items_per_participant=6))
+    url = f"{server.url}/?study={study.study_id}&PROLIFIC_PID=KILL"
+    page = browser.new_page()
+    page.goto(url)
+    page.get_by_text("I have read the above").click()
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("button", name="I understand").click()
+    answered = []
+    for _ in range(3):
+        page.wait_for_selector(".rg-root")
+        item = shown_item(store, small_dataset, study.study_id, "KILL")
+        answer(page, item)
+        answered.append(item.instance_id)
+    page.wait_for_selector(".rg-root")
+    pending = shown_item(store, small_dataset, study.study_id, "KILL")
+    server.kill()                                  # SIGKILL mid-study
+    assert [r["instance_id"] for r in Store(server.db).query(
+        "SELECT instance_id FROM responses ORDER BY response_id")] == answered
+    server.start()                                 # same port, same database
+    page.close()
+    page = browser.new_page()
+    page.goto(url)
+    page.wait_for_selector(".rg-root")
+    assert shown_item(store, small_dataset, study.study_id, "KILL").instance_id == pending.instance_id
+    answer(page, pending)
+    page.wait_for_selector(".rg-root")
+    rows = store.query("SELECT instance_id FROM responses ORDER BY response_id")
+    assert [r["instance_id"] for r in rows] == answered + [pending.instance_id]
+    page.close()
