@@ -75,6 +75,18 @@ def cmd_score(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_table(a: argparse.Namespace) -> int:
+    from .exports import export_table
+    from .store import Store
+
+    if not Path(a.db).exists():
+        print(f"error: no database at {a.db}", file=sys.stderr)
+        return 2
+    n = export_table(Store(a.db), a.table, a.format, Path(a.out), a.study)
+    print(f"wrote {n} {a.table} rows to {a.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rose_core", description="ROSE Studio core: build, check, score.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -96,6 +108,15 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--solver", default=None, help="solver name for lines without a 'solver' field")
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_score)
+    from .store import db_path
+
+    e = sub.add_parser("export-table", help="responses or events from the database, as CSV or Parquet")
+    e.add_argument("--db", default=str(db_path()))
+    e.add_argument("--table", choices=["responses", "events"], default="responses")
+    e.add_argument("--format", choices=["csv", "parquet"], default="csv")
+    e.add_argument("--study", default=None, help="only this study (default: everything)")
+    e.add_argument("--out", required=True)
+    e.set_defaults(fn=cmd_export_table)
     a = ap.parse_args(argv)
     try:
         return a.fn(a)

@@ -240,3 +240,32 @@ def test_bad_participant_id(store, small_dataset):
     study = create_study(store, small_dataset, cfg())
     with pytest.raises(StudyError):
         join(store, study, " ", "anonymous")
+
+
+def test_export_responses_and_events_csv_and_parquet(store, small_dataset, tmp_path):
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    study = create_study(store, small_dataset, cfg(practice_items=0))
+    p = through_intro(store, study)
+    for _ in range(3):
+        item = current_item(store, small_dataset, study, p)
+        record_response(store, study, p, item, answer(item))
+        p = get_participant(store, p.participant_id)
+    for table, fmt in (("responses", "csv"), ("responses", "parquet"), ("events", "parquet"), ("events", "csv")):
+        out = tmp_path / f"{table}.{fmt}"
+        r = subprocess.run([sys.executable, "-m", "rose_core", "export-table", "--db", str(store.path), "--table", table,
+                            "--format", fmt, "--study", study.study_id, "--out", str(out)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        df = pd.read_csv(out) if fmt == "csv" else pd.read_parquet(out)
+        if table == "responses":
+            assert len(df) == 3 and set(df["solver_kind"]) == {"human"} and df["passed"].all()
+            assert {"protocol", "first_action_ms", "total_ms", "viewport_w", "device_pixel_ratio",
+                    "focus_lost", "external_id"} <= set(df.columns)
+        else:
+            assert len(df) > 0 and {"client_ts", "server_ts", "type", "row", "col"} <= set(df.columns)
+    r = subprocess.run([sys.executable, "-m", "rose_core", "export-table", "--db", str(tmp_path / "none.db"),
+                        "--out", str(tmp_path / "x.csv")], capture_output=True, text=True)
+    assert r.returncode == 2 and "no database" in r.stderr
