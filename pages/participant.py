@@ -134,6 +134,8 @@ elif "part_feedback" in ss:
 
 elif now_stage == "practice":
     item = current_item(db, ds, study, p)
+    if item is None:  # the practice round just closed (passed, retry or screened out)
+        st.rerun()
     st.caption(f"Practice item {item.position + 1} of {len(cfg.practice_instance_ids)}")
     show_item(item)
 

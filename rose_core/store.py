@@ -1,6 +1,6 @@
 """The SQLite store: studies, participants, assignments, runs, responses and events.
 
-One file (default `data/rose.db`), WAL journal, a busy timeout, and
+One file (default `data/rose.db`), read through sqlite-utils, WAL journal, a busy timeout, and
 `BEGIN IMMEDIATE` for every read-modify-write, so concurrent Streamlit sessions
 never see "database is locked" and never interleave an assignment. A connection
 is opened per operation: Streamlit runs each rerun on a new thread, and sqlite3
@@ -19,6 +19,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
+
+import sqlite_utils
 
 DEFAULT_DB = Path(__file__).resolve().parent.parent / "data" / "rose.db"
 DB_ENV = "ROSE_DB"
@@ -188,8 +190,13 @@ class Store:
             return int(conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
+        """Rows as dicts, read through sqlite-utils (writes go through `write()` transactions)."""
         with self.connect() as conn:
-            return [dict(r) for r in conn.execute(sql, params)]
+            return list(sqlite_utils.Database(conn).query(sql, params))
+
+    def table_names(self) -> list[str]:
+        with self.connect() as conn:
+            return sqlite_utils.Database(conn).table_names()
 
     def data_version(self) -> tuple[int, float]:
         """Changes whenever responses are added: a cache key for analyses (row count, last submit time)."""

@@ -11,7 +11,7 @@ def test_new_database_is_wal_and_versioned(tmp_path):
     assert s.schema_version() == SCHEMA_VERSION
     with s.connect() as c:
         assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = set(s.table_names())
     assert {"studies", "participants", "assignments", "runs", "responses", "events", "meta"} <= tables
     assert Store(tmp_path / "x.db").schema_version() == SCHEMA_VERSION  # reopening migrates nothing
 
