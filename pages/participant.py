@@ -50,7 +50,7 @@ def show_item(item) -> None:
     view_key = f"part_view_{item.kind}_{item.attempt}_{item.position}_{item.instance_id}"
     view_id = ss.setdefault(view_key, uuid.uuid4().hex)
     layout = ds.scenes[item.scene_id].layout
-    count_label = {"count": "Number of odd cells:", "click_submit": "How many odd cells did you find?"}.get(item.output, "")
+    count_label = {"count": "Number of odd cells:", "click_submit": "Number of odd cells outside the excluded area:"}.get(item.output, "")
     data = grid_data(view_id, image_bytes(str(ds.root / item.image)), layout, item.output, count_label)
 
     @st.fragment
