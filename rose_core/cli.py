@@ -1,4 +1,4 @@
-"""`python -m rose_core …`: build, check and score from the command line."""
+"""`python -m rose_core …`: build, check, score, export, import runs, run agents and models."""
 from __future__ import annotations
 
 import argparse
@@ -12,6 +12,7 @@ from .dataset import Dataset, DatasetError, build_dataset, dataset_dir
 from .metrics import ScoredRow, format_summary, summarize
 from .responses import ResponseFileError, read_responses
 from .scoring import score
+from .store import db_path
 
 
 def _progress_bar(desc: str):
@@ -87,6 +88,67 @@ def cmd_export_table(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(a: argparse.Namespace) -> int:
+    from .harness_export import export_dataset
+
+    ds = Dataset.load(a.dataset)
+    n = export_dataset(ds, a.format, Path(a.out), split=a.split, templates=a.templates)
+    print(f"exported {n} instances as {a.format} to {a.out}")
+    return 0
+
+
+def cmd_import_run(a: argparse.Namespace) -> int:
+    from .run_import import RunImportError, import_run
+    from .store import Store
+
+    ds = Dataset.load(a.dataset)
+    try:
+        res = import_run(Store(a.db), ds, a.file, a.solver, fmt=a.format, kind=a.kind, replace=a.replace)
+    except RunImportError as e:
+        print(f"error: import refused, nothing was stored:\n{e}", file=sys.stderr)
+        return 2
+    print(f"format: {res.format} ({res.detected})")
+    print(f"imported {res.responses} responses as run {res.run_id}{' (replaced the earlier one)' if res.replaced else ''}")
+    for note in res.notes:
+        print(f"note: {note}")
+    return 0
+
+
+def cmd_agent(a: argparse.Namespace) -> int:
+    from .agents import run_agent
+
+    ds = Dataset.load(a.dataset)
+    n = run_agent(a.name, ds, Path(a.out), split=a.split, seed=a.seed, progress=_progress_bar(a.name))
+    print(f"wrote {n} responses of agent {a.name} to {a.out}")
+    return 0
+
+
+def cmd_run_model(a: argparse.Namespace) -> int:
+    from .run_model import run_model
+
+    ds = Dataset.load(a.dataset)
+    res = run_model(ds, a.base_url, a.model, Path(a.out), split=a.split, templates=a.templates,
+                    concurrency=a.concurrency, max_retries=a.retries, timeout=a.timeout, max_tokens=a.max_tokens,
+                    api_key_env=a.api_key_env, limit=a.limit, progress=_progress_bar(a.model))
+    print(f"{res.done_before} already done, {res.requested} requested, {res.succeeded} answered, "
+          f"{len(res.failed)} failed")
+    for iid, err in list(res.failed.items())[:10]:
+        print(f"failed: {iid}: {err}", file=sys.stderr)
+    if res.failed:
+        print("run the same command again to retry the failed ones", file=sys.stderr)
+    return 1 if res.failed else 0
+
+
+def cmd_runs(a: argparse.Namespace) -> int:
+    from .run_import import list_runs
+    from .store import Store
+
+    for r in list_runs(Store(a.db)):
+        print(f"{r['run_id']:40s} {r['solver_kind']:6s} {r['format'] or '':16s} {r['responses']:7d} responses  "
+              f"dataset {r['dataset_hash']}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rose_core", description="ROSE Studio core: build, check, score.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -108,8 +170,6 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--solver", default=None, help="solver name for lines without a 'solver' field")
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_score)
-    from .store import db_path
-
     e = sub.add_parser("export-table", help="responses or events from the database, as CSV or Parquet")
     e.add_argument("--db", default=str(db_path()))
     e.add_argument("--table", choices=["responses", "events"], default="responses")
@@ -117,6 +177,50 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--study", default=None, help="only this study (default: everything)")
     e.add_argument("--out", required=True)
     e.set_defaults(fn=cmd_export_table)
+    from .agents import AGENTS
+    from .harness_export import FORMATS
+    from .run_import import RUN_FORMATS
+
+    x = sub.add_parser("export", help="the benchmark for model harnesses (jsonl, hf imagefolder, parquet, vlmevalkit)")
+    x.add_argument("--dataset", default=str(dataset_dir()))
+    x.add_argument("--format", choices=FORMATS, required=True)
+    x.add_argument("--out", required=True)
+    x.add_argument("--split", choices=["dev", "test"], default=None)
+    x.add_argument("--templates", nargs="*", default=None)
+    x.set_defaults(fn=cmd_export)
+    i = sub.add_parser("import-run", help="score and store a model run (auto-detects the format)")
+    i.add_argument("file")
+    i.add_argument("--solver", required=True)
+    i.add_argument("--format", choices=["auto", *RUN_FORMATS], default="auto")
+    i.add_argument("--kind", choices=["model", "agent"], default="model")
+    i.add_argument("--replace", action="store_true", help="replace an earlier run of the same solver")
+    i.add_argument("--dataset", default=str(dataset_dir()))
+    i.add_argument("--db", default=str(db_path()))
+    i.set_defaults(fn=cmd_import_run)
+    g = sub.add_parser("agent", help="run a reference agent, writing a plain JSONL run")
+    g.add_argument("name", choices=AGENTS)
+    g.add_argument("--dataset", default=str(dataset_dir()))
+    g.add_argument("--out", required=True)
+    g.add_argument("--split", choices=["dev", "test"], default=None)
+    g.add_argument("--seed", type=int, default=0)
+    g.set_defaults(fn=cmd_agent)
+    m = sub.add_parser("run-model", help="query an OpenAI-compatible chat endpoint (resumable)")
+    m.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
+    m.add_argument("--model", required=True)
+    m.add_argument("--out", required=True)
+    m.add_argument("--dataset", default=str(dataset_dir()))
+    m.add_argument("--split", choices=["dev", "test"], default=None)
+    m.add_argument("--templates", nargs="*", default=None)
+    m.add_argument("--concurrency", type=int, default=4)
+    m.add_argument("--retries", type=int, default=5)
+    m.add_argument("--timeout", type=float, default=120.0)
+    m.add_argument("--max-tokens", type=int, default=2048)
+    m.add_argument("--limit", type=int, default=None)
+    m.add_argument("--api-key-env", default="OPENAI_API_KEY")
+    m.set_defaults(fn=cmd_run_model)
+    r = sub.add_parser("runs", help="list the runs in the database")
+    r.add_argument("--db", default=str(db_path()))
+    r.set_defaults(fn=cmd_runs)
     a = ap.parse_args(argv)
     try:
         return a.fn(a)

@@ -8,6 +8,7 @@ and asset pack give byte-identical files.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import multiprocessing as mp
@@ -182,6 +183,15 @@ class Dataset:
     @property
     def dataset_hash(self) -> str:
         return self.manifest["dataset_hash"]
+
+    @functools.cached_property
+    def index(self) -> dict[str, int]:
+        """instance_id -> its position in instances.jsonl: the integer `index` every export carries."""
+        return {iid: k for k, iid in enumerate(self.instances)}
+
+    @functools.cached_property
+    def by_index(self) -> list[str]:
+        return list(self.instances)
 
     def key(self, instance_id: str) -> ScoreKey:
         k = self._keys.get(instance_id)

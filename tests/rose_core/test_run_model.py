@@ -1,0 +1,103 @@
+"""run-model against a small OpenAI-compatible server on loopback: retries, failures, resume, raw kept."""
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from rose_core.run_import import import_run
+from rose_core.run_model import run_model
+from rose_core.store import Store
+
+
+class FakeAPI:
+    """Answers COUNT(1)/DONE; throttles each prompt's first call with 429; can fail T5 prompts with 500."""
+
+    def __init__(self):
+        self.calls: list[dict] = []
+        self.seen: set[str] = set()
+        self.fail_excluded = True
+        self.lock = threading.Lock()
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                text = body["messages"][0]["content"][0]["text"]
+                image = body["messages"][0]["content"][1]["image_url"]["url"]
+                with api.lock:
+                    api.calls.append({"path": self.path, "auth": self.headers.get("Authorization"),
+                                      "model": body["model"], "image": image[:22]})
+                    first = text + image[-40:] not in api.seen
+                    api.seen.add(text + image[-40:])
+                if self.path != "/v1/chat/completions":
+                    return self._send(404, {"error": "not found"})
+                if first:
+                    return self._send(429, {"error": {"message": "slow down"}})
+                if api.fail_excluded and "excluded" in text:
+                    return self._send(500, {"error": {"message": "boom"}})
+                answer = "I looked carefully.\nCOUNT(1)" if "COUNT(n)" in text else "DONE"
+                return self._send(200, {"id": "x", "object": "chat.completion", "model": body["model"], "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 3}})
+
+            def _send(self, code, obj):
+                data = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def api():
+    a = FakeAPI()
+    yield a
+    a.server.shutdown()
+
+
+def test_retries_failures_resume_and_import(api, small_dataset, tmp_path, monkeypatch):
+    monkeypatch.setenv("TEST_KEY", "sk-local")
+    out = tmp_path / "run.jsonl"
+    insts = small_dataset.select(split="dev", templates=["T1", "T3", "T5"])
+    t5 = [i for i in insts if i.template == "T5"]
+    first = run_model(small_dataset, api.url, "fake-vlm", out, split="dev", templates=["T1", "T3", "T5"],
+                      concurrency=3, max_retries=2, backoff_base=0.01, api_key_env="TEST_KEY")
+    assert first.requested == len(insts)
+    assert set(first.failed) == {i.instance_id for i in t5} and "HTTP 500" in next(iter(first.failed.values()))
+    assert first.succeeded == len(insts) - len(t5)
+    assert all(c["auth"] == "Bearer sk-local" and c["image"] == "data:image/png;base64," for c in api.calls)
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert all(x["raw"]["object"] == "chat.completion" and x["attempts"] == 2 for x in lines)  # one 429 each
+    api.fail_excluded = False
+    calls_before = len(api.calls)
+    second = run_model(small_dataset, api.url, "fake-vlm", out, split="dev", templates=["T1", "T3", "T5"],
+                       concurrency=3, max_retries=2, backoff_base=0.01, api_key_env="TEST_KEY")
+    assert second.done_before == first.succeeded and second.requested == len(t5) and not second.failed
+    assert len(api.calls) - calls_before == len(t5)  # resume: only the failed ones were asked again
+    res = import_run(Store(tmp_path / "rose.db"), small_dataset, out, "fake-vlm")
+    assert res.format == "jsonl" and res.responses == len(insts)
+
+
+def test_torn_last_line_is_ignored_on_resume(api, small_dataset, tmp_path):
+    out = tmp_path / "run.jsonl"
+    iid = small_dataset.select(split="dev", templates=["T1"])[0].instance_id
+    out.write_text(json.dumps({"instance_id": iid, "response": "COUNT(1)"}) + "\n" + '{"instance_id": "tor')
+    api.fail_excluded = False
+    res = run_model(small_dataset, api.url, "m", out, split="dev", templates=["T1"], backoff_base=0.01, limit=3)
+    assert res.done_before == 1 and res.requested == 3
+
+
+def test_unreachable_endpoint_fails_cleanly(small_dataset, tmp_path):
+    res = run_model(small_dataset, "http://127.0.0.1:9/v1", "m", tmp_path / "r.jsonl", split="dev",
+                    templates=["T1"], max_retries=1, backoff_base=0.01, limit=2, timeout=2)
+    assert res.succeeded == 0 and len(res.failed) == 2
+    assert all("URLError" in e or "Connection" in e for e in res.failed.values())
