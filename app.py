@@ -41,6 +41,7 @@ if participant:
 elif st.session_state.get("auth_experimenter"):
     nav = st.navigation({"Experimenter": [
         st.Page("pages/studies.py", title="Studies", icon="🧪", default=True),
+        st.Page("pages/model_runs.py", title="Model runs", icon="🤖"),
         st.Page("pages/scene_explorer.py", title="Scene explorer", icon="🔎"),
     ]})
 else:

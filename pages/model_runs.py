@@ -1,0 +1,74 @@
+"""Model runs (experimenters): import a harness's output, run the reference agents, see and remove runs."""
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+from rose_core.agents import AGENTS, run_agent
+from rose_core.analysis import run_summaries
+from rose_core.run_import import RUN_FORMATS, RunImportError, delete_run, import_run, list_runs
+from ui.resources import dataset, store
+
+db, ds = store(), dataset()
+st.title("Model runs")
+st.caption(f"Dataset hash `{ds.dataset_hash}`: runs are scored against these instances with the same scorer "
+           "as participants.")
+
+with st.expander("Import a run", expanded=True):
+    with st.form("runs_import"):
+        up = st.file_uploader("Run file: plain JSONL, lmms-eval *_samples_*.jsonl, VLMEvalKit .xlsx/.tsv, "
+                              "inspect_ai .eval/.json", type=["jsonl", "json", "eval", "xlsx", "tsv"], key="runs_file")
+        c1, c2, c3 = st.columns(3)
+        solver = c1.text_input("Solver name", key="runs_solver")
+        fmt = c2.selectbox("Format", ["auto", *RUN_FORMATS], key="runs_format")
+        kind = c3.selectbox("Solver kind", ["model", "agent"], key="runs_kind")
+        replace = st.checkbox("Replace an earlier run of this solver", key="runs_replace")
+        if st.form_submit_button("Import", type="primary"):
+            if up is None:
+                st.error("Choose a file first.")
+            else:
+                with tempfile.TemporaryDirectory() as tmp:
+                    path = Path(tmp) / Path(up.name).name
+                    path.write_bytes(up.getvalue())
+                    try:
+                        res = import_run(db, ds, path, solver or Path(up.name).stem, fmt=fmt, kind=kind,
+                                         replace=replace, source_name=up.name)
+                        st.success(f"Imported {res.responses} responses as `{res.run_id}` "
+                                   f"(format {res.format}: {res.detected})"
+                                   + (" - replaced the earlier run." if res.replaced else "."))
+                        for note in res.notes:
+                            st.info(note)
+                    except RunImportError as e:
+                        st.error("Import refused; nothing was stored.")
+                        st.code("\n".join(e.problems[:50]), language=None)
+
+with st.expander("Reference agents"):
+    c1, c2 = st.columns([3, 1])
+    names = c1.multiselect("Agents", AGENTS, default=list(AGENTS), key="runs_agents")
+    split = c2.selectbox("Split", ["dev", "test", "all"], key="runs_agent_split")
+    if st.button("Run and import", key="runs_agents_btn"):
+        bar = st.progress(0.0)
+        for k, name in enumerate(names):
+            with tempfile.TemporaryDirectory() as tmp:
+                out = Path(tmp) / f"{name}.jsonl"
+                run_agent(name, ds, out, split=None if split == "all" else split)
+                import_run(db, ds, out, name, kind="agent", replace=True, meta={"split": split})
+            bar.progress((k + 1) / len(names), text=f"{name} done")
+        st.success(f"Imported {len(names)} agent runs.")
+
+st.markdown("#### Runs")
+summary = run_summaries(db)
+if summary.empty:
+    st.info("No run yet.")
+    st.stop()
+st.dataframe(summary.round(1), hide_index=True, width="stretch")
+st.caption("Avg = mean of the five template PASS rates (T1..T5); pooled = share of all T1..T5 responses passed. "
+           "Human rows pool the study's participants (main items only).")
+meta = {r["run_id"]: r for r in list_runs(db)}
+removable = [r for r, m in meta.items() if m["solver_kind"] != "human"]
+if removable:
+    c1, c2 = st.columns([3, 1])
+    victim = c1.selectbox("Remove a run", removable, key="runs_delete_pick")
+    if c2.button("Remove", key="runs_delete_btn"):
+        delete_run(db, victim)
+        st.rerun()
