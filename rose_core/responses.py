@@ -1,24 +1,20 @@
 """Read a JSON-lines file of responses, with an error per bad line that names file and line.
 
-`{"instance_id": ..., "response": ..., "solver": optional}` per line. The reader
-collects every problem before failing, so a user fixes a file in one pass.
+`{"instance_id": ..., "response": ..., "solver": optional}` per line. Several solvers may share a
+file (the `score` command groups by solver). Every problem is collected before failing, so a user
+fixes a file in one pass.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from .dataset import Dataset
+from .problems import ProblemsError, jsonl_objects
 
 
-class ResponseFileError(ValueError):
-    """One or more lines of a response file are unusable; `problems` lists them all."""
-
-    def __init__(self, problems: list[str]):
-        self.problems = problems
-        shown = problems[:20] + ([f"... and {len(problems) - 20} more"] if len(problems) > 20 else [])
-        super().__init__("\n".join(shown))
+class ResponseFileError(ProblemsError):
+    """A responses file with unusable lines; `problems` lists them all."""
 
 
 @dataclass(frozen=True)
@@ -35,26 +31,11 @@ def read_responses(path: Path | str, dataset: Dataset, default_solver: str | Non
         raw = path.read_bytes()
     except OSError as e:
         raise ResponseFileError([f"{path}: cannot read ({e.strerror})"]) from e
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        raise ResponseFileError([f"{path}:{line}: not UTF-8 text (byte {e.start}); expected JSON lines"]) from e
     problems: list[str] = []
     out: list[ResponseLine] = []
     seen: dict[tuple[str | None, str], int] = {}
-    for no, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for no, obj in jsonl_objects(path, raw, problems):
         where = f"{path}:{no}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            problems.append(f"{where}: not valid JSON ({e.msg} at column {e.colno})")
-            continue
-        if not isinstance(obj, dict):
-            problems.append(f"{where}: expected a JSON object with instance_id and response, got {type(obj).__name__}")
-            continue
         iid, resp, solver = obj.get("instance_id"), obj.get("response"), obj.get("solver", default_solver)
         if not isinstance(iid, str):
             problems.append(f"{where}: field 'instance_id' {'missing' if iid is None else 'must be a string'}")

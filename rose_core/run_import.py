@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .dataset import Dataset
+from .problems import ProblemsError, jsonl_objects
 from .records import MAIN_TEMPLATES
 from .scoring import score
 from .store import Store, now
@@ -24,11 +25,8 @@ RUN_FORMATS: tuple[RunFormat, ...] = ("jsonl", "lmms-eval", "vlmevalkit", "inspe
 SolverKind = Literal["model", "agent"]
 
 
-class RunImportError(ValueError):
-    def __init__(self, problems: list[str]):
-        self.problems = problems
-        shown = problems[:25] + ([f"... and {len(problems) - 25} more"] if len(problems) > 25 else [])
-        super().__init__("\n".join(shown))
+class RunImportError(ProblemsError):
+    """A run file that cannot be imported; nothing was stored."""
 
 
 @dataclass(frozen=True)
@@ -95,34 +93,9 @@ def _unwrap(v: Any) -> Any:
     return v
 
 
-def _jsonl_lines(path: Path, data: bytes, problems: list[str]) -> list[tuple[int, dict]]:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        problems.append(f"{path}:{line}: not UTF-8 text (byte {e.start}): binary garbage in a JSON-lines file")
-        return []
-    out = []
-    lines = text.splitlines()
-    for no, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            hint = " (the file looks truncated)" if no == len(lines) and not text.endswith("\n") else ""
-            problems.append(f"{path}:{no}: not valid JSON ({e.msg} at column {e.colno}){hint}")
-            continue
-        if not isinstance(obj, dict):
-            problems.append(f"{path}:{no}: expected a JSON object, got {type(obj).__name__}")
-            continue
-        out.append((no, obj))
-    return out
-
-
 def _read_jsonl(path: Path, data: bytes, ds: Dataset, problems: list[str]) -> list[RunRecord]:
     recs = []
-    for no, obj in _jsonl_lines(path, data, problems):
+    for no, obj in jsonl_objects(path, data, problems):
         where = f"{path}:{no}"
         if obj.get("dataset_hash") not in (None, ds.dataset_hash):
             problems.append(f"{where}: dataset_hash {obj['dataset_hash']!r} is not this dataset's "
@@ -143,7 +116,7 @@ def _read_jsonl(path: Path, data: bytes, ds: Dataset, problems: list[str]) -> li
 
 def _read_lmms(path: Path, data: bytes, ds: Dataset, problems: list[str]) -> list[RunRecord]:
     recs = []
-    for no, obj in _jsonl_lines(path, data, problems):
+    for no, obj in jsonl_objects(path, data, problems):
         where = f"{path}:{no}"
         doc = obj.get("doc") if isinstance(obj.get("doc"), dict) else {}
         key = doc.get("instance_id", obj.get("doc_id"))

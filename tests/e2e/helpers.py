@@ -44,3 +44,11 @@ def wait_stage(page) -> str:
     if page.locator(".rg-root").count():
         return "grid"
     return "feedback"
+
+
+def start(page, url: str) -> None:
+    """Open a study link and go through consent and instructions."""
+    page.goto(url)
+    page.get_by_text("I have read the above").click()
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("button", name="I understand").click()

@@ -5,6 +5,7 @@ import time
 from rose_core.store import Store
 from rose_core.study import StudyConfig, create_study
 
+from . import helpers
 from .helpers import answer, participant_id, shown_item, wait_stage
 
 
@@ -16,10 +17,7 @@ def make_study(server, ds, **kw):
 
 
 def start(page, server, study, pid="PP1"):
-    page.goto(f"{server.url}/?study={study.study_id}&PROLIFIC_PID={pid}&STUDY_ID=PS&SESSION_ID=SS")
-    page.get_by_text("I have read the above").click()
-    page.get_by_role("button", name="Continue").click()
-    page.get_by_role("button", name="I understand").click()
+    helpers.start(page, f"{server.url}/?study={study.study_id}&PROLIFIC_PID={pid}&STUDY_ID=PS&SESSION_ID=SS")
 
 
 def test_whole_study_in_chromium(server, page, small_dataset):

@@ -2,7 +2,7 @@
 from rose_core.store import Store
 from rose_core.study import StudyConfig, create_study
 
-from .helpers import answer, shown_item
+from .helpers import answer, shown_item, start
 
 
 def test_reload_and_closed_tab_resume_same_item(server, browser, small_dataset):
@@ -12,10 +12,7 @@ def test_reload_and_closed_tab_resume_same_item(server, browser, small_dataset):
     url = f"{server.url}/?study={study.study_id}&PROLIFIC_PID=RES1"
     ctx = browser.new_context()
     page = ctx.new_page()
-    page.goto(url)
-    page.get_by_text("I have read the above").click()
-    page.get_by_role("button", name="Continue").click()
-    page.get_by_role("button", name="I understand").click()
+    start(page, url)
     page.wait_for_selector(".rg-root")
     first = shown_item(store, small_dataset, study.study_id, "RES1")
     answer(page, first)
@@ -57,10 +54,7 @@ def test_killed_server_loses_no_acknowledged_response(server, browser, small_dat
         name="kill", split="test", practice_items=0, attention_every=0, items_per_participant=6))
     url = f"{server.url}/?study={study.study_id}&PROLIFIC_PID=KILL"
     page = browser.new_page()
-    page.goto(url)
-    page.get_by_text("I have read the above").click()
-    page.get_by_role("button", name="Continue").click()
-    page.get_by_role("button", name="I understand").click()
+    start(page, url)
     answered = []
     for _ in range(3):
         page.wait_for_selector(".rg-root")
