@@ -39,11 +39,19 @@ participant = "study" in st.query_params or "part_pid" in st.session_state
 if participant:
     nav = st.navigation([st.Page("pages/participant.py", title="ROSE study", icon="🌹")], position="hidden")
 elif st.session_state.get("auth_experimenter"):
-    nav = st.navigation({"Experimenter": [
-        st.Page("pages/studies.py", title="Studies", icon="🧪", default=True),
-        st.Page("pages/model_runs.py", title="Model runs", icon="🤖"),
-        st.Page("pages/scene_explorer.py", title="Scene explorer", icon="🔎"),
-    ]})
+    nav = st.navigation({
+        "Collect": [
+            st.Page("pages/studies.py", title="Studies", icon="🧪", default=True),
+            st.Page("pages/model_runs.py", title="Model runs", icon="🤖"),
+            st.Page("pages/scene_explorer.py", title="Scene explorer", icon="🔎"),
+        ],
+        "Analyse": [
+            st.Page("pages/results.py", title="Results", icon="📊"),
+            st.Page("pages/agreement.py", title="Agreement and difficulty", icon="🤝"),
+            st.Page("pages/participants_overview.py", title="Participants", icon="👥"),
+            st.Page("pages/drilldown.py", title="Drill-down", icon="🔬"),
+        ],
+    })
 else:
     nav = st.navigation([st.Page(sign_in, title="Sign in", icon="🔑")])
 nav.run()

@@ -1,24 +1,163 @@
-"""Scored responses from the store as frames, and per-run summary rows (the ROSE table's raw material)."""
+"""The ROSE paper's tables rebuilt from data, plus what the paper could not show: agreement, difficulty,
+participants and exclusions. Plain functions over pandas frames; the dashboard pages only lay them out.
+
+Conventions: rates are percentages; a solver is "Human" (participants pooled over the selected studies),
+a model run's name, or "<name> (agent)"; published reference rows are labelled "(published)".
+"""
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
 import pandas as pd
 
-from .metrics import ScoredRow, Summary, summarize
+from .dataset import Dataset
+from .metrics import COUNTING, ACTION, ScoredRow, Summary, summarize
+from .records import GROUPS, MAIN_TEMPLATES, SUBSET_GROUP, TEMPLATE_LABEL, Cell
 from .store import Store
+
+REFERENCE_DIR = Path(__file__).resolve().parent.parent / "data" / "reference"
+LABELS = [TEMPLATE_LABEL[t] for t in MAIN_TEMPLATES]
 
 _SQL = """
 SELECT r.run_id, runs.solver_kind, runs.solver_name, runs.study_id, r.participant_id, r.instance_id,
-       r.template, r.subset, r.split, r.scene_id, r.valid, r.passed, r.failure, r.protocol, r.total_ms,
-       r.first_action_ms
+       r.template, r.subset, r.split, r.scene_id, r.valid, r.passed, r.failure, r.errors, r.protocol, r.parsed,
+       r.total_ms, r.first_action_ms, r.focus_lost, r.submitted_at
 FROM responses r JOIN runs USING (run_id)
 WHERE r.kind = 'main'
 """
 
 
+# --------------------------------------------------------------------------- frames, filters, exclusions
+
 def responses_frame(store: Store) -> pd.DataFrame:
     """Every main response (participants' practice and attention items excluded), one row each."""
     with store.connect() as conn:
-        return pd.read_sql_query(_SQL, conn)
+        df = pd.read_sql_query(_SQL, conn)
+    df["solver"] = np.where(df["solver_kind"] == "human", "Human",
+                            np.where(df["solver_kind"] == "agent", df["solver_name"] + " (agent)", df["solver_name"]))
+    df["unit"] = np.where(df["solver_kind"] == "human", df["participant_id"], df["scene_id"])
+    return df
+
+
+@dataclass(frozen=True)
+class Filters:
+    split: str | None = None
+    subsets: tuple[str, ...] = ()
+    templates: tuple[str, ...] = ()
+    studies: tuple[str, ...] = ()      # human responses only from these studies (empty: all)
+    solvers: tuple[str, ...] = ()
+
+    def apply(self, df: pd.DataFrame) -> pd.DataFrame:
+        m = pd.Series(True, index=df.index)
+        if self.split:
+            m &= df["split"] == self.split
+        if self.subsets:
+            m &= df["subset"].isin(self.subsets)
+        if self.templates:
+            m &= df["template"].isin(self.templates)
+        if self.studies:
+            m &= (df["solver_kind"] != "human") | df["study_id"].isin(self.studies)
+        if self.solvers:
+            m &= df["solver"].isin(self.solvers)
+        return df[m]
+
+
+@dataclass(frozen=True)
+class ExclusionRules:
+    """Pre-registrable participant exclusions; each can be switched off."""
+
+    failed_attention: bool = True
+    too_fast_ms: float | None = 1500.0   # median time per main item below this
+    streak: int | None = 10              # this many answers in a row that say the same (same clicks and count)
+
+    def describe(self) -> str:
+        parts = []
+        if self.failed_attention:
+            parts.append("failed an attention check")
+        if self.too_fast_ms:
+            parts.append(f"median time per item < {self.too_fast_ms / 1000:g} s")
+        if self.streak:
+            parts.append(f"≥ {self.streak} identical answers in a row")
+        return "; ".join(parts) if parts else "none"
+
+
+def _answer_key(parsed: str | None) -> tuple:
+    """What an answer says, whatever its terminal: DONE, COUNT(0) and SUBMIT(0) all say "nothing"."""
+    try:
+        p = json.loads(parsed) if parsed else {}
+    except ValueError:
+        return ("?",)
+    clicks = tuple(sorted(tuple(c) for c in p.get("clicks") or []))
+    count = p.get("count")
+    return clicks, len(clicks) if count is None else count
+
+
+def _longest_streak(values: list) -> int:
+    best = run = 0
+    prev = object()
+    for v in values:
+        run = run + 1 if v == prev else 1
+        prev = v
+        best = max(best, run)
+    return best
+
+
+def participant_table(store: Store, rules: ExclusionRules) -> pd.DataFrame:
+    """One row per participant: timing, practice, attention, streaks, and why (if) excluded."""
+    parts = pd.DataFrame(store.query(
+        "SELECT p.participant_id, p.study_id, s.name AS study, p.external_id, p.source, p.practice_attempts, "
+        "p.practice_passed, p.end_reason FROM participants p JOIN studies s USING (study_id)"))
+    if parts.empty:
+        return parts
+    resp = pd.DataFrame(store.query(
+        "SELECT participant_id, kind, passed, parsed, total_ms, first_action_ms, submitted_at FROM responses "
+        "WHERE participant_id != '' ORDER BY submitted_at"))
+    rows = []
+    for p in parts.itertuples(index=False):
+        mine = resp[resp["participant_id"] == p.participant_id] if not resp.empty else resp
+        main = mine[mine["kind"] == "main"] if not mine.empty else mine
+        att = mine[mine["kind"] == "attention"] if not mine.empty else mine
+        prac = mine[mine["kind"] == "practice"] if not mine.empty else mine
+        med = float(main["total_ms"].median()) if len(main) else None
+        streak = _longest_streak([_answer_key(x) for x in main["parsed"]]) if len(main) else 0
+        reasons = []
+        if rules.failed_attention and len(att) and att["passed"].min() == 0:
+            reasons.append("attention")
+        if rules.too_fast_ms and med is not None and med < rules.too_fast_ms:
+            reasons.append("too fast")
+        if rules.streak and streak >= rules.streak:
+            reasons.append("streak")
+        rows.append({**p._asdict(), "main_items": len(main),
+                     "main_pass_rate": 100 * main["passed"].mean() if len(main) else None,
+                     "median_item_s": med / 1000 if med is not None else None,
+                     "median_first_action_s": float(main["first_action_ms"].median()) / 1000
+                     if len(main) and main["first_action_ms"].notna().any() else None,
+                     "practice_pass_rate": 100 * prac["passed"].mean() if len(prac) else None,
+                     "attention_checks": len(att), "attention_passed": int(att["passed"].sum()) if len(att) else 0,
+                     "longest_streak": streak, "excluded": ", ".join(reasons)})
+    return pd.DataFrame(rows)
+
+
+def apply_exclusions(df: pd.DataFrame, participants: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """Drop excluded participants' responses; returns (frame, number of participants excluded)."""
+    if participants.empty:
+        return df, 0
+    out = set(participants.loc[participants["excluded"] != "", "participant_id"])
+    return df[~df["participant_id"].isin(out)], len(out)
+
+
+# --------------------------------------------------------------------------- the main table
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    from statsmodels.stats.proportion import proportion_confint
+
+    if n == 0:
+        return (np.nan, np.nan)
+    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+    return 100 * lo, 100 * hi
 
 
 def summarize_frame(df: pd.DataFrame) -> Summary:
@@ -26,13 +165,397 @@ def summarize_frame(df: pd.DataFrame) -> Summary:
                      for t, s, p, v in zip(df["template"], df["subset"], df["passed"], df["valid"]))
 
 
+def _bootstrap_means(g: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> dict[str, tuple[float, float]]:
+    """95% percentile intervals of Avg and Glyph/Emoji/Pixel, resampling units (participants or scenes)."""
+    main = g[g["template"].isin(MAIN_TEMPLATES)]
+    units = main["unit"].astype("category")
+    cols = [(grp, t) for grp in (None, *GROUPS) for t in MAIN_TEMPLATES]
+    codes = units.cat.codes.to_numpy()
+    n_units = len(units.cat.categories)
+    if n_units < 2:
+        return {}
+    grp = main["subset"].map(SUBSET_GROUP).to_numpy()
+    tmpl = main["template"].to_numpy()
+    passed = main["passed"].to_numpy().astype(float)
+    P = np.zeros((n_units, len(cols)))
+    N = np.zeros((n_units, len(cols)))
+    for j, (gname, t) in enumerate(cols):
+        m = (tmpl == t) & ((grp == gname) if gname else True)
+        np.add.at(P[:, j], codes[m], passed[m])
+        np.add.at(N[:, j], codes[m], 1)
+    idx = rng.integers(0, n_units, size=(n_boot, n_units))
+    Ps = P[idx].sum(axis=1)
+    Ns = N[idx].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        R = 100 * Ps / Ns
+    out = {}
+    for k, gname in enumerate((None, *GROUPS)):
+        block = R[:, k * 5:(k + 1) * 5]
+        ok = ~np.isnan(block).any(axis=1)
+        if ok.sum() >= n_boot // 2:
+            means = block[ok].mean(axis=1)
+            out["Avg" if gname is None else gname] = (float(np.percentile(means, 2.5)),
+                                                     float(np.percentile(means, 97.5)))
+    return out
+
+
+def published_rows() -> pd.DataFrame:
+    """The paper's published rows (data/reference), with the Avg recomputed beside the printed one."""
+    pub = pd.read_csv(REFERENCE_DIR / "rose_v0_1_published.csv")
+    pub["solver"] = pub["model"] + " (published)"
+    pub["kind"] = "published"
+    pub["Avg (mean of templates)"] = pub[LABELS].mean(axis=1)
+    return pub.drop(columns=["model"])
+
+
+def main_table(df: pd.DataFrame, n_boot: int = 1000, seed: int = 0, published: bool = True) -> pd.DataFrame:
+    """Per solver: the five template PASS rates, Glyph/Emoji/Pixel, Avg, pooled rate and VALID, each with a
+    95% interval: Wilson for rates over instances; a bootstrap over participants (humans) or scenes (models,
+    agents) for the means of template rates."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for solver, g in df.groupby("solver", sort=False):
+        s = summarize_frame(g)
+        main = g[g["template"].isin(MAIN_TEMPLATES)]
+        row: dict = {"solver": solver, "kind": g["solver_kind"].iloc[0], "responses": len(main),
+                     "units": main["unit"].nunique()}
+        for t in MAIN_TEMPLATES:
+            lab = TEMPLATE_LABEL[t]
+            sub = main[main["template"] == t]
+            row[lab] = s.pass_rate[lab]
+            row[f"{lab} lo"], row[f"{lab} hi"] = wilson(int(sub["passed"].sum()), len(sub))
+        for gname in GROUPS:
+            row[gname] = s.groups[gname]
+        row["Avg"] = s.avg
+        row["Avg (mean of templates)"] = s.avg
+        row["pooled"] = s.pooled
+        row["pooled lo"], row["pooled hi"] = wilson(int(main["passed"].sum()), len(main))
+        row["VALID"] = s.valid
+        row["VALID lo"], row["VALID hi"] = wilson(int(main["valid"].sum()), len(main))
+        for name, (lo, hi) in _bootstrap_means(g, n_boot, rng).items():
+            row[f"{name} lo"], row[f"{name} hi"] = lo, hi
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    if published:
+        out = pd.concat([out, published_rows()], ignore_index=True)
+    return out
+
+
+def table_columns(table: pd.DataFrame, with_intervals: bool = True) -> pd.DataFrame:
+    """The main table as shown: 'value [lo, hi]' strings per metric (one decimal)."""
+    metrics = LABELS + list(GROUPS) + ["Avg", "pooled", "VALID"]
+    out = table[["solver", "kind"]].copy()
+    for m in metrics:
+        def fmt(r, m=m):
+            v = r.get(m)
+            if v is None or pd.isna(v):
+                return ""
+            lo, hi = r.get(f"{m} lo"), r.get(f"{m} hi")
+            if with_intervals and lo is not None and not pd.isna(lo):
+                return f"{v:.1f} [{lo:.1f}, {hi:.1f}]"
+            return f"{v:.1f}"
+        out[m] = table.apply(fmt, axis=1)
+    if "Avg (mean of templates)" in table:
+        out["Avg (mean of templates)"] = table["Avg (mean of templates)"].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    return out
+
+
+# --------------------------------------------------------------------------- the gap
+
+def _majority_correct_scenes(df: pd.DataFrame) -> set[str]:
+    t1 = df[df["template"] == "T1"].groupby("scene_id")["passed"].mean()
+    return set(t1[t1 >= 0.5].index)
+
+
+def gap_table(df: pd.DataFrame, conditioned: bool = False) -> pd.DataFrame:
+    """Counting Avg, Action Avg and their gap per solver; conditioned=True keeps only scenes whose T1
+    answer was correct (for pooled humans: answered correctly by at least half of them)."""
+    rows = []
+    for solver, g in df.groupby("solver", sort=False):
+        if conditioned:
+            keep = _majority_correct_scenes(g)
+            g = g[g["scene_id"].isin(keep)]
+        s = summarize_frame(g)
+        rows.append({"solver": solver, "kind": g["solver_kind"].iloc[0] if len(g) else "",
+                     "scenes": g["scene_id"].nunique(), "Counting Avg": s.counting_avg,
+                     "Action Avg": s.action_avg, "gap": s.gap})
+    return pd.DataFrame(rows)
+
+
+def published_gap() -> pd.DataFrame:
+    pub = published_rows()
+    c = pub[[TEMPLATE_LABEL[t] for t in COUNTING]].mean(axis=1)
+    a = pub[[TEMPLATE_LABEL[t] for t in ACTION]].mean(axis=1)
+    return pd.DataFrame({"solver": pub["solver"], "kind": "published", "scenes": np.nan,
+                         "Counting Avg": c, "Action Avg": a, "gap": c - a})
+
+
+# --------------------------------------------------------------------------- bridges
+
+def _paired(g: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """Pairs of responses to templates a and b by the same solver unit on the same scene."""
+    key = ["participant_id", "scene_id"]
+    x = g[g["template"] == a].drop_duplicates(key)[key + ["passed"]]
+    y = g[g["template"] == b].drop_duplicates(key)[key + ["passed"]]
+    return x.merge(y, on=key, suffixes=("_a", "_b"))
+
+
+def mcnemar_p(pairs: pd.DataFrame) -> float | None:
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    if pairs.empty:
+        return None
+    a, b = pairs["passed_a"].astype(bool), pairs["passed_b"].astype(bool)
+    table = [[int((a & b).sum()), int((a & ~b).sum())], [int((~a & b).sum()), int((~a & ~b).sum())]]
+    discordant = table[0][1] + table[1][0]
+    if discordant == 0:
+        return 1.0
+    return float(mcnemar(table, exact=discordant < 25, correction=True).pvalue)
+
+
+def bridge_table(df: pd.DataFrame) -> pd.DataFrame:
+    """G-Cnt -> G-Clk -> V-Clk and matched local count-to-click, with McNemar p-values of paired differences."""
+    rows = []
+    for solver, g in df.groupby("solver", sort=False):
+        rate = lambda t: 100 * g.loc[g["template"] == t, "passed"].mean() if (g["template"] == t).any() else np.nan  # noqa: E731
+        ml = _paired(g, "mL-Cnt", "T3")
+        given = ml[ml["passed_a"] == 1]
+        rows.append({
+            "solver": solver, "kind": g["solver_kind"].iloc[0],
+            "G-Cnt": rate("T1"), "G-Clk": rate("G-Clk"), "V-Clk": rate("T4"),
+            "p(G-Cnt vs G-Clk)": mcnemar_p(_paired(g, "T1", "G-Clk")),
+            "p(G-Clk vs V-Clk)": mcnemar_p(_paired(g, "G-Clk", "T4")),
+            "mL-Cnt": rate("mL-Cnt"), "L-Clk": rate("T3"),
+            "L-Clk†": 100 * given["passed_b"].mean() if len(given) else np.nan,
+            "Fail†": 100 * (1 - given["passed_b"].mean()) if len(given) else np.nan,
+            "pairs": len(ml), "p(mL-Cnt vs L-Clk)": mcnemar_p(ml),
+        })
+    return pd.DataFrame(rows)
+
+
+def published_bridges() -> pd.DataFrame:
+    pub = pd.read_csv(REFERENCE_DIR / "rose_v0_1_bridges.csv")
+    return pub.rename(columns={"model": "solver", "L-Clk-given-mL-Cnt-correct": "L-Clk†",
+                               "Fail-given-mL-Cnt-correct": "Fail†"}).assign(
+        solver=lambda d: d["solver"] + " (published)", kind="published")
+
+
+# --------------------------------------------------------------------------- failure kinds
+
+def failure_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Share of responses (%) per solver, template and primary failure kind."""
+    g = df.copy()
+    g["failure"] = g["failure"].fillna("pass")
+    counts = g.groupby(["solver", "template", "failure"]).size().rename("n").reset_index()
+    totals = g.groupby(["solver", "template"]).size().rename("total").reset_index()
+    out = counts.merge(totals, on=["solver", "template"])
+    out["share"] = 100 * out["n"] / out["total"]
+    out["label"] = out["template"].map(TEMPLATE_LABEL)
+    return out[out["failure"] != "pass"]
+
+
+# --------------------------------------------------------------------------- agreement
+
+def _clicks(parsed: str) -> set[Cell]:
+    try:
+        return {tuple(c) for c in json.loads(parsed)["clicks"]}  # type: ignore[misc]
+    except (TypeError, ValueError, KeyError):
+        return set()
+
+
+def _count(parsed: str) -> int | None:
+    try:
+        return json.loads(parsed)["count"]
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
+@dataclass
+class HumanAgreement:
+    alpha_cells: float | None          # Krippendorff's alpha, nominal, per-cell click decisions
+    alpha_counts: float | None         # Krippendorff's alpha, ratio, counts
+    click_units: int
+    count_units: int
+    raters_per_item: dict[int, int]    # number of raters -> number of instances
+    panel_accuracy: float | None       # majority vote per instance, against gold
+    individual_accuracy: float | None  # mean individual accuracy on the same instances
+    panel_items: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def human_agreement(df: pd.DataFrame, ds: Dataset) -> HumanAgreement:
+    import krippendorff
+
+    h = df[df["solver_kind"] == "human"]
+    per_item = h.groupby("instance_id")
+    raters = per_item["participant_id"].nunique()
+    multi = raters[raters >= 2].index
+    cell_counts, count_values = [], []
+    panel_pass, indiv = [], []
+    for iid in multi:
+        g = per_item.get_group(iid)
+        inst = ds.instances[iid]
+        scene = ds.scenes[inst.scene_id]
+        n = len(g)
+        if inst.gold.cells is not None:
+            clicked = [_clicks(p) for p in g["parsed"]]
+            for cell in [(r, c) for r in range(1, scene.rows + 1) for c in range(1, scene.cols + 1)
+                         if inst.in_context((r, c))]:
+                k = sum(cell in s for s in clicked)
+                cell_counts.append([n - k, k])
+            votes = {cell for cell in {c for s in clicked for c in s} if sum(cell in s for s in clicked) * 2 > n}
+            panel_ok = votes == set(inst.gold.cells)
+        else:
+            panel_ok = True
+        if inst.gold.count is not None:
+            counts = [c for c in (_count(p) for p in g["parsed"]) if c is not None]
+            if len(counts) >= 2:
+                count_values.append(counts)
+            mode = pd.Series(counts).mode() if counts else pd.Series(dtype=float)
+            panel_ok = panel_ok and len(mode) == 1 and int(mode.iloc[0]) == inst.gold.count
+        panel_pass.append(panel_ok)
+        indiv.append(g["passed"].mean())
+    alpha_cells = alpha_counts = None
+    notes = []
+    if len(cell_counts) >= 2:
+        vc = np.array(cell_counts, dtype=float)
+        if vc[:, 1].sum() and vc[:, 0].sum():
+            alpha_cells = float(krippendorff.alpha(value_counts=vc, level_of_measurement="nominal"))
+    if len(count_values) >= 2:
+        domain = sorted({v for vs in count_values for v in vs})
+        vc = np.array([[vs.count(v) for v in domain] for vs in count_values], dtype=float)
+        if len(domain) > 1:
+            alpha_counts = float(krippendorff.alpha(value_counts=vc, value_domain=domain,
+                                                    level_of_measurement="ratio"))
+        else:
+            notes.append("every count answer was identical: alpha for counts is undefined")
+    if not len(multi):
+        notes.append("no instance has two or more human raters yet")
+    return HumanAgreement(alpha_cells, alpha_counts, len(cell_counts), len(count_values),
+                          {int(k): int(v) for k, v in raters.value_counts().sort_index().items()},
+                          100 * float(np.mean(panel_pass)) if panel_pass else None,
+                          100 * float(np.mean(indiv)) if indiv else None, len(panel_pass), notes)
+
+
+def human_model_agreement(df: pd.DataFrame) -> pd.DataFrame:
+    """Per model or agent: error consistency kappa, Cohen's kappa and the correlation of per-instance human
+    accuracy with the model's correctness, on the instances both answered."""
+    from scipy.stats import pearsonr
+    from sklearn.metrics import cohen_kappa_score
+
+    h = df[df["solver_kind"] == "human"].groupby("instance_id")["passed"].mean()
+    rows = []
+    for solver, g in df[df["solver_kind"] != "human"].groupby("solver", sort=False):
+        m = g.drop_duplicates("instance_id").set_index("instance_id")["passed"]
+        shared = h.index.intersection(m.index)
+        if len(shared) < 2:
+            rows.append({"solver": solver, "shared items": len(shared)})
+            continue
+        acc_h = h.loc[shared].to_numpy()
+        hum = (acc_h >= 0.5).astype(int)
+        mod = m.loc[shared].to_numpy().astype(int)
+        p1, p2 = hum.mean(), mod.mean()
+        c_obs = float((hum == mod).mean())
+        c_exp = p1 * p2 + (1 - p1) * (1 - p2)
+        kappa_ec = (c_obs - c_exp) / (1 - c_exp) if c_exp < 1 else np.nan
+        both_constant = len(set(hum)) < 2 and len(set(mod)) < 2
+        ck = np.nan if both_constant else float(cohen_kappa_score(hum, mod))
+        r = np.nan
+        if acc_h.std() > 0 and mod.std() > 0:
+            r = float(pearsonr(acc_h, mod).statistic)
+        rows.append({"solver": solver, "shared items": len(shared), "human acc": 100 * p1, "model acc": 100 * p2,
+                     "observed consistency": c_obs, "expected consistency": c_exp,
+                     "error consistency κ": kappa_ec, "Cohen's κ": ck, "r(human acc, model correct)": r})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- difficulty
+
+DIFFICULTY_PARAMS = {
+    "grid cells": "n_cells", "targets in grid": "n_targets", "context size (cells)": "context_size",
+    "subset": "subset", "EmojiStyle provider pair": "provider_pair", "PixelEdit changed pixels": "edit_k",
+    "ChineseGlyph similarity": "similarity_bin", "template": "label",
+}
+
+
+def instance_params(ds: Dataset) -> pd.DataFrame:
+    rows = []
+    for inst in ds.instances.values():
+        scene = ds.scenes[inst.scene_id]
+        p = scene.params
+        area = inst.context.area if inst.context_mode == "inside" else scene.rows * scene.cols - inst.context.area
+        rows.append({"instance_id": inst.instance_id, "n_cells": scene.rows * scene.cols,
+                     "n_targets": len(scene.targets), "context_size": area, "label": TEMPLATE_LABEL[inst.template],
+                     "provider_pair": " vs ".join(p["providers"]) if "providers" in p else None,
+                     "edit_k": p.get("edit_k"),
+                     "similarity_bin": f"{int(p['similarity'] * 20) / 20:.2f}" if "similarity" in p else None})
+    return pd.DataFrame(rows)
+
+
+def difficulty_table(df: pd.DataFrame, params: pd.DataFrame, param: str) -> pd.DataFrame:
+    """PASS per value of a generation parameter, per solver (with n)."""
+    col = DIFFICULTY_PARAMS[param]
+    merged = df.merge(params, on="instance_id", how="left", suffixes=("", "_p"))
+    merged = merged[merged[col].notna()]
+    out = merged.groupby(["solver", col])["passed"].agg(["mean", "size"]).reset_index()
+    out["PASS"] = 100 * out["mean"]
+    return out.rename(columns={col: "value", "size": "n"}).drop(columns=["mean"])
+
+
+# --------------------------------------------------------------------------- drill-down
+
+def drill_down(df: pd.DataFrame, ds: Dataset, instance_id: str) -> dict:
+    """Everything about one instance: every response, the human click heatmap, each model's clicks."""
+    inst = ds.instances[instance_id]
+    scene = ds.scenes[inst.scene_id]
+    rows = df[df["instance_id"] == instance_id]
+    humans = rows[rows["solver_kind"] == "human"]
+    heat = np.zeros((scene.rows, scene.cols))
+    for p in humans["parsed"]:
+        for r, c in _clicks(p):
+            if 1 <= r <= scene.rows and 1 <= c <= scene.cols:
+                heat[r - 1, c - 1] += 1
+    models = {s: sorted(_clicks(p)) for s, p in zip(rows.loc[rows["solver_kind"] != "human", "solver"],
+                                                     rows.loc[rows["solver_kind"] != "human", "parsed"])}
+    return {"instance": inst, "scene": scene, "responses": rows, "heat": heat, "n_humans": len(humans),
+            "model_clicks": models}
+
+
+def replay(store: Store, participant_id: str, instance_id: str) -> pd.DataFrame:
+    """A participant's events on an instance in order, with the selection after each step."""
+    ev = pd.DataFrame(store.query(
+        "SELECT view_id, seq, type, row, col, value, client_ts, server_ts FROM events WHERE participant_id = ? "
+        "AND instance_id = ? ORDER BY server_ts, seq", (participant_id, instance_id)))
+    if ev.empty:
+        return ev
+    state: list[tuple[int, int]] = []
+    after = []
+    for e in ev.itertuples(index=False):
+        cell = (e.row, e.col)
+        if e.type == "click":
+            state = state + [cell]
+        elif e.type == "unclick" or (e.type == "undo" and cell in state):
+            state = [x for x in state if x != cell]
+        elif e.type == "undo":
+            state = state + [cell]
+        elif e.type == "clear":
+            state = []
+        after.append("; ".join(f"R{r}C{c}" for r, c in state))
+    ev["selection after"] = after
+    t0 = ev["client_ts"].dropna().min()
+    ev["t (s)"] = (ev["client_ts"] - t0) / 1000
+    return ev
+
+
+# --------------------------------------------------------------------------- per run
+
 def run_summaries(store: Store) -> pd.DataFrame:
     """One row per run: solver, kind, n, per-template PASS, Glyph/Emoji/Pixel, Avg, pooled, VALID, gap."""
     df = responses_frame(store)
     rows = []
     for (run_id, kind, name), g in df.groupby(["run_id", "solver_kind", "solver_name"], sort=False):
         s = summarize_frame(g)
-        rows.append({"run": run_id, "solver": name, "kind": kind, "responses": len(g),
-                     **{k: v for k, v in s.pass_rate.items()}, **s.groups, "Avg": s.avg, "pooled": s.pooled,
-                     "VALID": s.valid, "Counting Avg": s.counting_avg, "Action Avg": s.action_avg, "gap": s.gap})
+        rows.append({"run": run_id, "solver": name, "kind": kind, "responses": len(g), **s.pass_rate, **s.groups,
+                     "Avg": s.avg, "pooled": s.pooled, "VALID": s.valid, "Counting Avg": s.counting_avg,
+                     "Action Avg": s.action_avg, "gap": s.gap})
     return pd.DataFrame(rows)

@@ -149,6 +149,35 @@ def cmd_runs(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(a: argparse.Namespace) -> int:
+    import math
+
+    from .analysis import ExclusionRules, Filters, apply_exclusions, main_table, participant_table, responses_frame
+    from .store import Store
+
+    if not Path(a.db).exists():
+        print(f"error: no database at {a.db}", file=sys.stderr)
+        return 2
+    store = Store(a.db)
+    rules = ExclusionRules() if a.exclusions else ExclusionRules(False, None, None)
+    df = Filters(split=a.split).apply(responses_frame(store))
+    df, n_excluded = apply_exclusions(df, participant_table(store, rules))
+    table = main_table(df, n_boot=a.boot, published=not a.no_published)
+    rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+            for r in table.to_dict(orient="records")]
+    report = {"avg_definition": "mean of the five template PASS rates (T1..T5); 'pooled' is the instance rate",
+              "exclusions": rules.describe(), "participants_excluded": n_excluded, "split": a.split or "all",
+              "rows": rows}
+    if a.json:
+        print(json.dumps(report, indent=1))
+    else:
+        from .analysis import table_columns
+
+        print(table_columns(table).to_string(index=False))
+        print(f"exclusions: {report['exclusions']} ({n_excluded} participants excluded)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rose_core", description="ROSE Studio core: build, check, score.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -221,6 +250,15 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("runs", help="list the runs in the database")
     r.add_argument("--db", default=str(db_path()))
     r.set_defaults(fn=cmd_runs)
+    rp = sub.add_parser("report", help="the main ROSE table from the database (for scripts: --json)")
+    rp.add_argument("--db", default=str(db_path()))
+    rp.add_argument("--json", action="store_true")
+    rp.add_argument("--split", choices=["dev", "test"], default=None)
+    rp.add_argument("--boot", type=int, default=1000, help="bootstrap resamples for the Avg intervals")
+    rp.add_argument("--no-exclusions", dest="exclusions", action="store_false",
+                    help="keep every participant (default: apply the standard exclusion rules)")
+    rp.add_argument("--no-published", action="store_true", help="leave out the paper's published rows")
+    rp.set_defaults(fn=cmd_report)
     a = ap.parse_args(argv)
     try:
         return a.fn(a)

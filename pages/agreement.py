@@ -1,0 +1,50 @@
+"""Agreement and difficulty (experimenters): human–human reliability, human–model consistency, PASS by parameter."""
+import plotly.express as px
+import streamlit as st
+
+from rose_core.analysis import DIFFICULTY_PARAMS
+from ui.dash import View, chart, table
+
+v = View()
+st.title("Agreement and difficulty")
+st.caption(v.caption())
+
+st.markdown("#### Human – human")
+ha = v.compute("human_agreement")
+c1, c2, c3, c4 = st.columns(4)
+fmt = lambda x, d=3: "–" if x is None else f"{x:.{d}f}"  # noqa: E731
+c1.metric("Krippendorff α, cell clicks (nominal)", fmt(ha.alpha_cells), help=f"{ha.click_units} cell units")
+c2.metric("Krippendorff α, counts (ratio)", fmt(ha.alpha_counts), help=f"{ha.count_units} count units")
+c3.metric("Panel (majority vote) accuracy", fmt(ha.panel_accuracy, 1) + (" %" if ha.panel_accuracy is not None else ""))
+c4.metric("Mean individual accuracy", fmt(ha.individual_accuracy, 1) + (" %" if ha.individual_accuracy is not None else ""))
+st.caption(f"Over {ha.panel_items} instances with two or more human raters. Raters per instance: "
+           + ", ".join(f"{k} raters: {n} instances" for k, n in ha.raters_per_item.items()))
+for note in ha.notes:
+    st.info(note)
+
+st.markdown("#### Human – model")
+hm = v.compute("human_model")
+if hm.empty:
+    st.info("No model or agent shares instances with the humans in this selection.")
+else:
+    table(hm.round(4), "rose_human_model_agreement", "agree_hm")
+    st.caption("Error consistency κ = (c_obs − c_exp) / (1 − c_exp), c_exp = p_h·p_m + (1−p_h)(1−p_m), with the human "
+               "answer per instance = correct when at least half the participants were; Cohen's κ on the same "
+               "correctness vectors (scikit-learn); r = Pearson correlation of per-instance human accuracy with "
+               "the model's correctness (SciPy).")
+    if "error consistency κ" in hm:
+        fig = px.bar(hm, x="solver", y=["error consistency κ", "Cohen's κ", "r(human acc, model correct)"],
+                     barmode="group", title="Human–model agreement")
+        chart(fig, "rose_human_model_agreement", "agree_fig_hm")
+
+st.markdown("#### Difficulty")
+param = st.selectbox("Generation parameter", list(DIFFICULTY_PARAMS), key="agree_param")
+diff = v.compute("difficulty", param)
+if diff.empty:
+    st.info("No response has this parameter in the selection.")
+else:
+    table(diff.round(2), f"rose_difficulty_{DIFFICULTY_PARAMS[param]}", "agree_diff")
+    diff["value"] = diff["value"].astype(str)
+    fig = px.line(diff.sort_values("value"), x="value", y="PASS", color="solver", markers=True, range_y=[0, 100],
+                  hover_data=["n"], title=f"PASS by {param}")
+    chart(fig, f"rose_difficulty_{DIFFICULTY_PARAMS[param]}", "agree_fig_diff")

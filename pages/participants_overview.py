@@ -1,0 +1,42 @@
+"""Participants (experimenters): time per item, first action, practice and attention checks, exclusions."""
+import plotly.express as px
+import streamlit as st
+
+from ui.dash import View, chart, table
+
+v = View()
+st.title("Participants")
+st.caption(v.caption())
+parts = v.participants
+if parts.empty:
+    st.info("No participant yet.")
+    st.stop()
+if v.filters.studies:
+    parts = parts[parts["study_id"].isin(v.filters.studies)]
+ex = parts[parts["excluded"] != ""]
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Participants", len(parts))
+c2.metric("Excluded", len(ex))
+c3.metric("Screened out at practice", int((parts["end_reason"] == "screened_out").sum()))
+c4.metric("Completed", int((parts["end_reason"] == "completed").sum()))
+st.caption(f"Exclusion rules: {v.rules.describe()}. Reasons: "
+           + (", ".join(f"{r}: {n}" for r, n in ex["excluded"].str.split(", ").explode().value_counts().items())
+              or "none"))
+table(parts, "rose_participants", "parts_table")
+
+humans = v.everything[v.everything["solver_kind"] == "human"]
+if v.filters.studies:
+    humans = humans[humans["study_id"].isin(v.filters.studies)]
+if not humans.empty:
+    humans = humans.assign(item_s=humans["total_ms"] / 1000, first_action_s=humans["first_action_ms"] / 1000,
+                           excluded=humans["participant_id"].isin(ex["participant_id"]))
+    fig = px.histogram(humans, x="item_s", color="excluded", nbins=60, title="Time per item (s)",
+                       labels={"item_s": "seconds"})
+    chart(fig, "rose_time_per_item", "parts_fig_time")
+    fig = px.box(humans, x="template", y="first_action_s", color="excluded", title="Time to first action by template",
+                 labels={"first_action_s": "seconds"})
+    chart(fig, "rose_first_action", "parts_fig_first")
+fig = px.scatter(parts, x="practice_pass_rate", y="main_pass_rate", color="excluded", hover_data=["external_id"],
+                 title="Practice vs main accuracy", labels={"practice_pass_rate": "practice PASS %",
+                                                            "main_pass_rate": "main PASS %"})
+chart(fig, "rose_practice_vs_main", "parts_fig_practice")

@@ -1,0 +1,59 @@
+"""Results (experimenters): the ROSE main table, the perception-to-action gap, the bridges, failure kinds."""
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+import streamlit as st
+
+from rose_core.analysis import LABELS, published_bridges, published_gap, table_columns
+from ui.dash import View, chart, table
+
+v = View()
+st.title("Results")
+st.caption(v.caption())
+
+st.markdown("#### Main table")
+main = v.compute("main")
+table(table_columns(main), "rose_main_table", "results_main")
+st.caption("Avg = mean of the five template PASS rates (G-Cnt, L-Cnt, L-Clk, V-Clk, Excl-CS), as the ROSE spec "
+           "defines it; 'pooled' is the share of all T1–T5 responses that pass. Intervals: Wilson (95 %) for rates "
+           "over instances; bootstrap over participants (humans) or scenes (models, agents) for Avg and "
+           "Glyph/Emoji/Pixel. Published rows come from the paper as printed: their Avg is shown beside the mean "
+           "of their own template columns (the published Human Avg 98.8 is not the mean of its columns, 98.44).")
+long = main.melt(id_vars=["solver", "kind"], value_vars=LABELS, var_name="template", value_name="PASS")
+fig = px.bar(long, x="template", y="PASS", color="solver", barmode="group", range_y=[0, 100],
+             title="PASS per template and solver")
+chart(fig, "rose_pass_by_template", "results_fig_main")
+
+st.markdown("#### Perception-to-action gap")
+cond = st.toggle("Only scenes whose T1 (global count) answer was correct", key="results_conditioned")
+gap = v.compute("gap", cond)
+if not cond:
+    gap = pd.concat([gap, published_gap()], ignore_index=True)
+table(gap.round(2), "rose_gap" + ("_conditioned" if cond else ""), "results_gap")
+fig = go.Figure()
+fig.add_bar(name="Counting Avg", x=gap["solver"], y=gap["Counting Avg"])
+fig.add_bar(name="Action Avg", x=gap["solver"], y=gap["Action Avg"])
+fig.add_scatter(name="gap", x=gap["solver"], y=gap["gap"], mode="markers", marker={"size": 12, "symbol": "diamond"})
+fig.update_layout(barmode="group", yaxis_title="%", title="Counting Avg − Action Avg"
+                  + (" (scenes with a correct T1)" if cond else ""))
+chart(fig, "rose_gap", "results_fig_gap")
+
+st.markdown("#### Bridges")
+br = pd.concat([v.compute("bridges"), published_bridges()], ignore_index=True)
+table(br.round(4), "rose_bridges", "results_bridges")
+st.caption("L-Clk† = L-Clk on the pairs (same solver, same scene) whose mL-Cnt was correct; Fail† = 100 − L-Clk†. "
+           "p-values: McNemar on the paired answers (exact binomial below 25 discordant pairs).")
+steps = br.melt(id_vars=["solver"], value_vars=["G-Cnt", "G-Clk", "V-Clk"], var_name="step", value_name="PASS")
+fig = px.line(steps, x="step", y="PASS", color="solver", markers=True, range_y=[0, 100],
+              title="Global-click bridge: G-Cnt → G-Clk → V-Clk")
+chart(fig, "rose_bridge_global", "results_fig_bridge")
+
+st.markdown("#### Failure kinds")
+fk = v.compute("failures")
+if fk.empty:
+    st.info("No failing response in this selection.")
+else:
+    table(fk.round(2), "rose_failure_kinds", "results_failures")
+    fig = px.bar(fk, x="label", y="share", color="failure", facet_col="solver", facet_col_wrap=3,
+                 title="Share of responses by failure kind", labels={"label": "template", "share": "% of responses"})
+    chart(fig, "rose_failure_kinds", "results_fig_failures")

@@ -1,0 +1,120 @@
+"""What every dashboard page shares: cached data (keyed by the data version, not the rerun), the sidebar
+filters and exclusion switches, and tables/charts that export themselves (CSV, HTML; PNG from the chart's
+own camera button)."""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from rose_core import SUBSETS, TEMPLATES
+from rose_core.analysis import (
+    ExclusionRules, Filters, apply_exclusions, bridge_table, difficulty_table, failure_table, gap_table,
+    human_agreement, human_model_agreement, instance_params, main_table, participant_table, responses_frame,
+)
+from rose_core.study import list_studies
+from ui.resources import dataset, store
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _frame(db: str, version: tuple) -> pd.DataFrame:
+    from rose_core.store import Store
+
+    return responses_frame(Store(db))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _participants(db: str, version: tuple, rules: ExclusionRules) -> pd.DataFrame:
+    from rose_core.store import Store
+
+    return participant_table(Store(db), rules)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _compute(kind: str, arg: object, version: tuple, filters: Filters, rules: ExclusionRules, _df: pd.DataFrame,
+             _ds) -> object:
+    """Heavy analyses, cached per (data version, filters, exclusions, argument): never per rerun."""
+    if kind == "main":
+        return main_table(_df)
+    if kind == "gap":
+        return gap_table(_df, conditioned=bool(arg))
+    if kind == "bridges":
+        return bridge_table(_df)
+    if kind == "failures":
+        return failure_table(_df)
+    if kind == "human_agreement":
+        return human_agreement(_df, _ds)
+    if kind == "human_model":
+        return human_model_agreement(_df)
+    if kind == "difficulty":
+        return difficulty_table(_df, cached_instance_params(_ds.dataset_hash), str(arg))
+    raise ValueError(kind)
+
+
+@st.cache_resource(show_spinner=False)
+def cached_instance_params(dataset_hash: str) -> pd.DataFrame:
+    return instance_params(dataset())
+
+
+class View:
+    """The filtered, exclusion-applied responses a page works on, and how they were chosen."""
+
+    def __init__(self):
+        db = store()
+        self.db = db
+        self.ds = dataset()
+        self.version = db.data_version()
+        everything = _frame(str(db.path), self.version)
+        self.filters, self.rules = sidebar(everything)
+        self.participants = _participants(str(db.path), self.version, self.rules)
+        self.df, self.n_excluded = apply_exclusions(self.filters.apply(everything), self.participants)
+        self.everything = everything
+
+    def compute(self, kind: str, arg: object = None):
+        return _compute(kind, arg, self.version, self.filters, self.rules, self.df, self.ds)
+
+    def caption(self) -> str:
+        f = self.filters
+        bits = [f"split {f.split or 'all'}"]
+        if f.subsets:
+            bits.append("subsets " + ", ".join(f.subsets))
+        if f.templates:
+            bits.append("templates " + ", ".join(f.templates))
+        if f.studies:
+            bits.append(f"{len(f.studies)} studies")
+        ex = f"exclusions on ({self.rules.describe()}): {self.n_excluded} participants excluded" \
+            if self.rules != ExclusionRules(False, None, None) else "exclusions off: every participant kept"
+        return f"{len(self.df):,} responses · " + " · ".join(bits) + " · " + ex
+
+
+def sidebar(df: pd.DataFrame) -> tuple[Filters, ExclusionRules]:
+    sb = st.sidebar
+    sb.markdown("### Filters")
+    split = sb.selectbox("Split", ["all", "dev", "test"], key="dash_split")
+    subsets = sb.multiselect("Subsets", SUBSETS, key="dash_subsets")
+    templates = sb.multiselect("Templates", TEMPLATES, key="dash_templates")
+    studies = {s.study_id: s.name for s in list_studies(store())}
+    chosen = sb.multiselect("Studies (human rows)", list(studies), format_func=lambda s: studies[s], key="dash_studies")
+    solvers = sb.multiselect("Solvers", sorted(df["solver"].unique()) if len(df) else [], key="dash_solvers")
+    sb.markdown("### Participant exclusions")
+    att = sb.checkbox("Failed an attention check", value=True, key="dash_ex_att")
+    fast_on = sb.checkbox("Too fast", value=True, key="dash_ex_fast")
+    fast = sb.number_input("… median seconds per item below", 0.1, 60.0, 1.5, key="dash_ex_fast_s") if fast_on else None
+    streak_on = sb.checkbox("Response streaks", value=True, key="dash_ex_streak")
+    streak = sb.number_input("… identical answers in a row", 2, 100, 10, key="dash_ex_streak_n") if streak_on else None
+    return (Filters(None if split == "all" else split, tuple(subsets), tuple(templates), tuple(chosen), tuple(solvers)),
+            ExclusionRules(att, fast * 1000 if fast else None, int(streak) if streak else None))
+
+
+def table(df: pd.DataFrame, name: str, key: str, **kw) -> None:
+    st.dataframe(df, hide_index=True, width="stretch", **kw)
+    st.download_button("CSV", lambda: df.to_csv(index=False).encode(), f"{name}.csv", "text/csv", key=f"{key}_csv",
+                       on_click="ignore")
+
+
+def chart(fig: go.Figure, name: str, key: str) -> None:
+    st.plotly_chart(fig, key=key, config={"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
+                                          "displaylogo": False})
+    st.download_button("HTML", lambda: fig.to_html(include_plotlyjs=True, full_html=True).encode(), f"{name}.html",
+                       "text/html", key=f"{key}_html", on_click="ignore")
+
