@@ -22,9 +22,9 @@ REFERENCE_DIR = Path(__file__).resolve().parent.parent / "data" / "reference"
 LABELS = [TEMPLATE_LABEL[t] for t in MAIN_TEMPLATES]
 
 _SQL = """
-SELECT r.run_id, runs.solver_kind, runs.solver_name, runs.study_id, r.participant_id, r.instance_id,
-       r.template, r.subset, r.split, r.scene_id, r.valid, r.passed, r.failure, r.errors, r.protocol, r.parsed,
-       r.total_ms, r.first_action_ms, r.focus_lost, r.submitted_at
+SELECT r.response_id, r.run_id, runs.solver_kind, runs.solver_name, runs.study_id, r.participant_id, r.instance_id,
+       r.template, r.subset, r.split, r.scene_id, r.valid, r.passed, r.failure, r.protocol, r.parsed,
+       r.total_ms, r.first_action_ms
 FROM responses r JOIN runs USING (run_id)
 WHERE r.kind = 'main'
 """
@@ -32,14 +32,101 @@ WHERE r.kind = 'main'
 
 # --------------------------------------------------------------------------- frames, filters, exclusions
 
-def responses_frame(store: Store) -> pd.DataFrame:
-    """Every main response (participants' practice and attention items excluded), one row each."""
+def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
+    """Every main response (participants' practice and attention items excluded), one row each; with
+    after_id, only the responses stored after that one (for incremental refreshes)."""
     with store.connect() as conn:
-        df = pd.read_sql_query(_SQL, conn)
+        df = pd.read_sql_query(_SQL + " AND r.response_id > ? ORDER BY r.response_id", conn, params=(after_id,))
+    # Fixed dtypes, whatever this batch holds: an appended batch must look like a full reload.
+    df["study_id"] = df["study_id"].fillna("").astype(object)
+    for col in ("total_ms", "first_action_ms"):
+        df[col] = df[col].astype(float)
     df["solver"] = np.where(df["solver_kind"] == "human", "Human",
                             np.where(df["solver_kind"] == "agent", df["solver_name"] + " (agent)", df["solver_name"]))
     df["unit"] = np.where(df["solver_kind"] == "human", df["participant_id"], df["scene_id"])
     return df
+
+
+class FrameCache:
+    """The responses frame of one database, refreshed by appending what is new (responses only grow; a
+    removed or replaced run changes the row count differently, and then everything is reloaded).
+
+    A Parquet snapshot beside the database (`<db>.frame.parquet`) makes the first load after a server start
+    a file read plus the rows stored since, instead of a full SQLite scan.
+    """
+
+    def __init__(self, store: Store, snapshot: bool = True):
+        import threading
+
+        self.store = store
+        self.lock = threading.Lock()
+        self.frame: pd.DataFrame | None = None
+        self.state: tuple[int, int] = (0, 0)   # (rows, max response_id) of what the frame holds
+        self.snapshot = Path(f"{store.path}.frame.parquet") if snapshot else None
+        self.snapshot_rows = 0
+
+    def _current(self) -> tuple[int, int]:
+        with self.store.connect() as conn:
+            rows, last = conn.execute("SELECT count(*), coalesce(max(response_id), 0) FROM responses "
+                                      "WHERE kind = 'main'").fetchone()
+        return int(rows), int(last)
+
+    def _load_snapshot(self) -> None:
+        if self.snapshot is None or not self.snapshot.exists():
+            return
+        try:
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(self.snapshot)
+            meta = json.loads(table.schema.metadata[b"rose_state"])
+            self.frame = table.to_pandas()
+            self.state = (int(meta["rows"]), int(meta["last"]))
+            self.snapshot_rows = self.state[0]
+        except Exception:  # a torn or foreign file: ignore it, the database is the truth
+            self.frame, self.state = None, (0, 0)
+
+    def _save_snapshot(self) -> None:
+        if self.snapshot is None or self.frame is None:
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(self.frame, preserve_index=False)
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), b"rose_state": json.dumps(
+            {"rows": self.state[0], "last": self.state[1]}).encode()})
+        tmp = self.snapshot.with_name(self.snapshot.name + ".part")
+        pq.write_table(table, tmp)
+        tmp.replace(self.snapshot)
+        self.snapshot_rows = self.state[0]
+
+    def get(self) -> tuple[pd.DataFrame, tuple[int, int]]:
+        with self.lock:
+            rows, last = self._current()
+            if self.frame is None:
+                self._load_snapshot()
+            if self.frame is not None and (rows, last) == self.state:
+                return self.frame, self.state
+            if self.frame is not None and last >= self.state[1]:
+                new = responses_frame(self.store, after_id=self.state[1])
+                if self.state[0] + len(new) == rows:
+                    if len(new):
+                        self.frame = pd.concat([self.frame, new], ignore_index=True)
+                    self.state = (rows, last)
+                    if rows - self.snapshot_rows > max(1000, rows // 20):  # amortised rewrites
+                        self._save_snapshot()
+                    return self.frame, self.state
+            self.frame = responses_frame(self.store)
+            self.state = (rows, last)
+            self._save_snapshot()
+            return self.frame, self.state
+
+
+def human_version(store: Store) -> tuple[int, int]:
+    """Changes only when participants' responses change (what the participant table depends on)."""
+    with store.connect() as conn:
+        rows, last = conn.execute("SELECT count(*), coalesce(max(response_id), 0) FROM responses "
+                                  "WHERE participant_id != ''").fetchone()
+    return int(rows), int(last)
 
 
 @dataclass(frozen=True)
@@ -112,33 +199,38 @@ def participant_table(store: Store, rules: ExclusionRules) -> pd.DataFrame:
         "p.practice_passed, p.end_reason FROM participants p JOIN studies s USING (study_id)"))
     if parts.empty:
         return parts
-    resp = pd.DataFrame(store.query(
-        "SELECT participant_id, kind, passed, parsed, total_ms, first_action_ms, submitted_at FROM responses "
-        "WHERE participant_id != '' ORDER BY submitted_at"))
-    rows = []
-    for p in parts.itertuples(index=False):
-        mine = resp[resp["participant_id"] == p.participant_id] if not resp.empty else resp
-        main = mine[mine["kind"] == "main"] if not mine.empty else mine
-        att = mine[mine["kind"] == "attention"] if not mine.empty else mine
-        prac = mine[mine["kind"] == "practice"] if not mine.empty else mine
-        med = float(main["total_ms"].median()) if len(main) else None
-        streak = _longest_streak([_answer_key(x) for x in main["parsed"]]) if len(main) else 0
-        reasons = []
-        if rules.failed_attention and len(att) and att["passed"].min() == 0:
-            reasons.append("attention")
-        if rules.too_fast_ms and med is not None and med < rules.too_fast_ms:
-            reasons.append("too fast")
-        if rules.streak and streak >= rules.streak:
-            reasons.append("streak")
-        rows.append({**p._asdict(), "main_items": len(main),
-                     "main_pass_rate": 100 * main["passed"].mean() if len(main) else None,
-                     "median_item_s": med / 1000 if med is not None else None,
-                     "median_first_action_s": float(main["first_action_ms"].median()) / 1000
-                     if len(main) and main["first_action_ms"].notna().any() else None,
-                     "practice_pass_rate": 100 * prac["passed"].mean() if len(prac) else None,
-                     "attention_checks": len(att), "attention_passed": int(att["passed"].sum()) if len(att) else 0,
-                     "longest_streak": streak, "excluded": ", ".join(reasons)})
-    return pd.DataFrame(rows)
+    with store.connect() as conn:
+        resp = pd.read_sql_query(
+            "SELECT participant_id, kind, passed, parsed, total_ms, first_action_ms FROM responses "
+            "WHERE participant_id != '' ORDER BY participant_id, submitted_at, response_id", conn)
+    main = resp[resp["kind"] == "main"]
+    g = main.groupby("participant_id")
+    stats = pd.DataFrame({
+        "main_items": g.size(), "main_pass_rate": 100 * g["passed"].mean(),
+        "median_item_s": g["total_ms"].median() / 1000, "median_first_action_s": g["first_action_ms"].median() / 1000,
+        "longest_streak": g["parsed"].agg(lambda x: _longest_streak([_answer_key(v) for v in x])),
+    })
+    att = resp[resp["kind"] == "attention"].groupby("participant_id")["passed"].agg(["size", "sum"])
+    att.columns = ["attention_checks", "attention_passed"]
+    prac = resp[resp["kind"] == "practice"].groupby("participant_id")["passed"].mean().mul(100).rename(
+        "practice_pass_rate")
+    out = parts.set_index("participant_id").join(stats).join(att).join(prac).reset_index()
+    out["main_items"] = out["main_items"].fillna(0).astype(int)
+    out["longest_streak"] = out["longest_streak"].fillna(0).astype(int)
+    out["attention_checks"] = out["attention_checks"].fillna(0).astype(int)
+    out["attention_passed"] = out["attention_passed"].fillna(0).astype(int)
+    reasons = []
+    for r in out.itertuples(index=False):
+        why = []
+        if rules.failed_attention and r.attention_passed < r.attention_checks:
+            why.append("attention")
+        if rules.too_fast_ms and not pd.isna(r.median_item_s) and r.median_item_s * 1000 < rules.too_fast_ms:
+            why.append("too fast")
+        if rules.streak and r.longest_streak >= rules.streak:
+            why.append("streak")
+        reasons.append(", ".join(why))
+    out["excluded"] = reasons
+    return out
 
 
 def apply_exclusions(df: pd.DataFrame, participants: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -161,8 +253,32 @@ def wilson(k: int, n: int) -> tuple[float, float]:
 
 
 def summarize_frame(df: pd.DataFrame) -> Summary:
-    return summarize(ScoredRow(t, s, bool(p), bool(v))
-                     for t, s, p, v in zip(df["template"], df["subset"], df["passed"], df["valid"]))
+    """`metrics.summarize` for a frame, by group sums instead of a Python loop (same definitions; a test
+    checks both agree)."""
+    from .metrics import _mean, _rate  # the one definition of a rate and of a mean of rates
+
+    by_t = df.groupby("template", observed=True).agg(n=("passed", "size"), p=("passed", "sum"), v=("valid", "sum"))
+    cnt = {t: (int(by_t.at[t, "n"]), int(by_t.at[t, "p"]), int(by_t.at[t, "v"])) if t in by_t.index else (0, 0, 0)
+           for t in TEMPLATE_LABEL}
+    rate = {t: _rate(p, n) for t, (n, p, _) in cnt.items()}
+    main = df[df["template"].isin(MAIN_TEMPLATES)]
+    grp = main.assign(group=main["subset"].map(SUBSET_GROUP)).groupby(["group", "template"], observed=True)["passed"]
+    gsum, gn = grp.sum(), grp.size()
+    groups = {}
+    for gname in GROUPS:
+        present = [t for t in MAIN_TEMPLATES if (gname, t) in gn.index]
+        groups[gname] = _mean(_rate(int(gsum.get((gname, t), 0)), int(gn.get((gname, t), 0)))
+                              for t in MAIN_TEMPLATES) if present else None
+    main_n = sum(cnt[t][0] for t in MAIN_TEMPLATES)
+    counting, action = _mean(rate[t] for t in COUNTING), _mean(rate[t] for t in ACTION)
+    return Summary(
+        n={TEMPLATE_LABEL[t]: cnt[t][0] for t in TEMPLATE_LABEL},
+        pass_rate={TEMPLATE_LABEL[t]: rate[t] for t in TEMPLATE_LABEL},
+        valid_rate={TEMPLATE_LABEL[t]: _rate(cnt[t][2], cnt[t][0]) for t in TEMPLATE_LABEL},
+        groups=groups, avg=_mean(rate[t] for t in MAIN_TEMPLATES),
+        pooled=_rate(sum(cnt[t][1] for t in MAIN_TEMPLATES), main_n),
+        valid=_rate(sum(cnt[t][2] for t in MAIN_TEMPLATES), main_n),
+        counting_avg=counting, action_avg=action, gap=None if counting is None or action is None else counting - action)
 
 
 def _bootstrap_means(g: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> dict[str, tuple[float, float]]:
@@ -170,22 +286,23 @@ def _bootstrap_means(g: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> 
     main = g[g["template"].isin(MAIN_TEMPLATES)]
     units = main["unit"].astype("category")
     cols = [(grp, t) for grp in (None, *GROUPS) for t in MAIN_TEMPLATES]
-    codes = units.cat.codes.to_numpy()
+    codes = units.cat.codes.to_numpy().astype(np.int64)  # int8 for few units: would overflow below
     n_units = len(units.cat.categories)
     if n_units < 2:
         return {}
-    grp = main["subset"].map(SUBSET_GROUP).to_numpy()
-    tmpl = main["template"].to_numpy()
+    t_idx = main["template"].map({t: k for k, t in enumerate(MAIN_TEMPLATES)}).to_numpy()
+    g_idx = main["subset"].map({s: 1 + GROUPS.index(g) for s, g in SUBSET_GROUP.items()}).to_numpy()
     passed = main["passed"].to_numpy().astype(float)
-    P = np.zeros((n_units, len(cols)))
-    N = np.zeros((n_units, len(cols)))
-    for j, (gname, t) in enumerate(cols):
-        m = (tmpl == t) & ((grp == gname) if gname else True)
-        np.add.at(P[:, j], codes[m], passed[m])
-        np.add.at(N[:, j], codes[m], 1)
-    idx = rng.integers(0, n_units, size=(n_boot, n_units))
-    Ps = P[idx].sum(axis=1)
-    Ns = N[idx].sum(axis=1)
+    width = len(cols)
+    flat = np.concatenate([codes * width + t_idx, codes * width + g_idx * 5 + t_idx])  # overall and per group
+    P = np.bincount(flat, weights=np.concatenate([passed, passed]), minlength=n_units * width).reshape(n_units, width)
+    N = np.bincount(flat, minlength=n_units * width).reshape(n_units, width).astype(float)
+    # Each resample draws units with replacement: how often each unit is drawn is multinomial, so the
+    # resampled sums are one matrix product (memory n_boot x units, not n_boot x units x metrics).
+    draws = rng.integers(0, n_units, size=(n_boot, n_units)) + (np.arange(n_boot) * n_units)[:, None]
+    W = np.bincount(draws.ravel(), minlength=n_boot * n_units).reshape(n_boot, n_units).astype(float)
+    Ps = W @ P
+    Ns = W @ N
     with np.errstate(invalid="ignore", divide="ignore"):
         R = 100 * Ps / Ns
     out = {}
@@ -383,58 +500,81 @@ class HumanAgreement:
     notes: list[str] = field(default_factory=list)
 
 
+def _context_cells(ds: Dataset) -> pd.DataFrame:
+    """(instance_id, r, c, gold) for every cell in every click instance's context."""
+    rows = []
+    for inst in ds.instances.values():
+        if inst.gold.cells is None:
+            continue
+        scene = ds.scenes[inst.scene_id]
+        gold = set(inst.gold.cells)
+        rows += [(inst.instance_id, r, c, (r, c) in gold) for r in range(1, scene.rows + 1)
+                 for c in range(1, scene.cols + 1) if inst.in_context((r, c))]
+    return pd.DataFrame(rows, columns=["instance_id", "r", "c", "gold"])
+
+
+_CONTEXT_CACHE: dict[str, pd.DataFrame] = {}
+
+
 def human_agreement(df: pd.DataFrame, ds: Dataset) -> HumanAgreement:
+    """Krippendorff's alpha (per-cell clicks, nominal; counts, ratio), raters per item, and the panel's
+    majority-vote accuracy next to the mean individual accuracy, on instances with two or more raters."""
     import krippendorff
 
     h = df[df["solver_kind"] == "human"]
-    per_item = h.groupby("instance_id")
-    raters = per_item["participant_id"].nunique()
-    multi = raters[raters >= 2].index
-    cell_counts, count_values = [], []
-    panel_pass, indiv = [], []
-    for iid in multi:
-        g = per_item.get_group(iid)
-        inst = ds.instances[iid]
-        scene = ds.scenes[inst.scene_id]
-        n = len(g)
-        if inst.gold.cells is not None:
-            clicked = [_clicks(p) for p in g["parsed"]]
-            for cell in [(r, c) for r in range(1, scene.rows + 1) for c in range(1, scene.cols + 1)
-                         if inst.in_context((r, c))]:
-                k = sum(cell in s for s in clicked)
-                cell_counts.append([n - k, k])
-            votes = {cell for cell in {c for s in clicked for c in s} if sum(cell in s for s in clicked) * 2 > n}
-            panel_ok = votes == set(inst.gold.cells)
-        else:
-            panel_ok = True
-        if inst.gold.count is not None:
-            counts = [c for c in (_count(p) for p in g["parsed"]) if c is not None]
-            if len(counts) >= 2:
-                count_values.append(counts)
-            mode = pd.Series(counts).mode() if counts else pd.Series(dtype=float)
-            panel_ok = panel_ok and len(mode) == 1 and int(mode.iloc[0]) == inst.gold.count
-        panel_pass.append(panel_ok)
-        indiv.append(g["passed"].mean())
-    alpha_cells = alpha_counts = None
+    raters = h.groupby("instance_id")["participant_id"].nunique()
+    multi = raters[raters >= 2]
+    h = h[h["instance_id"].isin(multi.index)]
     notes = []
-    if len(cell_counts) >= 2:
-        vc = np.array(cell_counts, dtype=float)
-        if vc[:, 1].sum() and vc[:, 0].sum():
-            alpha_cells = float(krippendorff.alpha(value_counts=vc, level_of_measurement="nominal"))
-    if len(count_values) >= 2:
-        domain = sorted({v for vs in count_values for v in vs})
-        vc = np.array([[vs.count(v) for v in domain] for vs in count_values], dtype=float)
-        if len(domain) > 1:
-            alpha_counts = float(krippendorff.alpha(value_counts=vc, value_domain=domain,
+    if h.empty:
+        return HumanAgreement(None, None, 0, 0, {int(k): int(v) for k, v in raters.value_counts().sort_index().items()},
+                              None, None, 0, ["no instance has two or more human raters yet"])
+    parsed = [json.loads(p) if p else {} for p in h["parsed"]]
+    n_per = h.groupby("instance_id").size()
+    # Clicks: per (instance, cell) how many raters clicked it, against every context cell.
+    if ds.dataset_hash not in _CONTEXT_CACHE:
+        _CONTEXT_CACHE[ds.dataset_hash] = _context_cells(ds)
+    ctx = _CONTEXT_CACHE[ds.dataset_hash]
+    ctx = ctx[ctx["instance_id"].isin(n_per.index)]
+    clicks = pd.DataFrame([(iid, r, c) for iid, p in zip(h["instance_id"], parsed)
+                           for r, c in {tuple(x) for x in (p.get("clicks") or [])}], columns=["instance_id", "r", "c"])
+    k = clicks.groupby(["instance_id", "r", "c"]).size().rename("k") if len(clicks) else pd.Series(dtype=int, name="k")
+    cells = ctx.merge(k.reset_index(), on=["instance_id", "r", "c"], how="left") if len(clicks) else ctx.assign(k=0)
+    cells["k"] = cells["k"].fillna(0)
+    cells["n"] = cells["instance_id"].map(n_per)
+    alpha_cells = None
+    vc = np.stack([cells["n"] - cells["k"], cells["k"]], axis=1).astype(float)
+    if len(vc) >= 2 and vc[:, 0].sum() and vc[:, 1].sum():
+        alpha_cells = float(krippendorff.alpha(value_counts=vc, level_of_measurement="nominal"))
+    cells["wrong"] = (cells["k"] * 2 > cells["n"]) != cells["gold"]
+    click_ok = ~cells.groupby("instance_id")["wrong"].any()
+    # Counts: per instance the answers' distribution; the panel answer is the unique mode.
+    counts = pd.DataFrame([(iid, p.get("count")) for iid, p in zip(h["instance_id"], parsed)
+                           if p.get("count") is not None], columns=["instance_id", "count"])
+    alpha_counts = None
+    count_ok = pd.Series(dtype=bool)
+    if len(counts):
+        tab = counts.groupby(["instance_id", "count"]).size().unstack(fill_value=0)
+        tab = tab[tab.sum(axis=1) >= 2]
+        if tab.shape[1] > 1 and len(tab) >= 2:
+            alpha_counts = float(krippendorff.alpha(value_counts=tab.to_numpy(float),
+                                                    value_domain=[int(c) for c in tab.columns],
                                                     level_of_measurement="ratio"))
-        else:
+        elif len(tab):
             notes.append("every count answer was identical: alpha for counts is undefined")
-    if not len(multi):
-        notes.append("no instance has two or more human raters yet")
-    return HumanAgreement(alpha_cells, alpha_counts, len(cell_counts), len(count_values),
-                          {int(k): int(v) for k, v in raters.value_counts().sort_index().items()},
-                          100 * float(np.mean(panel_pass)) if panel_pass else None,
-                          100 * float(np.mean(indiv)) if indiv else None, len(panel_pass), notes)
+        top = tab.max(axis=1)
+        unique_mode = (tab.eq(top, axis=0)).sum(axis=1) == 1
+        mode = tab.idxmax(axis=1)
+        gold_count = pd.Series({iid: ds.instances[iid].gold.count for iid in tab.index})
+        count_ok = unique_mode & (mode == gold_count)
+    panel = pd.concat([click_ok.rename("click"), count_ok.rename("count")], axis=1)
+    panel_pass = panel.fillna(True).all(axis=1)
+    indiv = h.groupby("instance_id")["passed"].mean()
+    return HumanAgreement(alpha_cells, alpha_counts, len(vc), int(len(count_ok)),
+                          {int(a): int(b) for a, b in raters.value_counts().sort_index().items()},
+                          100 * float(panel_pass.mean()) if len(panel_pass) else None,
+                          100 * float(indiv.loc[panel_pass.index].mean()) if len(panel_pass) else None,
+                          len(panel_pass), notes)
 
 
 def human_model_agreement(df: pd.DataFrame) -> pd.DataFrame:

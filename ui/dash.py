@@ -9,18 +9,19 @@ import streamlit as st
 
 from rose_core import SUBSETS, TEMPLATES
 from rose_core.analysis import (
-    ExclusionRules, Filters, apply_exclusions, bridge_table, difficulty_table, failure_table, gap_table,
-    human_agreement, human_model_agreement, instance_params, main_table, participant_table, responses_frame,
+    ExclusionRules, FrameCache, Filters, apply_exclusions, human_version, bridge_table, difficulty_table, failure_table, gap_table,
+    human_agreement, human_model_agreement, instance_params, main_table, participant_table,
 )
 from rose_core.study import list_studies
 from ui.resources import dataset, store
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def _frame(db: str, version: tuple) -> pd.DataFrame:
+@st.cache_resource(show_spinner=False)
+def _frames(db: str) -> FrameCache:
+    """Shared by all sessions and read-only to them: it holds no participant's state."""
     from rose_core.store import Store
 
-    return responses_frame(Store(db))
+    return FrameCache(Store(db))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -63,10 +64,9 @@ class View:
         db = store()
         self.db = db
         self.ds = dataset()
-        self.version = db.data_version()
-        everything = _frame(str(db.path), self.version)
+        everything, self.version = _frames(str(db.path)).get()
         self.filters, self.rules = sidebar(everything)
-        self.participants = _participants(str(db.path), self.version, self.rules)
+        self.participants = _participants(str(db.path), human_version(db), self.rules)
         self.df, self.n_excluded = apply_exclusions(self.filters.apply(everything), self.participants)
         self.everything = everything
 

@@ -1,6 +1,7 @@
 """The dashboards' numbers: a constructed run with known rates comes out exactly; Avg and the gap follow the
 spec; published rows are loaded as printed; exclusions, bridges, agreement, difficulty, drill-down."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -157,3 +158,59 @@ def test_report_cli_json(populated_db):
     solvers = {row["solver"] for row in out["rows"]}
     assert {"Human", "oracle (agent)", "GPT-5.5 (published)"} <= solvers
     assert out["participants_excluded"] >= 3 and "mean of the five template" in out["avg_definition"]
+
+
+def test_frame_summary_agrees_with_the_metrics_definition(populated_db):
+    from rose_core.analysis import summarize_frame
+    from rose_core.metrics import ScoredRow, summarize
+
+    df = responses_frame(populated_db)
+    for _, g in df.groupby("solver"):
+        a = summarize_frame(g)
+        b = summarize(ScoredRow(t, s, bool(p), bool(v)) for t, s, p, v in zip(g["template"], g["subset"],
+                                                                                  g["passed"], g["valid"]))
+        assert a == b
+
+
+def test_panel_vote_on_a_constructed_panel(small_dataset):
+    inst = next(i for i in small_dataset.instances.values() if i.template == "G-Clk")
+    gold = inst.gold.cells
+    wrong = [(r, c) for r in range(1, 3) for c in range(1, 3) if (r, c) not in gold][:1]
+    answers = [gold, gold, wrong]          # two of three right: the panel is right
+    rows = [{"solver_kind": "human", "participant_id": f"h{k}", "instance_id": inst.instance_id,
+             "passed": int(a == gold), "parsed": json.dumps({"clicks": [list(c) for c in a], "count": None})}
+            for k, a in enumerate(answers)]
+    ha = human_agreement(pd.DataFrame(rows), small_dataset)
+    assert ha.panel_items == 1 and ha.panel_accuracy == 100.0
+    assert ha.individual_accuracy == pytest.approx(200 / 3)
+    assert ha.raters_per_item == {3: 1}
+
+
+def test_frame_cache_appends_new_responses_and_reloads_after_removal(populated_db, small_dataset, tmp_path):
+    import shutil
+
+    from rose_core.analysis import FrameCache
+    from rose_core.run_import import delete_run
+
+    db = tmp_path / "copy.db"
+    shutil.copy(populated_db.path, db)
+    store = Store(db)
+    cache = FrameCache(store)
+    first, v1 = cache.get()
+    assert Path(f"{db}.frame.parquet").exists()
+    restarted, v = FrameCache(store).get()            # a new process starts from the snapshot
+    assert v == v1
+    pd.testing.assert_frame_equal(restarted, first, check_dtype=False)
+    assert cache.get()[1] == v1                       # unchanged: same frame
+    f = tmp_path / "m.jsonl"
+    f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": "DONE"}) + "\n"
+                         for i in list(small_dataset.instances.values())[:7]))
+    import_run(store, small_dataset, f, "late-model")
+    grown, v2 = cache.get()
+    assert len(grown) == len(first) + 7 and v2 != v1
+    # appending gives a full reload's frame (a new run with no timings may hold None where a reload has NaN)
+    pd.testing.assert_frame_equal(grown, responses_frame(store), check_dtype=False)
+    delete_run(store, "agent:oracle")
+    shrunk, _ = cache.get()
+    pd.testing.assert_frame_equal(shrunk, responses_frame(store), check_dtype=False)
+    assert "oracle (agent)" not in set(shrunk["solver"])

@@ -1,0 +1,93 @@
+"""A large database for the dashboard benchmark: many participants and model runs, written with the real
+scorer (responses are scored exactly as the app scores them) but inserted in bulk for speed."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from rose_core import Dataset, score
+from rose_core.instances import protocol_string
+from rose_core.records import TEMPLATE_OUTPUT
+from rose_core.store import Store, now
+from rose_core.study import StudyConfig, create_study
+
+PROFILES = {  # per-template chance of a right answer, roughly like the paper's models
+    "model-A": (0.93, 0.97, 0.93, 0.84, 0.92), "model-B": (0.92, 0.93, 0.75, 0.64, 0.70),
+    "model-C": (0.80, 0.65, 0.40, 0.38, 0.29), "model-D": (0.64, 0.57, 0.21, 0.21, 0.06),
+    "model-E": (0.66, 0.31, 0.04, 0.06, 0.03), "model-F": (0.48, 0.22, 0.01, 0.01, 0.01),
+    "model-G": (0.62, 0.22, 0.10, 0.21, 0.05), "model-H": (0.64, 0.21, 0.10, 0.21, 0.05),
+    "model-I": (0.61, 0.31, 0.05, 0.05, 0.03), "model-J": (0.90, 0.85, 0.60, 0.55, 0.50),
+}
+T_INDEX = {"T1": 0, "T2": 1, "T3": 2, "T4": 3, "T5": 4, "G-Clk": 2, "mL-Cnt": 1}
+
+
+def _answer(inst, scene, right: bool, rng: random.Random) -> str:
+    out = TEMPLATE_OUTPUT[inst.template]
+    if right:
+        return inst.protocol_answer
+    cells = list(inst.gold.cells or [])
+    if cells and rng.random() < 0.5:
+        cells.pop(rng.randrange(len(cells)))
+    else:
+        cells.append((rng.randint(1, scene.rows), rng.randint(1, scene.cols)))
+    count = (inst.gold.count or 0) + rng.choice([-1, 1, 2])
+    return protocol_string(out, max(0, count), cells)
+
+
+def _row(run_id, pid, inst, text, t, rng, human):
+    s = score_key(inst)(text)
+    return (run_id, pid, inst.instance_id, inst.template, inst.subset, inst.split, inst.scene_id, text,
+            s.parsed.canonical, json.dumps(s.parsed.to_json()), int(s.valid), int(s.passed), s.failure,
+            json.dumps(list(s.errors)), rng.lognormvariate(8.5, 0.5) if human else None,
+            rng.lognormvariate(7.3, 0.5) if human else None, t)
+
+
+_DS: Dataset | None = None
+
+
+def score_key(inst):
+    key = _DS.key(inst.instance_id)
+    return lambda text: score(key, text)
+
+
+SQL = ("INSERT INTO responses(run_id, participant_id, instance_id, template, subset, split, scene_id, response, "
+       "protocol, parsed, valid, passed, failure, errors, total_ms, first_action_ms, submitted_at) "
+       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+
+
+def populate(db_file: Path, ds: Dataset, human_responses: int = 100_000, items_each: int = 50,
+             models: int = 10, seed: int = 0) -> Store:
+    global _DS
+    _DS = ds
+    rng = random.Random(seed)
+    store = Store(db_file)
+    study = create_study(store, ds, StudyConfig(name="bench", split="all", practice_items=0,
+                                                templates=["T1", "T2", "T3", "T4", "T5", "G-Clk", "mL-Cnt"],
+                                                items_per_participant=items_each, target_per_instance=1000))
+    insts = list(ds.instances.values())
+    n_part = human_responses // items_each
+    t = now()
+    rows, parts = [], []
+    for k in range(n_part):
+        pid = f"p{k:06d}"
+        parts.append((pid, study.study_id, f"BENCH{k}", "prolific", k, t, t, t, t, 1, t, "completed"))
+        for inst in rng.sample(insts, items_each):
+            scene = ds.scenes[inst.scene_id]
+            rows.append(_row(study.run_id, pid, inst, _answer(inst, scene, rng.random() < 0.97, rng), t, rng, True))
+    with store.write() as c:
+        c.executemany("INSERT INTO participants(participant_id, study_id, external_id, source, counterbalance, "
+                      "created_at, last_seen_at, consent_at, instructions_at, practice_passed, finished_at, "
+                      "end_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", parts)
+        c.executemany(SQL, rows)
+    for name in list(PROFILES)[:models]:
+        prof = PROFILES[name]
+        run_id = f"model:{name}"
+        mrows = [_row(run_id, "", inst, _answer(inst, ds.scenes[inst.scene_id],
+                                                rng.random() < prof[T_INDEX[inst.template]], rng), t, rng, False)
+                 for inst in insts]
+        with store.write() as c:
+            c.execute("INSERT INTO runs(run_id, solver_kind, solver_name, format, dataset_hash, imported_at) "
+                      "VALUES (?, 'model', ?, 'synthetic', ?, ?)", (run_id, name, ds.dataset_hash, t))
+            c.executemany(SQL, mrows)
+    return store

@@ -1,0 +1,100 @@
+"""Every dashboard page through AppTest, on a database filled through the real paths."""
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from .conftest import PASSWORD, ROOT
+
+PAGES = ["pages/results.py", "pages/agreement.py", "pages/participants_overview.py", "pages/drilldown.py"]
+
+
+@pytest.fixture
+def dash_env(small_dataset, populated_db, monkeypatch):
+    monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
+    monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
+    monkeypatch.setenv("ROSE_DB", str(populated_db.path))
+    monkeypatch.chdir(ROOT)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield populated_db
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def open_page(page: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.text_input(key="auth_given").input(PASSWORD)
+    at.button[0].click()
+    at.run()
+    at.switch_page(page)
+    return at.run()
+
+
+def test_results_page(dash_env):
+    at = open_page("pages/results.py")
+    assert not at.exception, at.exception
+    main = at.dataframe[0].value
+    assert {"Human", "oracle (agent)", "GPT-5.5 (published)"} <= set(main["solver"])
+    assert main.set_index("solver").loc["oracle (agent)", "Avg"].startswith("100.0")
+    assert "exclusions on" in at.caption[0].value and "participants excluded" in at.caption[0].value
+    assert len(at.get("plotly_chart")) >= 3
+    gap = at.dataframe[1].value
+    assert "GLM-5V-Turbo (published)" in set(gap["solver"])
+    at.toggle(key="results_conditioned").set_value(True).run()
+    assert not at.exception
+    assert "GLM-5V-Turbo (published)" not in set(at.dataframe[1].value["solver"])
+
+
+def test_exclusions_and_filters_change_the_numbers(dash_env):
+    at = open_page("pages/results.py")
+    with_ex = at.caption[0].value
+    at.sidebar.checkbox(key="dash_ex_att").uncheck()
+    at.sidebar.checkbox(key="dash_ex_fast").uncheck()
+    at.sidebar.checkbox(key="dash_ex_streak").uncheck().run()
+    assert "exclusions off: every participant kept" in at.caption[0].value and with_ex != at.caption[0].value
+    at.sidebar.selectbox(key="dash_split").select("dev")
+    at.sidebar.multiselect(key="dash_templates").set_value(["T1", "T3"]).run()
+    assert not at.exception
+    assert "split dev" in at.caption[0].value and "templates T1, T3" in at.caption[0].value
+
+
+def test_agreement_page(dash_env):
+    at = open_page("pages/agreement.py")
+    assert not at.exception, at.exception
+    labels = [m.label for m in at.metric]
+    assert "Krippendorff α, cell clicks (nominal)" in labels and "Panel (majority vote) accuracy" in labels
+    hm = at.dataframe[0].value
+    assert "oracle (agent)" in set(hm["solver"])
+    for param in ("subset", "PixelEdit changed pixels", "context size (cells)"):
+        at.selectbox(key="agree_param").select(param).run()
+        assert not at.exception
+
+
+def test_participants_page(dash_env):
+    at = open_page("pages/participants_overview.py")
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Participants"] == "8" and int(metrics["Excluded"]) >= 3
+    table = at.dataframe[0].value
+    assert set(table["external_id"]) == {f"H{k}" for k in range(8)}
+
+
+def test_drilldown_page_with_replay(dash_env):
+    row = dash_env.query("SELECT r.instance_id, r.participant_id FROM responses r JOIN events e ON "
+                         "e.participant_id = r.participant_id AND e.instance_id = r.instance_id "
+                         "WHERE r.kind = 'main' AND r.template = 'G-Clk' AND e.type = 'click' LIMIT 1")[0]
+    at = open_page("pages/drilldown.py")
+    assert not at.exception, at.exception
+    at.sidebar.checkbox(key="dash_ex_att").uncheck()
+    at.sidebar.checkbox(key="dash_ex_fast").uncheck()
+    at.sidebar.checkbox(key="dash_ex_streak").uncheck().run()
+    at.selectbox(key="drill_instance").select(row["instance_id"]).run()
+    at.selectbox(key="drill_participant").select(row["participant_id"]).run()
+    assert not at.exception, at.exception
+    responses = at.dataframe[0].value
+    assert {"solver", "protocol", "passed"} <= set(responses.columns) and "Human" in set(responses["solver"])
+    replay = at.dataframe[1].value
+    assert list(replay["type"])[0] == "click" and replay["selection after"].iloc[0].startswith("R")
+    at.slider(key="drill_step").set_value(1).run()
+    assert not at.exception and len(at.dataframe[1].value) == 1
+    assert len(at.get("plotly_chart")) == 2  # the instance and the replay
