@@ -27,7 +27,7 @@ hm = v.compute("human_model")
 if hm.empty:
     st.info("No model or agent shares instances with the humans in this selection.")
 else:
-    table(hm.round(4), "rose_human_model_agreement", "agree_hm")
+    table(hm.round(4), "rose_human_model_agreement", "agree_hm", v.note())
     st.caption("Error consistency κ = (c_obs − c_exp) / (1 − c_exp), c_exp = p_h·p_m + (1−p_h)(1−p_m), with the human "
                "answer per instance = correct when at least half the participants were; Cohen's κ on the same "
                "correctness vectors (scikit-learn); r = Pearson correlation of per-instance human accuracy with "
@@ -35,7 +35,7 @@ else:
     if "error consistency κ" in hm:
         fig = px.bar(hm, x="solver", y=["error consistency κ", "Cohen's κ", "r(human acc, model correct)"],
                      barmode="group", title="Human–model agreement")
-        chart(fig, "rose_human_model_agreement", "agree_fig_hm")
+        chart(fig, "rose_human_model_agreement", "agree_fig_hm", v.note())
 
 st.markdown("#### Difficulty")
 param = st.selectbox("Generation parameter", list(DIFFICULTY_PARAMS), key="agree_param")
@@ -43,8 +43,8 @@ diff = v.compute("difficulty", param)
 if diff.empty:
     st.info("No response has this parameter in the selection.")
 else:
-    table(diff.round(2), f"rose_difficulty_{DIFFICULTY_PARAMS[param]}", "agree_diff")
+    table(diff.round(2), f"rose_difficulty_{DIFFICULTY_PARAMS[param]}", "agree_diff", v.note())
     diff["value"] = diff["value"].astype(str)
     fig = px.line(diff.sort_values("value"), x="value", y="PASS", color="solver", markers=True, range_y=[0, 100],
                   hover_data=["n"], title=f"PASS by {param}")
-    chart(fig, f"rose_difficulty_{DIFFICULTY_PARAMS[param]}", "agree_fig_diff")
+    chart(fig, f"rose_difficulty_{DIFFICULTY_PARAMS[param]}", "agree_fig_diff", v.note())

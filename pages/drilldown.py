@@ -44,10 +44,10 @@ for r, c in scene.targets:
         fig.add_shape(type="rect", x0=x0 + 2, y0=y0 + 2, x1=x1 - 2, y1=y1 - 2, line={"color": "green", "width": 2})
 fig.update_layout(title=f"Human clicks (red, share of {d['n_humans']} participants), model clicks (markers), "
                         "gold (green)", height=min(900, im.shape[0] + 150), showlegend=True)
-chart(fig, f"rose_drill_{iid}", "drill_fig")
+chart(fig, f"rose_drill_{iid}", "drill_fig", v.note())
 
 resp = d["responses"][["solver", "participant_id", "protocol", "passed", "valid", "failure", "total_ms"]]
-table(resp, f"rose_responses_{iid}", "drill_responses")
+table(resp, f"rose_responses_{iid}", "drill_responses", v.note())
 
 humans = d["responses"][d["responses"]["solver_kind"] == "human"]
 if not humans.empty:
@@ -68,4 +68,4 @@ if not humans.empty:
             rfig.add_shape(type="rect", x0=x0, y0=y0, x1=x1, y1=y1, line={"color": "royalblue", "width": 4})
             rfig.add_annotation(x=x0 + 8, y=y0 + 10, text=str(k), showarrow=False, font={"color": "royalblue"})
         rfig.update_layout(title=f"Selection after step {step}", height=min(900, im.shape[0] + 120))
-        chart(rfig, f"rose_replay_{pid}_{iid}", "drill_fig_replay")
+        chart(rfig, f"rose_replay_{pid}_{iid}", "drill_fig_replay", v.note())

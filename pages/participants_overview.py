@@ -22,7 +22,7 @@ c4.metric("Completed", int((parts["end_reason"] == "completed").sum()))
 st.caption(f"Exclusion rules: {v.rules.describe()}. Reasons: "
            + (", ".join(f"{r}: {n}" for r, n in ex["excluded"].str.split(", ").explode().value_counts().items())
               or "none"))
-table(parts, "rose_participants", "parts_table")
+table(parts, "rose_participants", "parts_table", v.note())
 
 humans = v.everything[v.everything["solver_kind"] == "human"]
 if v.filters.studies:
@@ -32,11 +32,11 @@ if not humans.empty:
                            excluded=humans["participant_id"].isin(ex["participant_id"]))
     fig = px.histogram(humans, x="item_s", color="excluded", nbins=60, title="Time per item (s)",
                        labels={"item_s": "seconds"})
-    chart(fig, "rose_time_per_item", "parts_fig_time")
+    chart(fig, "rose_time_per_item", "parts_fig_time", v.note())
     fig = px.box(humans, x="template", y="first_action_s", color="excluded", title="Time to first action by template",
                  labels={"first_action_s": "seconds"})
-    chart(fig, "rose_first_action", "parts_fig_first")
+    chart(fig, "rose_first_action", "parts_fig_first", v.note())
 fig = px.scatter(parts, x="practice_pass_rate", y="main_pass_rate", color="excluded", hover_data=["external_id"],
                  title="Practice vs main accuracy", labels={"practice_pass_rate": "practice PASS %",
                                                             "main_pass_rate": "main PASS %"})
-chart(fig, "rose_practice_vs_main", "parts_fig_practice")
+chart(fig, "rose_practice_vs_main", "parts_fig_practice", v.note())

@@ -13,7 +13,7 @@ st.caption(v.caption())
 
 st.markdown("#### Main table")
 main = v.compute("main")
-table(table_columns(main), "rose_main_table", "results_main")
+table(table_columns(main), "rose_main_table", "results_main", v.note())
 st.caption("Avg = mean of the five template PASS rates (G-Cnt, L-Cnt, L-Clk, V-Clk, Excl-CS), as the ROSE spec "
            "defines it; 'pooled' is the share of all T1–T5 responses that pass. Intervals: Wilson (95 %) for rates "
            "over instances; bootstrap over participants (humans) or scenes (models, agents) for Avg and "
@@ -22,38 +22,38 @@ st.caption("Avg = mean of the five template PASS rates (G-Cnt, L-Cnt, L-Clk, V-C
 long = main.melt(id_vars=["solver", "kind"], value_vars=LABELS, var_name="template", value_name="PASS")
 fig = px.bar(long, x="template", y="PASS", color="solver", barmode="group", range_y=[0, 100],
              title="PASS per template and solver")
-chart(fig, "rose_pass_by_template", "results_fig_main")
+chart(fig, "rose_pass_by_template", "results_fig_main", v.note())
 
 st.markdown("#### Perception-to-action gap")
 cond = st.toggle("Only scenes whose T1 (global count) answer was correct", key="results_conditioned")
 gap = v.compute("gap", cond)
 if not cond:
     gap = pd.concat([gap, published_gap()], ignore_index=True)
-table(gap.round(2), "rose_gap" + ("_conditioned" if cond else ""), "results_gap")
+table(gap.round(2), "rose_gap" + ("_conditioned" if cond else ""), "results_gap", v.note())
 fig = go.Figure()
 fig.add_bar(name="Counting Avg", x=gap["solver"], y=gap["Counting Avg"])
 fig.add_bar(name="Action Avg", x=gap["solver"], y=gap["Action Avg"])
 fig.add_scatter(name="gap", x=gap["solver"], y=gap["gap"], mode="markers", marker={"size": 12, "symbol": "diamond"})
 fig.update_layout(barmode="group", yaxis_title="%", title="Counting Avg − Action Avg"
                   + (" (scenes with a correct T1)" if cond else ""))
-chart(fig, "rose_gap", "results_fig_gap")
+chart(fig, "rose_gap", "results_fig_gap", v.note())
 
 st.markdown("#### Bridges")
 br = pd.concat([v.compute("bridges"), published_bridges()], ignore_index=True)
-table(br.round(4), "rose_bridges", "results_bridges")
+table(br.round(4), "rose_bridges", "results_bridges", v.note())
 st.caption("L-Clk† = L-Clk on the pairs (same solver, same scene) whose mL-Cnt was correct; Fail† = 100 − L-Clk†. "
            "p-values: McNemar on the paired answers (exact binomial below 25 discordant pairs).")
 steps = br.melt(id_vars=["solver"], value_vars=["G-Cnt", "G-Clk", "V-Clk"], var_name="step", value_name="PASS")
 fig = px.line(steps, x="step", y="PASS", color="solver", markers=True, range_y=[0, 100],
               title="Global-click bridge: G-Cnt → G-Clk → V-Clk")
-chart(fig, "rose_bridge_global", "results_fig_bridge")
+chart(fig, "rose_bridge_global", "results_fig_bridge", v.note())
 
 st.markdown("#### Failure kinds")
 fk = v.compute("failures")
 if fk.empty:
     st.info("No failing response in this selection.")
 else:
-    table(fk.round(2), "rose_failure_kinds", "results_failures")
+    table(fk.round(2), "rose_failure_kinds", "results_failures", v.note())
     fig = px.bar(fk, x="label", y="share", color="failure", facet_col="solver", facet_col_wrap=3,
                  title="Share of responses by failure kind", labels={"label": "template", "share": "% of responses"})
-    chart(fig, "rose_failure_kinds", "results_fig_failures")
+    chart(fig, "rose_failure_kinds", "results_fig_failures", v.note())

@@ -14,13 +14,11 @@ def participants_frame(store: Store, study: Study) -> pd.DataFrame:
     rows = store.query(
         """SELECT p.participant_id, p.external_id, p.source, p.counterbalance, p.created_at, p.last_seen_at,
                   p.consent_at, p.practice_attempts, p.practice_passed, p.finished_at, p.end_reason,
-                  (SELECT count(*) FROM responses r WHERE r.participant_id = p.participant_id AND r.kind = 'main')
-                      AS main_answered,
-                  (SELECT avg(r.passed) FROM responses r WHERE r.participant_id = p.participant_id
-                      AND r.kind = 'main') AS main_pass_rate,
-                  (SELECT avg(r.passed) FROM responses r WHERE r.participant_id = p.participant_id
-                      AND r.kind = 'attention') AS attention_pass_rate
-           FROM participants p WHERE p.study_id = ? ORDER BY p.created_at""", (study.study_id,))
+                  coalesce(sum(r.kind = 'main'), 0) AS main_answered,
+                  avg(CASE WHEN r.kind = 'main' THEN r.passed END) AS main_pass_rate,
+                  avg(CASE WHEN r.kind = 'attention' THEN r.passed END) AS attention_pass_rate
+           FROM participants p LEFT JOIN responses r ON r.participant_id = p.participant_id AND r.run_id = ?
+           WHERE p.study_id = ? GROUP BY p.participant_id ORDER BY p.created_at""", (study.run_id, study.study_id))
     df = pd.DataFrame(rows)
     if df.empty:
         return df

@@ -123,6 +123,10 @@ MIGRATIONS: dict[int, list[str]] = {
         )""",
         "CREATE INDEX events_instance ON events(participant_id, instance_id)",
     ],
+    2: [
+        # Per-participant summaries (monitoring, exclusions) read responses by participant.
+        "CREATE INDEX responses_participant ON responses(participant_id, kind)",
+    ],
 }
 SCHEMA_VERSION = max(MIGRATIONS)
 

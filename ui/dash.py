@@ -73,6 +73,12 @@ class View:
     def compute(self, kind: str, arg: object = None):
         return _compute(kind, arg, self.version, self.filters, self.rules, self.df, self.ds)
 
+    def note(self) -> str:
+        """Short: goes into every chart's subtitle and every exported file name."""
+        if self.rules == ExclusionRules(False, None, None):
+            return "exclusions off"
+        return f"exclusions on: {self.n_excluded} participants excluded"
+
     def caption(self) -> str:
         f = self.filters
         bits = [f"split {f.split or 'all'}"]
@@ -106,15 +112,22 @@ def sidebar(df: pd.DataFrame) -> tuple[Filters, ExclusionRules]:
             ExclusionRules(att, fast * 1000 if fast else None, int(streak) if streak else None))
 
 
-def table(df: pd.DataFrame, name: str, key: str, **kw) -> None:
+def _suffix(note: str) -> str:
+    return "__" + "-".join(note.replace(":", "").split()) if note else ""
+
+
+def table(df: pd.DataFrame, name: str, key: str, note: str = "", **kw) -> None:
     st.dataframe(df, hide_index=True, width="stretch", **kw)
-    st.download_button("CSV", lambda: df.to_csv(index=False).encode(), f"{name}.csv", "text/csv", key=f"{key}_csv",
-                       on_click="ignore")
+    st.download_button("CSV", lambda: df.to_csv(index=False).encode(), f"{name}{_suffix(note)}.csv", "text/csv",
+                       key=f"{key}_csv", on_click="ignore")
 
 
-def chart(fig: go.Figure, name: str, key: str) -> None:
+def chart(fig: go.Figure, name: str, key: str, note: str = "") -> None:
+    if note:  # the chart itself says how its data was chosen, also once exported
+        fig.update_layout(title={"subtitle": {"text": note}})
     st.plotly_chart(fig, key=key, config={"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
                                           "displaylogo": False})
-    st.download_button("HTML", lambda: fig.to_html(include_plotlyjs=True, full_html=True).encode(), f"{name}.html",
+    st.download_button("HTML", lambda: fig.to_html(include_plotlyjs=True, full_html=True).encode(),
+                       f"{name}{_suffix(note)}.html",
                        "text/html", key=f"{key}_html", on_click="ignore")
 

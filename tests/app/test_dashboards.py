@@ -37,7 +37,9 @@ def test_results_page(dash_env):
     assert {"Human", "oracle (agent)", "GPT-5.5 (published)"} <= set(main["solver"])
     assert main.set_index("solver").loc["oracle (agent)", "Avg"].startswith("100.0")
     assert "exclusions on" in at.caption[0].value and "participants excluded" in at.caption[0].value
-    assert len(at.get("plotly_chart")) >= 3
+    charts = at.get("plotly_chart")
+    assert len(charts) >= 3
+    assert all("participants excluded" in c.proto.spec for c in charts)  # every chart says it, also exported
     gap = at.dataframe[1].value
     assert "GLM-5V-Turbo (published)" in set(gap["solver"])
     at.toggle(key="results_conditioned").set_value(True).run()

@@ -55,3 +55,22 @@ def test_concurrent_read_modify_write_never_locks_or_loses(tmp_path):
         t.join()
     assert errors == []
     assert s.query("SELECT value FROM meta WHERE key = 'counter'")[0]["value"] == "800"
+
+
+def test_version_1_database_is_migrated_to_the_current_schema(tmp_path):
+    from rose_core.store import MIGRATIONS
+
+    path = tmp_path / "old.db"
+    con = sqlite3.connect(path)  # a database as schema version 1 left it
+    con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    for stmt in MIGRATIONS[1]:
+        con.execute(stmt)
+    con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    con.execute("INSERT INTO studies VALUES ('s1', 'old study', 'h', '{}', 0, 1)")
+    con.commit()
+    con.close()
+    s = Store(path)
+    assert s.schema_version() == SCHEMA_VERSION >= 2
+    assert s.query("SELECT name FROM studies") == [{"name": "old study"}]  # data kept
+    idx = {r["name"] for r in s.query("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert "responses_participant" in idx
