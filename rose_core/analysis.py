@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .dataset import Dataset
-from .metrics import COUNTING, ACTION, ScoredRow, Summary, summarize
+from .metrics import COUNTING, ACTION, Summary
 from .records import GROUPS, MAIN_TEMPLATES, SUBSET_GROUP, TEMPLATE_LABEL, Cell
 from .store import Store
 

@@ -81,9 +81,8 @@ class AssetPack:
         return hashlib.sha256(json.dumps(self.pack["files"], sort_keys=True).encode()).hexdigest()[:16]
 
     # -- glyphs ------------------------------------------------------------------------
-    @functools.lru_cache(maxsize=8)
     def font(self, size: int) -> ImageFont.FreeTypeFont:
-        return ImageFont.truetype(str(self.font_path), size)
+        return _font(str(self.font_path), size)
 
     def glyph_pairs(self) -> list[tuple[str, str, str, float]]:
         """Every ordered (majority, exception) pair: (set id, a, b, similarity)."""
@@ -114,6 +113,11 @@ class AssetPack:
         slot, cols = self.pixel_index["slot"], self.pixel_index["columns"]
         x, y = (s.slot % cols) * slot, (s.slot // cols) * slot
         return np.array(self._atlas("pixel/sprites.png").crop((x, y, x + s.size, y + s.size)))
+
+
+@functools.lru_cache(maxsize=16)
+def _font(path: str, size: int) -> ImageFont.FreeTypeFont:
+    return ImageFont.truetype(path, size)
 
 
 @functools.lru_cache(maxsize=2)

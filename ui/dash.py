@@ -10,7 +10,7 @@ import streamlit as st
 from rose_core import SUBSETS, TEMPLATES
 from rose_core.analysis import (
     ExclusionRules, FrameCache, Filters, apply_exclusions, human_version, bridge_table, difficulty_table, failure_table, gap_table,
-    human_agreement, human_model_agreement, instance_params, main_table, participant_table,
+    human_agreement, human_model_agreement, instance_params, main_table, participant_table, published_rows,
 )
 from rose_core.study import list_studies
 from ui.resources import dataset, store
@@ -31,25 +31,33 @@ def _participants(db: str, version: tuple, rules: ExclusionRules) -> pd.DataFram
     return participant_table(Store(db), rules)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _compute(kind: str, arg: object, version: tuple, filters: Filters, rules: ExclusionRules, _df: pd.DataFrame,
-             _ds) -> object:
-    """Heavy analyses, cached per (data version, filters, exclusions, argument): never per rerun."""
+def _signature(g: pd.DataFrame) -> tuple[int, int]:
+    return len(g), int(g["response_id"].max()) if len(g) else 0
+
+
+@st.cache_data(show_spinner=False, max_entries=1024)
+def _per_solver(kind: str, arg: object, solver: str, signature: tuple, human_signature: tuple, rules: ExclusionRules,
+                filters: Filters, _g: pd.DataFrame, _humans: pd.DataFrame, _ds) -> object:
+    """One solver's share of an analysis, cached by that solver's own rows: new responses of one run (or of
+    the participants) recompute only that run's (or the humans') part."""
     if kind == "main":
-        return main_table(_df)
+        return main_table(_g, published=False)
     if kind == "gap":
-        return gap_table(_df, conditioned=bool(arg))
+        return gap_table(_g, conditioned=bool(arg))
     if kind == "bridges":
-        return bridge_table(_df)
+        return bridge_table(_g)
     if kind == "failures":
-        return failure_table(_df)
-    if kind == "human_agreement":
-        return human_agreement(_df, _ds)
+        return failure_table(_g)
     if kind == "human_model":
-        return human_model_agreement(_df)
+        return human_model_agreement(pd.concat([_humans, _g]))
     if kind == "difficulty":
-        return difficulty_table(_df, cached_instance_params(_ds.dataset_hash), str(arg))
+        return difficulty_table(_g, cached_instance_params(_ds.dataset_hash), str(arg))
     raise ValueError(kind)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _human_agreement(human_signature: tuple, rules: ExclusionRules, filters: Filters, _humans: pd.DataFrame, _ds):
+    return human_agreement(_humans, _ds)
 
 
 @st.cache_resource(show_spinner=False)
@@ -71,7 +79,21 @@ class View:
         self.everything = everything
 
     def compute(self, kind: str, arg: object = None):
-        return _compute(kind, arg, self.version, self.filters, self.rules, self.df, self.ds)
+        """An analysis of the current selection, assembled from per-solver cached parts."""
+        humans = self.df[self.df["solver_kind"] == "human"]
+        hsig = _signature(humans)
+        if kind == "human_agreement":
+            return _human_agreement(hsig, self.rules, self.filters, humans, self.ds)
+        parts = []
+        for solver, g in self.df.groupby("solver", sort=False):
+            if kind == "human_model" and solver == "Human":
+                continue
+            parts.append(_per_solver(kind, arg, solver, _signature(g), hsig if kind == "human_model" else (),
+                                     self.rules, self.filters, g, humans, self.ds))
+        out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        if kind == "main":
+            out = pd.concat([out, published_rows()], ignore_index=True)
+        return out
 
     def note(self) -> str:
         """Short: goes into every chart's subtitle and every exported file name."""

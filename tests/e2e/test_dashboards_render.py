@@ -25,8 +25,9 @@ def test_every_chart_renders(dash_server, page):
     for title, n_charts in PAGES.items():
         page.get_by_role("link", name=title).click()
         page.get_by_role("heading", name=title).first.wait_for(timeout=30_000)
-        page.wait_for_function(f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {n_charts}",
-                               timeout=30_000)
+        page.wait_for_function(
+            f"[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.main-svg')).length"
+            f" >= {n_charts}", timeout=30_000)
         plots = page.locator(".js-plotly-plot")
         assert plots.count() >= n_charts, title
         for k in range(plots.count()):

@@ -1,5 +1,4 @@
 """Importers on real-shaped files of each harness, and on every kind of bad input."""
-import io
 import json
 import zipfile
 
