@@ -167,7 +167,7 @@ class ExclusionRules:
         if self.too_fast_ms:
             parts.append(f"median time per item < {self.too_fast_ms / 1000:g} s")
         if self.streak:
-            parts.append(f"≥ {self.streak} identical answers in a row")
+            parts.append(f"≥ {self.streak} answers in a row saying the same")
         return "; ".join(parts) if parts else "none"
 
 

@@ -179,7 +179,8 @@ def cmd_report(a: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m rose_core", description="ROSE Studio core: build, check, score.")
+    ap = argparse.ArgumentParser(prog="python -m rose_core", description="ROSE Studio core: build the dataset, "
+                                 "score responses, export it for harnesses, import and run models, report.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="generate scenes, renderings and instances into a dataset folder")
     b.add_argument("--out", default=str(dataset_dir()))

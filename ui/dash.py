@@ -129,7 +129,7 @@ def sidebar(df: pd.DataFrame) -> tuple[Filters, ExclusionRules]:
     fast_on = sb.checkbox("Too fast", value=True, key="dash_ex_fast")
     fast = sb.number_input("… median seconds per item below", 0.1, 60.0, 1.5, key="dash_ex_fast_s") if fast_on else None
     streak_on = sb.checkbox("Response streaks", value=True, key="dash_ex_streak")
-    streak = sb.number_input("… identical answers in a row", 2, 100, 10, key="dash_ex_streak_n") if streak_on else None
+    streak = sb.number_input("… answers in a row saying the same", 2, 100, 10, key="dash_ex_streak_n") if streak_on else None
     return (Filters(None if split == "all" else split, tuple(subsets), tuple(templates), tuple(chosen), tuple(solvers)),
             ExclusionRules(att, fast * 1000 if fast else None, int(streak) if streak else None))
 
