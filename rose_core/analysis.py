@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .dataset import Dataset
-from .metrics import COUNTING, ACTION, Summary
+from .metrics import ACTION, COUNTING, Summary, mean_of_rates, rate
 from .records import GROUPS, MAIN_TEMPLATES, SUBSET_GROUP, TEMPLATE_LABEL, Cell
 from .store import Store
 
@@ -255,29 +255,27 @@ def wilson(k: int, n: int) -> tuple[float, float]:
 def summarize_frame(df: pd.DataFrame) -> Summary:
     """`metrics.summarize` for a frame, by group sums instead of a Python loop (same definitions; a test
     checks both agree)."""
-    from .metrics import _mean, _rate  # the one definition of a rate and of a mean of rates
-
     by_t = df.groupby("template", observed=True).agg(n=("passed", "size"), p=("passed", "sum"), v=("valid", "sum"))
     cnt = {t: (int(by_t.at[t, "n"]), int(by_t.at[t, "p"]), int(by_t.at[t, "v"])) if t in by_t.index else (0, 0, 0)
            for t in TEMPLATE_LABEL}
-    rate = {t: _rate(p, n) for t, (n, p, _) in cnt.items()}
+    rates = {t: rate(p, n) for t, (n, p, _) in cnt.items()}
     main = df[df["template"].isin(MAIN_TEMPLATES)]
     grp = main.assign(group=main["subset"].map(SUBSET_GROUP)).groupby(["group", "template"], observed=True)["passed"]
     gsum, gn = grp.sum(), grp.size()
     groups = {}
     for gname in GROUPS:
         present = [t for t in MAIN_TEMPLATES if (gname, t) in gn.index]
-        groups[gname] = _mean(_rate(int(gsum.get((gname, t), 0)), int(gn.get((gname, t), 0)))
+        groups[gname] = mean_of_rates(rate(int(gsum.get((gname, t), 0)), int(gn.get((gname, t), 0)))
                               for t in MAIN_TEMPLATES) if present else None
     main_n = sum(cnt[t][0] for t in MAIN_TEMPLATES)
-    counting, action = _mean(rate[t] for t in COUNTING), _mean(rate[t] for t in ACTION)
+    counting, action = mean_of_rates(rates[t] for t in COUNTING), mean_of_rates(rates[t] for t in ACTION)
     return Summary(
         n={TEMPLATE_LABEL[t]: cnt[t][0] for t in TEMPLATE_LABEL},
-        pass_rate={TEMPLATE_LABEL[t]: rate[t] for t in TEMPLATE_LABEL},
-        valid_rate={TEMPLATE_LABEL[t]: _rate(cnt[t][2], cnt[t][0]) for t in TEMPLATE_LABEL},
-        groups=groups, avg=_mean(rate[t] for t in MAIN_TEMPLATES),
-        pooled=_rate(sum(cnt[t][1] for t in MAIN_TEMPLATES), main_n),
-        valid=_rate(sum(cnt[t][2] for t in MAIN_TEMPLATES), main_n),
+        pass_rate={TEMPLATE_LABEL[t]: rates[t] for t in TEMPLATE_LABEL},
+        valid_rate={TEMPLATE_LABEL[t]: rate(cnt[t][2], cnt[t][0]) for t in TEMPLATE_LABEL},
+        groups=groups, avg=mean_of_rates(rates[t] for t in MAIN_TEMPLATES),
+        pooled=rate(sum(cnt[t][1] for t in MAIN_TEMPLATES), main_n),
+        valid=rate(sum(cnt[t][2] for t in MAIN_TEMPLATES), main_n),
         counting_avg=counting, action_avg=action, gap=None if counting is None or action is None else counting - action)
 
 
@@ -434,15 +432,17 @@ def bridge_table(df: pd.DataFrame) -> pd.DataFrame:
     """G-Cnt -> G-Clk -> V-Clk and matched local count-to-click, with McNemar p-values of paired differences."""
     rows = []
     for solver, g in df.groupby("solver", sort=False):
-        rate = lambda t: 100 * g.loc[g["template"] == t, "passed"].mean() if (g["template"] == t).any() else np.nan  # noqa: E731
+        def pass_of(t: str, g: pd.DataFrame = g) -> float:
+            return 100 * g.loc[g["template"] == t, "passed"].mean() if (g["template"] == t).any() else np.nan
+
         ml = _paired(g, "mL-Cnt", "T3")
         given = ml[ml["passed_a"] == 1]
         rows.append({
             "solver": solver, "kind": g["solver_kind"].iloc[0],
-            "G-Cnt": rate("T1"), "G-Clk": rate("G-Clk"), "V-Clk": rate("T4"),
+            "G-Cnt": pass_of("T1"), "G-Clk": pass_of("G-Clk"), "V-Clk": pass_of("T4"),
             "p(G-Cnt vs G-Clk)": mcnemar_p(_paired(g, "T1", "G-Clk")),
             "p(G-Clk vs V-Clk)": mcnemar_p(_paired(g, "G-Clk", "T4")),
-            "mL-Cnt": rate("mL-Cnt"), "L-Clk": rate("T3"),
+            "mL-Cnt": pass_of("mL-Cnt"), "L-Clk": pass_of("T3"),
             "L-Clk†": 100 * given["passed_b"].mean() if len(given) else np.nan,
             "Fail†": 100 * (1 - given["passed_b"].mean()) if len(given) else np.nan,
             "pairs": len(ml), "p(mL-Cnt vs L-Clk)": mcnemar_p(ml),

@@ -51,11 +51,13 @@ class Summary:
         return asdict(self)
 
 
-def _rate(hits: int, n: int) -> float | None:
+def rate(hits: int, n: int) -> float | None:
+    """A percentage, or None when there is nothing to rate (never 0 for "no data")."""
     return 100.0 * hits / n if n else None
 
 
-def _mean(values: Iterable[float | None]) -> float | None:
+def mean_of_rates(values: Iterable[float | None]) -> float | None:
+    """The mean, or None when any rate is missing (an Avg over four templates is not an Avg)."""
     vals = list(values)
     return None if not vals or any(v is None for v in vals) else fmean(vals)  # type: ignore[arg-type]
 
@@ -74,22 +76,22 @@ def summarize(rows: Iterable[ScoredRow]) -> Summary:
             k = (SUBSET_GROUP[r.subset], r.template)
             g_n[k] = g_n.get(k, 0) + 1
             g_p[k] = g_p.get(k, 0) + r.passed
-    by_t = {t: _rate(passed[t], n[t]) for t in TEMPLATES}
+    by_t = {t: rate(passed[t], n[t]) for t in TEMPLATES}
     main_n = sum(n[t] for t in MAIN_TEMPLATES)
     groups = {}
     for g in GROUPS:
-        rates = [_rate(g_p.get((g, t), 0), g_n.get((g, t), 0)) for t in MAIN_TEMPLATES]
-        groups[g] = _mean(rates) if any(g_n.get((g, t)) for t in MAIN_TEMPLATES) else None
-    counting = _mean(by_t[t] for t in COUNTING)
-    action = _mean(by_t[t] for t in ACTION)
+        rates = [rate(g_p.get((g, t), 0), g_n.get((g, t), 0)) for t in MAIN_TEMPLATES]
+        groups[g] = mean_of_rates(rates) if any(g_n.get((g, t)) for t in MAIN_TEMPLATES) else None
+    counting = mean_of_rates(by_t[t] for t in COUNTING)
+    action = mean_of_rates(by_t[t] for t in ACTION)
     return Summary(
         n={TEMPLATE_LABEL[t]: n[t] for t in TEMPLATES},
         pass_rate={TEMPLATE_LABEL[t]: by_t[t] for t in TEMPLATES},
-        valid_rate={TEMPLATE_LABEL[t]: _rate(valid[t], n[t]) for t in TEMPLATES},
+        valid_rate={TEMPLATE_LABEL[t]: rate(valid[t], n[t]) for t in TEMPLATES},
         groups=groups,
-        avg=_mean(by_t[t] for t in MAIN_TEMPLATES),
-        pooled=_rate(sum(passed[t] for t in MAIN_TEMPLATES), main_n),
-        valid=_rate(sum(valid[t] for t in MAIN_TEMPLATES), main_n),
+        avg=mean_of_rates(by_t[t] for t in MAIN_TEMPLATES),
+        pooled=rate(sum(passed[t] for t in MAIN_TEMPLATES), main_n),
+        valid=rate(sum(valid[t] for t in MAIN_TEMPLATES), main_n),
         counting_avg=counting, action_avg=action,
         gap=None if counting is None or action is None else counting - action,
     )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .protocol import Parsed, parse
-from .records import TEMPLATE_OUTPUT, Cell, Instance, Output, Region, Scene
+from .records import TEMPLATE_OUTPUT, Cell, Instance, Output, Scene
 
 Failure = Literal[
     "invalid", "failure_to_abstain", "region_ignored", "count_anchoring",
@@ -127,9 +127,3 @@ def score_parsed(key: ScoreKey, parsed: Parsed) -> Score:
 def score(key: ScoreKey, response: object) -> Score:
     """Parse and score one response; never raises, whatever the response is."""
     return score_parsed(key, parse(response))
-
-
-def context_cells(instance: Instance, rows: int, cols: int) -> list[Cell]:
-    """Every cell the instance's context covers (for overlays and drill-down)."""
-    grid = Region.whole(rows, cols)
-    return [cell for cell in grid.cells() if instance.in_context(cell)]

@@ -202,12 +202,6 @@ class Store:
         with self.connect() as conn:
             return sqlite_utils.Database(conn).table_names()
 
-    def data_version(self) -> tuple[int, float]:
-        """Changes whenever responses are added: a cache key for analyses (row count, last submit time)."""
-        with self.connect() as conn:
-            n, last = conn.execute("SELECT count(*), coalesce(max(submitted_at), 0) FROM responses").fetchone()
-            return int(n), float(last)
-
 
 def now() -> float:
     return time.time()
