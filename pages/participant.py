@@ -69,7 +69,8 @@ def show_item(item) -> None:
                 st.error(f"Your answer could not be read ({e}). Please try again.")
                 return
             if item.kind == "practice" and not rec.duplicate:
-                ss["part_feedback"] = {"instance_id": item.instance_id, "passed": rec.score.passed}
+                ss["part_feedback"] = {"instance_id": item.instance_id, "passed": rec.score.passed,
+                                       "attempt": item.attempt}
             st.rerun(scope="app")
 
     st.markdown(f"#### {item.instruction}")
@@ -123,11 +124,10 @@ elif "part_feedback" in ss:
     shown = inst.gold.cells if inst.gold.cells is not None else [
         t for t in ds.scenes[inst.scene_id].targets if inst.in_context(t)]
     st.image(feedback_image(ds, inst.instance_id, shown), caption="The odd cells for this instruction, outlined in green")
-    p_now = get_participant(db, p.participant_id)
-    if p_now.practice_passed:
+    if p.practice_passed:
         st.info("Practice complete. From now on there is no feedback; answer as accurately as you can.")
-    elif p_now.practice_attempts > p.practice_attempts and p_now.finished_at is None:
-        st.info("Let's do the practice once more before the study starts.")
+    elif p.practice_attempts > fb["attempt"] and p.finished_at is None:
+        st.info("Not enough practice answers were right yet: let's do the practice once more.")
     if st.button("Continue", type="primary", key="part_fb_btn"):
         del ss["part_feedback"]
         st.rerun()

@@ -108,3 +108,29 @@ def test_screened_out_page(app_env):
     at.run()
     assert any("criterion" in i.value for i in at.info)
     assert not any("CODE-9" in m.value for m in at.markdown)
+
+
+def test_practice_feedback_and_retry_message(app_env):
+    from rose_core.study import Submission, current_item, get_participant, record_response
+
+    s = study(app_env, practice_items=2, practice_max_attempts=2)
+    db = Store(os.environ["ROSE_DB"])
+    at = visit(study=s.study_id, PROLIFIC_PID="PRAC")
+    at.checkbox(key="part_agree").check().run()
+    at.button(key="part_consent_btn").click().run()
+    at.button(key="part_instr_btn").click().run()
+    pid = at.session_state["part_pid"]
+    for _ in range(2):  # both practice items wrong (the grid is JS; its submission is what the page stores)
+        p = get_participant(db, pid)
+        item = current_item(db, app_env, s, p)
+        rec = record_response(db, s, p, item, Submission("v", [(1, 1)], 99 if item.output != "click" else None,
+                                                         [], 1.0, 2.0, (800, 600), 1.0, False))
+        at.session_state["part_feedback"] = {"instance_id": item.instance_id, "passed": rec.score.passed,
+                                             "attempt": item.attempt}
+        at.run()
+        assert at.title[0].value == "Practice" and at.warning and "Not quite" in at.warning[0].value
+        assert len(at.get("image")) == 1  # the practice image with the odd cells outlined
+        at.button(key="part_fb_btn").click().run()
+    at.session_state["part_feedback"] = {"instance_id": item.instance_id, "passed": False, "attempt": 0}
+    at.run()
+    assert any("practice once more" in i.value for i in at.info)
