@@ -41,6 +41,27 @@ def add_responses(n: int, tag: str) -> None:
     import_run(Store(os.environ["ROSE_DB"]), ds, f, tag)
 
 
+def warmed_first_load(page: str) -> float:
+    """First load of `page` after an experimenter signed in and the warm-up finished (empty caches before)."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from ui.dash import warm_up
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
+    at.text_input(key="auth_given").input("bench")
+    at.button[0].click()
+    at.run()                                  # the Studies page: starts the warm-up
+    warm_up().wait(300)
+    t0 = time.perf_counter()
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, at.exception
+    return time.perf_counter() - t0
+
+
 def timed_page(page: str | None, runs: int) -> tuple[float, list[float], float]:
     import streamlit as st
     from streamlit.testing.v1 import AppTest
@@ -62,6 +83,9 @@ def timed_page(page: str | None, runs: int) -> tuple[float, list[float], float]:
         at.run()
         cold = time.perf_counter() - t0
         assert not at.exception, at.exception
+        from ui.dash import warm_up
+
+        warm_up().wait(300)  # reruns are measured on a quiet server, not against the sign-in warm-up
     warm = []
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -98,16 +122,21 @@ def main() -> None:
         fcold, fwarm, _ = timed_page(None, a.warm_runs)
         print(f"  {'floor (1 button)':31s} first {fcold:6.2f} s   rerun {statistics.median(fwarm):6.3f} s")
         worst_warm = worst_fresh = 0.0
+        worst_signed_in = 0.0
         for page in PAGES:
             cold, warm, fresh = timed_page(page, a.warm_runs)
+            signed_in = warmed_first_load(page)
             w = statistics.median(warm)
             worst_warm, worst_fresh = max(worst_warm, w), max(worst_fresh, fresh)
-            print(f"  {page:31s} first {cold:6.2f} s   rerun {w:6.3f} s   after 50 new responses {fresh:6.2f} s")
-        print("  first = empty caches (server start); rerun = any widget interaction on unchanged data; after new "
-              "responses = the frame is appended, the analyses recomputed")
-        ok = worst_warm < 2 and worst_fresh < 2
-        print(f"  target < 2 s for reruns and after new data: {'met' if ok else 'NOT met'} "
-              f"(worst rerun {worst_warm:.2f} s, worst after new data {worst_fresh:.2f} s)")
+            worst_signed_in = max(worst_signed_in, signed_in)
+            print(f"  {page:31s} first {cold:6.2f} s   first after sign-in warm-up {signed_in:5.2f} s   "
+                  f"rerun {w:6.3f} s   after 50 new responses {fresh:6.2f} s")
+        print("  first = empty caches, page opened at once; first after sign-in warm-up = empty caches, the page "
+              "opened once the warm-up started at sign-in finished; rerun = any widget interaction on unchanged "
+              "data; after new responses = the frame is appended, the analyses of the changed solver recomputed")
+        ok = worst_warm < 2 and worst_fresh < 2 and worst_signed_in < 2
+        print(f"  target < 2 s (reruns, after new data, first load after sign-in): {'met' if ok else 'NOT met'} "
+              f"(worst {worst_warm:.2f} s, {worst_fresh:.2f} s, {worst_signed_in:.2f} s)")
 
 
 if __name__ == "__main__":

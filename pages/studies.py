@@ -6,10 +6,12 @@ from rose_core import MAIN_TEMPLATES, SUBSETS, TEMPLATES
 from rose_core.exports import frame_bytes, table_frame
 from rose_core.monitor import coverage, participants_frame
 from rose_core.study import StudyConfig, StudyError, create_study, list_studies, set_active
+from ui.dash import warm_up
 from ui.resources import dataset, store
 
 db, ds = store(), dataset()
 st.title("Studies")
+warm_up()  # experimenters land here: prepare the analysis pages in the background
 
 with st.expander("Create a study", expanded=not list_studies(db)):
     with st.form("studies_create"):

@@ -3,6 +3,8 @@ filters and exclusion switches, and tables/charts that export themselves (CSV, H
 own camera button)."""
 from __future__ import annotations
 
+import threading
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -66,14 +68,17 @@ def cached_instance_params(dataset_hash: str) -> pd.DataFrame:
 
 
 class View:
-    """The filtered, exclusion-applied responses a page works on, and how they were chosen."""
+    """The filtered, exclusion-applied responses a page works on, and how they were chosen (from the
+    sidebar, or given: the warm-up uses the sidebar's defaults without drawing it)."""
 
-    def __init__(self):
+    def __init__(self, filters: Filters | None = None, rules: ExclusionRules | None = None):
         db = store()
         self.db = db
         self.ds = dataset()
         everything, self.version = _frames(str(db.path)).get()
-        self.filters, self.rules = sidebar(everything)
+        if filters is None or rules is None:
+            filters, rules = sidebar(everything)
+        self.filters, self.rules = filters, rules
         self.participants = _participants(str(db.path), human_version(db), self.rules)
         self.df, self.n_excluded = apply_exclusions(self.filters.apply(everything), self.participants)
         self.everything = everything
@@ -153,3 +158,38 @@ def chart(fig: go.Figure, name: str, key: str, note: str = "") -> None:
                        f"{name}{_suffix(note)}.html",
                        "text/html", key=f"{key}_html", on_click="ignore")
 
+
+
+# What the pages compute with the sidebar's defaults; the warm-up fills these caches ahead of the pages.
+WARM_ANALYSES = [("main", None), ("gap", False), ("bridges", None), ("failures", None), ("human_agreement", None),
+                 ("human_model", None), ("difficulty", "grid cells")]
+
+
+def _warm(done: threading.Event) -> None:
+    try:
+        import krippendorff  # noqa: F401  (first imports are a large part of a cold page)
+        import scipy.stats  # noqa: F401
+        import sklearn.metrics  # noqa: F401
+        import statsmodels.stats.proportion  # noqa: F401
+
+        v = View(Filters(), ExclusionRules())
+        for kind, arg in WARM_ANALYSES:
+            v.compute(kind, arg)
+    finally:
+        done.set()
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _warm_up_started(db: str, version: tuple) -> threading.Event:
+    done = threading.Event()
+    threading.Thread(target=_warm, args=(done,), name="rose-dashboard-warm-up", daemon=True).start()
+    return done
+
+
+def warm_up() -> threading.Event:
+    """Start (once per data version) computing the dashboards' default analyses in the background.
+
+    Called where experimenters land after signing in, so the analysis pages are warm when they are opened;
+    participant sessions never start it."""
+    db = store()
+    return _warm_up_started(str(db.path), _frames(str(db.path)).get()[1])
