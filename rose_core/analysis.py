@@ -529,15 +529,20 @@ def human_agreement(df: pd.DataFrame, ds: Dataset) -> HumanAgreement:
     if h.empty:
         return HumanAgreement(None, None, 0, 0, {int(k): int(v) for k, v in raters.value_counts().sort_index().items()},
                               None, None, 0, ["no instance has two or more human raters yet"])
-    parsed = [json.loads(p) if p else {} for p in h["parsed"]]
+    # The canonical protocol string holds the answer's clicks and count; vectorized regex over it is far
+    # cheaper than decoding every parsed-JSON record.
+    proto = h["protocol"].fillna("").astype(str)
     n_per = h.groupby("instance_id").size()
     # Clicks: per (instance, cell) how many raters clicked it, against every context cell.
     if ds.dataset_hash not in _CONTEXT_CACHE:
         _CONTEXT_CACHE[ds.dataset_hash] = _context_cells(ds)
     ctx = _CONTEXT_CACHE[ds.dataset_hash]
     ctx = ctx[ctx["instance_id"].isin(n_per.index)]
-    clicks = pd.DataFrame([(iid, r, c) for iid, p in zip(h["instance_id"], parsed)
-                           for r, c in {tuple(x) for x in (p.get("clicks") or [])}], columns=["instance_id", "r", "c"])
+    found = pd.DataFrame({"instance_id": h["instance_id"].to_numpy(), "rc": proto.str.findall(
+        r"CLICK\(R(\d+),C(\d+)\)").to_numpy()}).reset_index(names="response").explode("rc").dropna(subset=["rc"])
+    clicks = pd.DataFrame({"response": found["response"], "instance_id": found["instance_id"],
+                           "r": found["rc"].str[0].astype(int), "c": found["rc"].str[1].astype(int)})
+    clicks = clicks.drop_duplicates(["response", "r", "c"]).drop(columns="response")  # a repeat counts once
     k = clicks.groupby(["instance_id", "r", "c"]).size().rename("k") if len(clicks) else pd.Series(dtype=int, name="k")
     cells = ctx.merge(k.reset_index(), on=["instance_id", "r", "c"], how="left") if len(clicks) else ctx.assign(k=0)
     cells["k"] = cells["k"].fillna(0)
@@ -549,8 +554,9 @@ def human_agreement(df: pd.DataFrame, ds: Dataset) -> HumanAgreement:
     cells["wrong"] = (cells["k"] * 2 > cells["n"]) != cells["gold"]
     click_ok = ~cells.groupby("instance_id")["wrong"].any()
     # Counts: per instance the answers' distribution; the panel answer is the unique mode.
-    counts = pd.DataFrame([(iid, p.get("count")) for iid, p in zip(h["instance_id"], parsed)
-                           if p.get("count") is not None], columns=["instance_id", "count"])
+    counted = proto.str.extract(r"(?:COUNT|SUBMIT)\((\d+)\)")[0]
+    counts = pd.DataFrame({"instance_id": h["instance_id"].to_numpy(), "count": counted.to_numpy()}).dropna()
+    counts["count"] = counts["count"].astype(int)
     alpha_counts = None
     count_ok = pd.Series(dtype=bool)
     if len(counts):

@@ -30,8 +30,9 @@ def test_whole_study_in_chromium(server, page, small_dataset):
         if st == "done":
             break
         if st == "feedback":
-            page.get_by_role("button", name="Continue").click()
-            page.wait_for_timeout(300)
+            button = page.get_by_role("button", name="Continue")
+            button.click()
+            button.wait_for(state="detached")  # not a fixed pause: a slow rerun must not see the old button
             continue
         item = shown_item(store, small_dataset, study.study_id, "PP1")
         answer(page, item)
@@ -96,13 +97,13 @@ def test_rapid_clicking_loses_nothing(server, page, small_dataset):
     item = shown_item(store, small_dataset, study.study_id, "RAPID")
     cells = [(r, c) for r in range(1, item.gold_key.rows + 1) for c in range(1, item.gold_key.cols + 1)]
     clicks = [cells[i % len(cells)] for i in range(30)]
-    boxes = {rc: page.locator(f'.rg-cell[data-r="{rc[0]}"][data-c="{rc[1]}"]').bounding_box() for rc in set(clicks)}
-    t0 = time.perf_counter()
-    for r, c in clicks:
-        b = boxes[(r, c)]
-        page.mouse.click(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2)
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 0.5, f"the 30 clicks took {elapsed:.2f} s"
+    # 30 real clicks on the grid's buttons, dispatched by the page itself in one burst: far under half a second
+    # on any machine, so the test checks what the server keeps, not how fast the test runner can click.
+    elapsed_ms = page.evaluate("""cells => {
+        const t0 = performance.now();
+        for (const [r, c] of cells) document.querySelector(`.rg-cell[data-r="${r}"][data-c="${c}"]`).click();
+        return performance.now() - t0; }""", [list(rc) for rc in clicks])
+    assert elapsed_ms < 500
     expected = set()
     for rc in clicks:
         expected ^= {rc}
@@ -112,16 +113,20 @@ def test_rapid_clicking_loses_nothing(server, page, small_dataset):
     pid = participant_id(store, study.study_id, "RAPID")
     deadline = time.time() + 15
     n = 0
-    while time.time() < deadline:
-        n = store.query("SELECT count(*) AS n FROM events WHERE participant_id = ?", (pid,))[0]["n"]
+    while time.time() < deadline:  # focus/blur events may be logged too: count the clicks
+        n = store.query("SELECT count(*) AS n FROM events WHERE participant_id = ? AND type IN ('click', 'unclick')",
+                        (pid,))[0]["n"]
         if n >= 30:
             break
         time.sleep(0.2)
     assert n == 30
     page.locator(".rg-submit").click()
-    page.wait_for_timeout(1500)
-    row = store.query("SELECT protocol, parsed FROM responses WHERE participant_id = ?", (pid,))[0]
-    assert {tuple(c) for c in json.loads(row["parsed"])["clicks"]} == expected
+    rows: list = []
+    deadline = time.time() + 15
+    while not rows and time.time() < deadline:
+        rows = store.query("SELECT protocol, parsed FROM responses WHERE participant_id = ?", (pid,))
+        time.sleep(0.2)
+    assert {tuple(c) for c in json.loads(rows[0]["parsed"])["clicks"]} == expected
 
 
 def test_browser_never_receives_gold(server, page, small_dataset):

@@ -12,6 +12,7 @@ from rose_core.analysis import (
     human_agreement, human_model_agreement, instance_params, main_table, mcnemar_p, participant_table,
     published_gap, published_rows, replay, responses_frame, table_columns,
 )
+from rose_core.instances import protocol_string
 from rose_core.records import MAIN_TEMPLATES
 from rose_core.run_import import import_run
 from rose_core.store import Store
@@ -178,7 +179,7 @@ def test_panel_vote_on_a_constructed_panel(small_dataset):
     wrong = [(r, c) for r in range(1, 3) for c in range(1, 3) if (r, c) not in gold][:1]
     answers = [gold, gold, wrong]          # two of three right: the panel is right
     rows = [{"solver_kind": "human", "participant_id": f"h{k}", "instance_id": inst.instance_id,
-             "passed": int(a == gold), "parsed": json.dumps({"clicks": [list(c) for c in a], "count": None})}
+             "passed": int(a == gold), "protocol": protocol_string("click", None, a)}
             for k, a in enumerate(answers)]
     ha = human_agreement(pd.DataFrame(rows), small_dataset)
     assert ha.panel_items == 1 and ha.panel_accuracy == 100.0
