@@ -16,7 +16,8 @@ def sign_in_to_runs(page, server):
 
 
 def upload(page, path, solver):
-    page.locator("input[type=file]").set_input_files(str(path))
+    with page.expect_response(lambda r: "/_stcore/upload_file" in r.url and r.ok):
+        page.locator("input[type=file]").set_input_files(str(path))  # submit only once the server has the file
     page.get_by_label("Solver name").fill(solver)
     page.get_by_role("button", name="Import", exact=True).click()
 
