@@ -102,11 +102,6 @@ class Layout:
         """[[row, col, x0, y0, x1, y1], ...] row-major; saved beside every image."""
         return [[r, c, *self.box(r, c)] for r in range(1, self.rows + 1) for c in range(1, self.cols + 1)]
 
-    def cell_at(self, x: float, y: float) -> Cell | None:
-        c = int((x - self.left) // self.cell) + 1
-        r = int((y - self.top) // self.cell) + 1
-        return (r, c) if 1 <= r <= self.rows and 1 <= c <= self.cols and x >= self.left and y >= self.top else None
-
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "cells": self.cell_boxes()}
 

@@ -9,11 +9,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from rose_core import SUBSETS, TEMPLATES
+from rose_core import SUBSETS, TEMPLATES, Dataset
 from rose_core.analysis import (
     ExclusionRules, FrameCache, Filters, apply_exclusions, human_version, bridge_table, difficulty_table, failure_table, gap_table,
     human_agreement, human_model_agreement, instance_params, main_table, participant_table, published_rows,
 )
+from rose_core.store import Store
 from rose_core.study import list_studies
 from ui.resources import dataset, store
 
@@ -71,10 +72,11 @@ class View:
     """The filtered, exclusion-applied responses a page works on, and how they were chosen (from the
     sidebar, or given: the warm-up uses the sidebar's defaults without drawing it)."""
 
-    def __init__(self, filters: Filters | None = None, rules: ExclusionRules | None = None):
-        db = store()
+    def __init__(self, filters: Filters | None = None, rules: ExclusionRules | None = None,
+                 db: Store | None = None, ds: Dataset | None = None):
+        db = db or store()
         self.db = db
-        self.ds = dataset()
+        self.ds = ds or dataset()
         everything, self.version = _frames(str(db.path)).get()
         if filters is None or rules is None:
             filters, rules = sidebar(everything)
@@ -165,14 +167,14 @@ WARM_ANALYSES = [("main", None), ("gap", False), ("bridges", None), ("failures",
                  ("human_model", None), ("difficulty", "grid cells")]
 
 
-def _warm(done: threading.Event) -> None:
+def _warm(done: threading.Event, db: Store, ds: Dataset) -> None:
     try:
         import krippendorff  # noqa: F401  (first imports are a large part of a cold page)
         import scipy.stats  # noqa: F401
         import sklearn.metrics  # noqa: F401
         import statsmodels.stats.proportion  # noqa: F401
 
-        v = View(Filters(), ExclusionRules())
+        v = View(Filters(), ExclusionRules(), db=db, ds=ds)
         for kind, arg in WARM_ANALYSES:
             v.compute(kind, arg)
     finally:
@@ -180,9 +182,10 @@ def _warm(done: threading.Event) -> None:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _warm_up_started(db: str, version: tuple) -> threading.Event:
+def _warm_up_started(db_path: str, version: tuple, _db: Store, _ds: Dataset) -> threading.Event:
     done = threading.Event()
-    threading.Thread(target=_warm, args=(done,), name="rose-dashboard-warm-up", daemon=True).start()
+    # The thread gets the store and dataset of the page that started it: it never looks them up itself.
+    threading.Thread(target=_warm, args=(done, _db, _ds), name="rose-dashboard-warm-up", daemon=True).start()
     return done
 
 
@@ -192,4 +195,4 @@ def warm_up() -> threading.Event:
     Called where experimenters land after signing in, so the analysis pages are warm when they are opened;
     participant sessions never start it."""
     db = store()
-    return _warm_up_started(str(db.path), _frames(str(db.path)).get()[1])
+    return _warm_up_started(str(db.path), _frames(str(db.path)).get()[1], db, dataset())
