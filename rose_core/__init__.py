@@ -15,7 +15,7 @@ from .records import (
 from .render import layout_for, render_scene
 from .responses import ResponseFileError, read_responses
 from .scenes import generate_scene
-from .scoring import FAILURES, Score, ScoreKey, score, score_parsed
+from .scoring import FAILURES, SCORER_VERSION, Score, ScoreKey, score, score_parsed
 
 __all__ = [
     "AssetError", "AssetPack", "load_assets", "DEFAULT_SEED", "plan", "DEFAULT_DATASET_DIR", "Dataset",
@@ -23,5 +23,5 @@ __all__ = [
     "Summary", "format_summary", "summarize", "Parsed", "parse", "GROUPS", "MAIN_TEMPLATES", "SUBSET_GROUP",
     "SUBSETS", "TEMPLATE_LABEL", "TEMPLATE_OUTPUT", "TEMPLATES", "Gold", "Instance", "Layout", "Region", "Scene",
     "layout_for", "render_scene", "ResponseFileError", "read_responses", "generate_scene", "FAILURES", "Score",
-    "ScoreKey", "score", "score_parsed",
+    "ScoreKey", "score", "score_parsed", "SCORER_VERSION",
 ]

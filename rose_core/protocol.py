@@ -1,4 +1,4 @@
-"""The ROSE output protocol: find the final answer inside any text.
+"""The ROSE output protocol: read the final answer a careful reader would read.
 
 Grammar (what a solver must end with):
 
@@ -6,33 +6,81 @@ Grammar (what a solver must end with):
     CLICK(Rr,Cc); CLICK(Rr,Cc); ...; DONE
     CLICK(Rr,Cc); ...; SUBMIT(n)
 
-Models think aloud, so the parser scans the whole text and takes the *last*
-terminal action (COUNT, DONE or SUBMIT) together with the CLICKs written right
-before it, separated only by spaces, newlines, ';' or ','. CLICKs after the last
-terminal are ignored. Keywords and the R/C of a coordinate are upper case as the
-protocol writes them ("I am done" or "click(r1,c2)" in prose is not an answer);
-spaces inside a call are tolerated: `CLICK( R3 , C4 )`.
+Real models wrap that in markdown, lists, code fences, reasoning blocks and other
+scripts' punctuation. The rules (README, "Protocol and scoring decisions", has the
+decision table; tests/rose_core/data/corpus.jsonl the realistic cases):
 
-One compiled regex over the text, no nested quantifiers: linear time on any
-input, and `parse` never raises.
+1. Text is NFKC-normalised (only when not ASCII), and `、` `。` read as `,` `.`.
+2. Reasoning: text up to the last closing `</think>` (`</thinking>`, `</reasoning>`,
+   `</thought>`) is not the answer. A reasoning block opened and never closed is a
+   response cut off while thinking: what it holds is not an answer (`no_terminal`
+   if nothing else answers).
+3. Actions, keyword and R/C case-insensitive, spaces allowed inside the call:
+   `CLICK(R2,C5)`, `click( r2 , c5 )`, `COUNT(3)`, `SUBMIT(2)`, `DONE`.
+4. A *sequence* is CLICKs closed by a terminal, joined only by separators: white
+   space, `;` `,` `.` `:`, `and`, `then`, `和`, `然后`, `以及`, `->`, `=>`, `→`,
+   markdown emphasis and code (`*` `_` `~` `` ` `` and fences), quotes and brackets
+   (JSON-ish lists), list markers (`-` `+` `•` `1.` `1)`). A CLICK that begins its
+   line (after a list marker, emphasis or a `Label:`) may carry an annotation up to
+   the end of that line ("- CLICK(R2,C3) – the odd stroke").
+5. DONE is a terminal when it closes CLICKs, when it stands alone on its line
+   (after list marker / emphasis / a `Label:`, before trailing punctuation), or when
+   it is in backticks or emphasis. Upper-case `DONE` inside a sentence ("so the answer
+   is DONE.") is a *weak* terminal: used only when the response has no other answer.
+   Any other `done` ("I am done.") is prose, not an answer.
+6. The final answer is the last sequence. Earlier candidates are discarded; a
+   restatement after it (same cells) changes nothing; commentary after it is ignored.
+7. Nothing is dropped silently:
+   - a click-like text that cannot be read (`CLICK(R2)`, `CLICK(2,3)`,
+     `CLICK(row 2, col 3)`, `CLICK R2 C3`) inside the final sequence, or any click
+     in the final answer's paragraph (no blank line between) that is not part of it
+     and not a restatement of its cells, makes it `malformed_click`;
+   - clicks after the final answer that end the text (the response was cut off
+     while writing a new answer) make it `no_terminal`.
+
+One compiled token regex over the text plus bounded checks of the gaps between
+tokens: linear time on any input, and `parse` never raises.
 """
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
 from .records import Cell
 
 Action = Literal["COUNT", "DONE", "SUBMIT"]
-Problem = Literal["no_answer", "no_terminal", "negative_number"]
+Problem = Literal["no_answer", "no_terminal", "negative_number", "malformed_click"]
 
+# Groups by m.lastindex: 2 COUNT/SUBMIT, 4 CLICK, 5 unreadable click, 6 DONE.
 _TOKEN = re.compile(
-    r"(COUNT|SUBMIT)\s*\(\s*([+-]?\d+)\s*\)"
-    r"|CLICK\s*\(\s*R\s*([+-]?\d+)\s*,\s*C\s*([+-]?\d+)\s*\)"
-    r"|\b(DONE)\b"
+    r"(?<![a-z])(?:"
+    r"(count|submit)\s*\(\s*([+-]?\d+)\s*\)"
+    r"|click\s*\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)"
+    r"|(click(?:\s*[(\[{][^()\[\]{}\n]{0,40}[)\]}]?|\s+(?=r\s*\d|row\b))|\"click(?:s|ed)?\"\s*:\s*\[\s*[^\]\s])"
+    r"|(done)(?![a-z])"
+    r")",
+    re.IGNORECASE,
 )
+# What may stand between two actions of one sequence (possessive: no backtracking).
+_GAP = re.compile(
+    r"(?:```[a-z]*|\|[ \t]*\d{1,3}[ \t]*(?=\|)|\s|[;,.:*_~`\"'\[\]|>—–]|->|=>|→|\band\b|\bthen\b|和|然后|以及|并且|"
+    r"(?<!\S)(?:[-+•]|\d{1,3}[.)])(?=\s))*+",
+    re.IGNORECASE,
+)
+# What may stand before an action on its own line: quote/heading/list marker, emphasis, "Label:".
+_LINE_HEAD = re.compile(
+    r"(?:[ \t>#*_~`\-+•]|<\|?[a-z_]+\|?>)*+(?:\d{1,3}[.)][ \t]*)?+[*_~` \t]*+"
+    r"(?:[^\n:()]{1,40}:[*_~` \t]*)?+",
+    re.IGNORECASE,
+)
+_LINE_TAIL = re.compile(r"(?:[*_~` \t.!)\]\"']|<\|?/?[a-z_]+\|?>)*+(?:\n|$)", re.IGNORECASE)
+_REASONING = re.compile(r"<(/?)(?:think|thinking|reasoning|thought)\s*>", re.IGNORECASE)
 _SEPARATORS = " \t\r\n;,"
+_DECORATION = "*_`"
+_CJK = str.maketrans({"、": ",", "。": "."})
+_ACTION_WORDS = ("click(", "done", "count(", "submit(")
 _MAX_DIGITS = 12  # beyond this a number is only "very large": int() of a huge string is slow
 
 
@@ -76,42 +124,135 @@ class Parsed:
 
 _NO_ANSWER = Parsed(None, None, (), "no_answer")
 _NO_TERMINAL = Parsed(None, None, (), "no_terminal")
+_MALFORMED = Parsed(None, None, (), "malformed_click")
+
+
+def _joined(text: str, a: int, b: int) -> bool:
+    """Only separators between positions a and b."""
+    return a == b or not text[a:b].strip(_SEPARATORS) or _GAP.fullmatch(text, a, b) is not None
+
+
+def _line_start(text: str, pos: int) -> int:
+    return text.rfind("\n", 0, pos) + 1
+
+
+def _heads_line(text: str, pos: int) -> bool:
+    """The token at pos is the first thing on its line (after markers, emphasis, a label)."""
+    return _LINE_HEAD.fullmatch(text, _line_start(text, pos), pos) is not None
+
+
+def _annotated(text: str, click_start: int, a: int, b: int) -> bool:
+    """The gap a..b is an annotation to the end of a line-heading CLICK, then separators."""
+    nl = text.find("\n", a, b)
+    return nl >= 0 and _joined(text, nl, b) and _heads_line(text, click_start)
+
+
+def _done_kind(text: str, s: int, e: int, word: str) -> int:
+    """2 strong terminal, 1 weak (upper-case DONE in a sentence), 0 prose."""
+    if (s and text[s - 1] in _DECORATION) or (e < len(text) and text[e] in _DECORATION):
+        return 2
+    if _heads_line(text, s) and _LINE_TAIL.match(text, e) is not None:
+        return 2
+    return 1 if word == "DONE" else 0
+
+
+def _cut_off(text: str, run: list, run_end: int, cells: set) -> bool:
+    """CLICKs after the final answer that end the text: a new answer cut off before its terminal.
+
+    A restatement of the answer's cells is not; neither is a run followed by prose (commentary).
+    A fragment of an action at the very end ("CLICK(R1,C1); CLI") is a cut-off too.
+    """
+    tail = text[run_end:].strip(_SEPARATORS).lower()
+    if tail and any(w.startswith(tail) for w in _ACTION_WORDS):
+        return True
+    return _joined(text, run_end, len(text)) and (None in run or not cells.issuperset(run))
+
+
+def _strip_reasoning(text: str) -> tuple[str, bool]:
+    """The text after the last closed reasoning block; cut at a block that never closes."""
+    tags = list(_REASONING.finditer(text))
+    if not tags:
+        return text, False
+    closes = [m for m in tags if m.group(1)]
+    if closes:
+        text = text[closes[-1].end():]
+    opened = _REASONING.search(text)
+    if opened is not None and not opened.group(1):
+        return text[:opened.start()], True
+    return text, False
 
 
 def parse(text: object) -> Parsed:
-    """The last terminal action in `text` with the CLICKs that directly precede it.
-
-    One pass over the tokens: a run of CLICKs separated only by separators is
-    kept until a terminal closes it (the answer so far) or prose breaks it.
-    """
+    """The final answer in `text` (see the module docstring for the rules)."""
     if not isinstance(text, str):
         text = "" if text is None else str(text)
-    run: list[tuple[str, str]] = []   # the current run of contiguous CLICKs
-    run_end = -1
-    answer: tuple[list[tuple[str, str]], str | None, str | None] | None = None
-    saw_click = False
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).translate(_CJK)
+    cut = False
+    if "<" in text:
+        text, cut = _strip_reasoning(text)
+    run: list[tuple[str, str] | None] = []  # the open sequence: CLICKs, None for an unreadable one
+    run_start = run_end = last_click = 0
+    strays: list[tuple[int, list]] = []  # sequences broken by prose, never closed: (end, clicks)
+    answer: tuple[list, str, str | None, int] | None = None  # clicks, kind, digits, start
+    answer_end = 0
+    weak = -1
     for m in _TOKEN.finditer(text):
-        kind, digits, r, c, _ = m.groups()
-        if run:
-            start = m.start()
-            if run_end != start and text[run_end:start].strip(_SEPARATORS):
-                run = []  # prose since the last CLICK breaks the run
-        if r is not None:
-            saw_click = True
-            run.append((r, c))
+        li = m.lastindex
+        s = m.start()
+        if run and not (_joined(text, run_end, s)
+                        or (run[-1] is not None and _annotated(text, last_click, run_end, s))):
+            strays.append((run_end, run))
+            run = []  # prose since the last CLICK breaks the sequence
+        if li == 4:
+            if not run:
+                run_start = s
+            run.append(m.group(3, 4))
+            run_end, last_click = m.end(), s
+        elif li == 5:
+            if not run:
+                run_start = s
+            run.append(None)
             run_end = m.end()
+        elif li == 2:
+            answer = (run, m.group(1).upper(), m.group(2), run_start if run else s)
+            answer_end, run = m.end(), []
         else:
-            answer = (run, kind, digits)
-            run = []
+            if run:
+                answer = (run, "DONE", None, run_start)
+            else:
+                kind = _done_kind(text, s, m.end(), m.group(6))
+                if kind == 2:
+                    answer = (run, "DONE", None, s)
+                elif kind == 1:
+                    weak = s
+                    continue
+                else:
+                    continue
+            answer_end, run = m.end(), []
+    weak_answer = answer is None and weak >= 0
+    if weak_answer:
+        answer, answer_end = ([], "DONE", None, weak), weak + 4
+        if run and run_start < weak:
+            strays.append((run_end, run))
     if answer is None:
-        return _NO_TERMINAL if saw_click else _NO_ANSWER
-    raw_clicks, kind, digits = answer
-    if kind is None:
-        action: Action = "DONE"
+        return _NO_TERMINAL if run or strays or cut else _NO_ANSWER
+    raw_clicks, kind, digits, start = answer
+    if None in raw_clicks:
+        return _MALFORMED
+    cells = set(raw_clicks)
+    if run and run_start >= answer_end and _cut_off(text, run, run_end, cells):
+        return _NO_TERMINAL  # cut off while writing a new answer
+    paragraph = text.rfind("\n\n", 0, start) + 1
+    for end, stray in reversed(strays):
+        if end <= paragraph:
+            break
+        if end <= start and (None in stray or not cells.issuperset(stray)):
+            return _MALFORMED  # a click beside the final answer that is not part of it
+    if kind == "DONE":
         count = None
         negative = False
     else:
-        action = "COUNT" if kind == "COUNT" else "SUBMIT"
         count = int(digits) if len(digits) <= _MAX_DIGITS else _number(digits)  # type: ignore[arg-type]
         negative = count < 0
     if raw_clicks:
@@ -120,4 +261,4 @@ def parse(text: object) -> Parsed:
         negative = negative or any(r < 0 or c < 0 for r, c in clicks)
     else:
         clicks = ()
-    return Parsed(action, count, clicks, "negative_number" if negative else None)
+    return Parsed(kind, count, clicks, "negative_number" if negative else None)  # type: ignore[arg-type]

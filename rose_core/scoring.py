@@ -1,7 +1,8 @@
 """Score one response against one instance: VALID, PASS and a failure kind.
 
-VALID: the final answer follows the template's grammar (right terminal action,
-coordinates inside the grid, no negative numbers, no clicks before a COUNT).
+VALID: the final answer (read by `protocol.parse`) follows the template's grammar
+(right terminal action, every click readable, coordinates inside the grid, no
+negative numbers, no clicks before a COUNT).
 PASS: it is exactly right (the clicked set equals the target set with no repeat;
 the count equals the number of targets in context). Every non-PASS gets one
 primary failure kind, plus every kind that applies in `errors`, so a dashboard can
@@ -25,7 +26,16 @@ FAILURES: tuple[Failure, ...] = (
 )
 InvalidReason = Literal[
     "no_answer", "no_terminal", "wrong_terminal", "out_of_grid", "negative_number", "clicks_before_count",
+    "malformed_click",
 ]
+INVALID_REASONS: tuple[InvalidReason, ...] = (
+    "no_answer", "no_terminal", "wrong_terminal", "out_of_grid", "negative_number", "clicks_before_count",
+    "malformed_click",
+)
+# Which reading of responses produced a stored verdict. "1": the upper-case, contiguous-CLICKs parser
+# of v0.1; "2": the careful reader of protocol.py (NFKC, markdown, separators, malformed_click).
+# Bump it whenever a response could get another verdict; `python -m rose_core rescore` re-scores.
+SCORER_VERSION = "2"
 _TERMINAL: dict[Output, str] = {"count": "COUNT", "click": "DONE", "click_submit": "SUBMIT"}
 
 

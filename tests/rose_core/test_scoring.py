@@ -1,8 +1,11 @@
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rose_core import Gold, Instance, Region, Scene, ScoreKey, score
+from rose_core import FAILURES, TEMPLATE_OUTPUT, Gold, Instance, Region, Scene, ScoreKey, score
 from rose_core.instances import derive_instances
 
 # A 4x5 scene with targets at (1,1), (2,3), (4,5); regions chosen to test each failure kind.
@@ -102,3 +105,43 @@ def test_instance_records_round_trip():
     for inst in INST.values():
         assert Instance.from_json(inst.to_json()) == inst
     assert Scene.from_json(SCENE.to_json()) == SCENE
+
+
+# --- The realistic corpus: model outputs as GPT-4o, Claude, Qwen, Gemini, GLM, InternVL and LLaVA write them,
+# each with the verdict a careful reader gives under the README's decision table. Keys are built by hand from
+# the gold context in each line, so the corpus does not depend on the dataset build.
+CORPUS = Path(__file__).parent / "data" / "model_outputs.jsonl"
+
+
+def corpus_key(rec: dict) -> ScoreKey:
+    g = rec["gold"]
+    inside = frozenset(tuple(c) for c in g["targets_in_context"])
+    outside = frozenset(tuple(c) for c in g["targets_outside"])
+    output = TEMPLATE_OUTPUT[rec["template"]]
+    return ScoreKey(instance_id=rec["id"], template=rec["template"], output=output, rows=g["rows"],
+                    cols=g["cols"], gold_count=len(inside), gold_cells=inside,
+                    global_count=len(inside) + len(outside), outside_targets=outside,
+                    terminal={"count": "COUNT", "click": "DONE", "click_submit": "SUBMIT"}[output])
+
+
+def corpus() -> list[dict]:
+    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
+
+
+def test_corpus_is_large_varied_and_unique():
+    recs = corpus()
+    assert len(recs) >= 200
+    assert len({(r["template"], r["response"]) for r in recs}) == len(recs)
+    assert {r["style"] for r in recs} >= {"gpt-4o", "claude", "qwen", "gemini", "glm", "internvl", "llava"}
+    reasons = {r["expect"]["invalid_reason"] for r in recs}
+    assert reasons >= {"no_answer", "no_terminal", "wrong_terminal", "out_of_grid", "negative_number",
+                       "clicks_before_count", "malformed_click"}
+    assert {r["expect"]["failure"] for r in recs} >= set(FAILURES) | {None}
+
+
+@pytest.mark.parametrize("rec", corpus(), ids=lambda r: r["id"])
+def test_corpus_verdicts(rec):
+    s = score(corpus_key(rec), rec["response"])
+    got = {"valid": s.valid, "pass": s.passed, "failure": s.failure, "invalid_reason": s.invalid_reason,
+           "canonical": s.parsed.canonical}
+    assert got == rec["expect"], rec["response"]
