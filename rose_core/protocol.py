@@ -58,7 +58,7 @@ _TOKEN = re.compile(
     r"(?<![a-z])(?:"
     r"(count|submit)\s*\(\s*([+-]?\d+)\s*\)"
     r"|click\s*\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)"
-    r"|(click(?:\s*[(\[{][^()\[\]{}\n]{0,40}[)\]}]?|\s+(?=r\s*\d|row\b))|\"click(?:s|ed)?\"\s*:\s*\[\s*[^\]\s])"
+    r"|(click(?:\s*[(\[{][^()\[\]{}\n]{0,40}[)\]}]?|\s+(?:r\s*\d+\s*[,;]?\s*c\s*\d+|row\s*\d+\s*,?\s*col(?:umn)?\s*\d+|(?=r\s*\d|row\b)))|\"click(?:s|ed)?\"\s*:\s*\[\s*[^\]\s])"
     r"|(done)(?![a-z])"
     r")",
     re.IGNORECASE,
@@ -78,7 +78,7 @@ _LINE_HEAD = re.compile(
 _LINE_TAIL = re.compile(r"(?:[*_~` \t.!)\]\"']|<\|?/?[a-z_]+\|?>)*+(?:\n|$)", re.IGNORECASE)
 _REASONING = re.compile(r"<(/?)(?:think|thinking|reasoning|thought)\s*>", re.IGNORECASE)
 _SEPARATORS = " \t\r\n;,"
-_DECORATION = "*_`"
+_DECORATION = ("*", "_", "`")
 _CJK = str.maketrans({"、": ",", "。": "."})
 _ACTION_WORDS = ("click(", "done", "count(", "submit(")
 _MAX_DIGITS = 12  # beyond this a number is only "very large": int() of a huge string is slow
@@ -149,8 +149,10 @@ def _annotated(text: str, click_start: int, a: int, b: int) -> bool:
 
 def _done_kind(text: str, s: int, e: int, word: str) -> int:
     """2 strong terminal, 1 weak (upper-case DONE in a sentence), 0 prose."""
-    if (s and text[s - 1] in _DECORATION) or (e < len(text) and text[e] in _DECORATION):
-        return 2
+    before = text[s - 1] if s else ""
+    after = text[e] if e < len(text) else ""
+    if before in _DECORATION or after in _DECORATION or (before == after and before in "\"'"):
+        return 2  # `done`, **done**, "done": written as a token
     if _heads_line(text, s) and _LINE_TAIL.match(text, e) is not None:
         return 2
     return 1 if word == "DONE" else 0

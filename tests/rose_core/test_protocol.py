@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rose_core import parse
+from rose_core import TEMPLATE_OUTPUT, ScoreKey, parse, score
 from rose_core.instances import protocol_string
 
 cells = st.lists(st.tuples(st.integers(1, 12), st.integers(1, 12)), max_size=12)
@@ -12,21 +12,54 @@ def test_count_inside_free_text():
     assert (p.action, p.count, p.clicks, p.problem) == ("COUNT", 3, (), None)
 
 
-def test_last_terminal_wins_and_takes_only_contiguous_clicks():
+def test_last_sequence_wins_and_earlier_candidates_are_discarded():
     text = "First guess CLICK(R1,C1); DONE. On reflection:\nCLICK(R2,C3);\nCLICK( R4 , C5 ), DONE"
     p = parse(text)
     assert p.action == "DONE" and p.clicks == ((2, 3), (4, 5))
 
 
-def test_prose_between_clicks_breaks_the_sequence():
-    p = parse("CLICK(R1,C1) and then CLICK(R2,C2); DONE")
-    assert p.clicks == ((2, 2),)
+def test_and_then_join_clicks():
+    assert parse("CLICK(R1,C1) and then CLICK(R2,C2); DONE").clicks == ((1, 1), (2, 2))
 
 
-def test_lowercase_words_in_prose_are_not_answers():
+def test_prose_between_clicks_of_the_final_answer_is_refused_not_dropped():
+    # The old reader kept only (2,2) here; a careful reader sees two clicks it cannot join.
+    assert parse("CLICK(R1,C1) because it is odd, CLICK(R2,C2); DONE").problem == "malformed_click"
+    # a blank line ends the paragraph: what came before is reasoning, not the answer
+    assert parse("I first thought of CLICK(R1,C1), but it matches.\n\nCLICK(R2,C2); DONE").clicks == ((2, 2),)
+    # only separators between: one sequence, blank lines or not
+    assert parse("CLICK(R1,C1).\n\nCLICK(R2,C2); DONE").clicks == ((1, 1), (2, 2))
+
+
+def test_case_insensitive_calls_and_prose_terminals():
+    assert parse("click(r1,c2); Click(R3, C4); done").canonical == "CLICK(R1,C2); CLICK(R3,C4); DONE"
     assert parse("I am done looking, CLICK(R1,C1)").problem == "no_terminal"
-    assert parse("done").problem == "no_answer"
-    assert parse("click(r1,c2); count(3)").problem == "no_answer"
+    assert parse("I am done.").problem == "no_answer"
+    assert parse("done").canonical == "DONE"          # alone on its line
+    assert parse("Final answer: **Done**").canonical == "DONE"
+    assert parse("So the answer is DONE.").canonical == "DONE"  # weak: the only answer there is
+    assert parse("CLICK(R2,C3); DONE\n\nI wrote DONE because I finished.").clicks == ((2, 3),)
+
+
+def test_reasoning_blocks():
+    assert parse("<think>CLICK(R1,C1); DONE</think>\nCLICK(R2,C2); DONE").clicks == ((2, 2),)
+    assert parse("<think>CLICK(R1,C1); DONE</think>").problem == "no_answer"
+    assert parse("<think>row 1 ... CLICK(R1,C1); DONE").problem == "no_terminal"   # cut off while thinking
+    assert parse("...reasoning without an opening tag</think>COUNT(2)").count == 2
+
+
+def test_unreadable_clicks_in_the_final_answer():
+    for text in ("CLICK(R2); DONE", "CLICK(2,3); DONE", "CLICK(row 2, col 3); DONE", "CLICK R2 C3\nDONE",
+                 "CLICK(R2C3); DONE", "CLICK[R2,C3]; DONE", '{"clicks": [[2, 3]], "final": "DONE"}',
+                 "The cell CLICK(R2,C3) is odd, so the answer is DONE."):
+        assert parse(text).problem == "malformed_click", text
+
+
+def test_cut_off_and_commentary_after_the_answer():
+    assert parse("CLICK(R1,C1); DONE\n\nFinal: CLICK(R1,C1); CLICK(R2,C2)").problem == "no_terminal"
+    assert parse("CLICK(R1,C1); DONE\n\nFinal: CLICK(R1,C1); CLI").problem == "no_terminal"
+    assert parse("CLICK(R1,C1); DONE\n\nI clicked CLICK(R1,C1).").clicks == ((1, 1),)
+    assert parse("CLICK(R1,C1); DONE\n\nNote: CLICK(R5,C5) is outside, so I left it.").clicks == ((1, 1),)
 
 
 def test_submit_with_spaces_inside_calls():
@@ -54,7 +87,19 @@ def test_huge_numbers_do_not_raise():
 @settings(max_examples=500)
 def test_parse_never_raises_on_any_text(text):
     p = parse(text)
-    assert p.problem in (None, "no_answer", "no_terminal", "negative_number")
+    assert p.problem in (None, "no_answer", "no_terminal", "negative_number", "malformed_click")
+
+
+PIECES = ["CLICK(", "click", "(R", "r", ",C", "c", ")", "DONE", "done", "COUNT(", "SUBMIT(", "1", "23", "-", ";",
+          ",", " and ", " then ", "\n", "\n\n", "**", "`", "```", "- ", "1. ", "<think>", "</think>", "（", "）",
+          "，", "；", '"clicks": [', "[", "]", "Answer:", " ", "x"]
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=60))
+@settings(max_examples=1000)
+def test_parse_never_raises_on_protocol_fragments(parts):
+    p = parse("".join(parts))
+    assert (p.action is None) == (p.problem in ("no_answer", "no_terminal", "malformed_click"))
 
 
 @given(st.binary())
@@ -63,16 +108,137 @@ def test_parse_accepts_non_text_inputs(data):
     assert parse(None).problem == "no_answer"
 
 
-@given(cells, st.integers(0, 50), st.sampled_from(["count", "click", "click_submit"]), st.text(max_size=40))
+@given(cells, st.integers(0, 50), st.sampled_from(["count", "click", "click_submit"]),
+       st.text(alphabet="abcdefghij .,!?\n", max_size=40))
 def test_canonical_round_trip_after_prose(clicks, n, output, prose):
     s = protocol_string(output, n, clicks)
-    p = parse(prose.replace("DONE", "") + "\n" + s)
+    p = parse(prose.replace("done", "") + "\n\n" + s)
     assert p.canonical == protocol_string(output, n, clicks if output != "count" else [])
 
 
 def test_megabyte_responses_parse():
-    # Linear-time regex: these would take minutes with a backtracking blow-up.
+    # Linear-time regexes: these would take minutes with a backtracking blow-up (bench/bench_score.py times them).
     for text in ("CLICK(" + " " * 1_000_000, "CLICK(R" + "1" * 1_000_000, "COUNT(" * 200_000,
-                 "CLICK(R1,C1); " * 70_000 + "DONE", "x" * 1_000_000 + "COUNT(2)"):
+                 "CLICK(R1,C1); " * 70_000 + "DONE", "x" * 1_000_000 + "COUNT(2)", "CLICK(R1,C1)" + "*`_" * 300_000,
+                 "CLICK(R1,C1)" + "```" * 300_000 + "x", "- CLICK(R1,C1) " + "y" * 1_000_000,
+                 "done " * 200_000, "<think>" * 100_000, "CLICK(R1,C1) x " * 70_000 + "DONE"):
         parse(text)
     assert len(parse("CLICK(R1,C1); " * 70_000 + "DONE").clicks) == 70_000
+
+
+# --- Invariants of the careful reader (hypothesis): formatting never changes a verdict it should not.
+
+def _key(template: str, rows: int, cols: int, inside: set, outside: set) -> ScoreKey:
+    output = TEMPLATE_OUTPUT[template]
+    return ScoreKey(instance_id="I", template=template, output=output, rows=rows, cols=cols,
+                    gold_count=len(inside), gold_cells=frozenset(inside), global_count=len(inside) + len(outside),
+                    outside_targets=frozenset(outside),
+                    terminal={"count": "COUNT", "click": "DONE", "click_submit": "SUBMIT"}[output])
+
+
+ABSTAIN = _key("T4", 6, 6, set(), {(1, 1), (2, 3)})
+PROSE = ["", "Looking at the highlighted region carefully.", "The majority glyph is 氵; the odd ones differ.",
+         "**Answer:**", "Final answer:", "I checked every row.\nRow 1 matches.", "答案：", "Let me think step by step."]
+FULL_WIDTH = str.maketrans("(),;", "（），；")
+
+
+def _fmt_click(style: str, case: str, r: int, c: int) -> str:
+    call = {"upper": f"CLICK(R{r},C{c})", "lower": f"click(r{r},c{c})", "title": f"Click(R{r}, C{c})",
+            "spaced": f"CLICK( R{r} , C{c} )"}[case]
+    return {"plain": call, "bold": f"**{call}**", "under": f"__{call}__", "code": f"`{call}`",
+            "italic": f"*{call}*", "full": call.translate(FULL_WIDTH)}[style]
+
+
+def _fmt_terminal(style: str, case: str, word: str) -> str:
+    word = {"upper": word, "lower": word.lower(), "title": word.title(), "spaced": word.replace("(", "( ")}[case]
+    return {"plain": word, "bold": f"**{word}**", "under": f"__{word}__", "code": f"`{word}`",
+            "italic": f"*{word}*", "full": word.translate(FULL_WIDTH)}[style]
+
+
+SEPARATORS = ["; ", ", ", " and ", " then ", ", then ", "\n", ";\n", " → ", "、", "；", " 和 "]
+LISTS = ["- ", "* ", "1. ", "1) ", "• "]
+
+
+@st.composite
+def formatted_answer(draw, clicks: list, terminal: str) -> str:
+    """One way a model writes `clicks` + `terminal`, in any supported style."""
+    style = draw(st.sampled_from(["plain", "bold", "under", "code", "italic", "full"]))
+    case = draw(st.sampled_from(["upper", "lower", "title", "spaced"]))
+    actions = [_fmt_click(style, case, r, c) for r, c in clicks] + [_fmt_terminal(style, case, terminal)]
+    layout = draw(st.sampled_from(["inline", "list", "numbered", "lines"]))
+    if layout == "inline":
+        sep = draw(st.sampled_from(SEPARATORS))
+        body = sep.join(actions)
+    elif layout == "list":
+        marker = draw(st.sampled_from(LISTS))
+        body = "\n".join(marker + a for a in actions)
+    elif layout == "numbered":
+        paren = draw(st.sampled_from([". ", ") "]))
+        body = "\n".join(f"{i}{paren}{a}" for i, a in enumerate(actions, 1))
+    else:
+        body = "\n".join(actions)
+    wrap = draw(st.sampled_from(["none", "code", "fence", "fence-lang", "json"]))
+    if wrap == "code" and style != "code":
+        body = f"`{body}`" if layout == "inline" else body
+    elif wrap == "fence":
+        body = f"```\n{body}\n```"
+    elif wrap == "fence-lang":
+        body = f"```text\n{body}\n```"
+    elif wrap == "json" and layout == "inline" and style in ("plain", "full") and "\n" not in body:
+        body = '{"answer": "' + body + '"}'
+    return body
+
+
+@st.composite
+def response(draw, clicks: list, terminal: str) -> str:
+    prose = draw(st.sampled_from(PROSE))
+    think = draw(st.sampled_from(["", "<think>\nMaybe CLICK(R6,C6); DONE? Or COUNT(9). Not sure.\n</think>\n",
+                                  "<thinking>I am done thinking.</thinking>\n\n"]))
+    after = draw(st.sampled_from(["", "\n\nThese cells differ from the majority.", "\n",
+                                  "\n\nI am done."]))
+    answer = draw(formatted_answer(clicks, terminal))
+    return think + prose + ("\n\n" if prose else "") + answer + after
+
+
+T3 = _key("T3", 6, 6, {(2, 3), (5, 3)}, {(1, 1)})
+G = _key("G-Clk", 12, 12, {(1, 2), (3, 3), (12, 10)}, set())
+T5 = _key("T5", 6, 6, {(3, 4), (6, 2)}, {(1, 1)})
+
+
+@given(st.data())
+@settings(max_examples=400)
+def test_a_correct_answer_passes_in_any_supported_style(data):
+    key, terminal = data.draw(st.sampled_from([(T3, "DONE"), (G, "DONE"), (T5, "SUBMIT(2)"), (ABSTAIN, "DONE")]))
+    clicks = data.draw(st.permutations(sorted(key.gold_cells)))
+    text = data.draw(response(list(clicks), terminal))
+    s = score(key, text)
+    assert s.passed, (text, s.to_json())
+
+
+@given(st.data())
+@settings(max_examples=400)
+def test_a_correct_count_passes_in_any_supported_style(data):
+    key = _key("T1", 5, 5, {(1, 1), (2, 2), (3, 3)}, set())
+    text = data.draw(response([], "COUNT(3)"))
+    assert score(key, text).passed, text
+
+
+UNREADABLE = ["CLICK({r},{c})", "CLICK(R{r})", "CLICK(row {r}, col {c})", "CLICK R{r} C{c}", "CLICK(R{r}C{c})",
+              "CLICK[R{r},C{c}]", "click(r{r}, {c})", "CLICK(R{r};C{c})"]
+
+
+@given(st.data())
+@settings(max_examples=400)
+def test_on_an_abstention_item_no_answer_that_clicks_passes(data):
+    """The issue's measured failure: formatted clicks dropped, a bare DONE left, PASS. Never again."""
+    n = data.draw(st.integers(1, 3))
+    clicks = data.draw(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8)), min_size=n, max_size=n))
+    text = data.draw(response(clicks, "DONE"))
+    assert not score(ABSTAIN, text).passed, text
+    # the same with some of the clicks written in a form the protocol cannot read
+    bad = data.draw(st.sampled_from(UNREADABLE)).format(r=clicks[0][0], c=clicks[0][1])
+    sep = data.draw(st.sampled_from(["; ", "\n", " and ", "\n- "]))
+    for text in (bad + sep + "DONE", "Answer: " + bad + sep + "DONE", bad + "\n\nDONE", bad + "\nDONE",
+                 "**" + bad + "**" + sep + "**DONE**"):
+        s = score(ABSTAIN, text)
+        assert not s.passed and s.invalid_reason == "malformed_click", text
