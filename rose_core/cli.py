@@ -178,6 +178,22 @@ def cmd_report(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rescore(a: argparse.Namespace) -> int:
+    from .rescore import RescoreError, rescore
+    from .store import Store
+
+    if not Path(a.db).exists():
+        print(f"error: no database at {a.db}", file=sys.stderr)
+        return 2
+    try:
+        report = rescore(Store(a.db), Dataset.load(a.dataset), dry_run=a.dry_run)
+    except RescoreError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(report.to_json(), indent=1) if a.json else report.format())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rose_core", description="ROSE Studio core: build the dataset, "
                                  "score responses, export it for harnesses, import and run models, report.")
@@ -260,6 +276,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="keep every participant (default: apply the standard exclusion rules)")
     rp.add_argument("--no-published", action="store_true", help="leave out the paper's published rows")
     rp.set_defaults(fn=cmd_report)
+    rs = sub.add_parser("rescore", help="re-score every stored response with the current scorer (one transaction)")
+    rs.add_argument("--db", default=str(db_path()))
+    rs.add_argument("--dataset", default=str(dataset_dir()))
+    rs.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
+    rs.add_argument("--json", action="store_true")
+    rs.set_defaults(fn=cmd_rescore)
     a = ap.parse_args(argv)
     try:
         return a.fn(a)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from .dataset import Dataset
 from .problems import ProblemsError, jsonl_objects
 from .records import MAIN_TEMPLATES
-from .scoring import score
+from .scoring import SCORER_VERSION, score
 from .store import Store, now
 
 RunFormat = Literal["jsonl", "lmms-eval", "vlmevalkit", "inspect"]
@@ -314,7 +314,7 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
         s = score(ds.key(iid), rec.response)
         rows.append((run_id, iid, inst.template, inst.subset, inst.split, inst.scene_id, rec.response,
                      s.parsed.canonical, json.dumps(s.parsed.to_json()), int(s.valid), int(s.passed), s.failure,
-                     json.dumps(list(s.errors)), t))
+                     json.dumps(list(s.errors)), t, SCORER_VERSION))
     covered = {ds.instances[iid].template for _, iid in resolved}
     missing = [tmpl for tmpl in MAIN_TEMPLATES if tmpl not in covered]
     if missing:
@@ -333,7 +333,7 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
                    json.dumps({**(meta or {}), "detected": why, "notes": notes})))
         c.executemany(
             "INSERT INTO responses(run_id, instance_id, template, subset, split, scene_id, response, protocol, parsed, "
-            "valid, passed, failure, errors, submitted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            "valid, passed, failure, errors, submitted_at, scorer_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
     return ImportResult(run_id, solver, fmt_used, why, len(rows), bool(exists), notes)
 
 

@@ -19,7 +19,7 @@ from .dataset import Dataset
 from .instances import protocol_string
 from .records import MAIN_TEMPLATES, SUBSETS, TEMPLATE_OUTPUT, TEMPLATES, Cell, Instance, Output
 from .scenes import rng_for
-from .scoring import Score, ScoreKey, score
+from .scoring import SCORER_VERSION, Score, ScoreKey, score
 from .store import Store, now
 
 Ordering = Literal["random", "counterbalanced"]
@@ -528,13 +528,13 @@ def record_response(store: Store, study: Study, p: Participant, item: Item, sub:
         c.execute(
             "INSERT INTO responses(run_id, participant_id, instance_id, kind, attempt, template, subset, split, "
             "scene_id, response, protocol, parsed, valid, passed, failure, errors, first_action_ms, total_ms, "
-            "viewport_w, viewport_h, device_pixel_ratio, focus_lost, view_id, submitted_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "viewport_w, viewport_h, device_pixel_ratio, focus_lost, view_id, submitted_at, scorer_version) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (study.run_id, p.participant_id, item.instance_id, item.kind, item.attempt, item.template, item.subset,
              item.split, item.scene_id, proto, s.parsed.canonical, json.dumps(s.parsed.to_json()), int(s.valid), int(s.passed),
              s.failure, json.dumps(list(s.errors)), sub.first_action_ms, sub.total_ms,
              sub.viewport[0] if sub.viewport else None, sub.viewport[1] if sub.viewport else None,
-             sub.device_pixel_ratio, int(sub.focus_lost), sub.view_id, t))
+             sub.device_pixel_ratio, int(sub.focus_lost), sub.view_id, t, SCORER_VERSION))
         c.execute("UPDATE assignments SET answered_at = ? WHERE participant_id = ? AND kind = ? AND attempt = ? "
                   "AND position = ?", (t, p.participant_id, item.kind, item.attempt, item.position))
         c.executemany(_EVENT_SQL, _event_rows(p, item.instance_id, sub.view_id, sub.events, t))

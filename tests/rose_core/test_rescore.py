@@ -1,0 +1,123 @@
+"""Re-scoring stored responses: a DB written through the real import and study paths, an old-version row."""
+import json
+import sqlite3
+
+import pytest
+
+from rose_core import SCORER_VERSION
+from rose_core.cli import main
+from rose_core.rescore import RescoreError, rescore
+from rose_core.run_import import import_run
+from rose_core.store import Store
+
+
+@pytest.fixture
+def db(small_dataset, tmp_path):
+    """A model run imported through the real path; one of its rows then set back to what scorer 1 stored.
+
+    The abstention item's answer has bold clicks: scorer 1 dropped them, kept the bare DONE and stored PASS;
+    the current scorer reads the clicks (failure_to_abstain).
+    """
+    ds = small_dataset
+    insts = sorted(ds.instances.values(), key=lambda i: i.instance_id)
+    abstain = next(i for i in insts if i.template == "T4" and i.gold.cells == [])
+    others = [i for i in insts if i.template in ("T1", "T3") and i is not abstain][:6]
+    run = tmp_path / "run.jsonl"
+    bold = "The region looks odd at two cells.\n\n**CLICK(R1,C1)** and **CLICK(R1,C2)**, then **DONE**"
+    with run.open("w") as f:
+        f.write(json.dumps({"instance_id": abstain.instance_id, "response": bold}) + "\n")
+        for i in others:
+            f.write(json.dumps({"instance_id": i.instance_id, "response": "Answer: " + i.protocol_answer}) + "\n")
+    store = Store(tmp_path / "rose.db")
+    import_run(store, ds, run, "gpt-4o")
+    with store.write() as c:  # the row as scorer 1 stored it (v0.1: upper-case contiguous CLICKs only)
+        c.execute("UPDATE responses SET protocol = 'DONE', parsed = ?, valid = 1, passed = 1, failure = NULL, "
+                  "errors = '[]', scorer_version = '1' WHERE instance_id = ?",
+                  (json.dumps({"action": "DONE", "count": None, "clicks": [], "problem": None, "canonical": "DONE"}),
+                   abstain.instance_id))
+    return store, abstain, len(others) + 1
+
+
+def _rows(store):
+    return store.query("SELECT response_id, protocol, parsed, valid, passed, failure, errors, scorer_version "
+                       "FROM responses ORDER BY response_id")
+
+
+def test_import_stores_the_current_scorer_version(db):
+    store, abstain, n = db
+    versions = {r["scorer_version"] for r in store.query("SELECT scorer_version FROM responses WHERE instance_id != ?",
+                                                         (abstain.instance_id,))}
+    assert versions == {SCORER_VERSION}
+
+
+def test_rescore_reports_exactly_the_changed_row_and_stores_it(db, small_dataset):
+    store, abstain, n = db
+    before = _rows(store)
+    dry = rescore(store, small_dataset, dry_run=True)
+    assert _rows(store) == before                      # a dry run writes nothing
+    report = rescore(store, small_dataset)
+    assert dry.to_json() | {"applied": True} == report.to_json()
+    assert (report.responses, report.changed, report.rewritten) == (n, 1, 1)
+    assert report.from_versions == {"1": 1, SCORER_VERSION: n - 1}
+    assert report.counts == {("T4", "model:gpt-4o"): {"pass_to_fail": 1, "fail_to_pass": 0, "valid_to_invalid": 0,
+                                                      "invalid_to_valid": 0, "failure_changed": 1}}
+    assert report.failure_moves == {(None, "failure_to_abstain"): 1}
+    row = store.query("SELECT * FROM responses WHERE instance_id = ?", (abstain.instance_id,))[0]
+    assert (row["passed"], row["valid"], row["failure"], row["scorer_version"]) == (0, 1, "failure_to_abstain",
+                                                                                    SCORER_VERSION)
+    assert row["protocol"] == "CLICK(R1,C1); CLICK(R1,C2); DONE"
+    assert json.loads(row["errors"])[0] == "failure_to_abstain"
+    # every other row is untouched, and a second rescore changes nothing
+    assert [r for r in _rows(store) if r["response_id"] != row["response_id"]] == \
+        [r for r in before if r["response_id"] != row["response_id"]]
+    again = rescore(store, small_dataset)
+    assert (again.changed, again.rewritten) == (0, 0)
+
+
+def test_a_failure_mid_way_leaves_nothing_changed(db, small_dataset):
+    store, abstain, n = db
+    with store.write() as c:  # every row differs from the current scorer's version...
+        c.execute("UPDATE responses SET scorer_version = '1'")
+        last = c.execute("SELECT max(response_id) FROM responses").fetchone()[0]
+        # ...and the database refuses the last update, after the others were written in the transaction
+        c.execute(f"CREATE TRIGGER refuse BEFORE UPDATE ON responses WHEN NEW.response_id = {last} "
+                  "BEGIN SELECT RAISE(ABORT, 'disk says no'); END")
+    before = _rows(store)
+    with pytest.raises(sqlite3.IntegrityError, match="disk says no"):
+        rescore(store, small_dataset)
+    assert _rows(store) == before
+
+
+def test_rows_from_another_dataset_build_are_refused(db, small_dataset):
+    store, abstain, n = db
+    with store.write() as c:
+        c.execute("UPDATE runs SET dataset_hash = 'another-build'")
+    before = _rows(store)
+    with pytest.raises(RescoreError, match="another-build"):
+        rescore(store, small_dataset)
+    assert _rows(store) == before
+
+
+def test_human_rows_are_rescored_from_their_protocol_string(populated_db, small_dataset, tmp_path):
+    # the session's populated database (a study's participants + agents) is shared: re-score a copy
+    copy = tmp_path / "copy.db"
+    with sqlite3.connect(populated_db.path) as src, sqlite3.connect(copy) as dst:
+        src.backup(dst)
+    store = Store(copy)
+    report = rescore(store, small_dataset, dry_run=True)
+    humans = store.query("SELECT count(*) AS n FROM responses x JOIN runs r USING (run_id) "
+                         "WHERE r.solver_kind = 'human'")[0]["n"]
+    assert humans > 0 and report.responses == store.query("SELECT count(*) AS n FROM responses")[0]["n"]
+    assert report.changed == 0  # protocol strings written by the UI read the same under both scorers
+
+
+def test_cli_rescore(db, small_dataset, capsys):
+    store, abstain, n = db
+    assert main(["rescore", "--db", str(store.path), "--dataset", str(small_dataset.root), "--dry-run",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["applied"], out["changed"], out["by_template_solver"][0]["pass_to_fail"]) == (False, 1, 1)
+    assert main(["rescore", "--db", str(store.path), "--dataset", str(small_dataset.root)]) == 0
+    text = capsys.readouterr().out
+    assert "1 verdicts changed" in text and "model:gpt-4o" in text and "None -> failure_to_abstain: 1" in text
+    assert main(["rescore", "--db", str(store.path / "missing.db"), "--dataset", str(small_dataset.root)]) == 2
