@@ -267,7 +267,7 @@ def parse(text: object) -> Parsed:
     if answer:
         clicks = tuple([(int(r) if len(r) <= _MAX_DIGITS else _number(r),
                          int(c) if len(c) <= _MAX_DIGITS else _number(c)) for r, c in answer])
-        negative = negative or any(r < 0 or c < 0 for r, c in clicks)
+        negative = negative or ("-" in text and any(r < 0 or c < 0 for r, c in clicks))
     else:
         clicks = ()
     return Parsed(kind, count, clicks, "negative_number" if negative else None)  # type: ignore[arg-type]
