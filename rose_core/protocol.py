@@ -8,7 +8,7 @@ Grammar (what a solver must end with):
 
 Real models wrap that in markdown, lists, code fences, reasoning blocks and other
 scripts' punctuation. The rules (README, "Protocol and scoring decisions", has the
-decision table; tests/rose_core/data/corpus.jsonl the realistic cases):
+decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
 
 1. Text is NFKC-normalised (only when not ASCII), and `、` `。` read as `,` `.`.
 2. Reasoning: text up to the last closing `</think>` (`</thinking>`, `</reasoning>`,
@@ -19,24 +19,25 @@ decision table; tests/rose_core/data/corpus.jsonl the realistic cases):
    `CLICK(R2,C5)`, `click( r2 , c5 )`, `COUNT(3)`, `SUBMIT(2)`, `DONE`.
 4. A *sequence* is CLICKs closed by a terminal, joined only by separators: white
    space, `;` `,` `.` `:`, `and`, `then`, `和`, `然后`, `以及`, `->`, `=>`, `→`,
-   markdown emphasis and code (`*` `_` `~` `` ` `` and fences), quotes and brackets
-   (JSON-ish lists), list markers (`-` `+` `•` `1.` `1)`). A CLICK that begins its
-   line (after a list marker, emphasis or a `Label:`) may carry an annotation up to
-   the end of that line ("- CLICK(R2,C3) – the odd stroke").
+   dashes, markdown emphasis, quotes and code (`*` `_` `~` `` ` `` `>`, fences),
+   brackets (JSON-ish lists), table bars with a step number, list markers (`-` `+`
+   `•` `1.` `1)`). A CLICK that begins its line (after a list marker, emphasis or a
+   `Label:`) may carry an annotation up to the end of that line
+   ("- CLICK(R2,C3) – the odd stroke").
 5. DONE is a terminal when it closes CLICKs, when it stands alone on its line
-   (after list marker / emphasis / a `Label:`, before trailing punctuation), or when
-   it is in backticks or emphasis. Upper-case `DONE` inside a sentence ("so the answer
-   is DONE.") is a *weak* terminal: used only when the response has no other answer.
-   Any other `done` ("I am done.") is prose, not an answer.
+   (after list marker / emphasis / a `Label:`, before trailing punctuation), or
+   when it is written as a token (backticks, emphasis, quotes). Upper-case `DONE`
+   inside a sentence ("so the answer is DONE.") is a *weak* terminal: used only
+   when the response has no other answer. Any other `done` ("I am done.") is prose.
 6. The final answer is the last sequence. Earlier candidates are discarded; a
    restatement after it (same cells) changes nothing; commentary after it is ignored.
 7. Nothing is dropped silently:
    - a click-like text that cannot be read (`CLICK(R2)`, `CLICK(2,3)`,
-     `CLICK(row 2, col 3)`, `CLICK R2 C3`) inside the final sequence, or any click
-     in the final answer's paragraph (no blank line between) that is not part of it
-     and not a restatement of its cells, makes it `malformed_click`;
-   - clicks after the final answer that end the text (the response was cut off
-     while writing a new answer) make it `no_terminal`.
+     `CLICK(row 2, col 3)`, `CLICK R2 C3`, a JSON `"clicks": [...]`) inside the
+     final sequence, or any click in the final answer's paragraph (no blank line
+     between) that is neither part of it nor one of its cells: `malformed_click`;
+   - clicks after the final answer that end the text, or a cut-off action at the
+     end (the response was cut while writing a new answer): `no_terminal`.
 
 One compiled token regex over the text plus bounded checks of the gaps between
 tokens: linear time on any input, and `parse` never raises.
