@@ -16,10 +16,11 @@ from .agreement import (
 from .answers import AnalysisInputError, Answer, as_int, decode_answer, decode_cell
 from .bridges import bridge_table, mcnemar_p, paired, published_bridges
 from .difficulty import DIFFICULTY_PARAMS, difficulty_table, instance_params
-from .drilldown import Event, decode_event, drill_down, fmt_cells, replay
+from .drilldown import Event, decode_event, drill_down, fmt_cells, replay, replay_disagrees
 from .failures import failure_table
 from .frame import FrameCache, human_version, responses_frame
 from .gap import gap_table, published_gap
+from .report import report_data
 from .selection import (
     ExclusionRules, Filters, Selection, apply_exclusions, participant_table, select, select_from_store,
 )
@@ -35,6 +36,6 @@ __all__ = [
     "drill_down", "error_consistency", "error_consistency_pairs", "error_consistency_summary", "failure_table",
     "fmt_cells", "gap_table", "human_agreement", "human_model_agreement", "human_version", "instance_params",
     "main_rows", "main_table", "mcnemar_p", "paired", "panel_consistency", "participant_table", "published_bridges",
-    "published_gap", "published_rows", "replay", "responses_frame", "run_summaries", "select", "select_from_store",
+    "published_gap", "published_rows", "replay", "replay_disagrees", "report_data", "responses_frame", "run_summaries", "select", "select_from_store",
     "solver_row", "solver_rng", "summarize_frame", "table_columns", "wilson", "with_published",
 ]

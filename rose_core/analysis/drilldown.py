@@ -127,3 +127,15 @@ def replay(store: Store, participant_id: str, instance_id: str) -> pd.DataFrame:
         out[c] = out[c].astype("Int64")
     out["t (s)"] = out["t (s)"].astype(float)
     return out
+
+
+def replay_disagrees(ev: pd.DataFrame, parsed: str | None) -> str | None:
+    """None when the replay ends at the cells of the stored answer (`parsed`); otherwise a sentence saying both
+    (events lost, or a reload that restored a selection the events do not show)."""
+    if ev.empty:
+        return None
+    end = frozenset(ev["cells after"].iloc[-1])
+    said = decode_answer(parsed).cells
+    if end == said:
+        return None
+    return f"The replay ends at {fmt_cells(sorted(end)) or 'no cell'}; the stored answer says {fmt_cells(sorted(said)) or 'no cell'}."
