@@ -32,7 +32,7 @@ def reliability_alphas(df: pd.DataFrame, ds) -> tuple[float, float | None]:
                 for c in range(1, scene.cols + 1):
                     if inst.in_context((r, c)):
                         cell_units.append([float((r, c) in said[q].cells) if q in said else np.nan for q in raters])
-        if inst.output in ("count", "click_submit"):
+        if inst.gold.count is not None:
             count_units.append([float(said[q].count) if q in said and said[q].count is not None else np.nan
                                 for q in raters])
     cells = krippendorff.alpha(reliability_data=np.array(cell_units).T, level_of_measurement="nominal")
