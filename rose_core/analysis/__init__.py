@@ -16,7 +16,9 @@ from .agreement import (
 from .answers import AnalysisInputError, Answer, as_int, decode_answer, decode_cell
 from .bridges import bridge_table, mcnemar_p, paired, published_bridges
 from .difficulty import DIFFICULTY_PARAMS, difficulty_table, instance_params
-from .drilldown import Event, decode_event, drill_down, fmt_cells, replay, replay_disagrees
+from .drilldown import (
+    Event, decode_event, drill_down, fmt_cells, replay, replay_disagrees,
+)
 from .failures import failure_table
 from .frame import FrameCache, human_version, responses_frame
 from .gap import gap_table, published_gap

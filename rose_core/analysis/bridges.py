@@ -42,7 +42,8 @@ def mcnemar_p(pairs: pd.DataFrame) -> float | None:
     for col in ("passed_a", "passed_b"):
         v = pairs[col]
         if v.isna().any() or not v.isin([0, 1, True, False]).all():
-            raise AnalysisInputError(f"McNemar: {col} must be 0/1 for every pair (got {sorted(map(str, v.unique()))[:5]})")
+            got = sorted(map(str, v.unique()))[:5]
+            raise AnalysisInputError(f"McNemar: {col} must be 0/1 for every pair (got {got})")
     a, b = pairs["passed_a"].astype(bool), pairs["passed_b"].astype(bool)
     table = [[int((a & b).sum()), int((a & ~b).sum())], [int((~a & b).sum()), int((~a & ~b).sum())]]
     return float(mcnemar(table, exact=True).pvalue)

@@ -138,4 +138,5 @@ def replay_disagrees(ev: pd.DataFrame, parsed: str | None) -> str | None:
     said = decode_answer(parsed).cells
     if end == said:
         return None
-    return f"The replay ends at {fmt_cells(sorted(end)) or 'no cell'}; the stored answer says {fmt_cells(sorted(said)) or 'no cell'}."
+    return (f"The replay ends at {fmt_cells(sorted(end)) or 'no cell'}; "
+            f"the stored answer says {fmt_cells(sorted(said)) or 'no cell'}.")

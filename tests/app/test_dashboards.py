@@ -92,7 +92,8 @@ def test_agreement_page(dash_env):
     assert "Krippendorff α, cell clicks (nominal)" in labels and "Panel (majority vote) accuracy" in labels
     hm = at.dataframe[0].value.set_index("solver")
     assert hm.loc["oracle (agent)", "humans"] >= 1
-    assert {"error consistency κ (mean over humans)", "κ SD", "κ Q1", "κ Q3", "κ vs majority panel"} <= set(hm.columns)
+    assert {"error consistency κ (mean over humans)", "κ SD", "κ Q1", "κ Q3",
+            "κ vs majority panel"} <= set(hm.columns)
     for param in ("subset", "PixelEdit changed pixels", "context size (cells)"):
         at.selectbox(key="agree_param").select(param).run()
         assert not at.exception
