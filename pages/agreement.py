@@ -1,8 +1,9 @@
 """Agreement and difficulty (experimenters): human–human reliability, human–model consistency, PASS by parameter."""
 import plotly.express as px
+import plotly.graph_objects as go
 import streamlit as st
 
-from rose_core.analysis import DIFFICULTY_PARAMS
+from rose_core.analysis import DIFFICULTY_PARAMS, MIN_SHARED_TRIALS
 from ui.dash import View, chart, table
 
 v = View()
@@ -28,13 +29,22 @@ if hm.empty:
     st.info("No model or agent shares instances with the humans in this selection.")
 else:
     table(hm.round(4), "rose_human_model_agreement", "agree_hm", v.note())
-    st.caption("Error consistency κ = (c_obs − c_exp) / (1 − c_exp), c_exp = p_h·p_m + (1−p_h)(1−p_m), with the human "
-               "answer per instance = correct when at least half the participants were; Cohen's κ on the same "
-               "correctness vectors (scikit-learn); r = Pearson correlation of per-instance human accuracy with "
-               "the model's correctness (SciPy).")
-    if "error consistency κ" in hm:
-        fig = px.bar(hm, x="solver", y=["error consistency κ", "Cohen's κ", "r(human acc, model correct)"],
-                     barmode="group", title="Human–model agreement")
+    st.caption(f"Error consistency (Geirhos, Meding & Wichmann 2020): κ = (c_obs − c_exp) / (1 − c_exp), "
+               "c_exp = p₁·p₂ + (1−p₁)(1−p₂), computed between the model and each individual participant on the "
+               "instances both answered, then averaged over participants; spread across participants as SD "
+               f"(ddof 1) and interquartile range (Q1–Q3). Pairs with fewer than {MIN_SHARED_TRIALS} shared trials "
+               "or with c_exp = 1 get no κ and are counted under 'humans skipped'. The 'vs majority panel' "
+               "columns compare the model with the humans' majority vote per instance (correct when at least half "
+               "were): the same formula and Cohen's κ (scikit-learn), and r = Pearson correlation of per-instance "
+               "human accuracy with the model's correctness (SciPy).")
+    ec = "error consistency κ (mean over humans)"
+    if ec in hm and hm[ec].notna().any():
+        fig = go.Figure()
+        fig.add_bar(name=ec, x=hm["solver"], y=hm[ec], error_y={"type": "data", "array": hm["κ SD"].fillna(0)})
+        for col in ("κ vs majority panel", "Cohen's κ vs majority panel"):
+            if col in hm:
+                fig.add_bar(name=col, x=hm["solver"], y=hm[col])
+        fig.update_layout(barmode="group", title="Human–model agreement (error bars: SD across participants)")
         chart(fig, "rose_human_model_agreement", "agree_fig_hm", v.note())
 
 st.markdown("#### Difficulty")

@@ -5,7 +5,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from PIL import Image
 
-from rose_core.analysis import drill_down, replay
+from rose_core.analysis import drill_down, replay, replay_disagrees
 from ui.dash import View, chart, table
 
 v = View()
@@ -57,13 +57,16 @@ if not humans.empty:
     if ev.empty:
         st.info("No event was logged for this participant on this instance.")
     else:
+        views = ev["view"].nunique()
+        st.caption(f"{len(ev)} events over {views} page view{'s' if views > 1 else ''} (a reload starts a new view).")
+        stored = humans.loc[humans["participant_id"] == pid, "parsed"]
+        if inst.gold.cells is not None and len(stored) and (why := replay_disagrees(ev, stored.iloc[0])):
+            st.warning(why)
         step = st.slider("Step", 1, len(ev), len(ev), key="drill_step")
-        table(ev.iloc[:step][["seq", "type", "row", "col", "t (s)", "selection after"]],
+        table(ev.iloc[:step][["view", "seq", "type", "row", "col", "t (s)", "selection after"]],
               f"rose_replay_{pid}_{iid}", "drill_replay")
-        sel = [s for s in ev.iloc[step - 1]["selection after"].split("; ") if s]
         rfig = go.Figure(go.Image(z=im))
-        for k, cell in enumerate(sel, 1):
-            r, c = (int(x) for x in cell[1:].split("C"))
+        for k, (r, c) in enumerate(ev.iloc[step - 1]["cells after"], 1):
             x0, y0, x1, y1 = scene.layout.box(r, c)
             rfig.add_shape(type="rect", x0=x0, y0=y0, x1=x1, y1=y1, line={"color": "royalblue", "width": 4})
             rfig.add_annotation(x=x0 + 8, y=y0 + 10, text=str(k), showarrow=False, font={"color": "royalblue"})

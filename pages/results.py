@@ -42,7 +42,8 @@ st.markdown("#### Bridges")
 br = pd.concat([v.compute("bridges"), published_bridges()], ignore_index=True)
 table(br.round(4), "rose_bridges", "results_bridges", v.note())
 st.caption("L-Clk† = L-Clk on the pairs (same solver, same scene) whose mL-Cnt was correct; Fail† = 100 − L-Clk†. "
-           "p-values: McNemar on the paired answers (exact binomial below 25 discordant pairs).")
+           "p-values: McNemar's exact test on the paired answers (two-sided binomial test of the discordant pairs; "
+           "McNemar 1947).")
 steps = br.melt(id_vars=["solver"], value_vars=["G-Cnt", "G-Clk", "V-Clk"], var_name="step", value_name="PASS")
 fig = px.line(steps, x="step", y="PASS", color="solver", markers=True, range_y=[0, 100],
               title="Global-click bridge: G-Cnt → G-Clk → V-Clk")

@@ -150,31 +150,21 @@ def cmd_runs(a: argparse.Namespace) -> int:
 
 
 def cmd_report(a: argparse.Namespace) -> int:
-    import math
-
-    from .analysis import ExclusionRules, Filters, apply_exclusions, main_table, participant_table, responses_frame
-    from .store import Store
-
     if not Path(a.db).exists():
         print(f"error: no database at {a.db}", file=sys.stderr)
         return 2
-    store = Store(a.db)
-    rules = ExclusionRules() if a.exclusions else ExclusionRules(False, None, None)
-    df = Filters(split=a.split).apply(responses_frame(store))
-    df, n_excluded = apply_exclusions(df, participant_table(store, rules))
-    table = main_table(df, n_boot=a.boot, published=not a.no_published)
-    rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-            for r in table.to_dict(orient="records")]
-    report = {"avg_definition": "mean of the five template PASS rates (T1..T5); 'pooled' is the instance rate",
-              "exclusions": rules.describe(), "participants_excluded": n_excluded, "split": a.split or "all",
-              "rows": rows}
+    from .analysis import report_data
+    from .store import Store
+
+    report, table = report_data(Store(a.db), a.split, a.exclusions, not a.no_published, a.boot, a.seed)
     if a.json:
         print(json.dumps(report, indent=1))
     else:
         from .analysis import table_columns
 
         print(table_columns(table).to_string(index=False))
-        print(f"exclusions: {report['exclusions']} ({n_excluded} participants excluded)")
+        print(f"exclusions: {report['exclusions']} ({report['participants_excluded']} participants excluded)")
+        print(f"intervals: {report['intervals']}")
     return 0
 
 
@@ -271,7 +261,10 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--db", default=str(db_path()))
     rp.add_argument("--json", action="store_true")
     rp.add_argument("--split", choices=["dev", "test"], default=None)
-    rp.add_argument("--boot", type=int, default=1000, help="bootstrap resamples for the Avg intervals")
+    rp.add_argument("--boot", type=int, default=None, help="bootstrap resamples for the Avg intervals (default 1000, "
+                    "as the dashboards)")
+    rp.add_argument("--seed", type=int, default=None, help="base seed of the per-solver bootstrap (default 0, as the "
+                    "dashboards)")
     rp.add_argument("--no-exclusions", dest="exclusions", action="store_false",
                     help="keep every participant (default: apply the standard exclusion rules)")
     rp.add_argument("--no-published", action="store_true", help="leave out the paper's published rows")

@@ -11,8 +11,9 @@ import streamlit as st
 
 from rose_core import SUBSETS, TEMPLATES, Dataset
 from rose_core.analysis import (
-    ExclusionRules, FrameCache, Filters, apply_exclusions, human_version, bridge_table, difficulty_table, failure_table, gap_table,
-    human_agreement, human_model_agreement, instance_params, main_table, participant_table, published_rows,
+    ExclusionRules, Filters, FrameCache, Selection, bridge_table, difficulty_table, failure_table, gap_table,
+    human_agreement, human_model_agreement, human_version, instance_params, main_rows, participant_table, select,
+    with_published,
 )
 from rose_core.store import Store
 from rose_core.study import list_studies
@@ -44,7 +45,7 @@ def _per_solver(kind: str, arg: object, solver: str, signature: tuple, human_sig
     """One solver's share of an analysis, cached by that solver's own rows: new responses of one run (or of
     the participants) recompute only that run's (or the humans') part."""
     if kind == "main":
-        return main_table(_g, published=False)
+        return main_rows(_g)  # the solver's own seeded bootstrap: the same row as `report` computes
     if kind == "gap":
         return gap_table(_g, conditioned=bool(arg))
     if kind == "bridges":
@@ -81,8 +82,10 @@ class View:
         if filters is None or rules is None:
             filters, rules = sidebar(everything)
         self.filters, self.rules = filters, rules
-        self.participants = _participants(str(db.path), human_version(db), self.rules)
-        self.df, self.n_excluded = apply_exclusions(self.filters.apply(everything), self.participants)
+        self.selection: Selection = select(everything, _participants(str(db.path), human_version(db), rules),
+                                           filters, rules)
+        self.participants = self.selection.participants
+        self.df, self.n_excluded = self.selection.df, self.selection.n_excluded
         self.everything = everything
 
     def compute(self, kind: str, arg: object = None):
@@ -99,7 +102,7 @@ class View:
                                      self.rules, self.filters, g, humans, self.ds))
         out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         if kind == "main":
-            out = pd.concat([out, published_rows()], ignore_index=True)
+            out = with_published(out)
         return out
 
     def note(self) -> str:

@@ -1,4 +1,9 @@
 """Every dashboard page through AppTest, on a database filled through the real paths."""
+import json
+import subprocess
+import sys
+
+import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -47,6 +52,26 @@ def test_results_page(dash_env):
     assert "GLM-5V-Turbo (published)" not in set(at.dataframe[1].value["solver"])
 
 
+def test_results_main_table_equals_report_json(dash_env, small_dataset):
+    """One selection path and per-solver seeded bootstraps: the page and `report --json` agree exactly."""
+    from rose_core.analysis import ExclusionRules, Filters, table_columns
+    from ui.dash import View
+
+    at = open_page("pages/results.py")
+    assert not at.exception, at.exception
+    shown = at.dataframe[0].value.reset_index(drop=True)
+    r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", str(dash_env.path), "--json"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    pd.testing.assert_frame_equal(shown, table_columns(pd.DataFrame(report["rows"])), check_dtype=False)
+    # the unformatted numbers, from the function the page calls (assembled from per-solver cached parts)
+    raw = View(Filters(), ExclusionRules(), db=dash_env, ds=small_dataset).compute("main")
+    assert json.loads(json.dumps([{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+                                  for row in raw.to_dict(orient="records")])) == report["rows"]
+    assert f"{report['participants_excluded']} participants excluded" in at.caption[0].value
+
+
 def test_exclusions_and_filters_change_the_numbers(dash_env):
     at = open_page("pages/results.py")
     with_ex = at.caption[0].value
@@ -65,8 +90,10 @@ def test_agreement_page(dash_env):
     assert not at.exception, at.exception
     labels = [m.label for m in at.metric]
     assert "Krippendorff α, cell clicks (nominal)" in labels and "Panel (majority vote) accuracy" in labels
-    hm = at.dataframe[0].value
-    assert "oracle (agent)" in set(hm["solver"])
+    hm = at.dataframe[0].value.set_index("solver")
+    assert hm.loc["oracle (agent)", "humans"] >= 1
+    assert {"error consistency κ (mean over humans)", "κ SD", "κ Q1", "κ Q3",
+            "κ vs majority panel"} <= set(hm.columns)
     for param in ("subset", "PixelEdit changed pixels", "context size (cells)"):
         at.selectbox(key="agree_param").select(param).run()
         assert not at.exception
@@ -97,6 +124,7 @@ def test_drilldown_page_with_replay(dash_env):
     assert {"solver", "protocol", "passed"} <= set(responses.columns) and "Human" in set(responses["solver"])
     replay = at.dataframe[1].value
     assert list(replay["type"])[0] == "click" and replay["selection after"].iloc[0].startswith("R")
+    assert not replay["selection after"].str.contains(r"\.").any() and set(replay["view"]) == {1}
     at.slider(key="drill_step").set_value(1).run()
     assert not at.exception and len(at.dataframe[1].value) == 1
     assert len(at.get("plotly_chart")) == 2  # the instance and the replay

@@ -1,0 +1,277 @@
+"""Agreement: human-human reliability (Krippendorff's alpha, the majority-vote panel) and human-model
+trial-by-trial consistency (error consistency after Geirhos, Meding & Wichmann 2020, per individual human;
+and, under its own name, the model against the humans' majority-vote panel)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..dataset import Dataset
+from .answers import AnalysisInputError
+
+MIN_SHARED_TRIALS = 10   # a model-human pair with fewer shared trials gets no κ (reported as skipped)
+
+
+def _refuse_repeats(df: pd.DataFrame, key: list[str], what: str) -> None:
+    dup = df.duplicated(key, keep=False)
+    if dup.any():
+        first = df.loc[dup, key].iloc[0].to_dict()
+        raise AnalysisInputError(f"{what}: {int(dup.sum())} responses repeat a trial {key}, e.g. {first}; "
+                                 "each observer must answer a trial once")
+
+
+@dataclass
+class HumanAgreement:
+    alpha_cells: float | None          # Krippendorff's alpha, nominal, per-cell click decisions
+    alpha_counts: float | None         # Krippendorff's alpha, ratio, counts
+    click_units: int
+    count_units: int
+    raters_per_item: dict[int, int]    # number of raters -> number of instances
+    panel_accuracy: float | None       # majority vote per instance, against gold
+    individual_accuracy: float | None  # mean individual accuracy on the same instances
+    panel_items: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _context_cells(ds: Dataset) -> pd.DataFrame:
+    """(instance_id, r, c, gold) for every cell in every click instance's context."""
+    rows = []
+    for inst in ds.instances.values():
+        if inst.gold.cells is None:
+            continue
+        scene = ds.scenes[inst.scene_id]
+        gold = set(inst.gold.cells)
+        rows += [(inst.instance_id, r, c, (r, c) in gold) for r in range(1, scene.rows + 1)
+                 for c in range(1, scene.cols + 1) if inst.in_context((r, c))]
+    return pd.DataFrame(rows, columns=["instance_id", "r", "c", "gold"])
+
+
+_CONTEXT_CACHE: dict[str, pd.DataFrame] = {}
+
+
+def human_agreement(df: pd.DataFrame, ds: Dataset) -> HumanAgreement:
+    """Krippendorff's alpha (Krippendorff 2011, "Computing Krippendorff's Alpha-Reliability"; Hayes &
+    Krippendorff 2007) over per-cell click decisions (nominal) and counts (ratio), raters per item, and the
+    panel's majority-vote accuracy next to the mean individual accuracy, on instances with two or more raters.
+    Refuses a participant who answered one instance twice (one rater, one value per unit)."""
+    import krippendorff
+
+    h = df[df["solver_kind"] == "human"]
+    _refuse_repeats(h, ["participant_id", "instance_id"], "Krippendorff's alpha")
+    raters = h.groupby("instance_id")["participant_id"].nunique()
+    multi = raters[raters >= 2]
+    h = h[h["instance_id"].isin(multi.index)]
+    notes = []
+    if h.empty:
+        return HumanAgreement(None, None, 0, 0, {int(k): int(v) for k, v in raters.value_counts().sort_index().items()},
+                              None, None, 0, ["no instance has two or more human raters yet"])
+    # The canonical protocol string holds the answer's clicks and count; vectorized regex over it is far
+    # cheaper than decoding every parsed-JSON record.
+    proto = h["protocol"].fillna("").astype(str)
+    n_per = h.groupby("instance_id").size()
+    # Clicks: per (instance, cell) how many raters clicked it, against every context cell.
+    if ds.dataset_hash not in _CONTEXT_CACHE:
+        _CONTEXT_CACHE[ds.dataset_hash] = _context_cells(ds)
+    ctx = _CONTEXT_CACHE[ds.dataset_hash]
+    ctx = ctx[ctx["instance_id"].isin(n_per.index)]
+    found = pd.DataFrame({"instance_id": h["instance_id"].to_numpy(), "rc": proto.str.findall(
+        r"CLICK\(R(\d+),C(\d+)\)").to_numpy()}).reset_index(names="response").explode("rc").dropna(subset=["rc"])
+    clicks = pd.DataFrame({"response": found["response"], "instance_id": found["instance_id"],
+                           "r": found["rc"].str[0].astype(int), "c": found["rc"].str[1].astype(int)})
+    clicks = clicks.drop_duplicates(["response", "r", "c"]).drop(columns="response")  # a repeat counts once
+    k = clicks.groupby(["instance_id", "r", "c"]).size().rename("k") if len(clicks) else pd.Series(dtype=int, name="k")
+    cells = ctx.merge(k.reset_index(), on=["instance_id", "r", "c"], how="left") if len(clicks) else ctx.assign(k=0)
+    cells["k"] = cells["k"].fillna(0)
+    cells["n"] = cells["instance_id"].map(n_per)
+    alpha_cells = None
+    vc = np.stack([cells["n"] - cells["k"], cells["k"]], axis=1).astype(float)
+    if len(vc) >= 2 and vc[:, 0].sum() and vc[:, 1].sum():
+        alpha_cells = float(krippendorff.alpha(value_counts=vc, level_of_measurement="nominal"))
+    cells["wrong"] = (cells["k"] * 2 > cells["n"]) != cells["gold"]
+    click_ok = ~cells.groupby("instance_id")["wrong"].any()
+    # Counts: per instance the answers' distribution; the panel answer is the unique mode.
+    counted = proto.str.extract(r"(?:COUNT|SUBMIT)\((\d+)\)")[0]
+    counts = pd.DataFrame({"instance_id": h["instance_id"].to_numpy(), "count": counted.to_numpy()}).dropna()
+    counts["count"] = counts["count"].astype(int)
+    alpha_counts = None
+    count_ok = pd.Series(dtype=bool)
+    if len(counts):
+        tab = counts.groupby(["instance_id", "count"]).size().unstack(fill_value=0)
+        tab = tab[tab.sum(axis=1) >= 2]
+        if tab.shape[1] > 1 and len(tab) >= 2:
+            alpha_counts = float(krippendorff.alpha(value_counts=tab.to_numpy(float),
+                                                    value_domain=[int(c) for c in tab.columns],
+                                                    level_of_measurement="ratio"))
+        elif len(tab):
+            notes.append("every count answer was identical: alpha for counts is undefined")
+        top = tab.max(axis=1)
+        unique_mode = (tab.eq(top, axis=0)).sum(axis=1) == 1
+        mode = tab.idxmax(axis=1)
+        gold_count = pd.Series({iid: ds.instances[iid].gold.count for iid in tab.index})
+        count_ok = unique_mode & (mode == gold_count)
+    panel = pd.concat([click_ok.rename("click"), count_ok.rename("count")], axis=1)
+    panel_pass = panel.fillna(True).all(axis=1)
+    indiv = h.groupby("instance_id")["passed"].mean()
+    return HumanAgreement(alpha_cells, alpha_counts, len(vc), int(len(count_ok)),
+                          {int(a): int(b) for a, b in raters.value_counts().sort_index().items()},
+                          100 * float(panel_pass.mean()) if len(panel_pass) else None,
+                          100 * float(indiv.loc[panel_pass.index].mean()) if len(panel_pass) else None,
+                          len(panel_pass), notes)
+
+
+# --------------------------------------------------------------------------- error consistency
+
+@dataclass(frozen=True)
+class ErrorConsistency:
+    kappa: float | None     # None when c_exp = 1 (both observers always right, or always wrong): undefined
+    c_obs: float
+    c_exp: float
+    trials: int
+    p1: float               # accuracy of the first observer on these trials
+    p2: float
+
+
+def error_consistency(a: pd.Series, b: pd.Series) -> ErrorConsistency:
+    """Error consistency κ of two observers on the same trials (Geirhos, Meding & Wichmann 2020, "Beyond
+    accuracy: quantifying trial-by-trial behaviour of CNNs and humans by measuring error consistency",
+    NeurIPS): κ = (c_obs − c_exp) / (1 − c_exp), c_obs the share of trials both got right or both got wrong,
+    c_exp = p1·p2 + (1 − p1)(1 − p2) what two independent observers with these accuracies would share.
+
+    `a` and `b` are 0/1 correctness indexed by trial (instance id). Refuses (AnalysisInputError) unless they
+    hold exactly the same trials, each once, with 0/1 values: κ over misaligned trials is a wrong number."""
+    for name, s in (("first", a), ("second", b)):
+        if s.index.has_duplicates:
+            raise AnalysisInputError(f"error consistency: the {name} observer answers trial "
+                                     f"{s.index[s.index.duplicated()][0]!r} more than once")
+        if s.isna().any() or not s.isin([0, 1, True, False]).all():
+            raise AnalysisInputError(f"error consistency: the {name} observer's outcomes must be 0/1")
+    if set(a.index) != set(b.index):
+        only_a, only_b = sorted(set(a.index) - set(b.index)), sorted(set(b.index) - set(a.index))
+        raise AnalysisInputError(f"error consistency: the observers' trials differ ({len(only_a)} only in the "
+                                 f"first, e.g. {only_a[:3]}; {len(only_b)} only in the second, e.g. {only_b[:3]})")
+    if len(a) == 0:
+        raise AnalysisInputError("error consistency: no shared trial")
+    x = a.sort_index().to_numpy().astype(int)
+    y = b.loc[a.sort_index().index].to_numpy().astype(int)
+    p1, p2 = float(x.mean()), float(y.mean())
+    c_obs = float((x == y).mean())
+    c_exp = p1 * p2 + (1 - p1) * (1 - p2)
+    kappa = None if c_exp >= 1 else (c_obs - c_exp) / (1 - c_exp)
+    return ErrorConsistency(kappa, c_obs, c_exp, len(x), p1, p2)
+
+
+def error_consistency_pairs(df: pd.DataFrame, min_trials: int = MIN_SHARED_TRIALS) -> pd.DataFrame:
+    """κ between each model (or agent) and each individual human on their shared trials, one row per pair
+    (participants in id order). Computed from per-pair counts over integer codes, so 2,000 participants x 10
+    runs stay fast (a test checks it equals `error_consistency` pair by pair). A pair with fewer than
+    `min_trials` shared trials, or with c_exp = 1, gets no κ and says why in `skipped` (never a silent NaN)."""
+    cols = ["solver", "participant_id", "shared trials", "κ", "c_obs", "c_exp", "human acc", "model acc", "skipped"]
+    h = df[df["solver_kind"] == "human"]
+    models = df[df["solver_kind"] != "human"]
+    if h.empty or models.empty:
+        return pd.DataFrame(columns=cols)
+    inst_codes, instances = pd.factorize(pd.concat([h["instance_id"], models["instance_id"]]), sort=True)
+    h_inst, m_inst = inst_codes[:len(h)], inst_codes[len(h):]
+    p_codes, people = pd.factorize(h["participant_id"], sort=True)
+    pairs_key = p_codes.astype(np.int64) * len(instances) + h_inst
+    if len(np.unique(pairs_key)) < len(pairs_key):
+        _refuse_repeats(h, ["participant_id", "instance_id"], "error consistency")
+    h_pass = h["passed"].to_numpy().astype(np.int64)
+    parts = []
+    for solver, idx in models.groupby("solver", sort=False).indices.items():
+        codes = m_inst[idx]
+        if len(np.unique(codes)) < len(codes):
+            _refuse_repeats(models.iloc[idx], ["instance_id"], f"error consistency ({solver})")
+        outcome = np.full(len(instances), -1, dtype=np.int64)    # -1: the model did not answer this instance
+        outcome[codes] = models["passed"].to_numpy()[idx].astype(np.int64)
+        m = outcome[h_inst]
+        shared = m >= 0
+        who = p_codes[shared]
+        n = np.bincount(who, minlength=len(people)).astype(float)
+        a = np.bincount(who, weights=h_pass[shared], minlength=len(people))
+        b = np.bincount(who, weights=m[shared], minlength=len(people))
+        same = np.bincount(who, weights=(h_pass[shared] == m[shared]), minlength=len(people))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p1, p2, c_obs = a / n, b / n, same / n
+            c_exp = p1 * p2 + (1 - p1) * (1 - p2)
+            kappa = (c_obs - c_exp) / (1 - c_exp)
+        few = n < min_trials
+        undefined = ~few & (((a == n) & (b == n)) | ((a == 0) & (b == 0)))
+        skipped = np.where(few, f"fewer than {min_trials} shared trials",
+                           np.where(undefined, "c_exp = 1 (both always right or both always wrong): κ undefined", ""))
+        parts.append(pd.DataFrame({
+            "solver": solver, "participant_id": np.asarray(people), "shared trials": n.astype(int),
+            "κ": np.where(skipped == "", kappa, np.nan), "c_obs": np.where(few, np.nan, c_obs),
+            "c_exp": np.where(few, np.nan, c_exp), "human acc": np.where(few, np.nan, 100 * p1),
+            "model acc": np.where(few, np.nan, 100 * p2), "skipped": skipped}))
+    return pd.concat(parts, ignore_index=True)[cols]
+
+
+def error_consistency_summary(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Per model: κ averaged over the individual humans (mean), its spread across humans (SD with ddof = 1,
+    median and interquartile range Q1–Q3), how many humans entered and how many were skipped (and why), and
+    the shared trials (total and median per human)."""
+    rows = []
+    for solver, g in pairs.groupby("solver", sort=False):
+        ok = g[g["skipped"] == ""]
+        k = ok["κ"].to_numpy(float)
+        why = g.loc[g["skipped"] != "", "skipped"].value_counts().sort_index()
+        rows.append({
+            "solver": solver, "humans": len(ok), "humans skipped": int(len(g) - len(ok)),
+            "skipped because": "; ".join(f"{n}: {r}" for r, n in why.items()),
+            "shared trials": int(ok["shared trials"].sum()),
+            "shared trials per human (median)": float(ok["shared trials"].median()) if len(ok) else np.nan,
+            "error consistency κ (mean over humans)": float(k.mean()) if len(k) else np.nan,
+            "κ SD": float(k.std(ddof=1)) if len(k) >= 2 else np.nan,
+            "κ median": float(np.median(k)) if len(k) else np.nan,
+            "κ Q1": float(np.percentile(k, 25)) if len(k) else np.nan,
+            "κ Q3": float(np.percentile(k, 75)) if len(k) else np.nan,
+        })
+    return pd.DataFrame(rows)
+
+
+def panel_consistency(df: pd.DataFrame) -> pd.DataFrame:
+    """Per model or agent, against the humans' majority-vote panel (an instance counts as right for the
+    humans when at least half of its participants were right): consistency with the panel (same κ formula,
+    but the panel is not an individual observer, so this is not Geirhos et al.'s error consistency), Cohen's
+    κ (Cohen 1960) on the same vectors, and Pearson's r of per-instance human accuracy with the model's
+    correctness."""
+    from scipy.stats import pearsonr
+    from sklearn.metrics import cohen_kappa_score
+
+    h = df[df["solver_kind"] == "human"].groupby("instance_id")["passed"].mean()
+    rows = []
+    for solver, g in df[df["solver_kind"] != "human"].groupby("solver", sort=False):
+        _refuse_repeats(g, ["instance_id"], f"panel consistency ({solver})")
+        m = g.set_index("instance_id")["passed"]
+        shared = h.index.intersection(m.index).sort_values()
+        if len(shared) < 2:
+            rows.append({"solver": solver, "panel: shared items": len(shared)})
+            continue
+        acc_h = h.loc[shared].to_numpy()
+        hum = pd.Series((acc_h >= 0.5).astype(int), index=shared)
+        ec = error_consistency(hum, m.loc[shared].astype(int))
+        mod = m.loc[shared].to_numpy().astype(int)
+        both_constant = len(set(hum)) < 2 and len(set(mod)) < 2
+        ck = np.nan if both_constant else float(cohen_kappa_score(hum.to_numpy(), mod))
+        r = np.nan
+        if acc_h.std() > 0 and mod.std() > 0:
+            r = float(pearsonr(acc_h, mod).statistic)
+        rows.append({"solver": solver, "panel: shared items": len(shared), "panel: human acc": 100 * ec.p1,
+                     "panel: model acc": 100 * ec.p2, "panel: observed consistency": ec.c_obs,
+                     "panel: expected consistency": ec.c_exp,
+                     "κ vs majority panel": np.nan if ec.kappa is None else ec.kappa,
+                     "Cohen's κ vs majority panel": ck, "r(human acc, model correct)": r})
+    return pd.DataFrame(rows)
+
+
+def human_model_agreement(df: pd.DataFrame, min_trials: int = MIN_SHARED_TRIALS) -> pd.DataFrame:
+    """Per model or agent: error consistency with each individual human (mean over humans and its spread,
+    `error_consistency_summary`), then the majority-panel figures (`panel_consistency`)."""
+    per_human = error_consistency_summary(error_consistency_pairs(df, min_trials))
+    panel = panel_consistency(df)
+    if per_human.empty:
+        return panel
+    return per_human.merge(panel, on="solver", how="outer", sort=False)

@@ -1,0 +1,142 @@
+"""Drill-down: everything about one instance (every response, the human click heatmap, each model's clicks)
+and the step-by-step replay of one participant's clicks on it, across page reloads."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..dataset import Dataset
+from ..records import Cell
+from ..store import Store
+from .answers import as_int, decode_answer, decode_cell
+
+
+def drill_down(df: pd.DataFrame, ds: Dataset, instance_id: str) -> dict:
+    """Everything about one instance: every response, the human click heatmap, each model's clicks."""
+    inst = ds.instances[instance_id]
+    scene = ds.scenes[inst.scene_id]
+    rows = df[df["instance_id"] == instance_id]
+    humans = rows[rows["solver_kind"] == "human"]
+    heat = np.zeros((scene.rows, scene.cols))
+    for p in humans["parsed"]:
+        for r, c in decode_answer(p).cells:
+            if 1 <= r <= scene.rows and 1 <= c <= scene.cols:
+                heat[r - 1, c - 1] += 1
+    others = rows[rows["solver_kind"] != "human"]
+    models = {s: sorted(decode_answer(p).cells) for s, p in zip(others["solver"], others["parsed"])}
+    return {"instance": inst, "scene": scene, "responses": rows, "heat": heat, "n_humans": len(humans),
+            "model_clicks": models}
+
+
+@dataclass(frozen=True)
+class Event:
+    """One stored event of the click grid, decoded once (row and column may come back as 3, 3.0 or "3")."""
+
+    view_id: str
+    seq: int
+    type: str
+    cell: Cell | None
+    value: str | None
+    client_ts: float | None
+    server_ts: float
+
+
+def _num(v: Any) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return None if np.isnan(f) else f
+
+
+def decode_event(row: Mapping[str, Any]) -> Event:
+    seq = as_int(row["seq"])
+    if seq is None:
+        raise ValueError(f"event of view {row['view_id']!r}: sequence number {row['seq']!r} is not an integer")
+    return Event(str(row["view_id"]), seq, str(row["type"]), decode_cell(row.get("row"), row.get("col")),
+                 None if row.get("value") is None else str(row["value"]), _num(row.get("client_ts")),
+                 float(row["server_ts"]))
+
+
+def _cells_of(value: str | None) -> list[Cell]:
+    """A selection written as "R1C2; R3C4" (a `restore` event's value)."""
+    out = []
+    for part in (value or "").replace(",", ";").split(";"):
+        part = part.strip().upper()
+        if part.startswith("R") and "C" in part:
+            cell = decode_cell(*part[1:].split("C", 1))
+            if cell is not None:
+                out.append(cell)
+    return out
+
+
+def step(selection: list[Cell], e: Event) -> list[Cell]:
+    """The selection after one event, as the click grid computes it (ui/click_grid.js)."""
+    if e.type == "click" and e.cell is not None:
+        return [x for x in selection if x != e.cell] + [e.cell]
+    if e.type == "unclick" and e.cell is not None:
+        return [x for x in selection if x != e.cell]
+    if e.type == "undo" and e.cell is not None:  # undoes the last click (removes) or unclick (puts back)
+        return [x for x in selection if x != e.cell] if e.cell in selection else selection + [e.cell]
+    if e.type == "clear":
+        return []
+    if e.type == "restore":
+        return _cells_of(e.value)
+    return selection
+
+
+def fmt_cells(cells: list[Cell]) -> str:
+    return "; ".join(f"R{r}C{c}" for r, c in cells)
+
+
+def replay(store: Store, participant_id: str, instance_id: str) -> pd.DataFrame:
+    """A participant's events on an instance in order, with the selection after each step.
+
+    Order: page views (a reload or a reopened tab starts a new view) by the server time of their first stored
+    event, then the view id; within a view by sequence number. A new view starts from an empty selection (the
+    click grid starts each view empty) unless its `restore` event says which selection it was given."""
+    events = [decode_event(r) for r in store.query(
+        "SELECT view_id, seq, type, row, col, value, client_ts, server_ts FROM events "
+        "WHERE participant_id = ? AND instance_id = ?", (participant_id, instance_id))]
+    cols = ["view", "view_id", "seq", "type", "row", "col", "value", "t (s)", "server_ts", "selection after",
+            "cells after"]
+    if not events:
+        return pd.DataFrame(columns=cols)
+    first: dict[str, float] = {}
+    for e in events:
+        first[e.view_id] = min(first.get(e.view_id, e.server_ts), e.server_ts)
+    views = sorted(first, key=lambda v: (first[v], v))
+    number = {v: k + 1 for k, v in enumerate(views)}
+    events.sort(key=lambda e: (first[e.view_id], e.view_id, e.seq))
+    t0 = min((e.client_ts for e in events if e.client_ts is not None), default=None)
+    rows, selection, view = [], [], None
+    for e in events:
+        if e.view_id != view:
+            view, selection = e.view_id, []
+        selection = step(selection, e)
+        rows.append({"view": number[e.view_id], "view_id": e.view_id, "seq": e.seq, "type": e.type,
+                     "row": None if e.cell is None else e.cell[0], "col": None if e.cell is None else e.cell[1],
+                     "value": e.value,
+                     "t (s)": None if e.client_ts is None or t0 is None else (e.client_ts - t0) / 1000,
+                     "server_ts": e.server_ts, "selection after": fmt_cells(selection), "cells after": list(selection)})
+    out = pd.DataFrame(rows, columns=cols)
+    for c in ("row", "col"):
+        out[c] = out[c].astype("Int64")
+    out["t (s)"] = out["t (s)"].astype(float)
+    return out
+
+
+def replay_disagrees(ev: pd.DataFrame, parsed: str | None) -> str | None:
+    """None when the replay ends at the cells of the stored answer (`parsed`); otherwise a sentence saying both
+    (events lost, or a reload that restored a selection the events do not show)."""
+    if ev.empty:
+        return None
+    end = frozenset(ev["cells after"].iloc[-1])
+    said = decode_answer(parsed).cells
+    if end == said:
+        return None
+    return (f"The replay ends at {fmt_cells(sorted(end)) or 'no cell'}; "
+            f"the stored answer says {fmt_cells(sorted(said)) or 'no cell'}.")

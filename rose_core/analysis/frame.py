@@ -1,0 +1,120 @@
+"""Reading the response frame: every main response once, with its solver and resampling unit, kept current
+by appending (FrameCache) and snapshotted to Parquet beside the database for fast first loads."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..store import Store
+
+_SQL = """
+SELECT r.response_id, r.run_id, runs.solver_kind, runs.solver_name, runs.study_id, r.participant_id, r.instance_id,
+       r.template, r.subset, r.split, r.scene_id, r.valid, r.passed, r.failure, r.protocol, r.parsed,
+       r.total_ms, r.first_action_ms
+FROM responses r JOIN runs USING (run_id)
+WHERE r.kind = 'main'
+"""
+
+
+# --------------------------------------------------------------------------- frames, filters, exclusions
+
+def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
+    """Every main response (participants' practice and attention items excluded), one row each; with
+    after_id, only the responses stored after that one (for incremental refreshes)."""
+    with store.connect() as conn:
+        df = pd.read_sql_query(_SQL + " AND r.response_id > ? ORDER BY r.response_id", conn, params=(after_id,))
+    # Fixed dtypes, whatever this batch holds: an appended batch must look like a full reload.
+    df["study_id"] = df["study_id"].fillna("").astype(object)
+    for col in ("total_ms", "first_action_ms"):
+        df[col] = df[col].astype(float)
+    df["solver"] = np.where(df["solver_kind"] == "human", "Human",
+                            np.where(df["solver_kind"] == "agent", df["solver_name"] + " (agent)", df["solver_name"]))
+    df["unit"] = np.where(df["solver_kind"] == "human", df["participant_id"], df["scene_id"])
+    return df
+
+
+class FrameCache:
+    """The responses frame of one database, refreshed by appending what is new (responses only grow; a
+    removed or replaced run changes the row count differently, and then everything is reloaded).
+
+    A Parquet snapshot beside the database (`<db>.frame.parquet`) makes the first load after a server start
+    a file read plus the rows stored since, instead of a full SQLite scan.
+    """
+
+    def __init__(self, store: Store, snapshot: bool = True):
+        import threading
+
+        self.store = store
+        self.lock = threading.Lock()
+        self.frame: pd.DataFrame | None = None
+        self.state: tuple[int, int] = (0, 0)   # (rows, max response_id) of what the frame holds
+        self.snapshot = Path(f"{store.path}.frame.parquet") if snapshot else None
+        self.snapshot_rows = 0
+
+    def _current(self) -> tuple[int, int]:
+        with self.store.connect() as conn:
+            rows, last = conn.execute("SELECT count(*), coalesce(max(response_id), 0) FROM responses "
+                                      "WHERE kind = 'main'").fetchone()
+        return int(rows), int(last)
+
+    def _load_snapshot(self) -> None:
+        if self.snapshot is None or not self.snapshot.exists():
+            return
+        try:
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(self.snapshot)
+            meta = json.loads(table.schema.metadata[b"rose_state"])
+            self.frame = table.to_pandas()
+            self.state = (int(meta["rows"]), int(meta["last"]))
+            self.snapshot_rows = self.state[0]
+        except Exception:  # a torn or foreign file: ignore it, the database is the truth
+            self.frame, self.state = None, (0, 0)
+
+    def _save_snapshot(self) -> None:
+        if self.snapshot is None or self.frame is None:
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(self.frame, preserve_index=False)
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), b"rose_state": json.dumps(
+            {"rows": self.state[0], "last": self.state[1]}).encode()})
+        tmp = self.snapshot.with_name(self.snapshot.name + ".part")
+        pq.write_table(table, tmp)
+        tmp.replace(self.snapshot)
+        self.snapshot_rows = self.state[0]
+
+    def get(self) -> tuple[pd.DataFrame, tuple[int, int]]:
+        with self.lock:
+            rows, last = self._current()
+            if self.frame is None:
+                self._load_snapshot()
+            if self.frame is not None and (rows, last) == self.state:
+                return self.frame, self.state
+            if self.frame is not None and last >= self.state[1]:
+                new = responses_frame(self.store, after_id=self.state[1])
+                if self.state[0] + len(new) == rows:
+                    if len(new):
+                        self.frame = pd.concat([self.frame, new], ignore_index=True)
+                    self.state = (rows, last)
+                    if rows - self.snapshot_rows > max(1000, rows // 20):  # amortised rewrites
+                        self._save_snapshot()
+                    return self.frame, self.state
+            self.frame = responses_frame(self.store)
+            self.state = (rows, last)
+            self._save_snapshot()
+            return self.frame, self.state
+
+
+def human_version(store: Store) -> tuple[int, int]:
+    """Changes only when participants' responses change (what the participant table depends on)."""
+    with store.connect() as conn:
+        rows, last = conn.execute("SELECT count(*), coalesce(max(response_id), 0) FROM responses "
+                                  "WHERE participant_id != ''").fetchone()
+    return int(rows), int(last)
+
+

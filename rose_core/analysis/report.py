@@ -1,0 +1,29 @@
+"""The main table for scripts (`python -m rose_core report --json`), through the dashboards' own selection path
+(`select`) and per-solver seeded bootstrap, so the Results page and the report show the same numbers."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ..store import Store
+from .selection import ExclusionRules, Filters, select_from_store
+from .tables import BOOT, SEED, main_table
+
+
+def report_data(store: Store, split: str | None = None, exclusions: bool = True, published: bool = True,
+                n_boot: int | None = None, seed: int | None = None) -> tuple[dict, pd.DataFrame]:
+    """(the JSON report, the main table). Defaults are the dashboards': standard exclusions, BOOT resamples,
+    base seed SEED."""
+    rules = ExclusionRules() if exclusions else ExclusionRules(False, None, None)
+    sel = select_from_store(store, Filters(split=split), rules)
+    n_boot, seed = BOOT if n_boot is None else n_boot, SEED if seed is None else seed
+    table = main_table(sel.df, n_boot=n_boot, seed=seed, published=published)
+    rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+            for r in table.to_dict(orient="records")]
+    return {"avg_definition": "mean of the five template PASS rates (T1..T5); 'pooled' is the instance rate",
+            "intervals": "Wilson 95% for rates; percentile bootstrap (95%) over participants (humans) or scenes "
+                         f"(models, agents) for Avg and Glyph/Emoji/Pixel, {n_boot} resamples, each solver's stream "
+                         f"seeded from (seed {seed}, solver name)",
+            "exclusions": rules.describe(), "participants_excluded": sel.n_excluded, "split": split or "all",
+            "boot": n_boot, "seed": seed, "rows": rows}, table

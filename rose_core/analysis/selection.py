@@ -1,0 +1,136 @@
+"""Which responses an analysis sees: the sidebar's (or the command line's) filters and the pre-registrable
+participant exclusions, applied by one function, `select`, that the dashboards and `report` both call."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..store import Store
+from .answers import decode_answer
+from .frame import responses_frame
+
+@dataclass(frozen=True)
+class Filters:
+    split: str | None = None
+    subsets: tuple[str, ...] = ()
+    templates: tuple[str, ...] = ()
+    studies: tuple[str, ...] = ()      # human responses only from these studies (empty: all)
+    solvers: tuple[str, ...] = ()
+
+    def apply(self, df: pd.DataFrame) -> pd.DataFrame:
+        m = pd.Series(True, index=df.index)
+        if self.split:
+            m &= df["split"] == self.split
+        if self.subsets:
+            m &= df["subset"].isin(self.subsets)
+        if self.templates:
+            m &= df["template"].isin(self.templates)
+        if self.studies:
+            m &= (df["solver_kind"] != "human") | df["study_id"].isin(self.studies)
+        if self.solvers:
+            m &= df["solver"].isin(self.solvers)
+        return df[m]
+
+
+@dataclass(frozen=True)
+class ExclusionRules:
+    """Pre-registrable participant exclusions; each can be switched off."""
+
+    failed_attention: bool = True
+    too_fast_ms: float | None = 1500.0   # median time per main item below this
+    streak: int | None = 10              # this many answers in a row that say the same (same clicks and count)
+
+    def describe(self) -> str:
+        parts = []
+        if self.failed_attention:
+            parts.append("failed an attention check")
+        if self.too_fast_ms:
+            parts.append(f"median time per item < {self.too_fast_ms / 1000:g} s")
+        if self.streak:
+            parts.append(f"≥ {self.streak} answers in a row saying the same")
+        return "; ".join(parts) if parts else "none"
+
+
+def _longest_streak(values: list) -> int:
+    best = run = 0
+    prev = object()
+    for v in values:
+        run = run + 1 if v == prev else 1
+        prev = v
+        best = max(best, run)
+    return best
+
+
+def participant_table(store: Store, rules: ExclusionRules) -> pd.DataFrame:
+    """One row per participant: timing, practice, attention, streaks, and why (if) excluded."""
+    parts = pd.DataFrame(store.query(
+        "SELECT p.participant_id, p.study_id, s.name AS study, p.external_id, p.source, p.practice_attempts, "
+        "p.practice_passed, p.end_reason FROM participants p JOIN studies s USING (study_id) "
+        # a total order that does not depend on the (random) participant ids
+        "ORDER BY p.study_id, p.external_id, p.participant_id"))
+    if parts.empty:
+        return parts
+    with store.connect() as conn:
+        resp = pd.read_sql_query(
+            "SELECT participant_id, kind, passed, parsed, total_ms, first_action_ms FROM responses "
+            "WHERE participant_id != '' ORDER BY participant_id, submitted_at, response_id", conn)
+    main = resp[resp["kind"] == "main"]
+    g = main.groupby("participant_id")
+    stats = pd.DataFrame({
+        "main_items": g.size(), "main_pass_rate": 100 * g["passed"].mean(),
+        "median_item_s": g["total_ms"].median() / 1000, "median_first_action_s": g["first_action_ms"].median() / 1000,
+        "longest_streak": g["parsed"].agg(lambda x: _longest_streak([decode_answer(v).says() for v in x])),
+    })
+    att = resp[resp["kind"] == "attention"].groupby("participant_id")["passed"].agg(["size", "sum"])
+    att.columns = ["attention_checks", "attention_passed"]
+    prac = resp[resp["kind"] == "practice"].groupby("participant_id")["passed"].mean().mul(100).rename(
+        "practice_pass_rate")
+    out = parts.set_index("participant_id").join(stats).join(att).join(prac).reset_index()
+    out["main_items"] = out["main_items"].fillna(0).astype(int)
+    out["longest_streak"] = out["longest_streak"].fillna(0).astype(int)
+    out["attention_checks"] = out["attention_checks"].fillna(0).astype(int)
+    out["attention_passed"] = out["attention_passed"].fillna(0).astype(int)
+    reasons = []
+    for r in out.itertuples(index=False):
+        why = []
+        if rules.failed_attention and r.attention_passed < r.attention_checks:
+            why.append("attention")
+        if rules.too_fast_ms and not pd.isna(r.median_item_s) and r.median_item_s * 1000 < rules.too_fast_ms:
+            why.append("too fast")
+        if rules.streak and r.longest_streak >= rules.streak:
+            why.append("streak")
+        reasons.append(", ".join(why))
+    out["excluded"] = reasons
+    return out
+
+
+def apply_exclusions(df: pd.DataFrame, participants: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """Drop excluded participants' responses; returns (frame, number of participants excluded)."""
+    if participants.empty:
+        return df, 0
+    out = set(participants.loc[participants["excluded"] != "", "participant_id"])
+    return df[~df["participant_id"].isin(out)], len(out)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The filtered, exclusion-applied responses an analysis works on, and how they were chosen."""
+
+    df: pd.DataFrame
+    participants: pd.DataFrame     # the participant table the exclusions came from (all participants)
+    filters: Filters
+    rules: ExclusionRules
+    n_excluded: int
+
+
+def select(frame: pd.DataFrame, participants: pd.DataFrame, filters: Filters, rules: ExclusionRules) -> Selection:
+    """The one selection path: filters first, then the exclusions (`participants` must be
+    `participant_table(store, rules)` of the same database)."""
+    df, n = apply_exclusions(filters.apply(frame), participants)
+    return Selection(df, participants, filters, rules, n)
+
+
+def select_from_store(store: Store, filters: Filters, rules: ExclusionRules) -> Selection:
+    """`select` over a database read afresh (the command line; the dashboards keep the frame cached)."""
+    return select(responses_frame(store), participant_table(store, rules), filters, rules)

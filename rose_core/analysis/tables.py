@@ -1,0 +1,181 @@
+"""The ROSE main table: per-solver PASS rates with their intervals, the paper's published rows, the table as
+shown, and one row per stored run."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..metrics import ACTION, COUNTING, Summary, mean_of_rates, rate
+from ..records import GROUPS, MAIN_TEMPLATES, SUBSET_GROUP, TEMPLATE_LABEL
+from ..store import Store
+from .frame import responses_frame
+
+REFERENCE_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "reference"
+LABELS = [TEMPLATE_LABEL[t] for t in MAIN_TEMPLATES]
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    from statsmodels.stats.proportion import proportion_confint
+
+    if n == 0:
+        return (np.nan, np.nan)
+    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+    return 100 * lo, 100 * hi
+
+
+def summarize_frame(df: pd.DataFrame) -> Summary:
+    """`metrics.summarize` for a frame, by group sums instead of a Python loop (same definitions; a test
+    checks both agree)."""
+    by_t = df.groupby("template", observed=True).agg(n=("passed", "size"), p=("passed", "sum"), v=("valid", "sum"))
+    cnt = {t: (int(by_t.at[t, "n"]), int(by_t.at[t, "p"]), int(by_t.at[t, "v"])) if t in by_t.index else (0, 0, 0)
+           for t in TEMPLATE_LABEL}
+    rates = {t: rate(p, n) for t, (n, p, _) in cnt.items()}
+    main = df[df["template"].isin(MAIN_TEMPLATES)]
+    grp = main.assign(group=main["subset"].map(SUBSET_GROUP)).groupby(["group", "template"], observed=True)["passed"]
+    gsum, gn = grp.sum(), grp.size()
+    groups = {}
+    for gname in GROUPS:
+        present = [t for t in MAIN_TEMPLATES if (gname, t) in gn.index]
+        groups[gname] = mean_of_rates(rate(int(gsum.get((gname, t), 0)), int(gn.get((gname, t), 0)))
+                              for t in MAIN_TEMPLATES) if present else None
+    main_n = sum(cnt[t][0] for t in MAIN_TEMPLATES)
+    counting, action = mean_of_rates(rates[t] for t in COUNTING), mean_of_rates(rates[t] for t in ACTION)
+    return Summary(
+        n={TEMPLATE_LABEL[t]: cnt[t][0] for t in TEMPLATE_LABEL},
+        pass_rate={TEMPLATE_LABEL[t]: rates[t] for t in TEMPLATE_LABEL},
+        valid_rate={TEMPLATE_LABEL[t]: rate(cnt[t][2], cnt[t][0]) for t in TEMPLATE_LABEL},
+        groups=groups, avg=mean_of_rates(rates[t] for t in MAIN_TEMPLATES),
+        pooled=rate(sum(cnt[t][1] for t in MAIN_TEMPLATES), main_n),
+        valid=rate(sum(cnt[t][2] for t in MAIN_TEMPLATES), main_n),
+        counting_avg=counting, action_avg=action, gap=None if counting is None or action is None else counting - action)
+
+
+def _bootstrap_means(g: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> dict[str, tuple[float, float]]:
+    """95% percentile intervals of Avg and Glyph/Emoji/Pixel, resampling units (participants or scenes)."""
+    main = g[g["template"].isin(MAIN_TEMPLATES)]
+    units = main["unit"].astype("category")
+    cols = [(grp, t) for grp in (None, *GROUPS) for t in MAIN_TEMPLATES]
+    codes = units.cat.codes.to_numpy().astype(np.int64)  # int8 for few units: would overflow below
+    n_units = len(units.cat.categories)
+    if n_units < 2:
+        return {}
+    t_idx = main["template"].map({t: k for k, t in enumerate(MAIN_TEMPLATES)}).to_numpy()
+    g_idx = main["subset"].map({s: 1 + GROUPS.index(g) for s, g in SUBSET_GROUP.items()}).to_numpy()
+    passed = main["passed"].to_numpy().astype(float)
+    width = len(cols)
+    flat = np.concatenate([codes * width + t_idx, codes * width + g_idx * 5 + t_idx])  # overall and per group
+    P = np.bincount(flat, weights=np.concatenate([passed, passed]), minlength=n_units * width).reshape(n_units, width)
+    N = np.bincount(flat, minlength=n_units * width).reshape(n_units, width).astype(float)
+    # Each resample draws units with replacement: how often each unit is drawn is multinomial, so the
+    # resampled sums are one matrix product (memory n_boot x units, not n_boot x units x metrics).
+    draws = rng.integers(0, n_units, size=(n_boot, n_units)) + (np.arange(n_boot) * n_units)[:, None]
+    W = np.bincount(draws.ravel(), minlength=n_boot * n_units).reshape(n_boot, n_units).astype(float)
+    Ps = W @ P
+    Ns = W @ N
+    with np.errstate(invalid="ignore", divide="ignore"):
+        R = 100 * Ps / Ns
+    out = {}
+    for k, gname in enumerate((None, *GROUPS)):
+        block = R[:, k * 5:(k + 1) * 5]
+        ok = ~np.isnan(block).any(axis=1)
+        if ok.sum() >= n_boot // 2:
+            means = block[ok].mean(axis=1)
+            out["Avg" if gname is None else gname] = (float(np.percentile(means, 2.5)),
+                                                     float(np.percentile(means, 97.5)))
+    return out
+
+
+def published_rows() -> pd.DataFrame:
+    """The paper's published rows (data/reference), with the Avg recomputed beside the printed one."""
+    pub = pd.read_csv(REFERENCE_DIR / "rose_v0_1_published.csv")
+    pub["solver"] = pub["model"] + " (published)"
+    pub["kind"] = "published"
+    pub["Avg (mean of templates)"] = pub[LABELS].mean(axis=1)
+    return pub.drop(columns=["model"])
+
+
+BOOT = 1000   # bootstrap resamples: the dashboards' and `report`'s default
+SEED = 0      # base seed of every solver's bootstrap stream
+
+
+def solver_rng(seed: int, solver: str) -> np.random.Generator:
+    """A solver's own bootstrap stream, from (base seed, solver identity) only: importing or removing another
+    run never moves this solver's intervals, and the dashboards and `report` draw the same resamples."""
+    key = int.from_bytes(hashlib.sha256(solver.encode()).digest()[:8], "big")
+    return np.random.default_rng([seed, key])
+
+
+def solver_row(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> dict:
+    """One solver's main-table row from that solver's responses only (see `main_table`)."""
+    s = summarize_frame(g)
+    main = g[g["template"].isin(MAIN_TEMPLATES)]
+    row: dict = {"solver": solver, "kind": g["solver_kind"].iloc[0], "responses": len(main),
+                 "units": main["unit"].nunique()}
+    for t in MAIN_TEMPLATES:
+        lab = TEMPLATE_LABEL[t]
+        sub = main[main["template"] == t]
+        row[lab] = s.pass_rate[lab]
+        row[f"{lab} lo"], row[f"{lab} hi"] = wilson(int(sub["passed"].sum()), len(sub))
+    for gname in GROUPS:
+        row[gname] = s.groups[gname]
+    row["Avg"] = s.avg
+    row["Avg (mean of templates)"] = s.avg
+    row["pooled"] = s.pooled
+    row["pooled lo"], row["pooled hi"] = wilson(int(main["passed"].sum()), len(main))
+    row["VALID"] = s.valid
+    row["VALID lo"], row["VALID hi"] = wilson(int(main["valid"].sum()), len(main))
+    for name, (lo, hi) in _bootstrap_means(g, n_boot, solver_rng(seed, solver)).items():
+        row[f"{name} lo"], row[f"{name} hi"] = lo, hi
+    return row
+
+
+def main_rows(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
+    """The measured solvers' rows, in order of first appearance (the frame's response order)."""
+    return pd.DataFrame([solver_row(str(solver), g, n_boot, seed) for solver, g in df.groupby("solver", sort=False)])
+
+
+def with_published(rows: pd.DataFrame, published: bool = True) -> pd.DataFrame:
+    return pd.concat([rows, published_rows()], ignore_index=True) if published else rows.reset_index(drop=True)
+
+
+def main_table(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED, published: bool = True) -> pd.DataFrame:
+    """Per solver: the five template PASS rates, Glyph/Emoji/Pixel, Avg, pooled rate and VALID, each with a
+    95% interval: Wilson (1927) score intervals for rates over instances; a nonparametric percentile
+    bootstrap (Efron & Tibshirani 1993) over participants (humans) or scenes (models, agents) for the means
+    of template rates, each solver with its own seeded stream (`solver_rng`). The dashboards assemble the
+    same table from per-solver cached `solver_row`s; a test checks both agree exactly."""
+    return with_published(main_rows(df, n_boot, seed), published)
+
+
+def table_columns(table: pd.DataFrame, with_intervals: bool = True) -> pd.DataFrame:
+    """The main table as shown: 'value [lo, hi]' strings per metric (one decimal)."""
+    metrics = LABELS + list(GROUPS) + ["Avg", "pooled", "VALID"]
+    out = table[["solver", "kind"]].copy()
+    for m in metrics:
+        def fmt(r, m=m):
+            v = r.get(m)
+            if v is None or pd.isna(v):
+                return ""
+            lo, hi = r.get(f"{m} lo"), r.get(f"{m} hi")
+            if with_intervals and lo is not None and not pd.isna(lo):
+                return f"{v:.1f} [{lo:.1f}, {hi:.1f}]"
+            return f"{v:.1f}"
+        out[m] = table.apply(fmt, axis=1)
+    if "Avg (mean of templates)" in table:
+        out["Avg (mean of templates)"] = table["Avg (mean of templates)"].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    return out
+
+
+def run_summaries(store: Store) -> pd.DataFrame:
+    """One row per run: solver, kind, n, per-template PASS, Glyph/Emoji/Pixel, Avg, pooled, VALID, gap."""
+    df = responses_frame(store)
+    rows = []
+    for (run_id, kind, name), g in df.groupby(["run_id", "solver_kind", "solver_name"], sort=False):
+        s = summarize_frame(g)
+        rows.append({"run": run_id, "solver": name, "kind": kind, "responses": len(g), **s.pass_rate, **s.groups,
+                     "Avg": s.avg, "pooled": s.pooled, "VALID": s.valid, "Counting Avg": s.counting_avg,
+                     "Action Avg": s.action_avg, "gap": s.gap})
+    return pd.DataFrame(rows)

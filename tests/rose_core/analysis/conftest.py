@@ -1,0 +1,87 @@
+"""Fixtures of the analysis tests, filled through the real paths (import, the participant functions).
+
+`panel` is deterministic whatever ids `study.join` draws: every participant answers every instance of a small
+pool (so who answered what does not depend on assignment tie-breaks) and whether an answer is right is a
+function of (participant, instance) only (not of the order the items came in)."""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from rose_core.records import MAIN_TEMPLATES
+from rose_core.run_import import import_run
+from rose_core.store import Store
+
+RATES = {"T1": 80.0, "T2": 60.0, "T3": 40.0, "T4": 20.0, "T5": 0.0}
+PANEL = ["P0", "P1", "P2", "P3"]
+PANEL_TEMPLATES = ["T1", "T3", "G-Clk"]
+
+
+def answers_right(external_id: str, instance_id: str, share: float = 0.85) -> bool:
+    """A fixed draw per (participant, instance): the fixture's answers do not depend on item order."""
+    h = int(hashlib.sha256(f"{external_id}:{instance_id}".encode()).hexdigest()[:8], 16)
+    return h / 0xFFFFFFFF < share
+
+
+@pytest.fixture
+def known_run(small_dataset, tmp_path):
+    """A run whose per-template PASS is exactly RATES (first k of each template right, the rest wrong)."""
+    store = Store(tmp_path / "rose.db")
+    lines = []
+    by_t = {t: [i for i in small_dataset.instances.values() if i.template == t] for t in MAIN_TEMPLATES}
+    n = min(len(v) for v in by_t.values()) // 5 * 5  # a multiple of 5: every rate is exact
+    for t, insts in by_t.items():
+        for k, inst in enumerate(insts[:n]):
+            right = k < RATES[t] / 100 * n
+            lines.append({"instance_id": inst.instance_id,
+                          "response": inst.protocol_answer if right else "I am not sure."})
+    f = tmp_path / "known.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    import_run(store, small_dataset, f, "known-model")
+    return store
+
+
+@pytest.fixture(scope="session")
+def panel(small_dataset, tmp_path_factory):
+    """(store, study): four participants who each answer every dev instance of three templates in the real
+    participant flow, plus the oracle and pixel agents on the same instances."""
+    from rose_core.agents import run_agent
+    from rose_core.study import (
+        StudyConfig, Submission, create_study, current_item, finish_instructions, get_participant, give_consent,
+        join, main_pool, record_response,
+    )
+
+    ds = small_dataset
+    root = tmp_path_factory.mktemp("panel")
+    store = Store(root / "rose.db")
+    cfg = StudyConfig(name="panel", split="dev", templates=PANEL_TEMPLATES, items_per_participant=1,
+                      target_per_instance=len(PANEL), practice_items=0, attention_every=0, ordering="random",
+                      same_scene_multiple_templates=True, seed=3)
+    cfg.items_per_participant = len(main_pool(ds, cfg))
+    study = create_study(store, ds, cfg)
+    for ext in PANEL:
+        p = join(store, study, ext, "prolific")
+        give_consent(store, p)
+        finish_instructions(store, get_participant(store, p.participant_id))
+        p = get_participant(store, p.participant_id)
+        while (item := current_item(store, ds, study, p)) is not None:
+            key = item.gold_key
+            if answers_right(ext, item.instance_id):
+                cells, count = sorted(key.gold_cells), key.gold_count
+            else:  # a plausible slip: one target missed, or a count off by one
+                cells, count = sorted(key.gold_cells)[1:], key.gold_count + 1
+            events = [{"type": "click", "r": r, "c": c, "t": 1000.0 * (i + 1)} for i, (r, c) in enumerate(cells)]
+            record_response(store, study, p, item, Submission(
+                f"v-{ext}-{item.instance_id}", cells if item.output != "count" else [],
+                count if item.output != "click" else None, events, 400.0, 4000.0, (1280, 800), 1.0, False))
+            p = get_participant(store, p.participant_id)
+    ids = {i.instance_id for i in main_pool(ds, cfg)}
+    for name in ("oracle", "pixel"):
+        out = root / f"{name}.jsonl"
+        run_agent(name, ds, out, split="dev")
+        keep = [ln for ln in out.read_text().splitlines() if json.loads(ln)["instance_id"] in ids]
+        out.write_text("\n".join(keep) + "\n")
+        import_run(store, ds, out, name, kind="agent")
+    return store, study

@@ -1,0 +1,50 @@
+"""Bridges pair answers by unit and scene; McNemar is the exact binomial test, always."""
+import pandas as pd
+import pytest
+from scipy.stats import binomtest
+
+from rose_core.analysis import AnalysisInputError, bridge_table, mcnemar_p, paired, responses_frame
+
+
+def pairs(both: int, only_a: int, only_b: int, neither: int) -> pd.DataFrame:
+    rows = [(1, 1)] * both + [(1, 0)] * only_a + [(0, 1)] * only_b + [(0, 0)] * neither
+    return pd.DataFrame(rows, columns=["passed_a", "passed_b"])
+
+
+def test_no_difference_at_all_gives_p_one():
+    # 33 discordant pairs each way: the continuity-corrected chi-square used before gave 0.902 here.
+    assert mcnemar_p(pairs(10, 33, 33, 10)) == 1.0
+    assert mcnemar_p(pairs(40, 0, 0, 2)) == 1.0       # no discordant pair at all
+    assert mcnemar_p(pairs(0, 0, 0, 0)) is None       # nothing to test
+
+
+def test_a_known_discordant_split_gives_the_exact_binomial_p():
+    p = mcnemar_p(pairs(5, 20, 2, 7))
+    assert p == pytest.approx(2 * (1 + 22 + 231) / 2 ** 22, rel=1e-12)   # 2 * P(X <= 2), X ~ Bin(22, 1/2)
+    assert p == pytest.approx(binomtest(2, 22, 0.5).pvalue, rel=1e-12)
+    assert mcnemar_p(pairs(0, 30, 31, 0)) == pytest.approx(binomtest(30, 61, 0.5).pvalue, rel=1e-12)
+
+
+def test_mcnemar_refuses_what_is_not_a_paired_binary_outcome():
+    with pytest.raises(AnalysisInputError, match="0/1"):
+        mcnemar_p(pd.DataFrame({"passed_a": [1, 2], "passed_b": [0, 1]}))
+    with pytest.raises(AnalysisInputError, match="0/1"):
+        mcnemar_p(pd.DataFrame({"passed_a": [1, None], "passed_b": [0, 1]}))
+
+
+def test_pairs_refuse_a_repeated_trial():
+    g = pd.DataFrame({"solver": "m", "participant_id": "", "scene_id": ["s1", "s1", "s2", "s1", "s2"],
+                      "template": ["T1", "T1", "T1", "G-Clk", "G-Clk"], "passed": [1, 0, 1, 1, 1]})
+    with pytest.raises(AnalysisInputError, match="repeat a \\(unit, scene\\).*'s1'"):
+        paired(g, "T1", "G-Clk")
+    ok = paired(g.drop(index=1), "T1", "G-Clk")
+    assert list(ok["scene_id"]) == ["s1", "s2"]
+
+
+def test_bridges_pair_by_scene(populated_db):
+    br = bridge_table(responses_frame(populated_db)).set_index("solver")
+    assert br.loc["oracle (agent)", "L-Clk†"] == 100.0 and br.loc["oracle (agent)", "Fail†"] == 0.0
+    assert br.loc["oracle (agent)", "p(mL-Cnt vs L-Clk)"] == 1.0
+    ri = br.loc["region-ignoring (agent)"]
+    assert ri["G-Cnt"] == 100.0 and ri["G-Clk"] == 100.0
+    assert ri["p(G-Clk vs V-Clk)"] < 0.001                     # it clicks every target whatever the highlight

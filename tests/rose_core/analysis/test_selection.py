@@ -1,0 +1,39 @@
+"""Filters and participant exclusions, and the one selection path both `report` and the dashboards use."""
+import pandas as pd
+
+from rose_core.analysis import (
+    ExclusionRules, Filters, apply_exclusions, participant_table, responses_frame, select, select_from_store,
+)
+
+
+def test_exclusions_switch_and_count(populated_db):
+    on = participant_table(populated_db, ExclusionRules())
+    reasons = dict(zip(on["external_id"], on["excluded"]))
+    assert "attention" in reasons["H1"] and "streak" in reasons["H2"] and "too fast" in reasons["H3"]
+    assert reasons["H0"] == ""
+    assert list(on["external_id"]) == [f"H{k}" for k in range(8)]   # a total order, whatever ids were drawn
+    df = responses_frame(populated_db)
+    kept, n = apply_exclusions(df, on)
+    assert n >= 3 and len(kept) < len(df)
+    off = participant_table(populated_db, ExclusionRules(False, None, None))
+    assert apply_exclusions(df, off)[1] == 0
+
+
+def test_filters(populated_db):
+    df = responses_frame(populated_db)
+    assert set(Filters(split="dev").apply(df)["split"]) == {"dev"}
+    assert set(Filters(templates=("T3",)).apply(df)["template"]) == {"T3"}
+    assert set(Filters(solvers=("Human",)).apply(df)["solver"]) == {"Human"}
+    assert Filters(studies=("nope",)).apply(df)["solver_kind"].eq("human").sum() == 0
+
+
+def test_select_filters_first_then_excludes(populated_db):
+    rules, filters = ExclusionRules(), Filters(split="dev", templates=("T1", "T3"))
+    parts = participant_table(populated_db, rules)
+    sel = select(responses_frame(populated_db), parts, filters, rules)
+    excluded = set(parts.loc[parts["excluded"] != "", "participant_id"])
+    assert set(sel.df["split"]) == {"dev"} and set(sel.df["template"]) <= {"T1", "T3"}
+    assert not set(sel.df["participant_id"]) & excluded and sel.n_excluded == len(excluded)
+    again = select_from_store(populated_db, filters, rules)
+    pd.testing.assert_frame_equal(again.df, sel.df)
+    assert again.n_excluded == sel.n_excluded
