@@ -118,8 +118,16 @@ def delta_map(majority: np.ndarray, exception: np.ndarray) -> np.ndarray:
     out = np.zeros(a.shape[:2])
     differ = (a != b).any(-1)
     if differ.any():  # only the differing pixels go through the colour maths
-        out[differ] = ciede2000(srgb_to_lab(a[differ]), srgb_to_lab(b[differ]))
+        out[differ] = pixel_de(a[differ], b[differ])
     return out
+
+
+def pixel_de(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """ΔE00 of pixel pairs (N, 3) uint8, computed once per distinct colour pair (tiles repeat colours)."""
+    a32, b32 = a.astype(np.int64), b.astype(np.int64)
+    key = (a32[:, 0] << 40) | (a32[:, 1] << 32) | (a32[:, 2] << 24) | (b32[:, 0] << 16) | (b32[:, 1] << 8) | b32[:, 2]
+    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return ciede2000(srgb_to_lab(a[first]), srgb_to_lab(b[first]))[inverse.reshape(-1)]
 
 
 def _figures(de: np.ndarray, differ: np.ndarray) -> CellDifference:
@@ -156,7 +164,7 @@ def measure_items(pack: AssetPack, majority: dict, exception: dict) -> tuple[Cel
     de_h = np.where(opaque, de, 0.0)
     redo = differ_h & ~opaque
     if redo.any():
-        de_h[redo] = ciede2000(srgb_to_lab(ha[redo]), srgb_to_lab(hb[redo]))
+        de_h[redo] = pixel_de(ha[redo], hb[redo])
     by = {"base": base, "highlight": _figures(de_h, differ_h)}
     return hardest(by.values()), {name: d.visible_px for name, d in by.items()}
 
