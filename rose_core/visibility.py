@@ -14,6 +14,8 @@ such display pixels in its hardest exception cell (the minimum over every target
 both renderings): a person finds every odd cell or fails the scene, so the least visible
 cell decides. `max_de00` and `mean_de00` (over the pixels that differ at all) are stored
 beside it so that "few pixels but very different" and "many pixels, faint" stay apart.
+The threshold and the per-subset floors live in `composition.py` with the other ranges a
+scene's difficulty depends on; the README ("The dataset", Visibility) says why those values.
 """
 from __future__ import annotations
 
@@ -126,7 +128,7 @@ def pixel_de(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """ΔE00 of pixel pairs (N, 3) uint8, computed once per distinct colour pair (tiles repeat colours)."""
     a32, b32 = a.astype(np.int64), b.astype(np.int64)
     key = (a32[:, 0] << 40) | (a32[:, 1] << 32) | (a32[:, 2] << 24) | (b32[:, 0] << 16) | (b32[:, 1] << 8) | b32[:, 2]
-    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     return ciede2000(srgb_to_lab(a[first]), srgb_to_lab(b[first]))[inverse.reshape(-1)]
 
 
