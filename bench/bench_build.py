@@ -4,6 +4,8 @@ Floor: a bare Pillow loop that pastes one real asset tile (an emoji from the pac
 so PNG compression sees comparable content) per cell onto a canvas of the same
 size and encodes it as PNG, for the same number of images, with the same number
 of processes. The ratio says how much the generator, JSON and layout work add.
+It also times the visibility measurement alone (`measure_items` on every 4th scene's
+items, one process) so its share of the build is visible.
 
     python bench/bench_build.py [--scale 1.0] [--workers N]
 """
@@ -26,6 +28,7 @@ from PIL import Image  # noqa: E402
 
 from rose_core import Dataset, build_dataset, load_assets  # noqa: E402
 from rose_core.composition import CELL_PX  # noqa: E402
+from rose_core.visibility import measure_items  # noqa: E402
 
 TARGET_S = 20.0
 
@@ -65,10 +68,18 @@ def main() -> None:
     with ProcessPoolExecutor(a.workers, mp_context=mp.get_context("fork")) as pool:
         list(pool.map(_floor_one, sizes, chunksize=32))
     floor_s = time.perf_counter() - t0
+    pack = load_assets()
+    sample = list(ds.scenes.values())[::4]
+    t0 = time.process_time()
+    for s in sample:
+        measure_items(pack, s.params["majority"], s.params["exception"])
+    vis_ms = (time.process_time() - t0) / len(sample) * 1000
     print(f"build: scale {a.scale}, {len(ds.scenes)} scenes, {n_images} images, {a.workers} processes")
     print(f"  full build        {build_s:7.2f} s   ({n_images / build_s:7.1f} images/s)")
     print(f"  floor (paste+PNG) {floor_s:7.2f} s   ({n_images / floor_s:7.1f} images/s)")
     print(f"  ratio build/floor {build_s / floor_s:7.2f}x")
+    print(f"  visibility        {vis_ms:7.2f} ms CPU per scene ({vis_ms * len(ds.scenes) / 1000:.2f} s CPU for "
+          f"the build, measured on {len(sample)} scenes in one process)")
     if a.scale == 1.0:
         print(f"  target <= {TARGET_S:.0f} s: {'met' if build_s <= TARGET_S else 'NOT met'}")
 

@@ -1,12 +1,14 @@
 """Scene explorer (experimenters): both renderings, every instance with its gold answer, the parameters."""
 import json
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 from PIL import Image
 
 from rose_core import SUBSETS
 from rose_core.views import instance_rows, outline_cells, scene_ids, scene_summary
+from rose_core.visibility import scene_difference_view
 from ui.resources import dataset
 
 st.title("Scene explorer")
@@ -33,6 +35,28 @@ for col, kind, title in ((left, "base", "Base rendering"), (right, "highlight", 
     if show_targets:
         im = outline_cells(im, scene.layout, scene.targets)
     col.image(im, caption=f"{title} · sha256 {scene.image_sha256[kind][:12]}…")
+
+st.markdown("#### Odd cell against the majority, as displayed")
+view = scene_difference_view(np.asarray(Image.open(ds.image_path(scene, "base")).convert("RGB")), scene.layout,
+                             scene.targets)
+vis = scene.params.get("visibility")
+st.image(view.image, caption=f"majority R{view.majority_cell[0]}C{view.majority_cell[1]} · least visible odd cell "
+         f"R{view.exception_cell[0]}C{view.exception_cell[1]} · difference (grey: differs faintly; orange → dark red: "
+         f"ΔE00 above the threshold, darker = larger) · 6× NEAREST")
+f = view.figures
+m1, m2, m3, m4, m5 = st.columns(5)
+m1.metric("Visibly different px", f.visible_px)
+m2.metric("Differing px", f.diff_px)
+m3.metric("Max ΔE00", f"{f.max_de00:.1f}")
+m4.metric("Mean ΔE00 (differing)", f"{f.mean_de00:.1f}")
+if vis:
+    m5.metric("Floor · redraws", f"{vis['floor']} · {vis['redraws']}")
+    st.caption(f"Stored figure ({vis['scheme']}, ΔE00 > {vis['threshold_de00']:g}): {vis['visible_px']} px in the "
+               f"hardest odd cell over both renderings (base {vis['visible_px_by_rendering']['base']}, highlight "
+               f"{vis['visible_px_by_rendering']['highlight']}); above, the base PNG read back.")
+else:
+    m5.metric("Floor · redraws", "—")
+    st.caption("This dataset was built before visibility was measured: no stored figure.")
 
 st.markdown("#### Instances")
 rows = instance_rows(ds, scene.scene_id)

@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from . import composition as comp
-from .dataset import Dataset, DatasetError, build_dataset, dataset_dir
+from .dataset import Dataset, DatasetError, build_dataset, dataset_dir, visibility_lines
 from .metrics import ScoredRow, format_summary, summarize
 from .responses import ResponseFileError, read_responses
 from .scoring import score
@@ -43,6 +43,7 @@ def cmd_build(a: argparse.Namespace) -> int:
     print(f"{'Total':<14}{c['scenes']:>8}{c['by_split']['dev']:>8}{c['by_split']['test']:>8}")
     print("zero-target (abstention) instances: " +
           ", ".join(f"{t} {n}" for t, n in c["zero_target_instances"].items() if n))
+    print("\n".join(visibility_lines(manifest)))
     return 0
 
 

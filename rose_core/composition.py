@@ -27,9 +27,20 @@ RECT_MAX_SHARE = 0.5            # numeric and highlighted rectangles cover at mo
 EXCLUDED_SHARE = (0.2, 0.5)     # the T5 excluded rectangle covers a fifth to a half of the grid
 # Share of scenes whose region for that template holds no target (abstention cases).
 EMPTY_SHARE: dict[str, float] = {"T2": 0.2, "T3": 0.2, "T4": 0.2, "T5": 0.1}
-EDIT_K = (2, 6)                 # PixelEdit: changed pixels
-EDIT_WINDOW = (3, 5)            # PixelEdit: side of the square window holding them
+# PixelEdit: changed sprite pixels, by sprite kind. A sprite pixel is shown as a 2x2 (24 px icons)
+# or 3x3 (16 px colour sprites) block of display pixels, so both ranges start at >= 64 display pixels
+# (the PixelEdit visibility floor) when every changed pixel is visibly different, as make_edit ensures.
+EDIT_K: dict[str, tuple[int, int]] = {"icon": (16, 24), "pxemoji": (8, 14)}
+EDIT_WINDOW = (5, 7)            # PixelEdit: side of the square window holding them
 CELL_PX = 64                    # rendered cell size; items are drawn inside a 52 px box
+
+# Visibility (rose_core/visibility.py): a display pixel counts as visibly different above this
+# CIEDE2000 difference, and a scene's hardest odd cell must have at least FLOOR such pixels;
+# a draw below its subset's floor is redrawn. Chosen from the measured v0.1 distributions (README).
+VISIBLE_DE00 = 10.0
+VISIBILITY_FLOORS: dict[str, int] = {
+    "ChineseGlyph": 64, "EmojiStyle": 200, "EmojiContent": 64, "PixelEdit": 64, "PixelContent": 64,
+}
 
 
 @dataclass(frozen=True)

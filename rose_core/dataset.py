@@ -21,13 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+import numpy as np
 from . import composition as comp
-from .assets import load_assets
+from .assets import AssetPack, load_assets
 from .instances import derive_instances
 from .records import MAIN_TEMPLATES, TEMPLATES, Instance, Scene
-from .render import encode_png, layout_for, render_scene, sha256_hex
+from .render import encode_png, item_view, layout_for, render_scene, sha256_hex
 from .scenes import generate_scene, rng_for
 from .scoring import ScoreKey
+from .visibility import VISIBILITY_SCHEME, cell_crop, majority_cell
 
 FORMAT_VERSION = 1
 DEFAULT_DATASET_DIR = Path(__file__).resolve().parent.parent / "data" / "datasets" / "rose-v0.1"
@@ -52,11 +54,55 @@ def _build_one(args: tuple[str, int, int, str, str]) -> dict:
     scene.layout = layout_for(scene.rows, scene.cols)
     for kind, hl in (("base", False), ("highlight", True)):
         rel = f"images/{scene.scene_id}{'' if kind == 'base' else '-hl'}.png"
-        data = encode_png(render_scene(pack, scene, highlight=hl))
+        im = render_scene(pack, scene, highlight=hl)
+        if not hl:
+            _check_displayed(pack, scene, np.asarray(im))
+        data = encode_png(im)
         Path(out, rel).write_bytes(data)
         scene.images[kind] = rel
         scene.image_sha256[kind] = sha256_hex(data)
     return scene.to_json()
+
+
+def _check_displayed(pack: AssetPack, scene: Scene, image: np.ndarray) -> None:
+    """The visibility in params was measured on item boxes drawn by the renderer's own paste; the
+    rendered base image must show exactly those pixels in its majority and target cells, else the
+    stored figure would not be what people see. Byte comparison: cheap, and it refuses the build."""
+    assert scene.layout is not None
+    want = {"majority": item_view(pack, scene.params["majority"]).tobytes(),
+            "exception": item_view(pack, scene.params["exception"]).tobytes()}
+    cells = [("majority", majority_cell(scene.layout, scene.targets))] + [("exception", t) for t in scene.targets]
+    for role, cell in cells:
+        if cell_crop(image, scene.layout, cell).tobytes() != want[role]:
+            raise DatasetError(f"{scene.scene_id}: cell R{cell[0]}C{cell[1]} of the rendering differs from the "
+                               f"{role} item box its visibility was measured on")
+
+
+def visibility_distribution(scenes: Iterable[Scene]) -> dict[str, dict]:
+    """Per subset: min / p5 / median / max of the per-scene figure (`visible_px`) and how many were redrawn."""
+    by: dict[str, list[dict]] = {}
+    for s in scenes:
+        by.setdefault(s.subset, []).append(s.params["visibility"])
+    out = {}
+    for subset, vs in by.items():
+        px = np.array([v["visible_px"] for v in vs])
+        out[subset] = {"scenes": len(vs), "min": int(px.min()), "p5": round(float(np.percentile(px, 5)), 1),
+                       "median": round(float(np.median(px)), 1), "max": int(px.max()),
+                       "redrawn": sum(v["redraws"] > 0 for v in vs), "redraws": sum(v["redraws"] for v in vs),
+                       "floor": vs[0]["floor"]}
+    return out
+
+
+def visibility_lines(manifest: dict) -> list[str]:
+    """The build's per-subset visibility table, as `build` prints it."""
+    v = manifest["visibility"]
+    lines = [f"visibility ({v['scheme']}): visibly different display pixels (CIEDE2000 > {v['threshold_de00']:g}) "
+             "in the hardest odd cell",
+             f"{'subset':<14}{'floor':>6}{'min':>7}{'p5':>8}{'median':>8}{'max':>7}{'redrawn':>9}{'redraws':>9}"]
+    for s, d in v["distribution"].items():
+        lines.append(f"{s:<14}{d['floor']:>6}{d['min']:>7}{d['p5']:>8.1f}{d['median']:>8.1f}{d['max']:>7}"
+                     f"{d['redrawn']:>9}{d['redraws']:>9}")
+    return lines
 
 
 def _jsonl(rows: Iterable[dict]) -> bytes:
@@ -137,6 +183,11 @@ def _manifest(seed: int, scale: float, assets: str, plans: list[comp.SubsetPlan]
             "target_share_max": comp.TARGET_SHARE_MAX, "rect_max_share": comp.RECT_MAX_SHARE,
             "excluded_share": comp.EXCLUDED_SHARE, "empty_share": comp.EMPTY_SHARE,
             "edit_k": comp.EDIT_K, "edit_window": comp.EDIT_WINDOW, "cell_px": comp.CELL_PX,
+        },
+        "visibility": {
+            "scheme": VISIBILITY_SCHEME, "threshold_de00": comp.VISIBLE_DE00, "floors": comp.VISIBILITY_FLOORS,
+            "figure": "visible_px of the hardest odd cell (minimum over target cells and both renderings)",
+            "distribution": visibility_distribution(scenes),
         },
         "files": {"scenes.jsonl": scenes_sha, "instances.jsonl": instances_sha},
     }

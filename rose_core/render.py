@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import json
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -15,9 +16,9 @@ from PIL import Image, ImageDraw
 from .assets import AssetPack
 from .composition import CELL_PX
 from .records import Layout, Region, Scene
-from .scenes import apply_edit
 
 ITEM_PX = CELL_PX - 12
+ITEM_INSET = (CELL_PX - ITEM_PX) // 2  # the item box inside a cell box; grid lines and highlight edge stay outside
 MARGIN_LEFT, MARGIN_TOP, MARGIN_END = 44, 32, 10
 BACKGROUND = (255, 255, 255)
 GRID_LINE = (205, 205, 205)
@@ -32,8 +33,26 @@ def layout_for(rows: int, cols: int) -> Layout:
                   cell=CELL_PX, left=MARGIN_LEFT, top=MARGIN_TOP, rows=rows, cols=cols)
 
 
+def apply_edit(arr: np.ndarray, edit: dict) -> np.ndarray:
+    """A sprite array with a PixelEdit edit's pixels set (a copy)."""
+    out = arr.copy()
+    for x, y, r, g, b, a in edit["pixels"]:
+        out[y, x] = (r, g, b, a)
+    return out
+
+
 def item_tile(pack: AssetPack, item: dict) -> Image.Image:
-    """An ITEM_PX x ITEM_PX RGBA tile of one item (glyph, emoji, or sprite with optional edit)."""
+    """An ITEM_PX x ITEM_PX RGBA tile of one item (glyph, emoji, or sprite with optional edit).
+
+    Cached per process: a scene draws the same two tiles in every cell, in both renderings and
+    in its visibility measurement. Callers paste it and never modify it.
+    """
+    return _item_tile(pack, json.dumps(item, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _item_tile(pack: AssetPack, key: str) -> Image.Image:
+    item = json.loads(key)
     kind = item["kind"]
     if kind == "glyph":
         tile = Image.new("RGBA", (ITEM_PX, ITEM_PX), (0, 0, 0, 0))
@@ -93,13 +112,22 @@ def render_scene(pack: AssetPack, scene: Scene, highlight: bool = False) -> Imag
     majority = item_tile(pack, scene.params["majority"])
     exception = item_tile(pack, scene.params["exception"])
     targets = set(scene.targets)
-    off = (CELL_PX - ITEM_PX) // 2
+    off = ITEM_INSET
     for r in range(1, scene.rows + 1):
         for c in range(1, scene.cols + 1):
             tile = exception if (r, c) in targets else majority
             x0, y0, _, _ = lay.box(r, c)
             im.paste(tile, (x0 + off, y0 + off), tile)
     return im
+
+
+def item_view(pack: AssetPack, item: dict, background: tuple[int, int, int] = BACKGROUND) -> np.ndarray:
+    """The item box of a cell as displayed: the tile pasted over the cell's fill, exactly as
+    `render_scene` pastes it (same call, same mask), as an RGB array (ITEM_PX, ITEM_PX, 3)."""
+    tile = item_tile(pack, item)
+    box = Image.new("RGB", (ITEM_PX, ITEM_PX), background)
+    box.paste(tile, (0, 0), tile)
+    return np.asarray(box)
 
 
 def encode_png(im: Image.Image) -> bytes:
@@ -111,10 +139,3 @@ def encode_png(im: Image.Image) -> bytes:
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def tile_difference(pack: AssetPack, a: dict, b: dict) -> float:
-    """Mean absolute RGBA difference between two item tiles (0 = identical)."""
-    ta = np.asarray(item_tile(pack, a), np.int16)
-    tb = np.asarray(item_tile(pack, b), np.int16)
-    return float(np.abs(ta - tb).mean())

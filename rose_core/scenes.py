@@ -17,6 +17,7 @@ import numpy as np
 from . import composition as comp
 from .assets import AssetPack
 from .records import Cell, Region, Scene, Split
+from .visibility import MAX_REDRAWS, ciede2000, measure_items, scene_figures, srgb_to_lab
 
 ICON_INKS = [(25, 25, 25), (28, 64, 160), (150, 32, 32), (20, 110, 55), (110, 40, 140)]
 
@@ -60,53 +61,71 @@ def _sprite_item(pack: AssetPack, sprite_id: str, ink: tuple[int, int, int] | No
     return item
 
 
-def make_edit(base: np.ndarray, rng: random.Random, icon: bool) -> dict[str, Any]:
-    """A localized edit: k pixels inside a w x w window change (toggled or recoloured).
+def make_edit(base: np.ndarray, rng: random.Random, icon: bool) -> dict[str, Any] | None:
+    """A localized edit a careful person can see: k sprite pixels inside a w x w window change.
 
-    Icons (one colour) toggle ink on/off; colour sprites recolour opaque pixels to
-    the sprite's own palette colour farthest from the pixel's colour, so the edit
-    is visible but drawn in the sprite's style.
+    Icons (one colour) toggle ink on/off: ink against the cell's fill is always a strong
+    difference. Colour sprites recolour opaque pixels to the sprite's own palette colour
+    farthest from the pixel's colour in CIEDE2000, so the edit is drawn in the sprite's style;
+    only pixels with a palette colour more than VISIBLE_DE00 away are eligible, so every changed
+    pixel is a visibly different block on screen. k starts where k sprite pixels make at least
+    the PixelEdit floor of display pixels (composition.EDIT_K). Returns None when the sprite
+    offers no such window (a grey ball whose palette holds only near shades): the caller draws again.
     """
     size = base.shape[0]
     alpha = base[..., 3] > 0
-    ys, xs = np.nonzero(alpha)
-    opaque = list(zip(ys.tolist(), xs.tolist()))
-    palette = sorted({tuple(int(v) for v in base[y, x, :3]) for y, x in opaque})
+    k_lo, k_hi = comp.EDIT_K["icon" if icon else "pxemoji"]
+    if icon:
+        eligible = np.ones_like(alpha)
+        recolour: dict[tuple[int, ...], tuple[int, ...]] = {}
+    else:
+        palette = sorted({tuple(int(v) for v in base[y, x, :3]) for y, x in zip(*np.nonzero(alpha))})
+        lab = srgb_to_lab(np.array(palette))
+        de = ciede2000(lab[:, None, :], lab[None, :, :])
+        recolour = {}
+        for i, p in enumerate(palette):  # farthest colour; ties broken by the colour itself
+            j = max(range(len(palette)), key=lambda j: (round(float(de[i, j]), 6), palette[j]))
+            if de[i, j] > comp.VISIBLE_DE00:
+                recolour[p] = palette[j]
+        eligible = alpha & np.array([[tuple(int(v) for v in base[y, x, :3]) in recolour for x in range(size)]
+                                     for y in range(size)])
+    centres = list(zip(*(a.tolist() for a in np.nonzero(eligible & alpha))))
+    if not centres:
+        return None
     for _ in range(100):
         w = rng.randint(*comp.EDIT_WINDOW)
-        k = rng.randint(comp.EDIT_K[0], min(comp.EDIT_K[1], w * w))
-        cy, cx = opaque[rng.randrange(len(opaque))]
+        cy, cx = centres[rng.randrange(len(centres))]
         y0 = min(max(0, cy - w // 2), size - w)
         x0 = min(max(0, cx - w // 2), size - w)
-        window = [(y, x) for y in range(y0, y0 + w) for x in range(x0, x0 + w)]
-        cand = window if icon else [(y, x) for y, x in window if alpha[y, x]]
-        if len(cand) < k or (not icon and len(palette) < 2):
+        cand = [(y, x) for y in range(y0, y0 + w) for x in range(x0, x0 + w) if eligible[y, x]]
+        if len(cand) < k_lo:
             continue
+        k = rng.randint(k_lo, min(k_hi, len(cand)))
         pixels = []
         for y, x in rng.sample(cand, k):
             if icon:
                 new = [0, 0, 0, 0] if alpha[y, x] else [0, 0, 0, 255]
             else:
-                old = np.array(base[y, x, :3], np.int32)
-                far = max(palette, key=lambda p: (int(((np.array(p) - old) ** 2).sum()), p))
-                new = [*far, 255]
+                new = [*recolour[tuple(int(v) for v in base[y, x, :3])], 255]
             pixels.append([x, y, *new])
         return {"k": k, "window": [x0, y0, w, w], "pixels": sorted(pixels)}
-    raise ValueError("sprite too small for an edit")
+    return None
 
 
-def apply_edit(arr: np.ndarray, edit: dict[str, Any]) -> np.ndarray:
-    out = arr.copy()
-    for x, y, r, g, b, a in edit["pixels"]:
-        out[y, x] = (r, g, b, a)
-    return out
+def draw_items(pack: AssetPack, subset: str, seed: int, index: int, redraw: int = 0) -> dict[str, Any] | None:
+    """The majority item, the exception item and what they were drawn from (None: no usable draw).
 
-
-def draw_items(pack: AssetPack, subset: str, seed: int, index: int) -> dict[str, Any]:
-    """The majority item, the exception item and what they were drawn from."""
+    Draw 0 is scene i's own option from the seeded list, with the stream `(seed, subset, i, "item")`;
+    draw r > 0 (a redraw after a draw below the visibility floor) picks an option and its choices
+    from the stream `(seed, subset, i, "item", r)`. Either way it depends on (seed, subset, i, r) only.
+    """
     opts = _pair_options(pack, subset, seed)
-    opt = opts[index % len(opts)]
-    rng = rng_for(seed, subset, index, "item")
+    if redraw == 0:
+        rng = rng_for(seed, subset, index, "item")
+        opt = opts[index % len(opts)]
+    else:
+        rng = rng_for(seed, subset, index, "item", redraw)
+        opt = opts[rng.randrange(len(opts))]
     if subset == "ChineseGlyph":
         set_id, a, b, sim = opt
         return {"majority": {"kind": "glyph", "char": a}, "exception": {"kind": "glyph", "char": b},
@@ -126,6 +145,8 @@ def draw_items(pack: AssetPack, subset: str, seed: int, index: int) -> dict[str,
         icon = pack.sprites[base].kind == "icon"
         ink = rng.choice(ICON_INKS) if icon else None
         edit = make_edit(pack.sprite_array(base), rng, icon)
+        if edit is None:
+            return None
         exc = _sprite_item(pack, base, ink)
         exc["edit"] = edit
         return {"majority": _sprite_item(pack, base, ink), "exception": exc, "edit_k": edit["k"],
@@ -133,6 +154,25 @@ def draw_items(pack: AssetPack, subset: str, seed: int, index: int) -> dict[str,
     fam, a, b = opt
     ink = rng.choice(ICON_INKS)
     return {"majority": _sprite_item(pack, a, ink), "exception": _sprite_item(pack, b, ink), "family": fam}
+
+
+def draw_visible_items(pack: AssetPack, subset: str, seed: int, index: int,
+                       floors: dict[str, int] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Items whose displayed difference holds the subset's floor, and the visibility figures.
+
+    Draw 0 first; while a draw falls below the floor (or yields no usable edit), the next draw
+    of the same (seed, subset, index) stream. The number of rejected draws is recorded.
+    """
+    floors = floors or comp.VISIBILITY_FLOORS
+    for redraw in range(MAX_REDRAWS + 1):
+        items = draw_items(pack, subset, seed, index, redraw)
+        if items is None:
+            continue
+        hardest_cell, by_rendering = measure_items(pack, items["majority"], items["exception"])
+        if hardest_cell.visible_px >= floors[subset]:
+            return items, scene_figures(hardest_cell, by_rendering, redraw, floors[subset])
+    raise ValueError(f"{scene_id(subset, index)} (seed {seed}): no draw in {MAX_REDRAWS + 1} holds the "
+                     f"{subset} visibility floor of {floors[subset]} px; check the asset pack or the floors")
 
 
 # --------------------------------------------------------------------------- grid and regions
@@ -176,9 +216,14 @@ def _pick_region(rng: random.Random, cands: dict[str, list[Region]], targets: li
     raise ValueError("no region candidates")
 
 
-def generate_scene(pack: AssetPack, seed: int, subset: str, index: int, split: Split) -> Scene:
-    """The scene record (targets, regions, params); rendering adds layout and images."""
-    items = draw_items(pack, subset, seed, index)
+def generate_scene(pack: AssetPack, seed: int, subset: str, index: int, split: Split,
+                   floors: dict[str, int] | None = None) -> Scene:
+    """The scene record (targets, regions, params); rendering adds layout and images.
+
+    The grid, targets and regions come from their own streams, so redrawing the items for
+    visibility never changes the composition (counts, splits, abstention cases).
+    """
+    items, visibility = draw_visible_items(pack, subset, seed, index, floors)
     rng = rng_for(seed, subset, index, "grid")
     rows = rng.randint(*comp.GRID_ROWS)
     cols = rng.randint(*comp.GRID_COLS)
@@ -217,6 +262,7 @@ def generate_scene(pack: AssetPack, seed: int, subset: str, index: int, split: S
         "region_targets": {"T2": _hits(r2, targets), "T3": _hits(r3, targets), "T4": _hits(r4, targets),
                            "T5_outside": n_targets - _hits(excluded, targets)},
         "empty_wanted": want_empty, "empty_fallbacks": fallbacks,
+        "visibility": visibility,
         "seed": seed,
     }
     return Scene(scene_id=scene_id(subset, index), subset=subset, index=index, split=split, rows=rows,

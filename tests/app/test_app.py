@@ -48,7 +48,10 @@ def test_scene_explorer_shows_scene_instances_and_gold(app_env):
     assert list(table["template"]) == ["T1", "T2", "T3", "T4", "T5", "G-Clk", "mL-Cnt"]
     gold = {i.instance_id: i.protocol_answer for i in app_env.instances.values() if i.scene_id == first.scene_id}
     assert dict(zip(table["instance"], table["gold"])) == gold
-    assert len(at.get("image")) == 2
+    assert len(at.get("image")) == 3  # base, highlight, zoomed difference of the least visible odd cell
+    vis = first.params["visibility"]
+    assert at.metric[0].value == str(vis["visible_px_by_rendering"]["base"])  # read off the PNG = stored
+    assert at.metric[4].value == f"{vis['floor']} · {vis['redraws']}"
 
 
 def test_scene_explorer_filters_subset_split_and_pages(app_env):

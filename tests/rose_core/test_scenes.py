@@ -8,7 +8,7 @@ from PIL import Image
 from rose_core import MAIN_TEMPLATES, Region, generate_scene, load_assets, plan
 from rose_core import composition as comp
 from rose_core.dataset import _split_of
-from rose_core.render import item_tile, render_scene, tile_difference
+from rose_core.render import item_tile, render_scene
 
 
 def test_full_v01_plan_and_split_counts():
@@ -115,10 +115,11 @@ def test_pixel_edit_records_k_and_window():
         s = generate_scene(pack, 3, "PixelEdit", i, "dev")
         edit = s.params["exception"]["edit"]
         x0, y0, w, h = edit["window"]
+        lo, hi = comp.EDIT_K[pack.sprites[s.params["exception"]["sprite"]].kind]
         assert edit["k"] == len(edit["pixels"]) == s.params["edit_k"]
-        assert comp.EDIT_K[0] <= edit["k"] <= comp.EDIT_K[1]
+        assert lo <= edit["k"] <= hi and comp.EDIT_WINDOW[0] <= w == h <= comp.EDIT_WINDOW[1]
         assert all(x0 <= x < x0 + w and y0 <= y < y0 + h for x, y, *_ in edit["pixels"])
-        assert tile_difference(pack, s.params["majority"], s.params["exception"]) > 0
+        assert s.params["visibility"]["visible_px"] >= comp.VISIBILITY_FLOORS["PixelEdit"]
 
 
 def test_each_subset_draws_distinct_items():
