@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -68,11 +69,15 @@ def inspect_logs(small_dataset, tmp_path_factory):
         ANSWERS[(sha, r["prompt"])] = (r["instance_id"], answer)
     FAIL.clear()
     FAIL.add(rows[1]["instance_id"])
+    def run():
+        return inspect_eval("rose_inspect.py", model="rose_from_export/oracle", epochs=2,
+                            log_dir=str(root / "logs"), log_format="eval", display="none", fail_on_error=False)
+
     cwd = os.getcwd()
     os.chdir(task_dir)  # the way a user runs it: `inspect eval rose_inspect.py` in the exported folder
-    try:
-        logs = inspect_eval("rose_inspect.py", model="rose_from_export/oracle", epochs=2,
-                            log_dir=str(root / "logs"), log_format="eval", display="none", fail_on_error=False)
+    try:  # in a thread of its own: the e2e tests' Playwright keeps an event loop running in this one
+        with ThreadPoolExecutor(1) as pool:
+            logs = pool.submit(run).result()
     finally:
         os.chdir(cwd)
     eval_path = Path(logs[0].location)
