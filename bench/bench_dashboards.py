@@ -36,7 +36,8 @@ def add_responses(n: int, tag: str) -> None:
 
     ds = Dataset.load(os.environ["ROSE_DATASET_DIR"])
     f = Path(os.environ["ROSE_DB"]).with_name(f"{tag}.jsonl")
-    f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": i.protocol_answer}) + "\n"
+    f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": i.protocol_answer,
+                                     "dataset_hash": ds.dataset_hash}) + "\n"
                          for i in list(ds.instances.values())[:n]))
     import_run(Store(os.environ["ROSE_DB"]), ds, f, tag)
 

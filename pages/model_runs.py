@@ -6,7 +6,9 @@ import streamlit as st
 
 from rose_core.agents import AGENTS, run_agent
 from rose_core.analysis import run_summaries
-from rose_core.run_import import RUN_FORMATS, RunImportError, delete_run, import_run, list_runs
+from rose_core.run_import import (
+    ERRORED_POLICIES, RUN_FORMATS, RunImportError, delete_run, import_run, list_runs,
+)
 from ui.resources import dataset, store
 
 db, ds = store(), dataset()
@@ -22,7 +24,13 @@ with st.expander("Import a run", expanded=True):
         solver = c1.text_input("Solver name", key="runs_solver")
         fmt = c2.selectbox("Format", ["auto", *RUN_FORMATS], key="runs_format")
         kind = c3.selectbox("Solver kind", ["model", "agent"], key="runs_kind")
-        replace = st.checkbox("Replace an earlier run of this solver", key="runs_replace")
+        c1, c2 = st.columns(2)
+        replace = c1.checkbox("Replace an earlier run of this solver", key="runs_replace")
+        trust = c1.checkbox("Trust the ids (the file carries no dataset hash and nothing to verify it by)",
+                            key="runs_trust_ids")
+        errored = c2.selectbox("Errored samples (API failures, cut predictions)", ERRORED_POLICIES,
+                               key="runs_errored", help="skip: not stored, counted and shown; invalid: stored as "
+                                                        "invalid answers")
         if st.form_submit_button("Import", type="primary"):
             if up is None:
                 st.error("Choose a file first.")
@@ -32,10 +40,13 @@ with st.expander("Import a run", expanded=True):
                     path.write_bytes(up.getvalue())
                     try:
                         res = import_run(db, ds, path, solver or Path(up.name).stem, fmt=fmt, kind=kind,
-                                         replace=replace, source_name=up.name)
+                                         replace=replace, source_name=up.name, trust_ids=trust, errored=errored)
                         st.success(f"Imported {res.responses} responses as `{res.run_id}` "
                                    f"(format {res.format}: {res.detected})"
                                    + (" - replaced the earlier run." if res.replaced else "."))
+                        if res.counts:
+                            st.caption("Counted: " + ", ".join(f"{k.replace('_', ' ')} {v}"
+                                                               for k, v in res.counts.items()))
                         for note in res.notes:
                             st.info(note)
                     except RunImportError as e:

@@ -144,7 +144,10 @@ def make_agent(name: AgentName, ds: Dataset) -> Callable[[Dataset, Instance, ran
 
 def run_agent(name: AgentName, ds: Dataset, out: Path | str, split: str | None = None, seed: int = 0,
               progress: Callable[[int, int], None] | None = None) -> int:
-    """Write the agent's answers as a plain JSONL run (instance_id, response, solver); returns the count."""
+    """Write the agent's answers as a plain JSONL run; returns the count.
+
+    Every line carries the dataset hash (per line, not a header: lines stay self-describing when files are
+    concatenated or resumed), so an import into a database of another build is refused."""
     agent = make_agent(name, ds)
     insts = ds.select(split=split)
     out = Path(out)
@@ -153,7 +156,7 @@ def run_agent(name: AgentName, ds: Dataset, out: Path | str, split: str | None =
         for k, inst in enumerate(insts, 1):
             rng = random.Random(f"{seed}:{name}:{inst.instance_id}")
             f.write(json.dumps({"instance_id": inst.instance_id, "response": agent(ds, inst, rng),
-                                "solver": f"agent:{name}"}) + "\n")
+                                "solver": f"agent:{name}", "dataset_hash": ds.dataset_hash}) + "\n")
             if progress:
                 progress(k, len(insts))
     tmp.replace(out)

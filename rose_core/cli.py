@@ -90,21 +90,23 @@ def cmd_export_table(a: argparse.Namespace) -> int:
 
 
 def cmd_export(a: argparse.Namespace) -> int:
-    from .harness_export import export_dataset
+    from .harness_export import export_dataset, manifest_path
 
     ds = Dataset.load(a.dataset)
     n = export_dataset(ds, a.format, Path(a.out), split=a.split, templates=a.templates)
-    print(f"exported {n} instances as {a.format} to {a.out}")
+    print(f"exported {n} instances as {a.format} to {a.out} (manifest: {manifest_path(a.out, a.format)})")
     return 0
 
 
 def cmd_import_run(a: argparse.Namespace) -> int:
-    from .run_import import RunImportError, import_run
+    from .run_import import Limits, RunImportError, import_run
     from .store import Store
 
     ds = Dataset.load(a.dataset)
+    limits = Limits(max_expanded_bytes=a.max_expanded_mb * 2**20, max_response_chars=a.max_response_chars)
     try:
-        res = import_run(Store(a.db), ds, a.file, a.solver, fmt=a.format, kind=a.kind, replace=a.replace)
+        res = import_run(Store(a.db), ds, a.file, a.solver, fmt=a.format, kind=a.kind, replace=a.replace,
+                         trust_ids=a.trust_ids, errored=a.errored, limits=limits, manifest=a.export_manifest)
     except RunImportError as e:
         print(f"error: import refused, nothing was stored:\n{e}", file=sys.stderr)
         return 2
@@ -218,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     from .harness_export import FORMATS
     from .run_import import RUN_FORMATS
 
-    x = sub.add_parser("export", help="the benchmark for model harnesses (jsonl, hf imagefolder, parquet, vlmevalkit)")
+    x = sub.add_parser("export", help="the benchmark for model harnesses: data files, or a task folder "
+                                           "ready to run in lmms-eval, inspect_ai or VLMEvalKit")
     x.add_argument("--dataset", default=str(dataset_dir()))
     x.add_argument("--format", choices=FORMATS, required=True)
     x.add_argument("--out", required=True)
@@ -231,6 +234,15 @@ def main(argv: list[str] | None = None) -> int:
     i.add_argument("--format", choices=["auto", *RUN_FORMATS], default="auto")
     i.add_argument("--kind", choices=["model", "agent"], default="model")
     i.add_argument("--replace", action="store_true", help="replace an earlier run of the same solver")
+    i.add_argument("--trust-ids", action="store_true",
+                   help="accept a run that carries no dataset hash and nothing to verify its samples by")
+    i.add_argument("--errored", choices=["skip", "invalid"], default="skip",
+                   help="harness/API failures: not stored but counted (skip), or stored as invalid answers")
+    i.add_argument("--export-manifest", default=None,
+                   help="the rose_export.json of the export the harness ran on (fixes lmms-eval doc_id positions)")
+    i.add_argument("--max-expanded-mb", type=int, default=512,
+                   help="refuse archives (.eval, .xlsx) and .json logs larger than this once expanded")
+    i.add_argument("--max-response-chars", type=int, default=1_000_000, help="refuse longer responses")
     i.add_argument("--dataset", default=str(dataset_dir()))
     i.add_argument("--db", default=str(db_path()))
     i.set_defaults(fn=cmd_import_run)

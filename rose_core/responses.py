@@ -27,14 +27,12 @@ class ResponseLine:
 
 def read_responses(path: Path | str, dataset: Dataset, default_solver: str | None = None) -> list[ResponseLine]:
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise ResponseFileError([f"{path}: cannot read ({e.strerror})"]) from e
+    if not path.is_file():
+        raise ResponseFileError([f"{path}: cannot read (no such file)"])
     problems: list[str] = []
     out: list[ResponseLine] = []
     seen: dict[tuple[str | None, str], int] = {}
-    for no, obj in jsonl_objects(path, raw, problems):
+    for no, obj in jsonl_objects(path, problems):
         where = f"{path}:{no}"
         iid, resp, solver = obj.get("instance_id"), obj.get("response"), obj.get("solver", default_solver)
         if not isinstance(iid, str):

@@ -1,21 +1,32 @@
-"""Import model runs: plain JSONL, lmms-eval samples, VLMEvalKit xlsx/tsv, inspect_ai .eval/.json logs.
+"""Import model runs: plain JSONL, lmms-eval samples, VLMEvalKit xlsx/tsv/json, inspect_ai .eval/.json logs.
 
-Every response is scored with the same scorer as participants' answers and stored beside them
-(`runs.solver_kind` = model or agent). A file is read completely and checked before anything is
-written; the import is then one transaction, so a bad file leaves the database as it was. Problems
-name the file and the line, row or sample.
+A run is attributed to instances only when the way back is certain. Every record is checked where the
+file allows it: the dataset hash it carries, its `target` against the instance's gold answer, its
+prompt against the instance's prompt. Any mismatch refuses the whole file, naming the first bad
+lines. A run with no hash and nothing to verify is refused unless the user says `trust_ids`.
+Identifiers are instance ids; an integer is taken as a position only from a field the format
+defines as one (lmms-eval `doc_id`, VLMEvalKit `index`), never from a string like "12".
+
+Work on hostile files is bounded: archives are checked against a decompressed-size limit before
+anything is expanded (and while expanding, in case the sizes lie), lines and responses have length
+limits, files are read as streams. Scoring and storing happen only after the whole file passed; the
+store is one transaction in `_store_run`, so a refused file leaves the database as it was.
 """
 from __future__ import annotations
 
 import io
 import json
+import re
+import struct
 import zipfile
-from dataclasses import dataclass
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 from .dataset import Dataset
-from .problems import ProblemsError, jsonl_objects
+from .problems import MAX_PROBLEMS, ProblemsError, iter_lines, jsonl_objects, parse_json
 from .records import MAIN_TEMPLATES
 from .scoring import SCORER_VERSION, score
 from .store import Store, now
@@ -23,6 +34,21 @@ from .store import Store, now
 RunFormat = Literal["jsonl", "lmms-eval", "vlmevalkit", "inspect"]
 RUN_FORMATS: tuple[RunFormat, ...] = ("jsonl", "lmms-eval", "vlmevalkit", "inspect")
 SolverKind = Literal["model", "agent"]
+ErroredPolicy = Literal["skip", "invalid"]
+ERRORED_POLICIES: tuple[ErroredPolicy, ...] = ("skip", "invalid")
+Status = Literal["answered", "errored", "truncated"]
+
+EXCEL_CELL_LIMIT = 32767                         # Excel's cell limit: VLMEvalKit's .xlsx cuts predictions there
+VLMEVALKIT_FAIL = "Failed to obtain answer via API"   # VLMEvalKit's BaseAPI fail_msg (and its ': Failed with ...')
+SHOWN_MISMATCHES = 10
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on the work a run file may cause (stated in the README)."""
+    max_expanded_bytes: int = 512 * 2**20    # all archive members (.eval, .xlsx) together, and a .json log
+    max_response_chars: int = 1_000_000      # one response
+    max_line_bytes: int = 32 * 2**20         # one JSON line
 
 
 class RunImportError(ProblemsError):
@@ -31,9 +57,16 @@ class RunImportError(ProblemsError):
 
 @dataclass(frozen=True)
 class RunRecord:
-    where: str          # "file:line 3", "file:row 7", "file:samples/x.json"
-    key: Any            # the id as found in the file (instance id, or an integer index)
+    where: str                      # "file:3", "file:row 7", "file:samples/x.json"
     response: str
+    instance_id: str | None = None  # an instance id the file names
+    position: int | None = None     # an integer position from a field the format defines as one
+    order: Literal["task", "global"] | None = None   # what the position counts: the task's own rows, or ours
+    dataset_hash: str | None = None
+    target: str | None = None       # the gold answer the harness saw, to verify against ours
+    prompt: str | None = None       # the prompt the harness sent, to verify against ours
+    status: Status = "answered"
+    detail: str = ""                # for errored/truncated records: what was found
 
 
 @dataclass
@@ -45,44 +78,148 @@ class ImportResult:
     responses: int
     replaced: bool
     notes: list[str]
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class ReadRun:
+    format: RunFormat
+    detected: str
+    resolved: list[tuple[RunRecord, str]]
+    notes: list[str]
+    counts: dict[str, int]
 
 
 # --------------------------------------------------------------------------- detection
 
-def detect_format(path: Path, head: bytes) -> tuple[RunFormat, str]:
+def _first_line(path: Path, limits: Limits) -> bytes:
+    """The first non-empty line, however long (up to the line limit): detection is not limited to a prefix."""
+    scratch: list[str] = []
+    for _, line in iter_lines(path, scratch, limits.max_line_bytes):
+        if line.strip():
+            return line.strip()
+    if scratch:
+        raise RunImportError(scratch[:1])
+    return b""
+
+
+def detect_format(path: Path, limits: Limits = Limits()) -> tuple[RunFormat, str]:
     name = path.name.lower()
-    if head[:2] == b"PK":
+    with path.open("rb") as f:
+        magic = f.read(4)
+    if magic[:2] == b"PK":
         if name.endswith(".xlsx"):
             return "vlmevalkit", "an .xlsx workbook (VLMEvalKit predictions)"
         return "inspect", "a zip archive (inspect_ai .eval log)"
     if name.endswith(".tsv"):
         return "vlmevalkit", "a .tsv table (VLMEvalKit predictions)"
-    first_line = head.lstrip().split(b"\n", 1)[0]
-    if b"\x00" in first_line:
+    first = _first_line(path, limits)
+    if b"\x00" in first:
         raise RunImportError([f"{path}: not text, not a zip archive: binary data cannot be a run file"])
     try:
-        text = first_line.decode("utf-8")
+        text = first.decode("utf-8")
     except UnicodeDecodeError:
         raise RunImportError([f"{path}: not text, not a zip archive: binary data cannot be a run file"]) from None
-    if name.endswith(".json") and text.startswith("{") and not text.rstrip().endswith("}"):
-        return "inspect", "a .json document (inspect_ai JSON log)"
-    stripped = text.lstrip()
-    first = stripped
+    if name.endswith(".json"):
+        doc = _json_document(path, limits)
+        if isinstance(doc, dict) and ("samples" in doc or "eval" in doc):
+            return "inspect", "a JSON document with samples (inspect_ai JSON log)"
+        return "vlmevalkit", "a JSON document without inspect's samples (VLMEvalKit prediction dump)"
     try:
-        obj = json.loads(first)
-    except json.JSONDecodeError:
-        if name.endswith(".json"):
-            return "inspect", "a .json document (inspect_ai JSON log)"
-        raise RunImportError([f"{path}:1: cannot tell the format: the first line is not JSON and the name does "
-                              "not end in .eval, .json, .xlsx or .tsv"]) from None
+        obj = parse_json(text)
+    except ValueError as e:
+        raise RunImportError([f"{path}:1: cannot tell the format: the first line is not usable JSON ({e}) and the "
+                              "name does not end in .eval, .json, .xlsx or .tsv"]) from None
     if isinstance(obj, dict) and "doc_id" in obj:
         return "lmms-eval", "JSON lines with doc_id (lmms-eval samples)"
     if isinstance(obj, dict) and "instance_id" in obj:
         return "jsonl", "JSON lines with instance_id (plain ROSE run)"
-    if isinstance(obj, dict) and ("samples" in obj or "eval" in obj):
-        return "inspect", "a JSON document with samples (inspect_ai JSON log)"
+    if isinstance(obj, dict) and "prediction" in obj:
+        return "vlmevalkit", "JSON lines with prediction (VLMEvalKit predictions)"
     raise RunImportError([f"{path}:1: cannot tell the format: expected instance_id (plain JSONL), doc_id "
-                          "(lmms-eval), an .eval/.json inspect log or a VLMEvalKit .xlsx/.tsv"])
+                          "(lmms-eval), an .eval/.json inspect log or a VLMEvalKit .xlsx/.tsv/.json"])
+
+
+# --------------------------------------------------------------------------- bounded archive reading
+
+def _check_declared(path: Path, infos: list[zipfile.ZipInfo], limits: Limits) -> None:
+    declared = sum(i.file_size for i in infos)
+    if declared > limits.max_expanded_bytes:
+        raise RunImportError([f"{path}: the archive declares {declared:,} bytes once expanded, above the limit of "
+                              f"{limits.max_expanded_bytes:,} (--max-expanded-mb): refused before expanding it"])
+
+
+def _read_member(path: Path, f: io.BufferedReader, info: zipfile.ZipInfo, budget: int) -> bytes:
+    """One member's bytes, decompressed in bounded steps (stored, deflate or Zstandard); never more than
+    min(its declared size, budget) - a member that tries to expand further is a zip bomb."""
+    where = f"{path}:{info.filename}"
+    f.seek(info.header_offset)
+    head = f.read(30)
+    if len(head) < 30 or head[:4] != b"PK\x03\x04":
+        raise RunImportError([f"{where}: broken local header (truncated or corrupt archive)"])
+    n, m = struct.unpack("<HH", head[26:30])
+    f.seek(info.header_offset + 30 + n + m)
+    raw = f.read(info.compress_size)
+    if len(raw) < info.compress_size:
+        raise RunImportError([f"{where}: the archive ends inside this member - truncated?"])
+    cap = min(info.file_size, budget)
+    if info.compress_type == zipfile.ZIP_STORED:
+        out = raw
+    elif info.compress_type == zipfile.ZIP_DEFLATED:
+        d = zlib.decompressobj(-15)
+        try:
+            out = d.decompress(raw, cap + 1)
+        except zlib.error as e:
+            raise RunImportError([f"{where}: corrupt deflate data ({e})"]) from None
+    elif info.compress_type == 93:  # Zstandard, what current inspect_ai writes
+        import zstandard
+
+        try:
+            with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True) as r:
+                out = r.read(cap + 1)
+        except zstandard.ZstdError as e:
+            raise RunImportError([f"{where}: corrupt Zstandard data ({e})"]) from None
+    else:
+        raise RunImportError([f"{where}: compression method {info.compress_type} is not supported (stored, deflate "
+                              "and Zstandard are)"])
+    if len(out) > cap:
+        raise RunImportError([f"{where}: expands beyond {'its declared size' if cap == info.file_size else 'the limit'}"
+                              f" ({cap:,} bytes): a zip bomb? Refused"])
+    if zlib.crc32(out) != info.CRC:
+        raise RunImportError([f"{where}: checksum mismatch (corrupt or truncated archive)"])
+    return out
+
+
+def _zip_members(path: Path, limits: Limits, want) -> Iterator[tuple[str, bytes]]:
+    try:
+        z = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise RunImportError([f"{path}: not a readable zip archive ({e}) - truncated?"]) from None
+    with z, path.open("rb") as f:
+        infos = sorted((i for i in z.infolist() if want(i.filename)), key=lambda i: i.filename)
+        _check_declared(path, infos, limits)
+        budget = limits.max_expanded_bytes
+        for info in infos:
+            data = _read_member(path, f, info, budget)
+            budget -= len(data)
+            yield info.filename, data
+
+
+def _json_document(path: Path, limits: Limits) -> Any:
+    size = path.stat().st_size
+    if size > limits.max_expanded_bytes:
+        raise RunImportError([f"{path}: {size:,} bytes, above the limit of {limits.max_expanded_bytes:,} for one JSON "
+                              "document (--max-expanded-mb)"])
+    data = path.read_bytes()
+    try:
+        return parse_json(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise RunImportError([f"{path}:{line}: not UTF-8 text: binary garbage in a JSON document"]) from None
+    except json.JSONDecodeError as e:
+        raise RunImportError([f"{path}:{e.lineno}: not valid JSON ({e.msg} at column {e.colno}) - truncated?"]) from None
+    except ValueError as e:
+        raise RunImportError([f"{path}: not usable JSON ({e})"]) from None
 
 
 # --------------------------------------------------------------------------- readers
@@ -93,232 +230,463 @@ def _unwrap(v: Any) -> Any:
     return v
 
 
-def _read_jsonl(path: Path, data: bytes, ds: Dataset, problems: list[str]) -> list[RunRecord]:
-    recs = []
-    for no, obj in jsonl_objects(path, data, problems):
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _str_or_none(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _read_jsonl(path: Path, limits: Limits, problems: list[str]) -> Iterator[RunRecord]:
+    for no, obj in jsonl_objects(path, problems, limits.max_line_bytes):
         where = f"{path}:{no}"
-        if obj.get("dataset_hash") not in (None, ds.dataset_hash):
-            problems.append(f"{where}: dataset_hash {obj['dataset_hash']!r} is not this dataset's "
-                            f"({ds.dataset_hash}): wrong dataset")
-            continue
-        if "instance_id" not in obj:
+        iid, resp = obj.get("instance_id"), obj.get("response")
+        if iid is None:
             problems.append(f"{where}: field 'instance_id' missing")
-            continue
-        if "response" not in obj:
+        elif not isinstance(iid, str):
+            problems.append(f"{where}: field 'instance_id' must be an instance id string, got {iid!r} (plain runs "
+                            "name instances, never positions)")
+        elif "response" not in obj:
             problems.append(f"{where}: field 'response' missing")
-            continue
-        if not isinstance(obj["response"], str):
-            problems.append(f"{where}: field 'response' must be a string, got {type(obj['response']).__name__}")
-            continue
-        recs.append(RunRecord(where, obj["instance_id"], obj["response"]))
-    return recs
+        elif not isinstance(resp, str):
+            problems.append(f"{where}: field 'response' must be a string, got {type(resp).__name__}")
+        else:
+            yield RunRecord(where, resp, instance_id=iid, dataset_hash=_str_or_none(obj.get("dataset_hash")),
+                            target=_str_or_none(obj.get("target")), prompt=_str_or_none(obj.get("prompt")))
 
 
-def _read_lmms(path: Path, data: bytes, ds: Dataset, problems: list[str]) -> list[RunRecord]:
-    recs = []
-    for no, obj in jsonl_objects(path, data, problems):
+def _lmms_target(target: Any) -> tuple[str | None, str | None, str | None]:
+    """(instance_id, dataset_hash, gold answer) from a target; our task's doc_to_target writes a JSON object."""
+    if isinstance(target, list):
+        target = _unwrap(target)
+    if not isinstance(target, str):
+        return None, None, None
+    if target.lstrip().startswith("{"):
+        try:
+            t = json.loads(target)
+        except ValueError:
+            t = None
+        if isinstance(t, dict) and isinstance(t.get("instance_id"), str):
+            return t["instance_id"], _str_or_none(t.get("dataset_hash")), _str_or_none(t.get("answer"))
+    return None, None, target
+
+
+def _read_lmms(path: Path, limits: Limits, problems: list[str]) -> Iterator[RunRecord]:
+    for no, obj in jsonl_objects(path, problems, limits.max_line_bytes):
         where = f"{path}:{no}"
         doc = obj.get("doc") if isinstance(obj.get("doc"), dict) else {}
-        key = doc.get("instance_id", obj.get("doc_id"))
-        if key is None:
+        t_iid, t_hash, target = _lmms_target(obj.get("target"))
+        iid = _str_or_none(doc.get("instance_id")) or t_iid
+        doc_id = obj.get("doc_id")
+        if iid is None and doc_id is None:
             problems.append(f"{where}: field 'doc_id' missing")
             continue
-        resp = None
-        for field in ("filtered_resps", "resps"):
-            if field in obj:
-                resp = _unwrap(obj[field])
+        if iid is None and not _is_int(doc_id):
+            problems.append(f"{where}: 'doc_id' must be an integer position, got {doc_id!r}")
+            continue
+        for fld in ("filtered_resps", "resps"):
+            if fld in obj:
+                resp = _unwrap(obj[fld])
                 break
         else:
             problems.append(f"{where}: neither 'filtered_resps' nor 'resps' present")
             continue
         if not isinstance(resp, str):
-            problems.append(f"{where}: the response in '{field}' is {type(resp).__name__}, expected a string")
+            problems.append(f"{where}: the response in '{fld}' is {type(resp).__name__}, expected a string")
             continue
-        recs.append(RunRecord(where, key, resp))
-    return recs
+        prompt = obj.get("input")
+        if prompt is None and isinstance(obj.get("arguments"), list):
+            prompt = _unwrap(obj["arguments"])
+        yield RunRecord(where, resp, instance_id=iid, position=None if iid else doc_id, order="task",
+                        dataset_hash=_str_or_none(doc.get("dataset_hash")) or t_hash,
+                        target=_str_or_none(doc.get("answer")) or target, prompt=_str_or_none(prompt))
 
 
-def _read_vlmevalkit(path: Path, data: bytes, ds: Dataset, problems: list[str]) -> list[RunRecord]:
+def _vlm_status(pred: str) -> tuple[Status, str]:
+    if VLMEVALKIT_FAIL in pred:
+        return "errored", f"VLMEvalKit's API failure text {pred[:80]!r}"
+    if len(pred) >= EXCEL_CELL_LIMIT:
+        return "truncated", f"{len(pred):,} characters: cut at Excel's {EXCEL_CELL_LIMIT:,}-character cell limit"
+    return "answered", ""
+
+
+def _vlm_record(where: str, r: dict, problems: list[str]) -> RunRecord | None:
+    def cell(k: str) -> Any:
+        v = r.get(k)
+        return None if v is None or (isinstance(v, float) and v != v) or v == "" else v
+
+    iid = cell("instance_id")
+    index = cell("index")
+    pos = None
+    if index is not None:
+        try:
+            pos = int(str(index).strip()) if not isinstance(index, float) or index.is_integer() else None
+        except ValueError:
+            pos = None
+        if pos is None and iid is None:
+            problems.append(f"{where}: 'index' {index!r} is not an integer row index")
+            return None
+    if iid is None and pos is None:
+        problems.append(f"{where}: neither 'instance_id' nor 'index'")
+        return None
+    pred = cell("prediction")
+    pred = "" if pred is None else str(pred)
+    status, detail = _vlm_status(pred)
+    return RunRecord(where, pred, instance_id=str(iid) if iid is not None else None,
+                     position=pos if iid is None else None, order="global",
+                     dataset_hash=None if cell("dataset_hash") is None else str(cell("dataset_hash")),
+                     target=None if cell("answer") is None else str(cell("answer")),
+                     prompt=None if cell("question") is None else str(cell("question")), status=status, detail=detail)
+
+
+def _read_vlmevalkit(path: Path, limits: Limits, problems: list[str]) -> Iterator[RunRecord]:
     import pandas as pd
 
+    with path.open("rb") as f:
+        magic = f.read(2)
+    if magic == b"PK":
+        try:
+            z = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError) as e:
+            raise RunImportError([f"{path}: not a readable .xlsx workbook ({e}) - truncated?"]) from None
+        with z:
+            _check_declared(path, z.infolist(), limits)  # openpyxl never reads past a member's declared size
+        try:
+            frames = [pd.read_excel(path, dtype=object)]
+        except Exception as e:  # openpyxl raises many kinds for a broken workbook
+            raise RunImportError([f"{path}: cannot read the workbook ({type(e).__name__}: {e}) - truncated?"]) from None
+    elif path.name.lower().endswith((".json", ".jsonl")):
+        rows = _vlm_json_rows(path, limits, problems)
+        for where, r in rows:
+            if (rec := _vlm_record(where, r, problems)) is not None:
+                yield rec
+        return
+    else:
+        try:
+            frames = pd.read_csv(path, sep="\t", dtype=object, keep_default_na=False, chunksize=5000)
+        except Exception as e:
+            raise RunImportError([f"{path}: cannot read the table ({type(e).__name__}: {e})"]) from None
+    k = 2  # row 1 is the header
     try:
-        if data[:2] == b"PK":
-            df = pd.read_excel(io.BytesIO(data), dtype=object)
-            row0 = 2  # row 1 is the header in a spreadsheet
-        else:
-            df = pd.read_csv(io.BytesIO(data), sep="\t", dtype=object, keep_default_na=False)
-            row0 = 2
+        for df in frames:
+            missing = [c for c in ("prediction",) if c not in df.columns]
+            if missing or not ({"index", "instance_id"} & set(df.columns)):
+                raise RunImportError([f"{path}: column(s) {', '.join(missing) or 'index or instance_id'} missing "
+                                      f"(have: {', '.join(map(str, df.columns))})"])
+            for r in df.to_dict("records"):
+                if (rec := _vlm_record(f"{path}:row {k}", r, problems)) is not None:
+                    yield rec
+                k += 1
+    except RunImportError:
+        raise
     except Exception as e:  # pandas raises many kinds for a broken table
-        problems.append(f"{path}: cannot read the table ({type(e).__name__}: {e}) - truncated or not a "
-                        "VLMEvalKit .xlsx/.tsv?")
-        return []
-    missing = [c for c in ("index", "prediction") if c not in df.columns]
-    if missing:
-        problems.append(f"{path}: column(s) {', '.join(missing)} missing (have: {', '.join(map(str, df.columns))})")
-        return []
-    recs = []
-    for k, row in enumerate(df.itertuples(index=False), row0):
-        where = f"{path}:row {k}"
-        r = row._asdict()
-        key = r.get("instance_id") or r["index"]
-        pred = r["prediction"]
-        if pred is None or (isinstance(pred, float) and pred != pred):
-            pred = ""
-        recs.append(RunRecord(where, key, str(pred)))
-    return recs
+        raise RunImportError([f"{path}:row {k}: cannot read the table ({type(e).__name__}: {e}) - truncated or not a "
+                              "VLMEvalKit .tsv?"]) from None
 
 
-def _inspect_sample(where: str, s: Any, problems: list[str]) -> RunRecord | None:
-    if not isinstance(s, dict) or "id" not in s:
-        problems.append(f"{where}: sample has no 'id'")
+def _vlm_json_rows(path: Path, limits: Limits, problems: list[str]) -> list[tuple[str, dict]]:
+    """VLMEvalKit's JSON dump: a list of row objects, {"index": prediction}, or JSON lines of rows."""
+    if path.name.lower().endswith(".jsonl"):
+        return [(f"{path}:{no}", obj) for no, obj in jsonl_objects(path, problems, limits.max_line_bytes)]
+    doc = _json_document(path, limits)
+    if isinstance(doc, list):
+        out = []
+        for k, r in enumerate(doc):
+            if isinstance(r, dict):
+                out.append((f"{path}:[{k}]", r))
+            else:
+                problems.append(f"{path}:[{k}]: expected a row object, got {type(r).__name__}")
+        return out
+    if isinstance(doc, dict) and all(isinstance(v, str) for v in doc.values()):
+        return [(f"{path}:[{k!r}]", {"index": k, "prediction": v}) for k, v in doc.items()]
+    raise RunImportError([f"{path}: a VLMEvalKit JSON dump is a list of rows (index, prediction, ...) or an "
+                          "{index: prediction} object"])
+
+
+def _message_text(m: Any) -> str:
+    if isinstance(m, str):
+        return m
+    if isinstance(m, dict):
+        c = m.get("content", m.get("text"))
+        if isinstance(c, str):
+            return c
+        if isinstance(c, list):
+            return "\n".join(x.get("text", "") for x in c if isinstance(x, dict) and x.get("type") == "text")
+    return ""
+
+
+def _inspect_record(where: str, s: dict, problems: list[str], counts: Counter) -> RunRecord | None:
+    meta = s.get("metadata") if isinstance(s.get("metadata"), dict) else {}
+    sid = s.get("id")
+    iid = _str_or_none(meta.get("instance_id"))
+    if sid is None and iid is None:
+        counts["no_id"] += 1
+        problems.append(f"{where}: sample has no 'id' (and no metadata.instance_id): cannot say which instance")
         return None
+    if iid is None:
+        if not isinstance(sid, str):
+            problems.append(f"{where}: sample id {sid!r} is not an instance id (inspect ids are names, not positions: "
+                            "use the task file `export --format inspect` writes)")
+            return None
+        iid = sid
+    elif isinstance(sid, str) and sid != iid:
+        problems.append(f"{where}: sample id {sid!r} differs from metadata.instance_id {iid!r}")
+        return None
+    inp = s.get("input")
+    prompt = "\n".join(_message_text(m) for m in inp) if isinstance(inp, list) else _str_or_none(inp)
+    target = s.get("target")
+    target = "\n".join(map(str, target)) if isinstance(target, list) else _str_or_none(target)
+    common = dict(instance_id=iid, dataset_hash=_str_or_none(meta.get("dataset_hash")), target=target, prompt=prompt)
+    if s.get("error"):
+        err = s["error"]
+        msg = err.get("message") if isinstance(err, dict) else str(err)
+        return RunRecord(where, "", status="errored", detail=f"inspect error: {str(msg)[:120]}", **common)
     out = s.get("output") or {}
     completion = out.get("completion") if isinstance(out, dict) else None
     if completion is None and isinstance(out, dict):
         try:
-            content = out["choices"][0]["message"]["content"]
-            completion = content if isinstance(content, str) else " ".join(
-                c.get("text", "") for c in content if isinstance(c, dict))
+            completion = _message_text(out["choices"][0]["message"])
         except (KeyError, IndexError, TypeError):
             completion = None
     if not isinstance(completion, str):
-        problems.append(f"{where}: sample {s['id']!r} has no output.completion")
+        problems.append(f"{where}: sample {iid!r} has neither an error nor output.completion")
         return None
-    return RunRecord(where, s["id"], completion)
+    return RunRecord(where, completion, **common)
 
 
-def _read_inspect(path: Path, data: bytes, ds: Dataset, problems: list[str], notes: list[str]) -> list[RunRecord]:
-    samples: list[tuple[str, Any]] = []
-    if data[:2] == b"PK":
-        try:
-            with zipfile.ZipFile(io.BytesIO(data)) as z:
-                names = sorted(n for n in z.namelist() if n.startswith("samples/") and n.endswith(".json"))
-                if not names:
-                    problems.append(f"{path}: an .eval archive with no samples/*.json")
-                for n in names:
-                    try:
-                        samples.append((f"{path}:{n}", json.loads(z.read(n))))
-                    except (json.JSONDecodeError, UnicodeDecodeError, zipfile.BadZipFile, OSError) as e:
-                        problems.append(f"{path}:{n}: unreadable sample ({type(e).__name__})")
-        except zipfile.BadZipFile as e:
-            problems.append(f"{path}: not a readable .eval (zip) archive ({e}) - truncated?")
-            return []
+def _read_inspect(path: Path, limits: Limits, problems: list[str], notes: list[str], counts: Counter
+                  ) -> Iterator[RunRecord]:
+    with path.open("rb") as f:
+        is_zip = f.read(2) == b"PK"
+    if is_zip:
+        found = False
+        for name, data in _zip_members(path, limits, lambda n: n.startswith("samples/") and n.endswith(".json")):
+            found = True
+            try:
+                s = parse_json(data.decode("utf-8"))
+            except (ValueError, UnicodeDecodeError) as e:
+                problems.append(f"{path}:{name}: unreadable sample ({type(e).__name__}: {e})")
+                continue
+            yield from _inspect_one(f"{path}:{name}", s, problems, counts)
+        if not found:
+            problems.append(f"{path}: an .eval archive with no samples/*.json")
     else:
-        try:
-            doc = json.loads(data.decode("utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            problems.append(f"{path}: not a readable inspect JSON log ({type(e).__name__}: {e}) - truncated?")
-            return []
+        doc = _json_document(path, limits)
         if not isinstance(doc, dict) or not isinstance(doc.get("samples"), list):
-            problems.append(f"{path}: an inspect JSON log needs a 'samples' list")
+            raise RunImportError([f"{path}: an inspect JSON log needs a 'samples' list"])
+        for k, s in enumerate(doc["samples"]):
+            yield from _inspect_one(f"{path}:samples[{k}]", s, problems, counts)
+    if counts["later_epochs"]:
+        notes.append(f"{counts['later_epochs']} samples of epochs after the first were left out (one response per "
+                     "instance: the first epoch's)")
+
+
+def _inspect_one(where: str, s: Any, problems: list[str], counts: Counter) -> Iterator[RunRecord]:
+    if not isinstance(s, dict):
+        problems.append(f"{where}: a sample must be a JSON object")
+        return
+    if s.get("epoch", 1) not in (1, None):
+        counts["later_epochs"] += 1
+        return
+    rec = _inspect_record(where, s, problems, counts)
+    if rec is not None:
+        yield rec
+
+
+# --------------------------------------------------------------------------- identity and verification
+
+_WS = re.compile(r"\s+")
+
+
+def _norm(s: str) -> str:
+    return _WS.sub(" ", s).strip()
+
+
+def _orders(ds: Dataset, manifest: list[str] | None) -> list[tuple[str, list[str]]]:
+    """Candidate meanings of a task-relative position: the export's own order first when known."""
+    out = [("the export manifest's order", manifest)] if manifest else []
+    out.append(("the whole dataset (an export without --split)", ds.by_index))
+    for split in ("dev", "test"):
+        out.append((f"a --split {split} export", [i.instance_id for i in ds.select(split=split)]))
+        out.append((f"a --split {split} export of T1-T5", [i.instance_id for i in ds.select(split=split,
+                                                                                           templates=MAIN_TEMPLATES)]))
+    out.append(("an export of T1-T5", [i.instance_id for i in ds.select(templates=MAIN_TEMPLATES)]))
+    return out
+
+
+def _mismatch(ds: Dataset, rec: RunRecord, iid: str) -> str | None:
+    inst = ds.instances[iid]
+    if rec.target is not None and _norm(rec.target) != _norm(inst.protocol_answer):
+        return (f"{rec.where}: target {rec.target[:60]!r} is not the gold answer of {iid} "
+                f"({inst.protocol_answer!r}): the line belongs to another instance or another build")
+    if rec.prompt is not None and _norm(inst.prompt) not in _norm(rec.prompt):
+        return (f"{rec.where}: the prompt sent is not {iid}'s prompt (it starts {rec.prompt[:60]!r}): the line "
+                "belongs to another instance or another build")
+    return None
+
+
+def _resolve(ds: Dataset, recs: list[RunRecord], problems: list[str], notes: list[str], trust_ids: bool,
+             manifest: list[str] | None) -> list[tuple[RunRecord, str]]:
+    task_recs = [r for r in recs if r.instance_id is None and r.order == "task"]
+    task_order: list[str] | None = None
+    if task_recs:
+        checkable = [r for r in task_recs if r.target is not None or r.prompt is not None]
+        candidates = _orders(ds, manifest)
+        if checkable:
+            for label, order in candidates:
+                if all(r.position < len(order) and _mismatch(ds, r, order[r.position]) is None
+                       for r in task_recs if r.position >= 0):
+                    task_order = order
+                    notes.append(f"doc_id read as a position in {label} ({len(order)} rows): every line's target "
+                                 "and prompt match")
+                    break
+            else:
+                problems.append("no export order fits this file: doc_id is a position in the lmms-eval task's own "
+                                "dataset, and under none of the orders of `export` (whole, --split dev/test, T1-T5) "
+                                "do the targets and prompts match ours. First mismatches with the whole dataset's "
+                                "order:")
+                task_order = ds.by_index
+        elif manifest:
+            task_order = manifest
+            notes.append("doc_id read as a position in the export manifest's order (nothing in the file to verify it)")
+        elif trust_ids:
+            task_order = ds.by_index
+            notes.append("doc_id read as our global index without verification (--trust-ids)")
+        else:
+            problems.append(f"{task_recs[0].where}: lmms-eval lines with doc_id only (no doc, no target, no input): "
+                            "doc_id is a position in the task's own dataset and nothing says which; use the task "
+                            "folder `export --format lmms-eval` writes, give the export's manifest, or pass "
+                            "--trust-ids if doc_id is our global index")
             return []
-        samples = [(f"{path}:samples[{k}]", s) for k, s in enumerate(doc["samples"])]
-    recs = []
-    later_epochs = 0
-    for where, s in samples:
-        if isinstance(s, dict) and s.get("epoch", 1) not in (1, None):
-            later_epochs += 1
-            continue
-        rec = _inspect_sample(where, s, problems)
-        if rec:
-            recs.append(rec)
-    if later_epochs:
-        notes.append(f"{later_epochs} samples of epochs after the first were left out (one response per instance)")
-    return recs
-
-
-# --------------------------------------------------------------------------- resolve, import
-
-def _resolve(ds: Dataset, recs: list[RunRecord], problems: list[str]) -> list[tuple[RunRecord, str]]:
     out: list[tuple[RunRecord, str]] = []
     seen: dict[str, str] = {}
-    unknown = 0
+    unknown = mismatches = 0
+    unverified: list[RunRecord] = []
     for rec in recs:
-        key = rec.key
-        iid = None
-        if isinstance(key, str) and key in ds.instances:
-            iid = key
+        if rec.instance_id is not None:
+            iid = rec.instance_id if rec.instance_id in ds.instances else None
+            shown = rec.instance_id
         else:
-            try:
-                k = int(str(key).strip())
-                iid = ds.by_index[k] if 0 <= k < len(ds.by_index) else None
-            except ValueError:
-                iid = None
+            order = task_order if rec.order == "task" else ds.by_index
+            iid = order[rec.position] if order is not None and 0 <= rec.position < len(order) else None
+            shown = rec.position
         if iid is None:
             unknown += 1
-            problems.append(f"{rec.where}: unknown instance {key!r} (neither an instance id nor an index 0.."
-                            f"{len(ds.by_index) - 1} of dataset {ds.dataset_hash})")
+            if unknown <= SHOWN_MISMATCHES:
+                problems.append(f"{rec.where}: unknown instance {shown!r} (not an instance id"
+                                f"{'' if rec.instance_id else ' nor a position in the export'} of dataset "
+                                f"{ds.dataset_hash})")
             continue
+        if rec.dataset_hash is not None and rec.dataset_hash != ds.dataset_hash:
+            problems.append(f"{rec.where}: dataset_hash {rec.dataset_hash!r} is not this dataset's "
+                            f"({ds.dataset_hash}): a run on another build of the dataset (wrong dataset)")
+            continue
+        bad = _mismatch(ds, rec, iid)
+        if bad:
+            mismatches += 1
+            if mismatches <= SHOWN_MISMATCHES:
+                problems.append(bad)
+            continue
+        via_manifest = rec.instance_id is None and rec.order == "task" and manifest is not None and task_order is manifest
+        if rec.dataset_hash is None and rec.target is None and rec.prompt is None and not via_manifest:
+            unverified.append(rec)  # (a manifest's order is checked against this dataset's hash when read)
         if iid in seen:
             problems.append(f"{rec.where}: duplicate response for {iid} (first at {seen[iid]})")
             continue
         seen[iid] = rec.where
         out.append((rec, iid))
+    if unknown > SHOWN_MISMATCHES:
+        problems.append(f"... {unknown - SHOWN_MISMATCHES} more unknown instances")
+    if mismatches > SHOWN_MISMATCHES:
+        problems.append(f"... {mismatches - SHOWN_MISMATCHES} more lines that do not match their instance")
     if recs and unknown > len(recs) / 2:
         problems.insert(0, f"most ids ({unknown} of {len(recs)}) are unknown: is this a run on another dataset? "
                            f"(this one is {ds.dataset_hash})")
+    if unverified and not trust_ids:
+        problems.append(f"{len(unverified)} of {len(recs)} responses carry no dataset hash and nothing to verify them "
+                        f"by (no target, no prompt), first at {unverified[0].where}: a run on another build would be "
+                        f"scored silently. Use the files `export`/`agent`/`run-model` write (they carry the hash), "
+                        f"or pass --trust-ids if you are sure the run was made on dataset {ds.dataset_hash}")
+    elif unverified:
+        notes.append(f"{len(unverified)} responses imported on trust (--trust-ids): no hash, nothing to verify")
     return out
 
 
-def read_run(path: Path | str, ds: Dataset, fmt: RunFormat | Literal["auto"] = "auto"
-             ) -> tuple[RunFormat, str, list[tuple[RunRecord, str]], list[str]]:
-    """Parse and check a run file: (format, why, [(record, instance_id)], notes). Raises RunImportError."""
+def read_manifest(path: Path | str | None, ds: Dataset) -> list[str] | None:
+    """The instance order of an export, from the `rose_export.json` manifest `export` writes."""
+    if path is None:
+        return None
     path = Path(path)
     try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise RunImportError([f"{path}: cannot read ({e.strerror})"]) from e
-    if not data.strip():
+        man = parse_json(path.read_text())
+    except (OSError, ValueError) as e:
+        raise RunImportError([f"{path}: cannot read the export manifest ({e})"]) from None
+    if not isinstance(man, dict) or not isinstance(man.get("instance_ids"), list):
+        raise RunImportError([f"{path}: an export manifest needs 'instance_ids' (written by `export`)"])
+    if man.get("dataset_hash") != ds.dataset_hash:
+        raise RunImportError([f"{path}: the export manifest is for dataset {man.get('dataset_hash')!r}, not this one "
+                              f"({ds.dataset_hash})"])
+    return man["instance_ids"]
+
+
+def read_run(path: Path | str, ds: Dataset, fmt: RunFormat | Literal["auto"] = "auto", trust_ids: bool = False,
+             limits: Limits = Limits(), manifest: list[str] | None = None) -> ReadRun:
+    """Parse and check a run file completely. Raises RunImportError naming every problem found."""
+    path = Path(path)
+    if not path.is_file():
+        raise RunImportError([f"{path}: cannot read (no such file)"])
+    if path.stat().st_size == 0:
         raise RunImportError([f"{path}: empty file"])
     if fmt == "auto":
-        fmt, why = detect_format(path, data[:4096])
+        fmt, why = detect_format(path, limits)
     elif fmt in RUN_FORMATS:
         why = "given with --format"
     else:
         raise RunImportError([f"unknown format {fmt!r}: expected auto or one of {', '.join(RUN_FORMATS)}"])
     problems: list[str] = []
     notes: list[str] = []
+    counts: Counter = Counter()
     if fmt == "jsonl":
-        recs = _read_jsonl(path, data, ds, problems)
+        it = _read_jsonl(path, limits, problems)
     elif fmt == "lmms-eval":
-        recs = _read_lmms(path, data, ds, problems)
+        it = _read_lmms(path, limits, problems)
     elif fmt == "vlmevalkit":
-        recs = _read_vlmevalkit(path, data, ds, problems)
+        it = _read_vlmevalkit(path, limits, problems)
     else:
-        recs = _read_inspect(path, data, ds, problems, notes)
-    resolved = _resolve(ds, recs, problems)
+        it = _read_inspect(path, limits, problems, notes, counts)
+    recs = []
+    for rec in it:
+        if len(rec.response) > limits.max_response_chars:
+            problems.append(f"{rec.where}: response of {len(rec.response):,} characters, above the limit of "
+                            f"{limits.max_response_chars:,}")
+            continue
+        recs.append(rec)
+        if len(problems) >= MAX_PROBLEMS:
+            break
+    if counts["no_id"]:
+        problems.insert(0, f"{counts['no_id']} samples have no id: they cannot be attributed to instances")
+    resolved = _resolve(ds, recs, problems, notes, trust_ids, manifest) if recs else []
     if problems:
         raise RunImportError(problems)
     if not resolved:
         raise RunImportError([f"{path}: no responses found"])
-    return fmt, why, resolved, notes
+    for status in ("errored", "truncated"):
+        counts[status] = sum(r.status == status for r, _ in resolved)
+    return ReadRun(fmt, why, resolved, notes, {k: v for k, v in counts.items() if v})
 
 
 def run_id_for(kind: SolverKind, solver: str) -> str:
     return f"{kind}:{solver}"
 
 
-def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
-               fmt: RunFormat | Literal["auto"] = "auto", kind: SolverKind = "model", replace: bool = False,
-               meta: dict | None = None, source_name: str | None = None) -> ImportResult:
-    """Read, check, score and store a run in one transaction; re-importing a solver needs replace=True."""
-    solver = solver.strip()
-    if not solver:
-        raise RunImportError(["solver name: must not be empty"])
-    fmt_used, why, resolved, notes = read_run(path, ds, fmt)
-    run_id = run_id_for(kind, solver)
-    rows = []
-    t = now()
-    for rec, iid in resolved:
-        inst = ds.instances[iid]
-        s = score(ds.key(iid), rec.response)
-        rows.append((run_id, iid, inst.template, inst.subset, inst.split, inst.scene_id, rec.response,
-                     s.parsed.canonical, json.dumps(s.parsed.to_json()), int(s.valid), int(s.passed), s.failure,
-                     json.dumps(list(s.errors)), t, SCORER_VERSION))
-    covered = {ds.instances[iid].template for _, iid in resolved}
-    missing = [tmpl for tmpl in MAIN_TEMPLATES if tmpl not in covered]
-    if missing:
-        notes.append(f"no responses for {', '.join(missing)}")
+def _run_exists(store: Store, run_id: str) -> bool:
+    return bool(store.query("SELECT 1 AS x FROM runs WHERE run_id = ?", (run_id,)))
+
+
+def _store_run(store: Store, run_id: str, kind: SolverKind, solver: str, source: str, fmt: RunFormat,
+               dataset_hash: str, meta: dict, rows: list[tuple], replace: bool) -> bool:
+    """The one place a run is written: delete-and-insert in one transaction; True when a run was replaced."""
     with store.write() as c:
         exists = c.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         if exists and not replace:
@@ -329,12 +697,68 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
             c.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
         c.execute("INSERT INTO runs(run_id, solver_kind, solver_name, source_file, format, dataset_hash, imported_at, "
                   "meta) VALUES (?,?,?,?,?,?,?,?)",
-                  (run_id, kind, solver, source_name or str(path), fmt_used, ds.dataset_hash, t,
-                   json.dumps({**(meta or {}), "detected": why, "notes": notes})))
+                  (run_id, kind, solver, source, fmt, dataset_hash, now(), json.dumps(meta)))
         c.executemany(
             "INSERT INTO responses(run_id, instance_id, template, subset, split, scene_id, response, protocol, parsed, "
             "valid, passed, failure, errors, submitted_at, scorer_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-    return ImportResult(run_id, solver, fmt_used, why, len(rows), bool(exists), notes)
+    return bool(exists)
+
+
+def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
+               fmt: RunFormat | Literal["auto"] = "auto", kind: SolverKind = "model", replace: bool = False,
+               meta: dict | None = None, source_name: str | None = None, trust_ids: bool = False,
+               errored: ErroredPolicy = "skip", limits: Limits = Limits(),
+               manifest: Path | str | None = None) -> ImportResult:
+    """Check, read, verify, score and store a run in one transaction; re-importing a solver needs replace=True.
+
+    errored="skip": harness failures (inspect sample errors, VLMEvalKit's API failure text, predictions cut
+    at Excel's cell limit) are not stored, only counted; "invalid": stored as an empty, invalid answer.
+    """
+    solver = solver.strip()
+    if not solver:
+        raise RunImportError(["solver name: must not be empty"])
+    if errored not in ERRORED_POLICIES:
+        raise RunImportError([f"errored={errored!r}: expected one of {', '.join(ERRORED_POLICIES)}"])
+    run_id = run_id_for(kind, solver)
+    if not replace and _run_exists(store, run_id):  # before reading a possibly large file
+        raise RunImportError([f"a run for {kind} {solver!r} is already imported: choose another solver name or "
+                              "replace it explicitly (--replace)"])
+    run = read_run(path, ds, fmt, trust_ids=trust_ids, limits=limits, manifest=read_manifest(manifest, ds))
+    notes, counts = run.notes, dict(run.counts)
+    rows = []
+    t = now()
+    failures: list[dict] = []
+    for rec, iid in run.resolved:
+        text = rec.response
+        if rec.status != "answered":
+            failures.append({"instance_id": iid, "where": rec.where, "status": rec.status, "detail": rec.detail})
+            if errored == "skip":
+                continue
+            text = ""
+        inst = ds.instances[iid]
+        s = score(ds.key(iid), text)
+        rows.append((run_id, iid, inst.template, inst.subset, inst.split, inst.scene_id, text,
+                     s.parsed.canonical, json.dumps(s.parsed.to_json()), int(s.valid), int(s.passed), s.failure,
+                     json.dumps(list(s.errors)), t, SCORER_VERSION))
+    for status, what in (("errored", "errored samples (harness/API failures)"),
+                         ("truncated", f"predictions cut at Excel's {EXCEL_CELL_LIMIT:,}-character cell limit")):
+        n = counts.get(status, 0)
+        if n:
+            first = next(f for f in failures if f["status"] == status)
+            how = "not stored (--errored skip)" if errored == "skip" else "stored as invalid answers (--errored invalid)"
+            notes.append(f"{n} {what}: {how}; first at {first['where']} ({first['detail']})")
+    if not rows:
+        raise RunImportError([f"{path}: no answered responses to store ({counts.get('errored', 0)} errored, "
+                              f"{counts.get('truncated', 0)} truncated)"])
+    covered = {ds.instances[r[1]].template for r in rows}
+    missing = [tmpl for tmpl in MAIN_TEMPLATES if tmpl not in covered]
+    if missing:
+        notes.append(f"no responses for {', '.join(missing)}")
+    full_meta = {**(meta or {}), "detected": run.detected, "notes": notes, "counts": counts,
+                 "errored_policy": errored, "trust_ids": trust_ids, "failures": failures[:1000]}
+    replaced = _store_run(store, run_id, kind, solver, source_name or str(path), run.format, ds.dataset_hash,
+                          full_meta, rows, replace)
+    return ImportResult(run_id, solver, run.format, run.detected, len(rows), replaced, notes, counts)
 
 
 def list_runs(store: Store) -> list[dict]:

@@ -1,7 +1,8 @@
 """Run a model directly on any OpenAI-compatible chat endpoint with image input.
 
 Concurrent requests, retries with exponential backoff (429, 5xx, connection errors), and resume:
-the output JSONL gets one line per finished instance (with the raw response kept), so a rerun of
+the output JSONL gets one line per finished instance (with the raw response and the dataset hash kept,
+per line), so a rerun of
 the same command skips what is done and retries only what failed. The API key comes from the
 environment (OPENAI_API_KEY by default), never from the command line.
 """
@@ -34,8 +35,13 @@ class ModelRunSummary:
     failed: dict[str, str]      # instance_id -> last error
 
 
-def _done_ids(out: Path) -> set[str]:
-    """Instance ids already answered in `out` (a torn last line from a crash is ignored)."""
+class RunFileMismatch(ValueError):
+    """The output file to resume holds answers on another build of the dataset."""
+
+
+def _done_ids(out: Path, dataset_hash: str) -> set[str]:
+    """Instance ids already answered in `out` (a torn last line from a crash is ignored); answers made on
+    another build refuse the resume instead of being mixed in."""
     done: set[str] = set()
     if not out.exists():
         return done
@@ -45,6 +51,9 @@ def _done_ids(out: Path) -> set[str]:
         except json.JSONDecodeError:
             continue
         if isinstance(obj, dict) and isinstance(obj.get("response"), str):
+            if obj.get("dataset_hash") != dataset_hash:
+                raise RunFileMismatch(f"{out}: holds answers for dataset {obj.get('dataset_hash')!r}, not this one "
+                                      f"({dataset_hash}): choose another --out")
             done.add(obj.get("instance_id"))
     return done
 
@@ -71,7 +80,7 @@ def run_model(ds: Dataset, base_url: str, model: str, out: Path | str, split: st
               progress: Callable[[int, int], None] | None = None) -> ModelRunSummary:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    done = _done_ids(out)
+    done = _done_ids(out, ds.dataset_hash)
     todo: list[Instance] = [i for i in ds.select(split=split, templates=templates) if i.instance_id not in done]
     if limit is not None:
         todo = todo[:limit]
@@ -112,7 +121,8 @@ def run_model(ds: Dataset, base_url: str, model: str, out: Path | str, split: st
                     except (KeyError, IndexError, TypeError) as e:
                         failed[iid] = f"unexpected response shape ({type(e).__name__}: {e})"
                     else:
-                        f.write(json.dumps({"instance_id": iid, "response": text, "solver": model, "raw": raw,
+                        f.write(json.dumps({"instance_id": iid, "response": text, "solver": model,
+                                            "dataset_hash": ds.dataset_hash, "raw": raw,
                                             "attempts": attempts, "latency_s": round(secs, 3)}) + "\n")
                         f.flush()
                         ok += 1

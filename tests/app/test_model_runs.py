@@ -39,7 +39,8 @@ def test_agents_from_the_page_and_the_runs_table(app_env):
 
 def test_imported_model_run_is_listed(app_env, tmp_path):
     f = tmp_path / "m.jsonl"
-    f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": "COUNT(2)"}) + "\n"
+    f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": "COUNT(2)",
+                                     "dataset_hash": app_env.dataset_hash}) + "\n"
                          for i in app_env.instances.values()))
     import_run(Store(os.environ["ROSE_DB"]), app_env, f, "gpt-test")
     at = runs_page()

@@ -1,5 +1,7 @@
-"""Upload a run through the Model runs page in Chromium; a bad file is refused with its line number."""
+"""Upload runs through the Model runs page in Chromium: a verified lmms-eval run is stored; a broken file,
+a run without identity (until "Trust the ids" is ticked) and a zip bomb are refused with nothing stored."""
 import json
+import zipfile
 
 from rose_core.run_import import list_runs
 from rose_core.store import Store
@@ -22,10 +24,11 @@ def upload(page, path, solver):
     page.get_by_role("button", name="Import", exact=True).click()
 
 
-def test_upload_lmms_eval_run_and_a_bad_one(server, page, small_dataset, tmp_path):
+def test_upload_lmms_eval_run_and_bad_ones(server, page, small_dataset, tmp_path):
     good = tmp_path / "vlm_samples_rose.jsonl"
-    good.write_text("".join(json.dumps({"doc_id": small_dataset.index[i.instance_id], "filtered_resps": [
-        i.protocol_answer], "resps": [[i.protocol_answer]]}) + "\n" for i in small_dataset.instances.values()))
+    good.write_text("".join(json.dumps({"doc_id": k, "target": i.protocol_answer, "input": i.prompt,
+                                        "filtered_resps": i.protocol_answer}) + "\n"
+                            for k, i in enumerate(small_dataset.instances.values())))
     sign_in_to_runs(page, server)
     upload(page, good, "uploaded-vlm")
     page.get_by_text("Imported").wait_for()
@@ -38,4 +41,20 @@ def test_upload_lmms_eval_run_and_a_bad_one(server, page, small_dataset, tmp_pat
     upload(page, bad, "broken")
     page.get_by_text("Import refused; nothing was stored.").wait_for()
     page.get_by_text("broken.jsonl:2: not valid JSON").wait_for()
+    bomb = tmp_path / "bomb.eval"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z, z.open("samples/a_epoch_1.json", "w") as w:
+        for _ in range(64):
+            w.write(b"\0" * 2**24)  # 1 GiB of zeros, about 1 MB on disk
+    upload(page, bomb, "bomb")
+    page.get_by_text("refused before expanding it").wait_for()
     assert len(list_runs(Store(server.db))) == 1
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": "DONE"}) + "\n"
+                            for i in small_dataset.instances.values()))
+    upload(page, bare, "bare")
+    page.get_by_text("carry no dataset hash").wait_for()
+    assert len(list_runs(Store(server.db))) == 1
+    page.get_by_text("Trust the ids").click()
+    page.get_by_role("button", name="Import", exact=True).click()  # the same file, still chosen
+    page.get_by_text("responses imported on trust").wait_for()
+    assert {r["run_id"] for r in list_runs(Store(server.db))} == {"model:uploaded-vlm", "model:bare"}

@@ -1,12 +1,24 @@
-"""Importers on real-shaped files of each harness, and on every kind of bad input."""
+"""Importers on real-shaped files of each harness, and on every kind of bad input: right, or refused with
+nothing stored."""
 import json
+import struct
+import subprocess
+import sys
 import zipfile
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from rose_core.run_import import RunImportError, delete_run, import_run, list_runs, read_run
+from rose_core import Dataset, build_dataset
+from rose_core.agents import run_agent
+from rose_core.harness_export import export_dataset, manifest_path
+from rose_core.run_import import (
+    EXCEL_CELL_LIMIT, Limits, RunImportError, delete_run, import_run, list_runs, read_run,
+)
 from rose_core.store import Store
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "lmms-eval-0.7.3"
 
 
 @pytest.fixture
@@ -14,100 +26,238 @@ def store(tmp_path):
     return Store(tmp_path / "rose.db")
 
 
+@pytest.fixture(scope="module")
+def other_build(tmp_path_factory):
+    """The same composition built with another seed: same instance ids, other scenes and answers."""
+    root = tmp_path_factory.mktemp("other") / "ds"
+    build_dataset(root, seed=8, scale=0.05)
+    return Dataset.load(root)
+
+
 def insts(ds, n=12):
     return list(ds.instances.values())[:n]
 
 
-def write_lmms(path, ds, wrapped=True):
-    with path.open("w") as f:
-        for inst in insts(ds):
-            ans = "Let me look. " + inst.protocol_answer
-            f.write(json.dumps({
-                "doc_id": ds.index[inst.instance_id], "doc_hash": "x", "target": inst.protocol_answer,
-                "arguments": [[inst.prompt, {"max_new_tokens": 512}]], "resps": [[ans]] if wrapped else [ans],
-                "filtered_resps": [ans] if wrapped else ans, "exact_match": 1.0}) + "\n")
+def nothing_stored(store):
+    return list_runs(store) == [] and store.query("SELECT count(*) AS n FROM responses")[0]["n"] == 0
 
 
-def write_inspect_eval(path, ds, epochs=1):
-    with zipfile.ZipFile(path, "w") as z:
-        z.writestr("_journal/start.json", json.dumps({"version": 2, "eval": {"task": "rose"}}))
-        z.writestr("header.json", json.dumps({"version": 2, "status": "success", "eval": {"task": "rose"}}))
-        for inst in insts(ds):
-            for ep in range(1, epochs + 1):
-                z.writestr(f"samples/{inst.instance_id}_epoch_{ep}.json", json.dumps({
-                    "id": inst.instance_id, "epoch": ep, "input": inst.prompt, "target": inst.protocol_answer,
-                    "output": {"model": "m", "choices": [{"message": {"role": "assistant",
-                                                                      "content": inst.protocol_answer}}],
-                               "completion": inst.protocol_answer},
-                    "scores": {"match": {"value": "C"}}}))
+def stored(store, run_id):
+    return {r["instance_id"]: r for r in store.query("SELECT * FROM responses WHERE run_id = ?", (run_id,))}
 
 
-def test_plain_jsonl(store, small_dataset, tmp_path):
-    f = tmp_path / "run.jsonl"
-    f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": i.protocol_answer}) + "\n"
-                         for i in insts(small_dataset)))
-    res = import_run(store, small_dataset, f, "gpt-x")
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def lmms_07_lines(ds, instances, answer):
+    """Lines shaped exactly like the captured lmms-eval 0.7.3 samples (same keys, `doc_id` = row position in
+    the task's own dataset), filled with our instances."""
+    shape = json.loads((FIXTURES / "samples_rose_dev.head.jsonl").read_text().splitlines()[0])
+    out = []
+    for k, inst in enumerate(instances):
+        line = dict(shape)
+        line.update(doc_id=k, target=inst.protocol_answer, filtered_resps=answer(k, inst), input=inst.prompt)
+        out.append(line)
+    assert set(out[0]) == set(shape) and "doc" not in shape and "resps" not in shape
+    return out
+
+
+# --------------------------------------------------------------------------- plain JSONL and identity
+
+def test_plain_jsonl_with_hash_and_without(store, small_dataset, tmp_path):
+    rows = [{"instance_id": i.instance_id, "response": i.protocol_answer, "dataset_hash": small_dataset.dataset_hash}
+            for i in insts(small_dataset)]
+    res = import_run(store, small_dataset, write_jsonl(tmp_path / "run.jsonl", rows), "gpt-x")
     assert (res.format, res.responses, res.run_id) == ("jsonl", 12, "model:gpt-x")
-    rows = store.query("SELECT passed, valid, protocol FROM responses WHERE run_id = 'model:gpt-x'")
-    assert len(rows) == 12 and all(r["passed"] and r["valid"] for r in rows)
+    assert all(r["passed"] and r["valid"] for r in stored(store, "model:gpt-x").values())
+    bare = write_jsonl(tmp_path / "bare.jsonl", [{k: v for k, v in r.items() if k != "dataset_hash"} for r in rows])
+    with pytest.raises(RunImportError, match=r"12 of 12 responses carry no dataset hash .*bare.jsonl:1.*--trust-ids"):
+        import_run(store, small_dataset, bare, "bare")
+    res = import_run(store, small_dataset, bare, "bare", trust_ids=True)
+    assert res.responses == 12 and any("on trust" in n for n in res.notes)
+    meta = json.loads(next(r for r in list_runs(store) if r["run_id"] == "model:bare")["meta"])
+    assert meta["trust_ids"] is True
 
 
-@pytest.mark.parametrize("wrapped", [True, False])
-def test_lmms_eval_samples(store, small_dataset, tmp_path, wrapped):
-    f = tmp_path / "qwen_samples_rose.jsonl"
-    write_lmms(f, small_dataset, wrapped)
+def test_agent_and_run_model_outputs_carry_the_hash(small_dataset, tmp_path):
+    out = tmp_path / "oracle.jsonl"
+    run_agent("oracle", small_dataset, out, split="dev")
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert lines and all(x["dataset_hash"] == small_dataset.dataset_hash for x in lines)
+
+
+def test_oracle_run_made_on_another_build_is_refused(store, small_dataset, other_build, tmp_path):
+    assert other_build.dataset_hash != small_dataset.dataset_hash
+    assert set(other_build.instances) == set(small_dataset.instances)  # the ids alone cannot tell the builds apart
+    out = tmp_path / "other_oracle.jsonl"
+    run_agent("oracle", other_build, out)
+    with pytest.raises(RunImportError) as e:
+        import_run(store, small_dataset, out, "other-oracle")
+    assert f"{out}:1: dataset_hash '{other_build.dataset_hash}' is not this dataset's" in str(e.value)
+    assert "another build" in str(e.value)
+    bare = write_jsonl(tmp_path / "bare.jsonl", [{k: v for k, v in json.loads(x).items() if k != "dataset_hash"}
+                                                 for x in out.read_text().splitlines()])
+    with pytest.raises(RunImportError, match="carry no dataset hash"):
+        import_run(store, small_dataset, bare, "other-oracle")
+    # the same run through lmms-eval, which logs target and input: refused on the first bad lines
+    dev = other_build.select(split="dev")
+    lm = write_jsonl(tmp_path / "other_samples_rose.jsonl",
+                     lmms_07_lines(other_build, dev, lambda k, i: i.protocol_answer))
+    with pytest.raises(RunImportError) as e:
+        import_run(store, small_dataset, lm, "other-lmms")
+    assert "no export order fits this file" in str(e.value)
+    assert f"{lm}:1: " in str(e.value) and "another build" in str(e.value)
+    assert nothing_stored(store)
+
+
+def test_ids_like_12_are_never_positions(store, small_dataset, tmp_path):
+    h = small_dataset.dataset_hash
+    f = write_jsonl(tmp_path / "ids.jsonl", [{"instance_id": "12", "response": "DONE", "dataset_hash": h},
+                                              {"instance_id": 12, "response": "DONE", "dataset_hash": h}])
+    with pytest.raises(RunImportError) as e:
+        import_run(store, small_dataset, f, "ids")
+    assert f"{f}:1: unknown instance '12'" in str(e.value)
+    assert f"{f}:2: field 'instance_id' must be an instance id string, got 12" in str(e.value)
+    j = tmp_path / "log.json"
+    j.write_text(json.dumps({"eval": {"task": "rose"}, "samples": [
+        {"id": 3, "epoch": 1, "output": {"completion": "DONE"}}, {"id": "3", "epoch": 1, "output": {"completion": "DONE"}}]}))
+    with pytest.raises(RunImportError) as e:
+        import_run(store, small_dataset, j, "insp")
+    assert f"{j}:samples[0]: sample id 3 is not an instance id" in str(e.value)
+    assert f"{j}:samples[1]: unknown instance '3'" in str(e.value)
+    assert nothing_stored(store)
+
+
+# --------------------------------------------------------------------------- lmms-eval
+
+def test_lmms_eval_old_style_with_doc(store, small_dataset, tmp_path):
+    f = write_jsonl(tmp_path / "qwen_samples_rose.jsonl", [{
+        "doc_id": 999, "doc": {"instance_id": i.instance_id, "dataset_hash": small_dataset.dataset_hash},
+        "target": i.protocol_answer, "arguments": [[i.prompt, {"max_new_tokens": 512}]],
+        "resps": [["Let me look. " + i.protocol_answer]], "filtered_resps": ["Let me look. " + i.protocol_answer]}
+        for i in insts(small_dataset)])
     res = import_run(store, small_dataset, f, "qwen")
     assert res.format == "lmms-eval" and "doc_id" in res.detected and res.responses == 12
-    assert all(r["passed"] for r in store.query("SELECT passed FROM responses"))
+    assert all(r["passed"] for r in stored(store, "model:qwen").values())
 
 
-@pytest.mark.parametrize("ext", ["xlsx", "tsv"])
+def test_lmms_eval_07_over_a_dev_only_export_lands_on_the_right_instances(store, small_dataset, tmp_path):
+    """The measured bug: doc_id is the position in the dev-only export, read as the global index it put
+    half of a run on the wrong instances without a word. Now each line's target and input are checked;
+    the dev order is the one under which all match."""
+    dev = small_dataset.select(split="dev")
+    answer = lambda k, i: i.protocol_answer if k % 2 == 0 else "COUNT(99)"  # noqa: E731
+    f = write_jsonl(tmp_path / "openai_samples_rose_dev.jsonl", lmms_07_lines(small_dataset, dev, answer))
+    res = import_run(store, small_dataset, f, "dev-run")
+    assert res.responses == len(dev) and any("--split dev export" in n for n in res.notes)
+    rows = stored(store, "model:dev-run")
+    assert set(rows) == {i.instance_id for i in dev}
+    assert all(rows[i.instance_id]["response"] == answer(k, i) for k, i in enumerate(dev))
+    assert sum(r["passed"] for r in rows.values()) == sum(
+        1 for k, i in enumerate(dev) if k % 2 == 0 or i.protocol_answer == "COUNT(99)")
+    # the same lines with doc_id as the only identity: refused, unless the export's manifest says the order
+    bare = write_jsonl(tmp_path / "bare_samples.jsonl", [{"doc_id": k, "filtered_resps": answer(k, i)}
+                                                          for k, i in enumerate(dev)])
+    with pytest.raises(RunImportError, match="doc_id only .* position in the task's own dataset"):
+        import_run(store, small_dataset, bare, "bare")
+    export_dataset(small_dataset, "hf", tmp_path / "hf_dev", split="dev")
+    res = import_run(store, small_dataset, bare, "bare", manifest=manifest_path(tmp_path / "hf_dev", "hf"))
+    assert {k: r["response"] for k, r in stored(store, "model:bare").items()} == \
+        {i.instance_id: answer(k, i) for k, i in enumerate(dev)}
+
+
+def test_real_lmms_eval_073_file_from_another_build_is_refused(store, small_dataset):
+    """The captured lmms-eval 0.7.3 file (a user's own task over a dev-only export of another build):
+    no order of ours fits its targets and prompts, so it is refused, naming its first lines."""
+    f = FIXTURES / "samples_rose_dev.head.jsonl"
+    with pytest.raises(RunImportError) as e:
+        import_run(store, small_dataset, f, "fixture")
+    assert "no export order fits this file" in str(e.value) and f"{f}:1: target 'COUNT(4)'" in str(e.value)
+    assert nothing_stored(store)
+
+
+def test_lmms_eval_task_folder_target_carries_identity(store, small_dataset, tmp_path):
+    """Our shipped task's doc_to_target names instance and hash: rows in any order map back with certainty."""
+    folder = tmp_path / "lmms_task"
+    export_dataset(small_dataset, "lmms-eval-task", folder, split="test")
+    sys.path.insert(0, str(folder))
+    try:
+        import utils as task_utils
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop("utils", None)
+    yaml = (folder / "rose_test.yaml").read_text()
+    assert "doc_to_target: !function utils.doc_to_target" in yaml and f"data_dir: {folder / 'data'}" in yaml
+    docs = [json.loads(x) for x in (folder / "data" / "metadata.jsonl").read_text().splitlines()]
+    docs.reverse()  # whatever order the harness loads the imagefolder in
+    lines = [{"doc_id": k, "target": task_utils.doc_to_target(d), "filtered_resps": d["answer"],
+              "input": task_utils.doc_to_text(d), "doc_hash": "x",
+              **task_utils.process_results(d, [d["answer"]])} for k, d in enumerate(docs)]
+    res = import_run(store, small_dataset, write_jsonl(tmp_path / "m_samples_rose_test.jsonl", lines), "m")
+    rows = stored(store, "model:m")
+    assert res.responses == len(docs) and all(r["passed"] for r in rows.values())
+    assert set(rows) == {d["instance_id"] for d in docs}
+
+
+# --------------------------------------------------------------------------- VLMEvalKit
+
+def vlm_rows(ds, preds):
+    return [{"index": ds.index[i.instance_id], "question": i.prompt, "answer": i.protocol_answer,
+             "prediction": p, "category": i.subset, "instance_id": i.instance_id, "dataset_hash": ds.dataset_hash}
+            for i, p in zip(insts(ds), preds)]
+
+
+@pytest.mark.parametrize("ext", ["xlsx", "tsv", "json"])
 def test_vlmevalkit(store, small_dataset, tmp_path, ext):
-    rows = [{"index": small_dataset.index[i.instance_id], "question": i.prompt, "answer": i.protocol_answer,
-             "prediction": i.protocol_answer, "category": i.subset} for i in insts(small_dataset)]
+    preds = [i.protocol_answer for i in insts(small_dataset)]
+    preds[3] = "Failed to obtain answer via API."
+    preds[4] = "Failed to obtain answer via API.: Failed with all possible conversation turns."
+    preds[5] = "CLICK(R1,C1); " * (EXCEL_CELL_LIMIT // 14) + "C" * (EXCEL_CELL_LIMIT % 14)
+    assert len(preds[5]) == EXCEL_CELL_LIMIT
+    df = pd.DataFrame(vlm_rows(small_dataset, preds))
     f = tmp_path / f"GPT_ROSE.{ext}"
-    df = pd.DataFrame(rows)
-    df.to_excel(f, index=False) if ext == "xlsx" else df.to_csv(f, sep="\t", index=False)
+    {"xlsx": lambda: df.to_excel(f, index=False), "tsv": lambda: df.to_csv(f, sep="\t", index=False),
+     "json": lambda: df.to_json(f, orient="records")}[ext]()
     res = import_run(store, small_dataset, f, f"vlm-{ext}")
-    assert res.format == "vlmevalkit" and res.responses == 12
+    assert res.format == "vlmevalkit" and res.responses == 9
+    assert res.counts == {"errored": 2, "truncated": 1}
+    assert any("2 errored samples" in n and "not stored" in n for n in res.notes)
+    assert any("1 predictions cut at Excel's 32,767-character cell limit" in n for n in res.notes)
+    res = import_run(store, small_dataset, f, f"vlm-{ext}-inv", errored="invalid")
+    rows = stored(store, f"model:vlm-{ext}-inv")
+    assert res.responses == 12 and sum(not r["valid"] for r in rows.values()) == 3
 
 
-def test_inspect_eval_zip_and_json(store, small_dataset, tmp_path):
-    f = tmp_path / "2026-11-21_rose_abc.eval"
-    write_inspect_eval(f, small_dataset, epochs=2)
-    res = import_run(store, small_dataset, f, "insp")
-    assert res.format == "inspect" and res.responses == 12
-    assert any("epochs after the first" in n for n in res.notes)
-    j = tmp_path / "log.json"
-    j.write_text(json.dumps({"version": 2, "status": "success", "eval": {"task": "rose"}, "samples": [
-        {"id": small_dataset.index[i.instance_id], "epoch": 1, "output": {"completion": i.protocol_answer}}
-        for i in insts(small_dataset)]}, indent=2))
-    res = import_run(store, small_dataset, j, "insp-json")
-    assert res.format == "inspect" and res.responses == 12
+def test_vlmevalkit_index_only_is_verified_by_question_and_answer(store, small_dataset, other_build, tmp_path):
+    rows = [{k: v for k, v in r.items() if k not in ("instance_id", "dataset_hash")}
+            for r in vlm_rows(other_build, [i.protocol_answer for i in insts(other_build)])]
+    f = tmp_path / "other.tsv"
+    pd.DataFrame(rows).to_csv(f, sep="\t", index=False)
+    with pytest.raises(RunImportError, match=r"other.tsv:row \d+: (target|the prompt)"):
+        import_run(store, small_dataset, f, "other")
+    assert nothing_stored(store)
 
+
+# --------------------------------------------------------------------------- hostile and broken files
 
 def test_bad_inputs_are_specific_and_store_nothing(store, small_dataset, tmp_path):
     good = insts(small_dataset)
+    h = small_dataset.dataset_hash
     cases = {}
-    f = tmp_path / "unknown.jsonl"
-    f.write_text(json.dumps({"instance_id": good[0].instance_id, "response": "x"}) + "\n" +
-                 json.dumps({"instance_id": "Nope-0001-T1", "response": "x"}) + "\n")
+    f = write_jsonl(tmp_path / "unknown.jsonl", [{"instance_id": good[0].instance_id, "response": "x", "dataset_hash": h},
+                                                 {"instance_id": "Nope-0001-T1", "response": "x", "dataset_hash": h}])
     cases[f] = [f"{f}:2: unknown instance 'Nope-0001-T1'"]
-    f = tmp_path / "dup.jsonl"
-    f.write_text(2 * (json.dumps({"instance_id": good[0].instance_id, "response": "x"}) + "\n"))
+    f = write_jsonl(tmp_path / "dup.jsonl", 2 * [{"instance_id": good[0].instance_id, "response": "x", "dataset_hash": h}])
     cases[f] = [f"{f}:2: duplicate response for {good[0].instance_id} (first at {f}:1)"]
-    f = tmp_path / "missing.jsonl"
-    f.write_text(json.dumps({"instance_id": good[0].instance_id}) + "\n" + json.dumps({"response": "x"}) + "\n")
+    f = write_jsonl(tmp_path / "missing.jsonl", [{"instance_id": good[0].instance_id}, {"response": "x"}])
     cases[f] = [f"{f}:1: field 'response' missing", f"{f}:2: field 'instance_id' missing"]
-    f = tmp_path / "wrongds.jsonl"
-    f.write_text(json.dumps({"instance_id": good[0].instance_id, "response": "x", "dataset_hash": "deadbeef"}) + "\n")
-    cases[f] = ["dataset_hash 'deadbeef' is not this dataset's", "wrong dataset"]
-    f = tmp_path / "otherds.jsonl"
-    f.write_text("".join(json.dumps({"instance_id": f"X-{k}", "response": "x"}) + "\n" for k in range(5)))
+    f = write_jsonl(tmp_path / "otherds.jsonl", [{"instance_id": f"X-{k}", "response": "x"} for k in range(5)])
     cases[f] = ["most ids (5 of 5) are unknown: is this a run on another dataset?"]
     f = tmp_path / "trunc.jsonl"
-    full = "".join(json.dumps({"instance_id": i.instance_id, "response": i.protocol_answer}) + "\n" for i in good)
-    f.write_text(full[:-25])
+    f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": i.protocol_answer}) + "\n"
+                         for i in good)[:-25])
     cases[f] = ["not valid JSON", "(the file looks truncated)"]
     f = tmp_path / "garbage.jsonl"
     f.write_bytes(json.dumps({"instance_id": good[0].instance_id, "response": "x"}).encode() + b"\n\x00\xff\xfe\x89PNG")
@@ -116,64 +266,139 @@ def test_bad_inputs_are_specific_and_store_nothing(store, small_dataset, tmp_pat
     f.write_bytes(bytes(range(256)) * 4)
     cases[f] = ["binary data cannot be a run file"]
     f = tmp_path / "trunc.eval"
-    write_inspect_eval(f, small_dataset)
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as z:
+        for i in good:
+            z.writestr(f"samples/{i.instance_id}_epoch_1.json", json.dumps({"id": i.instance_id, "output": {
+                "completion": i.protocol_answer}, "pad": "x" * 500}))
     f.write_bytes(f.read_bytes()[:300])
-    cases[f] = ["not a readable .eval (zip) archive", "truncated?"]
+    cases[f] = ["not a readable zip archive", "truncated?"]
     f = tmp_path / "cols.tsv"
     pd.DataFrame([{"index": 0, "answer": "DONE"}]).to_csv(f, sep="\t", index=False)
     cases[f] = ["column(s) prediction missing"]
-    f = tmp_path / "lmms_samples.jsonl"
-    f.write_text(json.dumps({"doc_id": 0, "target": "x"}) + "\n")
+    f = write_jsonl(tmp_path / "lmms_samples.jsonl", [{"doc_id": 0, "target": "x"}])
     cases[f] = [f"{f}:1: neither 'filtered_resps' nor 'resps' present"]
+    f = write_jsonl(tmp_path / "lmms2_samples.jsonl", [{"doc_id": "3", "filtered_resps": "DONE"}])
+    cases[f] = [f"{f}:1: 'doc_id' must be an integer position, got '3'"]
     f = tmp_path / "empty.jsonl"
     f.write_text("")
     cases[f] = ["empty file"]
+    f = tmp_path / "deep.jsonl"
+    f.write_text(json.dumps({"instance_id": good[0].instance_id, "response": "x", "dataset_hash": h}) + "\n"
+                 + "[" * 200_000 + "]" * 200_000 + "\n")
+    cases[f] = [f"{f}:2: not usable JSON (nested too deeply)"]
+    f = tmp_path / "deep.json"
+    f.write_text('{"samples": ' + "[" * 200_000 + "]" * 200_000 + "}")
+    cases[f] = [f"{f}: not usable JSON (nested too deeply)"]
     for path, needles in cases.items():
         with pytest.raises(RunImportError) as e:
             import_run(store, small_dataset, path, f"bad-{path.stem}")
         for needle in needles:
             assert needle in str(e.value), (path.name, str(e.value))
-    assert list_runs(store) == [] and store.query("SELECT count(*) AS n FROM responses")[0]["n"] == 0
+    assert nothing_stored(store)
 
 
-def test_reimport_is_refused_or_replaced_explicitly(store, small_dataset, tmp_path):
-    f = tmp_path / "run.jsonl"
-    f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": "COUNT(0)"}) + "\n"
-                         for i in insts(small_dataset)))
+def test_long_first_line_is_detected_beyond_4kb_and_bounded(store, small_dataset, tmp_path):
+    i = insts(small_dataset)[0]
+    long_answer = "Thinking... " * 2000 + i.protocol_answer  # a first line of ~24 KB
+    f = write_jsonl(tmp_path / "run.jsonl", [{"response": long_answer, "instance_id": i.instance_id,
+                                              "dataset_hash": small_dataset.dataset_hash}])
+    assert f.stat().st_size > 4096
+    res = import_run(store, small_dataset, f, "long")
+    assert res.format == "jsonl" and res.responses == 1
+    with pytest.raises(RunImportError, match=r"run.jsonl:1: line longer than 10,000 bytes"):
+        import_run(store, small_dataset, f, "long2", limits=Limits(max_line_bytes=10_000))
+    with pytest.raises(RunImportError, match=r"run.jsonl:1: response of 24,\d+ characters, above the limit of 1,000"):
+        import_run(store, small_dataset, f, "long3", limits=Limits(max_response_chars=1000))
+
+
+def zip_bomb(path: Path, member: str, gib: float = 1.0, declared: int | None = None) -> None:
+    """A deflate member of `gib` GiB of zeros (about 1 MB on disk); `declared` rewrites its declared size."""
+    chunk = b"\0" * 2**24
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("header.json", json.dumps({"eval": {"task": "rose"}}))
+        with z.open(member, "w") as w:
+            for _ in range(int(gib * 2**30) // len(chunk)):
+                w.write(chunk)
+    if declared is not None:  # lie in both headers: the reader must still stop
+        data = bytearray(path.read_bytes())
+        for sig in (b"PK\x03\x04", b"PK\x01\x02"):
+            at = -1
+            while (at := data.find(sig, at + 1)) >= 0:
+                name_off = 30 if sig == b"PK\x03\x04" else 46
+                n = struct.unpack("<H", data[at + (26 if sig == b"PK\x03\x04" else 28):][:2])[0]
+                if bytes(data[at + name_off:at + name_off + n]) == member.encode():
+                    size_off = 22 if sig == b"PK\x03\x04" else 24
+                    data[at + size_off:at + size_off + 4] = struct.pack("<I", declared)
+        path.write_bytes(bytes(data))
+
+
+def test_zip_bomb_eval_is_refused_before_expanding(store, small_dataset, tmp_path):
+    f = tmp_path / "bomb.eval"
+    zip_bomb(f, f"samples/{insts(small_dataset)[0].instance_id}_epoch_1.json")
+    assert f.stat().st_size < 2 * 2**20
+    with pytest.raises(RunImportError) as e:
+        import_run(store, small_dataset, f, "bomb")
+    assert f"{f}: the archive declares 1,073,741,8" in str(e.value) and "refused before expanding it" in str(e.value)
+    assert nothing_stored(store)
+
+
+def test_zip_member_lying_about_its_size_stops_at_the_declared_size(store, small_dataset, tmp_path):
+    f = tmp_path / "liar.eval"
+    zip_bomb(f, "samples/x_epoch_1.json", gib=0.0625, declared=1000)
+    with pytest.raises(RunImportError, match=r"samples/x_epoch_1.json: expands beyond its declared size"):
+        import_run(store, small_dataset, f, "liar")
+    x = tmp_path / "bomb.xlsx"
+    zip_bomb(x, "xl/worksheets/sheet1.xml", gib=0.0625)
+    with pytest.raises(RunImportError, match="bomb.xlsx: the archive declares 67,10"):
+        import_run(store, small_dataset, x, "bomb", limits=Limits(max_expanded_bytes=2**25))
+    assert nothing_stored(store)
+
+
+def test_reimport_is_checked_before_reading_and_replaced_explicitly(store, small_dataset, tmp_path):
+    h = small_dataset.dataset_hash
+    f = write_jsonl(tmp_path / "run.jsonl", [{"instance_id": i.instance_id, "response": "COUNT(0)", "dataset_hash": h}
+                                             for i in insts(small_dataset)])
     import_run(store, small_dataset, f, "m")
     with pytest.raises(RunImportError, match="already imported"):
-        import_run(store, small_dataset, f, "m")
-    f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": i.protocol_answer}) + "\n"
-                         for i in insts(small_dataset, 5)))
+        import_run(store, small_dataset, tmp_path / "not-even-there.eval", "m")
+    write_jsonl(f, [{"instance_id": i.instance_id, "response": i.protocol_answer, "dataset_hash": h}
+                    for i in insts(small_dataset, 5)])
     res = import_run(store, small_dataset, f, "m", replace=True)
     assert res.replaced and res.responses == 5
-    rows = store.query("SELECT passed FROM responses WHERE run_id = 'model:m'")
-    assert len(rows) == 5 and all(r["passed"] for r in rows)
+    rows = stored(store, "model:m")
+    assert len(rows) == 5 and all(r["passed"] for r in rows.values())
     delete_run(store, "model:m")
     assert list_runs(store) == []
 
 
 def test_format_can_be_forced_and_detection_reports(small_dataset, tmp_path):
-    f = tmp_path / "x.jsonl"
-    write_lmms(f, small_dataset)
-    fmt, why, recs, _ = read_run(f, small_dataset, "lmms-eval")
-    assert fmt == "lmms-eval" and why == "given with --format" and len(recs) == 12
+    f = write_jsonl(tmp_path / "x.jsonl", lmms_07_lines(small_dataset, small_dataset.select(split="dev"),
+                                                        lambda k, i: i.protocol_answer))
+    run = read_run(f, small_dataset, "lmms-eval")
+    assert run.format == "lmms-eval" and run.detected == "given with --format" and run.resolved
     with pytest.raises(RunImportError, match="unknown format"):
         read_run(f, small_dataset, "csv")
 
 
 def test_cli_import_run(small_dataset, tmp_path):
-    import subprocess
-    import sys
-
-    f = tmp_path / "run_samples_rose.jsonl"
-    write_lmms(f, small_dataset)
+    f = write_jsonl(tmp_path / "run_samples_rose.jsonl", lmms_07_lines(
+        small_dataset, small_dataset.select(split="dev"), lambda k, i: i.protocol_answer))
     db = tmp_path / "cli.db"
     args = [sys.executable, "-m", "rose_core", "import-run", str(f), "--solver", "q", "--dataset",
             str(small_dataset.root), "--db", str(db)]
     r = subprocess.run(args, capture_output=True, text=True)
-    assert r.returncode == 0 and "format: lmms-eval" in r.stdout and "imported 12 responses" in r.stdout
+    assert r.returncode == 0 and "format: lmms-eval" in r.stdout and "imported" in r.stdout, r.stderr
     r = subprocess.run(args, capture_output=True, text=True)
     assert r.returncode == 2 and "nothing was stored" in r.stderr and "--replace" in r.stderr
     r = subprocess.run(args + ["--replace"], capture_output=True, text=True)
     assert r.returncode == 0 and "replaced" in r.stdout
+    bomb = tmp_path / "bomb.eval"
+    zip_bomb(bomb, "samples/a_epoch_1.json", gib=0.0625)
+    r = subprocess.run(args[:4] + [str(bomb), "--solver", "bomb"] + args[7:] + ["--max-expanded-mb", "32"], capture_output=True, text=True)
+    assert r.returncode == 2 and "refused before expanding it" in r.stderr and "nothing was stored" in r.stderr
+    bare = write_jsonl(tmp_path / "bare.jsonl", [{"instance_id": i.instance_id, "response": "DONE"}
+                                                 for i in insts(small_dataset)])
+    r = subprocess.run(args[:4] + [str(bare), "--solver", "b"] + args[7:], capture_output=True, text=True)
+    assert r.returncode == 2 and "--trust-ids" in r.stderr
+    r = subprocess.run(args[:4] + [str(bare), "--solver", "b", "--trust-ids"] + args[7:], capture_output=True, text=True)
+    assert r.returncode == 0 and "imported 12 responses" in r.stdout

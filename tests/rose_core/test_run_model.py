@@ -6,7 +6,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from rose_core.run_import import import_run
-from rose_core.run_model import run_model
+from rose_core.run_model import RunFileMismatch, run_model
 from rose_core.store import Store
 
 
@@ -83,14 +83,24 @@ def test_retries_failures_resume_and_import(api, small_dataset, tmp_path, monkey
                        concurrency=3, max_retries=2, backoff_base=0.01, api_key_env="TEST_KEY")
     assert second.done_before == first.succeeded and second.requested == len(t5) and not second.failed
     assert len(api.calls) - calls_before == len(t5)  # resume: only the failed ones were asked again
+    assert all(x["dataset_hash"] == small_dataset.dataset_hash for x in map(json.loads, out.read_text().splitlines()))
     res = import_run(Store(tmp_path / "rose.db"), small_dataset, out, "fake-vlm")
     assert res.format == "jsonl" and res.responses == len(insts)
+
+
+def test_resume_refuses_a_file_of_another_build(small_dataset, tmp_path):
+    out = tmp_path / "run.jsonl"
+    iid = small_dataset.select(split="dev", templates=["T1"])[0].instance_id
+    out.write_text(json.dumps({"instance_id": iid, "response": "COUNT(1)", "dataset_hash": "0123456789abcdef"}) + "\n")
+    with pytest.raises(RunFileMismatch, match="holds answers for dataset '0123456789abcdef'"):
+        run_model(small_dataset, "http://127.0.0.1:9/v1", "m", out, split="dev", templates=["T1"], limit=1)
 
 
 def test_torn_last_line_is_ignored_on_resume(api, small_dataset, tmp_path):
     out = tmp_path / "run.jsonl"
     iid = small_dataset.select(split="dev", templates=["T1"])[0].instance_id
-    out.write_text(json.dumps({"instance_id": iid, "response": "COUNT(1)"}) + "\n" + '{"instance_id": "tor')
+    out.write_text(json.dumps({"instance_id": iid, "response": "COUNT(1)", "dataset_hash": small_dataset.dataset_hash})
+                   + "\n" + '{"instance_id": "tor')
     api.fail_excluded = False
     res = run_model(small_dataset, api.url, "m", out, split="dev", templates=["T1"], backoff_base=0.01, limit=3)
     assert res.done_before == 1 and res.requested == 3

@@ -36,7 +36,8 @@ def known_run(small_dataset, tmp_path):
         for k, inst in enumerate(insts[:n]):
             right = k < RATES[t] / 100 * n
             lines.append({"instance_id": inst.instance_id,
-                          "response": inst.protocol_answer if right else "I am not sure."})
+                          "response": inst.protocol_answer if right else "I am not sure.",
+                          "dataset_hash": small_dataset.dataset_hash})
     f = tmp_path / "known.jsonl"
     f.write_text("".join(json.dumps(x) + "\n" for x in lines))
     import_run(store, small_dataset, f, "known-model")

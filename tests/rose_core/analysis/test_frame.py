@@ -26,7 +26,8 @@ def test_frame_cache_appends_new_responses_and_reloads_after_removal(populated_d
     pd.testing.assert_frame_equal(restarted, first, check_dtype=False)
     assert cache.get()[1] == v1                       # unchanged: same frame
     f = tmp_path / "m.jsonl"
-    f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": "DONE"}) + "\n"
+    f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": "DONE",
+                                     "dataset_hash": small_dataset.dataset_hash}) + "\n"
                          for i in list(small_dataset.instances.values())[:7]))
     import_run(store, small_dataset, f, "late-model")
     grown, v2 = cache.get()

@@ -82,7 +82,8 @@ def test_importing_another_run_leaves_every_other_solvers_intervals_unchanged(po
     store = Store(db)
     before = _rows(report_data(store, n_boot=300)[1])
     f = tmp_path / "late.jsonl"
-    f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": i.protocol_answer}) + "\n"
+    f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": i.protocol_answer,
+                                     "dataset_hash": small_dataset.dataset_hash}) + "\n"
                          for i in list(small_dataset.instances.values())[:200]))
     import_run(store, small_dataset, f, "late-model")
     after = _rows(report_data(store, n_boot=300)[1])

@@ -1,0 +1,137 @@
+"""Round trip through real inspect_ai: the task file `export --format inspect-task` ships, run by inspect
+with a tiny model provider that answers from the export (oracle answers, some wrong, one API failure),
+logs written by inspect itself (.eval with Zstandard members, and .json), imported back."""
+import base64
+import hashlib
+import json
+import os
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from rose_core.harness_export import export_dataset
+from rose_core.run_import import RunImportError, import_run, list_runs
+from rose_core.store import Store
+
+inspect_ai = pytest.importorskip("inspect_ai")
+from inspect_ai.model import ContentImage, ContentText, GenerateConfig, ModelAPI, ModelOutput, modelapi  # noqa: E402
+
+ANSWERS: dict[tuple[str, str], tuple[str, str]] = {}  # (image sha256, prompt) -> (instance id, answer)
+FAIL: set[str] = set()
+
+
+def _image_bytes(image: str) -> bytes:
+    if image.startswith("data:"):
+        return base64.b64decode(image.split(",", 1)[1])
+    return Path(image).read_bytes()
+
+
+class FromExport(ModelAPI):
+    """Answers from the export like a model would see it: by the image and the prompt it was sent."""
+
+    def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
+                 config: GenerateConfig = GenerateConfig(), **model_args):
+        super().__init__(model_name, base_url, api_key, [], config)
+
+    async def generate(self, input, tools, tool_choice, config) -> ModelOutput:
+        parts = [c for m in input if isinstance(m.content, list) for c in m.content]
+        image = next(c.image for c in parts if isinstance(c, ContentImage))
+        prompt = next(c.text for c in parts if isinstance(c, ContentText))
+        iid, answer = ANSWERS[(hashlib.sha256(_image_bytes(image)).hexdigest(), prompt)]
+        if iid in FAIL:
+            raise RuntimeError(f"simulated API failure for {iid}")
+        return ModelOutput.from_content(model=self.model_name, content=f"Let me look.\n{answer}")
+
+
+@modelapi(name="rose_from_export")
+def rose_from_export():
+    return FromExport
+
+
+@pytest.fixture(scope="module")
+def inspect_logs(small_dataset, tmp_path_factory):
+    """Run the shipped task in inspect_ai (2 epochs) and keep the .eval log and a .json copy of it."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    root = tmp_path_factory.mktemp("inspect")
+    task_dir = root / "task"
+    export_dataset(small_dataset, "inspect-task", task_dir, split="dev", templates=["T1", "T3", "T4"])
+    rows = [json.loads(x) for x in (task_dir / "rose.jsonl").read_text().splitlines()]
+    wrong = set()
+    for k, r in enumerate(rows):
+        sha = hashlib.sha256((task_dir / r["image"]).read_bytes()).hexdigest()
+        answer = r["answer"] if k % 4 else "COUNT(77)"
+        if k % 4 == 0:
+            wrong.add(r["instance_id"])
+        ANSWERS[(sha, r["prompt"])] = (r["instance_id"], answer)
+    FAIL.clear()
+    FAIL.add(rows[1]["instance_id"])
+    def run():
+        return inspect_eval("rose_inspect.py", model="rose_from_export/oracle", epochs=2,
+                            log_dir=str(root / "logs"), log_format="eval", display="none", fail_on_error=False)
+
+    cwd = os.getcwd()
+    os.chdir(task_dir)  # the way a user runs it: `inspect eval rose_inspect.py` in the exported folder
+    try:  # in a thread of its own: the e2e tests' Playwright keeps an event loop running in this one
+        with ThreadPoolExecutor(1) as pool:
+            logs = pool.submit(run).result()
+    finally:
+        os.chdir(cwd)
+    eval_path = Path(logs[0].location)
+    json_path = root / "logs" / (eval_path.stem + ".json")
+    write_eval_log(read_eval_log(str(eval_path)), str(json_path), format="json")
+    return {"eval": eval_path, "json": json_path, "rows": rows, "wrong": wrong, "failed": rows[1]["instance_id"]}
+
+
+def test_the_eval_log_is_zstandard(inspect_logs):
+    with zipfile.ZipFile(inspect_logs["eval"]) as z:
+        methods = {i.compress_type for i in z.infolist() if i.filename.startswith("samples/")}
+    assert methods == {93}  # what made the old importer crash with NotImplementedError
+
+
+@pytest.mark.parametrize("kind", ["eval", "json"])
+def test_inspect_logs_import_right_with_errors_and_epochs_counted(inspect_logs, small_dataset, tmp_path, kind):
+    store = Store(tmp_path / "rose.db")
+    rows, failed = inspect_logs["rows"], inspect_logs["failed"]
+    res = import_run(store, small_dataset, inspect_logs[kind], "insp")
+    assert res.format == "inspect" and res.responses == len(rows) - 1
+    assert res.counts == {"later_epochs": len(rows), "errored": 1}
+    assert any(f"{len(rows)} samples of epochs after the first were left out" in n for n in res.notes)
+    assert any("1 errored samples (harness/API failures): not stored (--errored skip)" in n
+               and "simulated API failure" in n for n in res.notes)
+    got = {r["instance_id"]: r for r in store.query("SELECT * FROM responses WHERE run_id = 'model:insp'")}
+    assert set(got) == {r["instance_id"] for r in rows} - {failed}
+    assert all(bool(got[i]["passed"]) == (i not in inspect_logs["wrong"]) for i in got)
+    res = import_run(store, small_dataset, inspect_logs[kind], "insp-inv", errored="invalid")
+    got = {r["instance_id"]: r for r in store.query("SELECT * FROM responses WHERE run_id = 'model:insp-inv'")}
+    assert res.responses == len(rows) and got[failed]["valid"] == 0
+    meta = json.loads(next(r for r in list_runs(store) if r["run_id"] == "model:insp-inv")["meta"])
+    assert meta["counts"]["errored"] == 1 and meta["errored_policy"] == "invalid"
+    assert meta["failures"][0]["instance_id"] == failed
+
+
+def test_inspect_samples_without_ids_are_counted_and_refused(inspect_logs, small_dataset, tmp_path):
+    doc = json.loads(inspect_logs["json"].read_text())
+    for s in doc["samples"][:3]:
+        del s["id"]
+        s["metadata"].pop("instance_id")
+    f = tmp_path / "noid.json"
+    f.write_text(json.dumps(doc))
+    store = Store(tmp_path / "rose.db")
+    with pytest.raises(RunImportError) as e:
+        import_run(store, small_dataset, f, "noid")
+    assert str(e.value).startswith("3 samples have no id")
+    assert f"{f}:samples[0]: sample has no 'id'" in str(e.value)
+    assert list_runs(store) == []
+
+
+def test_inspect_log_of_another_build_is_refused(inspect_logs, small_dataset, tmp_path):
+    doc = json.loads(inspect_logs["json"].read_text())
+    doc["samples"][2]["metadata"]["dataset_hash"] = "0123456789abcdef"
+    f = tmp_path / "other.json"
+    f.write_text(json.dumps(doc))
+    with pytest.raises(RunImportError, match=r"other.json:samples\[2\]: dataset_hash '0123456789abcdef' is not"):
+        import_run(Store(tmp_path / "rose.db"), small_dataset, f, "other")
