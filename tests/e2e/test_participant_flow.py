@@ -10,7 +10,7 @@ from .helpers import answer, participant_id, shown_item, wait_stage
 
 
 def make_study(server, ds, **kw):
-    cfg = dict(name="e2e", split="test", items_per_participant=4, target_per_instance=2, practice_items=2,
+    cfg = dict(name="e2e", split="test", items_per_participant=4, target_per_instance=2, practice_items=4,
                attention_every=2, completion_code="C0DE-42", seed=3)
     cfg.update(kw)
     return create_study(Store(server.db), ds, StudyConfig(**cfg))
@@ -37,7 +37,7 @@ def test_whole_study_in_chromium(server, page, small_dataset):
         item = shown_item(store, small_dataset, study.study_id, "PP1")
         answer(page, item)
         kinds.append(item.kind)
-    assert kinds == ["practice", "practice", "main", "main", "attention", "main", "main"]
+    assert kinds == ["practice"] * 4 + ["main", "main", "attention", "main", "main"]
     assert page.locator("text=C0DE-42").count() == 1
     rows = store.query("SELECT * FROM responses ORDER BY response_id")
     assert [r["kind"] for r in rows] == kinds
@@ -95,7 +95,7 @@ def test_rapid_clicking_loses_nothing(server, page, small_dataset):
     start(page, server, study, "RAPID")
     page.wait_for_selector(".rg-root")
     item = shown_item(store, small_dataset, study.study_id, "RAPID")
-    cells = [(r, c) for r in range(1, item.gold_key.rows + 1) for c in range(1, item.gold_key.cols + 1)]
+    cells = [(r, c) for r in range(1, item.item.key.rows + 1) for c in range(1, item.item.key.cols + 1)]
     clicks = [cells[i % len(cells)] for i in range(30)]
     # 30 real clicks on the grid's buttons, dispatched by the page itself in one burst: far under half a second
     # on any machine, so the test checks what the server keeps, not how fast the test runner can click.
@@ -148,7 +148,7 @@ def test_browser_never_receives_gold(server, page, small_dataset):
     blob = b"".join(frames + http)
     assert b"data:image/png;base64," in blob  # we did capture what the component received
     for item in seen:
-        inst = small_dataset.instances[item.instance_id]
+        inst = small_dataset.instances[item.item.item_id]
         scene = small_dataset.scenes[inst.scene_id]
         if inst.protocol_answer != "DONE":  # an empty answer is just the button's label
             assert inst.protocol_answer.encode() not in blob
