@@ -247,6 +247,12 @@ class Store:
             raise
         return SCHEMA_VERSION
 
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database file (SQLite also does this every 1000 pages). The WAL stays between
+        reruns, so copy a live database with `sqlite3 .backup`, or after this."""
+        with self.connect() as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def schema_version(self) -> int:
         with self.connect() as conn:
             return int(conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])

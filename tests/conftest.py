@@ -57,4 +57,5 @@ def populated_db(small_dataset, tmp_path_factory):
         out = root / f"{name}.jsonl"
         run_agent(name, ds, out)
         import_run(store, ds, out, name, kind="agent")
+    store.checkpoint()  # tests copy the file: put everything in it
     return store
