@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import sqlite3
 import statistics
@@ -296,9 +297,11 @@ def main_flow(a) -> None:
           f"up to {a.items} main items; ~{a.interval:.1f} s between actions; one server process")
     print(f"  submit -> next screen  median {flow['median']:6.1f} ms  p95 {flow['p95']:6.1f} ms  max {flow['max']:7.1f} ms"
           f"  ({flow['submits']} submits in {flow['seconds']:.0f} s)")
-    print(f"  floor (1-button rerun, same pace) median {base['median']:6.1f} ms  p95 {base['p95']:6.1f} ms")
+    print(f"  floor (1-button rerun, same pace) median {base['median']:6.1f} ms  p95 {base['p95']:6.1f} ms  "
+          f"server CPU {base['cpu_ms_per_click']:.1f} ms per rerun")
     print(f"  server CPU {flow['cpu']:.1f} s = {1000 * flow['cpu'] / max(1, answered):.1f} ms per answered item "
-          f"({answered} responses, {events} events)")
+          f"({answered} responses, {events} events; an item is ~4 reruns: clicks, submit, the next screen)")
+    print(f"  machine load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"  lost {lost}; instances over target ({target}) {over}; end reasons {ends}; "
           f"'database is locked' {log.count('database is locked')}; tracebacks {log.count('Traceback')}")
     ok = flow["p95"] <= 300 and lost == 0 and over == 0

@@ -156,3 +156,45 @@ def test_browser_never_receives_gold(server, page, small_dataset):
         assert json.dumps([list(t) for t in scene.targets]).encode() not in blob
     for needle in (b'"gold"', b'"targets"', b"protocol_answer", b'"exception"'):
         assert needle not in blob
+
+
+def test_practice_covers_every_kind_and_a_failed_round_retries_on_fresh_items(server, page, small_dataset):
+    from rose_core.instrument.practice import PRACTICE_KIND
+
+    study = make_study(server, small_dataset, practice_items=4, practice_max_attempts=2, attention_every=0,
+                       items_per_participant=1)
+    store = Store(server.db)
+    start(page, server, study, "FRESH")
+    shown: list[list[str]] = [[], []]
+    feedback = 0
+    for _ in range(30):
+        st = wait_stage(page)
+        if st == "done":
+            break
+        if st == "feedback":
+            feedback += 1
+            assert page.get_by_text("The instruction was:").count() == 1  # the instruction, repeated
+            assert page.locator("img").count() >= 1                      # region, right cells, own clicks drawn
+            if feedback == 4:
+                assert page.get_by_text("once more, with new pictures").count() == 1
+            page.reload()                                                # feedback is stored: still there
+            page.get_by_text("The instruction was:").wait_for()
+            button = page.get_by_role("button", name="Continue")
+            button.click()
+            button.wait_for(state="detached")
+            continue
+        item = shown_item(store, small_dataset, study.study_id, "FRESH")
+        if item.kind == "practice":
+            round_ = 0 if feedback < 4 else 1
+            shown[round_].append(item.item.item_id)
+            answer(page, item, right=round_ == 1)  # the first round fails, the retry passes
+        else:
+            answer(page, item)
+    assert feedback == 8
+    assert shown == study.config.practice_rounds
+    for r in shown:
+        assert {PRACTICE_KIND[small_dataset.instances[i].template] for i in r} == {
+            "count", "click_region", "click_highlight", "click_outside_count"}
+    scenes = [{small_dataset.instances[i].scene_id for i in r} for r in shown]
+    assert not scenes[0] & scenes[1]                                    # fresh scenes, never revealed ones
+    assert store.query("SELECT end_reason FROM participants")[0]["end_reason"] == "completed"

@@ -401,3 +401,24 @@ def test_export_responses_and_events_csv_and_parquet(store, small_dataset, tmp_p
                     "focus_lost", "external_id"} <= set(df.columns)
         else:
             assert len(df) > 0 and {"client_ts", "server_ts", "type", "row", "col"} <= set(df.columns)
+
+
+def test_component_data_is_the_contract_and_holds_no_gold(store, small_dataset):
+    import json
+
+    study = make(store, small_dataset, practice_items=0, attention_every=0, items_per_participant=5,
+                 same_scene_multiple_templates=True)
+    s = new_session(store, small_dataset, study, "G1")
+
+    def check(screen):
+        data = screen.component_data(b"\x89PNG")
+        assert set(data) == {"view_id", "mode", "image", "width", "height", "rows", "cols", "cells", "submit_label",
+                             "count_label", "instruction", "progress", "ack_seq", "restore"}
+        assert data["view_id"] == screen.view_id and data["instruction"] == screen.item.instruction
+        inst = small_dataset.instances[screen.item.item_id]
+        blob = json.dumps(data)
+        assert "gold" not in blob and "targets" not in blob
+        if inst.protocol_answer != "DONE":
+            assert inst.protocol_answer not in blob
+
+    run_to_end(s, on_item=check)
