@@ -14,7 +14,6 @@ Only `RoseItem` is implemented here; the episode side is the interface the next 
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, Sequence, runtime_checkable
 
@@ -158,7 +157,3 @@ def attention_item(ds: Dataset, item_id: str) -> RoseItem:
 
 def item_for(ds: Dataset, kind: str, item_id: str) -> RoseItem:
     return attention_item(ds, item_id) if kind == "attention" else rose_item(ds, item_id)
-
-
-def parsed_json(result: ItemResult) -> str:
-    return json.dumps(result.parsed)
