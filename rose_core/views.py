@@ -164,3 +164,36 @@ def _feedback_png(root: str, item, clicked: tuple[Cell, ...]) -> bytes:
     buf = io.BytesIO()
     im.save(buf, format="PNG")
     return buf.getvalue()
+
+
+PUBLIC_URL_ENV = "ROSE_PUBLIC_URL"
+
+
+def app_base_url(public_url: str | None, context_url: str | None, headers: dict[str, str] | None,
+                 page_paths: tuple[str, ...] = ()) -> str | None:
+    """The address participants use: $ROSE_PUBLIC_URL, else the address this page was opened with (the app's
+    root: the page's own path removed), else the request's Host header. None when nothing says it."""
+    from urllib.parse import urlsplit
+
+    if public_url and public_url.strip():
+        return public_url.strip().rstrip("/")
+    if context_url:
+        u = urlsplit(context_url)
+        if u.scheme in ("http", "https") and u.netloc:
+            parts = [p for p in u.path.split("/") if p]
+            if parts and parts[-1] in page_paths:
+                parts = parts[:-1]
+            return f"{u.scheme}://{u.netloc}" + "".join(f"/{p}" for p in parts)
+    h = {k.lower(): v for k, v in (headers or {}).items()}
+    host = h.get("x-forwarded-host") or h.get("host")
+    if host:
+        proto = (h.get("x-forwarded-proto") or "http").split(",")[0].strip()
+        return f"{proto}://{host.split(',')[0].strip()}"
+    return None
+
+
+def participant_links(base: str, study_id: str) -> tuple[str, str]:
+    """(Prolific link, plain link) for a study."""
+    prolific = (f"{base}/?study={study_id}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
+                f"&SESSION_ID={{{{%SESSION_ID%}}}}")
+    return prolific, f"{base}/?study={study_id}"
