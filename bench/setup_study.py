@@ -1,27 +1,34 @@
-"""A ready-to-click study for the benchmarks: small dataset, fresh database, participants past the intro."""
+"""A ready-to-run study for the benchmarks: small dataset, fresh database, participants joined."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from rose_core import Dataset, build_dataset
 from rose_core.store import Store
-from rose_core.study import StudyConfig, create_study, finish_instructions, get_participant, give_consent, join
+from rose_core.study import ParticipantSession, StudyConfig, create_study, join
 
 
-def prepare(tmp: Path, participants: int, scale: float = 0.05) -> tuple[Path, Path, str, list[str]]:
+def prepare(tmp: Path, participants: int, scale: float = 0.05, intro: bool = True,
+            **config) -> tuple[Path, Path, str, list[str]]:
+    """Build (once) a small dataset and a study; `intro=True` takes every participant past consent and
+    instructions (the click benchmark), `intro=False` leaves them at the consent screen (the flow benchmark)."""
     ds_root = tmp / "ds"
     if not (ds_root / "manifest.json").exists():
         build_dataset(ds_root, scale=scale)
     ds = Dataset.load(ds_root)
     db_file = tmp / "bench.db"
     store = Store(db_file)
-    study = create_study(store, ds, StudyConfig(
-        name="bench", split="all", templates=["G-Clk", "T3", "T4"], items_per_participant=1000,
-        target_per_instance=10_000, practice_items=0, attention_every=0, same_scene_multiple_templates=True))
+    cfg = dict(name="bench", split="all", templates=["G-Clk", "T3", "T4"], items_per_participant=1000,
+               target_per_instance=10_000, practice_items=0, attention_every=0, same_scene_multiple_templates=True)
+    cfg.update(config)
+    study = create_study(store, ds, StudyConfig(**cfg))
     ids = []
     for i in range(participants):
-        p = join(store, study, f"B{i:04d}", "prolific")
-        give_consent(store, p)
-        finish_instructions(store, get_participant(store, p.participant_id))
-        ids.append(f"B{i:04d}")
+        ext = f"B{i:04d}"
+        ids.append(ext)
+        if intro:
+            p = join(store, study, ext, "prolific")
+            s = ParticipantSession(store, ds, study, p.participant_id)
+            s.consent()
+            s.finish_instructions()
     return ds_root, db_file, study.study_id, ids

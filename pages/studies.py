@@ -1,4 +1,6 @@
 """Studies (experimenters): create a study, share its link, watch it run, export what it collected."""
+import os
+
 import pandas as pd
 import streamlit as st
 
@@ -6,6 +8,7 @@ from rose_core import MAIN_TEMPLATES, SUBSETS, TEMPLATES
 from rose_core.exports import frame_bytes, table_frame
 from rose_core.monitor import coverage, participants_frame
 from rose_core.study import StudyConfig, StudyError, create_study, list_studies, set_active
+from rose_core.views import PUBLIC_URL_ENV, app_base_url, participant_links
 from ui.dash import warm_up
 from ui.resources import dataset, store
 
@@ -24,7 +27,10 @@ with st.expander("Create a study", expanded=not list_studies(db)):
         c1, c2, c3, c4 = st.columns(4)
         items = c1.number_input("Items per participant", 1, 500, 20, key="studies_items")
         target = c2.number_input("Participants per instance", 1, 100, 3, key="studies_target")
-        practice = c3.number_input("Practice items", 0, 20, 3, key="studies_practice")
+        practice = c3.number_input("Practice items per round", 0, 20, 4, key="studies_practice",
+                                   help="At least one per kind of answer the templates ask for (count; click in a "
+                                        "region; click in the highlighted region; click outside + count). A failed "
+                                        "round is retried on new items.")
         pass_frac = c4.slider("Practice pass criterion (share correct)", 0.0, 1.0, 2 / 3, key="studies_pass")
         c1, c2, c3, c4 = st.columns(4)
         attempts = c1.number_input("Practice attempts", 1, 5, 2, key="studies_attempts")
@@ -64,10 +70,16 @@ study = next(s for s in studies if s.study_id == sid)
 cfg = study.config
 
 st.markdown("#### Participant link")
-base = st.text_input("App address participants use", "http://localhost:8501", key="studies_base")
-st.code(f"{base.rstrip('/')}/?study={sid}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
-        f"&SESSION_ID={{{{%SESSION_ID%}}}}", language=None)
-st.caption(f"Without Prolific: {base.rstrip('/')}/?study={sid} (an anonymous id is generated and kept in the URL).")
+base = app_base_url(os.environ.get(PUBLIC_URL_ENV), st.context.url, dict(st.context.headers or {}),
+                    ("studies", "model_runs", "scene_explorer", "results", "agreement", "participants_overview",
+                     "drilldown"))
+if base is None:
+    st.warning(f"The app's public address is unknown: set {PUBLIC_URL_ENV} (e.g. https://rose.example.org).")
+else:
+    prolific, plain = participant_links(base, sid)
+    st.code(prolific, language=None)
+    st.caption(f"Without Prolific: {plain} (an anonymous id is generated and kept in the URL). "
+               f"Address taken from {'$' + PUBLIC_URL_ENV if os.environ.get(PUBLIC_URL_ENV) else 'this page'}.")
 if st.toggle("Open for participants", value=study.active, key=f"studies_active_{sid}") != study.active:
     set_active(db, sid, not study.active)
     st.rerun()
@@ -79,7 +91,14 @@ c2.metric("Main answers", cov["answers"])
 c3.metric("Instances at target", f"{cov['complete_instances']} / {cov['pool']}")
 c4.metric("Progress", f"{100 * cov['progress']:.1f} %")
 st.progress(cov["progress"])
-st.caption("Answers per instance: " + ", ".join(f"{k}×: {v}" for k, v in cov["histogram"].items()))
+c1, c2 = st.columns(2)
+c1.metric("Participants needed", cov["participants_needed"],
+          help="pool × participants per instance ÷ items per participant, rounded up")
+c2.metric("Participants completed", f"{cov['participants_completed']} / {cov['participants_needed']}")
+st.caption(f"{cov['pool']} instances × {cov['target']} ÷ {cfg.items_per_participant} items each = "
+           f"{cov['participants_needed']} participants who finish. By status: "
+           + ", ".join(f"{k}: {v}" for k, v in cov["participants_by_status"].items())
+           + ". Answers per instance: " + ", ".join(f"{k}×: {v}" for k, v in cov["histogram"].items()))
 
 st.markdown("#### Participants")
 parts = participants_frame(db, study)

@@ -1,4 +1,5 @@
-"""What an experimenter watches while a study runs: who is where, and how covered the instances are."""
+"""What an experimenter watches while a study runs: who is where, how covered the instances are, and how many
+participants the study still needs."""
 from __future__ import annotations
 
 import time
@@ -6,20 +7,15 @@ import time
 import pandas as pd
 
 from .dataset import Dataset
+from .instrument.config import Study
+from .instrument.policy import main_pool
+from .storage import participants as sp
 from .store import Store
-from .study import Study, main_pool
 
 
 def participants_frame(store: Store, study: Study) -> pd.DataFrame:
-    rows = store.query(
-        """SELECT p.participant_id, p.external_id, p.source, p.counterbalance, p.created_at, p.last_seen_at,
-                  p.consent_at, p.practice_attempts, p.practice_passed, p.finished_at, p.end_reason,
-                  coalesce(sum(r.kind = 'main'), 0) AS main_answered,
-                  avg(CASE WHEN r.kind = 'main' THEN r.passed END) AS main_pass_rate,
-                  avg(CASE WHEN r.kind = 'attention' THEN r.passed END) AS attention_pass_rate
-           FROM participants p LEFT JOIN responses r ON r.participant_id = p.participant_id AND r.run_id = ?
-           WHERE p.study_id = ? GROUP BY p.participant_id ORDER BY p.created_at""", (study.run_id, study.study_id))
-    df = pd.DataFrame(rows)
+    with store.connect() as c:
+        df = pd.DataFrame(sp.participants_summary(c, study))
     if df.empty:
         return df
     df["status"] = df.apply(lambda r: r["end_reason"] or ("active" if time.time() - r["last_seen_at"] < 600
@@ -30,15 +26,18 @@ def participants_frame(store: Store, study: Study) -> pd.DataFrame:
 
 
 def coverage(store: Store, ds: Dataset, study: Study) -> dict:
-    """Answers per pool instance against the target: how far the study is from done."""
+    """Answers per pool instance against the target, and participants needed (pool × target ÷ items each)."""
     pool = main_pool(ds, study.config)
-    counts = dict((r["instance_id"], r["n"]) for r in store.query(
-        "SELECT instance_id, count(*) AS n FROM responses WHERE run_id = ? AND kind = 'main' GROUP BY instance_id",
-        (study.run_id,)))
+    with store.connect() as c:
+        counts = sp.main_answer_counts(c, study.run_id)
+        ends = sp.status_counts(c, study.study_id)
     target = study.config.target_per_instance
     per = [min(counts.get(i.instance_id, 0), target) for i in pool]
     hist = pd.Series([counts.get(i.instance_id, 0) for i in pool]).value_counts().sort_index()
     return {"pool": len(pool), "target": target, "answers": sum(counts.values()),
             "complete_instances": sum(1 for v in per if v >= target),
             "progress": sum(per) / (target * len(pool)) if pool else 0.0,
-            "histogram": {int(k): int(v) for k, v in hist.items()}}
+            "histogram": {int(k): int(v) for k, v in hist.items()},
+            "participants_needed": study.participants_needed(len(pool)),
+            "participants_completed": int(ends.get("completed", 0)),
+            "participants_by_status": {str(k): int(v) for k, v in ends.items()}}

@@ -20,7 +20,7 @@ from typing import Any, Iterable
 from .dataset import Dataset
 from .scoring import SCORER_VERSION, ScoreKey, score
 from .store import Store
-from .study import attention_check
+from .instrument.items import attention_item
 
 _SELECT = ("SELECT x.response_id, x.run_id, x.instance_id, x.template, x.response, x.protocol, x.parsed, x.valid, "
            "x.passed, x.failure, x.errors, x.scorer_version, r.solver_kind, r.solver_name, r.dataset_hash "
@@ -78,7 +78,7 @@ def _key(ds: Dataset, instance_id: str) -> ScoreKey | None:
         return ds.key(instance_id)
     parts = instance_id.split(":", 2)
     if len(parts) == 3 and parts[0] == "ATT" and parts[1] in ds.scenes:
-        return attention_check(ds, parts[1], parts[2])[2]
+        return attention_item(ds, instance_id).key
     return None
 
 

@@ -28,7 +28,8 @@ from typing import Any, Iterator, Literal
 from .dataset import Dataset
 from .problems import MAX_PROBLEMS, ProblemsError, iter_lines, jsonl_objects, parse_json
 from .records import MAIN_TEMPLATES
-from .scoring import SCORER_VERSION, score
+from .scoring import score
+from .storage.responses import ResponseRow, write_responses
 from .store import Store, now
 
 RunFormat = Literal["jsonl", "lmms-eval", "vlmevalkit", "inspect"]
@@ -685,7 +686,7 @@ def _run_exists(store: Store, run_id: str) -> bool:
 
 
 def _store_run(store: Store, run_id: str, kind: SolverKind, solver: str, source: str, fmt: RunFormat,
-               dataset_hash: str, meta: dict, rows: list[tuple], replace: bool) -> bool:
+               dataset_hash: str, meta: dict, rows: list[ResponseRow], replace: bool) -> bool:
     """The one place a run is written: delete-and-insert in one transaction; True when a run was replaced."""
     with store.write() as c:
         exists = c.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone()
@@ -698,9 +699,7 @@ def _store_run(store: Store, run_id: str, kind: SolverKind, solver: str, source:
         c.execute("INSERT INTO runs(run_id, solver_kind, solver_name, source_file, format, dataset_hash, imported_at, "
                   "meta) VALUES (?,?,?,?,?,?,?,?)",
                   (run_id, kind, solver, source, fmt, dataset_hash, now(), json.dumps(meta)))
-        c.executemany(
-            "INSERT INTO responses(run_id, instance_id, template, subset, split, scene_id, response, protocol, parsed, "
-            "valid, passed, failure, errors, submitted_at, scorer_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        write_responses(c, rows)
     return bool(exists)
 
 
@@ -737,9 +736,9 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
             text = ""
         inst = ds.instances[iid]
         s = score(ds.key(iid), text)
-        rows.append((run_id, iid, inst.template, inst.subset, inst.split, inst.scene_id, text,
-                     s.parsed.canonical, json.dumps(s.parsed.to_json()), int(s.valid), int(s.passed), s.failure,
-                     json.dumps(list(s.errors)), t, SCORER_VERSION))
+        rows.append(ResponseRow.scored(run_id, iid, inst.template, inst.subset, inst.split, inst.scene_id, text,
+                                       s.parsed.canonical, s.parsed.to_json(), s.valid, s.passed, s.failure,
+                                       s.errors, t))
     for status, what in (("errored", "errored samples (harness/API failures)"),
                          ("truncated", f"predictions cut at Excel's {EXCEL_CELL_LIMIT:,}-character cell limit")):
         n = counts.get(status, 0)

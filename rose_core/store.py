@@ -1,21 +1,29 @@
-"""The SQLite store: studies, participants, assignments, runs, responses and events.
+"""The SQLite store: one database file, its schema, and the connections every part shares.
 
-One file (default `data/rose.db`), read through sqlite-utils, WAL journal, a busy timeout, and
-`BEGIN IMMEDIATE` for every read-modify-write, so concurrent Streamlit sessions
-never see "database is locked" and never interleave an assignment. A connection
-is opened per operation: Streamlit runs each rerun on a new thread, and sqlite3
-connections must not cross threads.
+One file (default `data/rose.db`), WAL journal, a busy timeout, and `BEGIN IMMEDIATE` for every
+read-modify-write, so concurrent Streamlit sessions never see "database is locked" and never
+interleave an assignment.
 
-Humans, models and reference agents share the `runs` and `responses` tables
-(a run's `solver_kind` tells them apart), so every analysis reads one table.
-The schema is versioned in `meta.schema_version`; `migrate()` applies the
-missing steps in one transaction.
+Connections are reused, not opened per operation: a thread borrows one from the store's pool the
+first time it needs one and keeps it until the thread ends (Streamlit runs every rerun on a new
+thread, so a rerun uses exactly one connection; when the thread ends its connection goes back to the
+pool). The store also keeps one connection open for its whole life, so SQLite never sees "the last
+connection closed" and does not checkpoint and delete the WAL after every rerun.
+
+Humans, models and reference agents share the `runs` and `responses` tables (a run's `solver_kind`
+tells them apart), so every analysis reads one table. The schema is versioned in
+`meta.schema_version`; `migrate()` applies the missing steps (in version order; numbers may have
+gaps while branches are merged) in one transaction. The instrument's SQL lives in
+`rose_core.storage`; this module only owns connections and the schema.
 """
 from __future__ import annotations
 
 import os
+import queue
 import sqlite3
+import threading
 import time
+import weakref
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -131,7 +139,18 @@ MIGRATIONS: dict[int, list[str]] = {
         # Which scorer produced a stored verdict (rose_core.scoring.SCORER_VERSION); rows stored before: version 1.
         "ALTER TABLE responses ADD COLUMN scorer_version TEXT NOT NULL DEFAULT '1'",
     ],
+    4: [
+        # Practice feedback is part of the participant's state: shown until acknowledged, so a reload shows it again.
+        "ALTER TABLE assignments ADD COLUMN acknowledged_at REAL",
+        "UPDATE assignments SET acknowledged_at = answered_at WHERE kind = 'practice' AND answered_at IS NOT NULL",
+        # The page's own timing beside the server's (responses.total_ms is assigned -> answered, server clock).
+        "ALTER TABLE responses ADD COLUMN active_ms REAL",
+        "ALTER TABLE responses ADD COLUMN client_total_ms REAL",
+        "ALTER TABLE events ADD COLUMN active_ms REAL",
+        "CREATE INDEX assignments_open ON assignments(participant_id) WHERE answered_at IS NULL",
+    ],
 }
+
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
@@ -140,30 +159,74 @@ def db_path() -> Path:
     return Path(os.environ.get(DB_ENV) or DEFAULT_DB)
 
 
+def _open(path: Path) -> sqlite3.Connection:
+    # check_same_thread=False: a pooled connection moves to another thread, but is only ever used by one at a time.
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a commit survives a process kill
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+class _Lease:
+    """A thread's hold on a pooled connection; when the thread ends, the lease is freed and the connection returns."""
+
+    __slots__ = ("conn", "__weakref__")
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+
+def _give_back(pool: queue.SimpleQueue, conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:  # a thread died inside a transaction: never hand that state to the next one
+        conn.execute("ROLLBACK")
+    pool.put(conn)
+
+
 class Store:
-    """Connections to one database file, migrated to the current schema on open."""
+    """One database file, migrated to the current schema on open; connections reused per thread."""
 
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path) if path else db_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._pool: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        self._local = threading.local()
+        self.opened = 0  # connections opened so far (tests and benchmarks read it)
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
         self.migrate()
+        self._anchor = _open(self.path)  # keeps the WAL file alive between reruns (see the module docstring)
+
+    def _conn(self) -> sqlite3.Connection:
+        lease = getattr(self._local, "lease", None)
+        if lease is None:
+            try:
+                conn = self._pool.get_nowait()
+            except queue.Empty:
+                conn = _open(self.path)
+                with self._lock:
+                    self.opened += 1
+            lease = _Lease(conn)
+            weakref.finalize(lease, _give_back, self._pool, conn)
+            self._local.lease = lease
+        return lease.conn
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        try:
-            conn.row_factory = sqlite3.Row
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a commit survives a process kill
-            conn.execute("PRAGMA foreign_keys = ON")
-            yield conn
-        finally:
-            conn.close()
+        """This thread's connection (opened once, reused; never closed here)."""
+        yield self._conn()
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One read-modify-write transaction, taking the write lock up front (BEGIN IMMEDIATE)."""
-        with self.connect() as conn:
+        conn = self._conn()
+        if conn.in_transaction:
+            raise RuntimeError("Store.write() inside another transaction on the same thread")
+        # Writers of this process queue on a lock (woken the moment it is free) rather than in SQLite's busy
+        # handler, which polls with sleeps of up to 100 ms: under 100 participants that made a 7 s tail.
+        # Other processes (a CLI import) still meet SQLite's own lock and busy timeout.
+        with self._write_lock:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -173,25 +236,31 @@ class Store:
             conn.execute("COMMIT")
 
     def migrate(self) -> int:
+        conn = self._conn()
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            current = int(row[0]) if row else 0
+            if current > SCHEMA_VERSION:
+                raise RuntimeError(f"{self.path}: schema version {current} is newer than this code ({SCHEMA_VERSION})")
+            for version in sorted(v for v in MIGRATIONS if v > current):
+                for stmt in MIGRATIONS[version]:
+                    conn.execute(stmt)
+            conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
+                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(SCHEMA_VERSION),))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return SCHEMA_VERSION
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database file (SQLite also does this every 1000 pages). The WAL stays between
+        reruns, so copy a live database with `sqlite3 .backup`, or after this."""
         with self.connect() as conn:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-                current = int(row[0]) if row else 0
-                if current > SCHEMA_VERSION:
-                    raise RuntimeError(f"{self.path}: schema version {current} is newer than this code ({SCHEMA_VERSION})")
-                for version in range(current + 1, SCHEMA_VERSION + 1):
-                    for stmt in MIGRATIONS[version]:
-                        conn.execute(stmt)
-                conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
-                             "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(SCHEMA_VERSION),))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            return SCHEMA_VERSION
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def schema_version(self) -> int:
         with self.connect() as conn:

@@ -11,7 +11,7 @@ from PIL import Image, ImageDraw
 
 from .assets import load_assets
 from .dataset import Dataset, Progress, build_dataset
-from .records import TEMPLATE_LABEL, Cell, Layout, Scene
+from .records import TEMPLATE_LABEL, Cell, Layout, Region, Scene
 from .render import layout_for, render_scene
 from .scenes import generate_scene
 
@@ -122,8 +122,78 @@ def worked_example() -> tuple[bytes, bytes, str]:
     return out[0], out[1], cells
 
 
-def feedback_image(ds: Dataset, instance_id: str, cells: list[Cell]) -> Image.Image:
-    """A practice item's image with its odd cells outlined (practice feedback only)."""
-    inst = ds.instances[instance_id]
-    scene = ds.scenes[inst.scene_id]
-    return outline_cells(Image.open(ds.root / inst.image), scene.layout, cells, colour=(0, 150, 60))
+REGION_COLOUR = (255, 140, 0)      # the region the instruction names (or the highlighted one)
+EXCLUDED_COLOUR = (200, 0, 0)      # T5: the excluded region
+GOLD_COLOUR = (0, 150, 60)         # the correct cells
+CLICK_COLOUR = (30, 90, 230)       # the participant's own clicks
+
+
+def feedback_image(image: Image.Image, layout: Layout, region: Region | None, region_mode: str,
+                   gold: list[Cell], clicked: list[Cell]) -> Image.Image:
+    """Practice feedback: the region outlined (orange, or red when excluded), the correct cells outlined in
+    green, and the participant's clicks marked with a blue dot in the cell's corner (so both stay visible)."""
+    out = image.convert("RGB").copy()
+    d = ImageDraw.Draw(out)
+    if region is not None:
+        x0, y0, _, _ = layout.box(region.r0, region.c0)
+        _, _, x1, y1 = layout.box(region.r1, region.c1)
+        d.rectangle((x0 - 2, y0 - 2, x1 + 1, y1 + 1), outline=EXCLUDED_COLOUR if region_mode == "outside"
+                    else REGION_COLOUR, width=4)
+    for r, c in gold:
+        x0, y0, x1, y1 = layout.box(r, c)
+        d.rectangle((x0 + 4, y0 + 4, x1 - 5, y1 - 5), outline=GOLD_COLOUR, width=3)
+    rad = max(4, layout.cell // 8)
+    for r, c in clicked:
+        x0, y0, x1, y1 = layout.box(r, c)
+        cx, cy = x1 - 8 - rad, y0 + 8 + rad
+        d.ellipse((cx - rad, cy - rad, cx + rad, cy + rad), fill=CLICK_COLOUR, outline=(255, 255, 255), width=2)
+    return out
+
+
+def practice_feedback_png(ds: Dataset, item, clicked: list[Cell]) -> bytes:
+    """The feedback image of a practice item (a `RoseItem`) as PNG bytes (cached: a rerun redraws nothing)."""
+    return _feedback_png(str(ds.root), item, tuple(clicked))
+
+
+@functools.lru_cache(maxsize=256)
+def _feedback_png(root: str, item, clicked: tuple[Cell, ...]) -> bytes:
+    import io
+
+    im = feedback_image(Image.open(Path(root) / item.image), item.layout, item.region, item.region_mode,
+                        item.gold_cells(), list(clicked))
+    buf = io.BytesIO()
+    im.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+PUBLIC_URL_ENV = "ROSE_PUBLIC_URL"
+
+
+def app_base_url(public_url: str | None, context_url: str | None, headers: dict[str, str] | None,
+                 page_paths: tuple[str, ...] = ()) -> str | None:
+    """The address participants use: $ROSE_PUBLIC_URL, else the address this page was opened with (the app's
+    root: the page's own path removed), else the request's Host header. None when nothing says it."""
+    from urllib.parse import urlsplit
+
+    if public_url and public_url.strip():
+        return public_url.strip().rstrip("/")
+    if context_url:
+        u = urlsplit(context_url)
+        if u.scheme in ("http", "https") and u.netloc:
+            parts = [p for p in u.path.split("/") if p]
+            if parts and parts[-1] in page_paths:
+                parts = parts[:-1]
+            return f"{u.scheme}://{u.netloc}" + "".join(f"/{p}" for p in parts)
+    h = {k.lower(): v for k, v in (headers or {}).items()}
+    host = h.get("x-forwarded-host") or h.get("host")
+    if host:
+        proto = (h.get("x-forwarded-proto") or "http").split(",")[0].strip()
+        return f"{proto}://{host.split(',')[0].strip()}"
+    return None
+
+
+def participant_links(base: str, study_id: str) -> tuple[str, str]:
+    """(Prolific link, plain link) for a study."""
+    prolific = (f"{base}/?study={study_id}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
+                f"&SESSION_ID={{{{%SESSION_ID%}}}}")
+    return prolific, f"{base}/?study={study_id}"

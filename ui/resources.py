@@ -15,7 +15,7 @@ def _dataset(root: str) -> Dataset:
 
 @st.cache_resource(show_spinner=False)
 def _store(path: str) -> Store:
-    return Store(path)  # holds only the path: a connection is opened per operation
+    return Store(path)  # one per process: connections pooled and reused per thread (see rose_core.store)
 
 
 def dataset() -> Dataset:

@@ -1,17 +1,18 @@
-"""Participant page through AppTest: ids, stages, resume, and no way into experimenter pages."""
+"""Participant page through AppTest: ids, screens, stored feedback, resume, and no way into experimenter pages."""
 import os
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from rose_core.store import Store
-from rose_core.study import StudyConfig, create_study, set_active
+from rose_core.study import ItemScreen, ParticipantSession, StudyConfig, create_study, get_study, set_active
+from tests.participants import answer
 
 from .conftest import ROOT
 
 
 def study(ds, **kw):
-    cfg = dict(name="apptest", practice_items=2, items_per_participant=3, completion_code="CODE-9",
+    cfg = dict(name="apptest", practice_items=4, items_per_participant=3, completion_code="CODE-9",
                completion_url="https://app.prolific.com/submissions/complete?cc=CODE-9")
     cfg.update(kw)
     return create_study(Store(os.environ["ROSE_DB"]), ds, StudyConfig(**cfg))
@@ -22,6 +23,18 @@ def visit(**query) -> AppTest:
     for k, v in query.items():
         at.query_params[k] = v
     return at.run()
+
+
+def through_intro(at: AppTest) -> AppTest:
+    at.checkbox(key="part_agree").check().run()
+    at.button(key="part_consent_btn").click().run()
+    at.button(key="part_instr_btn").click().run()
+    return at
+
+
+def session_of(at: AppTest, ds) -> ParticipantSession:
+    db = Store(os.environ["ROSE_DB"])
+    return ParticipantSession(db, ds, get_study(db, at.session_state["part_study"]), at.session_state["part_pid"])
 
 
 def test_prolific_ids_are_stored_on_first_request(app_env):
@@ -47,12 +60,34 @@ def test_consent_then_instructions_then_practice_and_resume(app_env):
     assert len(at.get("image")) == 2  # the worked example, plain and solved
     at.button(key="part_instr_btn").click().run()
     assert not at.exception
-    assert "Practice item 1 of 2" in at.caption[0].value
-    # A new session with the same link (reload, new tab, restarted server) resumes at the practice item.
+    screen = session_of(at, app_env).screen()
+    assert isinstance(screen, ItemScreen) and screen.kind == "practice" and screen.progress == "Practice 1 of 4"
+    assert not at.caption and not at.markdown  # "Item k of n" and the instruction live in the component only
+    # A new session with the same link (reload, new tab, restarted server) resumes at the same view.
     again = visit(study=s.study_id, PROLIFIC_PID="R1")
-    assert not again.exception
-    assert "Practice item 1 of 2" in again.caption[0].value
+    assert not again.exception and again.title == [] and not again.button
+    assert session_of(again, app_env).screen().view_id == screen.view_id
     assert len(Store(os.environ["ROSE_DB"]).query("SELECT * FROM participants")) == 1
+
+
+def test_practice_feedback_is_stored_shown_again_after_reload_and_acknowledged(app_env):
+    s = study(app_env, practice_max_attempts=2)
+    at = through_intro(visit(study=s.study_id, PROLIFIC_PID="PRAC"))
+    sess = session_of(at, app_env)
+    for k in range(4):  # every practice item wrong (the grid is JS; what it sends is what the page stores)
+        screen = sess.screen()
+        answer(sess, screen, right=False)
+        at.run()
+        for page in (at, visit(study=s.study_id, PROLIFIC_PID="PRAC")):  # the same page after a reload
+            assert not page.exception
+            assert page.title[0].value == "Practice" and "Not quite" in page.warning[0].value
+            assert screen.item.instruction in page.markdown[0].value  # the instruction, repeated
+            assert len(page.get("image")) == 1                        # region, right cells, own clicks drawn
+        if k == 3:
+            assert any("once more, with new pictures" in i.value for i in at.info)
+        at.button(key="part_fb_btn").click().run()
+    nxt = sess.screen()
+    assert isinstance(nxt, ItemScreen) and nxt.kind == "practice" and nxt.item.item_id == s.config.practice_rounds[1][0]
 
 
 def test_anonymous_participant_gets_an_id_in_the_url(app_env):
@@ -86,51 +121,34 @@ def test_participant_link_never_reaches_experimenter_pages(app_env):
     assert "Sign in" not in [t.value for t in at.title]
 
 
-def test_end_page_shows_code_and_redirect(app_env):
-    s = study(app_env, practice_items=0)
+def _end(app_env, reason, **kw):
+    s = study(app_env, practice_items=0, **kw)
     db = Store(os.environ["ROSE_DB"])
-    at = visit(study=s.study_id, PROLIFIC_PID="END")
-    with db.write() as c:  # the participant has finished (the grid itself is covered in Chromium)
-        c.execute("UPDATE participants SET consent_at = 1, instructions_at = 1, finished_at = 2, "
-                  "end_reason = 'completed'")
-    at.run()
+    at = visit(study=s.study_id, PROLIFIC_PID=f"END-{reason}")
+    with db.write() as c:
+        c.execute("UPDATE participants SET consent_at = 1, instructions_at = 1, finished_at = 2, end_reason = ?",
+                  (reason,))
+    return at.run()
+
+
+def test_end_page_shows_code_and_redirect(app_env):
+    at = _end(app_env, "completed")
     assert at.title[0].value == "Thank you!"
     assert any("CODE-9" in m.value for m in at.markdown)
 
 
 def test_screened_out_page(app_env):
-    s = study(app_env)
-    db = Store(os.environ["ROSE_DB"])
-    at = visit(study=s.study_id, PROLIFIC_PID="OUT")
-    with db.write() as c:
-        c.execute("UPDATE participants SET consent_at = 1, instructions_at = 1, finished_at = 2, "
-                  "end_reason = 'screened_out'")
-    at.run()
+    at = _end(app_env, "screened_out")
     assert any("criterion" in i.value for i in at.info)
     assert not any("CODE-9" in m.value for m in at.markdown)
 
 
-def test_practice_feedback_and_retry_message(app_env):
-    from rose_core.study import Submission, current_item, get_participant, record_response
-
-    s = study(app_env, practice_items=2, practice_max_attempts=2)
+def test_time_limit_end_page_says_time_limit(app_env):
+    s = study(app_env, practice_items=0, time_limit_minutes=1)
     db = Store(os.environ["ROSE_DB"])
-    at = visit(study=s.study_id, PROLIFIC_PID="PRAC")
-    at.checkbox(key="part_agree").check().run()
-    at.button(key="part_consent_btn").click().run()
-    at.button(key="part_instr_btn").click().run()
-    pid = at.session_state["part_pid"]
-    for _ in range(2):  # both practice items wrong (the grid is JS; its submission is what the page stores)
-        p = get_participant(db, pid)
-        item = current_item(db, app_env, s, p)
-        rec = record_response(db, s, p, item, Submission("v", [(1, 1)], 99 if item.output != "click" else None,
-                                                         [], 1.0, 2.0, (800, 600), 1.0, False))
-        at.session_state["part_feedback"] = {"instance_id": item.instance_id, "passed": rec.score.passed,
-                                             "attempt": item.attempt}
-        at.run()
-        assert at.title[0].value == "Practice" and at.warning and "Not quite" in at.warning[0].value
-        assert len(at.get("image")) == 1  # the practice image with the odd cells outlined
-        at.button(key="part_fb_btn").click().run()
-    at.session_state["part_feedback"] = {"instance_id": item.instance_id, "passed": False, "attempt": 0}
+    at = through_intro(visit(study=s.study_id, PROLIFIC_PID="LATE"))
+    with db.write() as c:  # consent was two minutes ago
+        c.execute("UPDATE participants SET consent_at = consent_at - 120")
     at.run()
-    assert any("practice once more" in i.value for i in at.info)
+    assert at.title[0].value == "Thank you!"
+    assert [i.value for i in at.info] == ["The time limit for this study has passed. Thank you for your time."]

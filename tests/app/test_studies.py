@@ -16,7 +16,8 @@ def signed_in() -> AppTest:
     return at.run()
 
 
-def test_create_study_from_the_form(app_env):
+def test_create_study_from_the_form(app_env, monkeypatch):
+    monkeypatch.setenv("ROSE_PUBLIC_URL", "https://rose.example.org/")
     at = signed_in()
     assert at.title[0].value == "Studies"
     at.text_input(key="studies_name").input("Pilot A")
@@ -33,8 +34,23 @@ def test_create_study_from_the_form(app_env):
     cfg = studies[0].config
     assert (cfg.name, cfg.split, cfg.subsets, cfg.items_per_participant, cfg.completion_code) == \
         ("Pilot A", "dev", ["EmojiStyle", "PixelEdit"], 12, "ABC123")
-    assert any(f"?study={studies[0].study_id}&PROLIFIC_PID=" in c.value for c in at.code)
+    assert [c.value.split("&")[0] for c in at.code] == [f"https://rose.example.org/?study={studies[0].study_id}"]
+    metrics = {m.label: m.value for m in at.metric}
     assert [m.label for m in at.metric][:2] == ["Pool instances", "Main answers"]
+    pool = int(metrics["Pool instances"])
+    need = -(-pool * 3 // 12)  # pool × participants per instance ÷ items per participant, rounded up
+    assert metrics["Participants needed"] == str(need) and metrics["Participants completed"] == f"0 / {need}"
+    assert not any("localhost" in str(e.value) for e in list(at.code) + list(at.caption))
+
+
+def test_without_an_address_the_link_is_not_guessed(app_env, monkeypatch):
+    monkeypatch.delenv("ROSE_PUBLIC_URL", raising=False)
+    from rose_core.study import StudyConfig, create_study
+
+    create_study(Store(os.environ["ROSE_DB"]), app_env, StudyConfig(name="x"))
+    at = signed_in()
+    assert not at.exception
+    assert at.warning and "ROSE_PUBLIC_URL" in at.warning[0].value and not at.code
 
 
 def test_invalid_study_is_explained(app_env):

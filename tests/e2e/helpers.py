@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from rose_core.store import Store
-from rose_core.study import Item, current_item, get_participant, get_study
+from rose_core.study import ItemScreen, open_session
 
 
 def participant_id(store: Store, study_id: str, external_id: str) -> str:
@@ -10,17 +10,18 @@ def participant_id(store: Store, study_id: str, external_id: str) -> str:
                        (study_id, external_id))[0]["participant_id"]
 
 
-def shown_item(store: Store, ds, study_id: str, external_id: str) -> Item:
-    """The item the server holds for this participant (what the page shows)."""
-    study = get_study(store, study_id)
-    p = get_participant(store, participant_id(store, study_id, external_id))
-    return current_item(store, ds, study, p)
+def shown_item(store: Store, ds, study_id: str, external_id: str) -> ItemScreen:
+    """The item screen the server holds for this participant (what the page shows)."""
+    screen = open_session(store, ds, study_id, participant_id(store, study_id, external_id)).screen()
+    assert isinstance(screen, ItemScreen), screen
+    return screen
 
 
-def answer(page, item: Item, right: bool = True) -> None:
-    key = item.gold_key
+def answer(page, screen: ItemScreen, right: bool = True) -> None:
+    key, mode = screen.item.key, screen.item.mode
     view = page.locator(".rg-root").get_attribute("data-view")
-    if item.output != "count":
+    assert view == screen.view_id
+    if mode != "count":
         cells = sorted(key.gold_cells) if right else [next((r, c) for r in range(1, key.rows + 1)
                                                           for c in range(1, key.cols + 1)
                                                           if (r, c) not in key.gold_cells)]
@@ -28,7 +29,7 @@ def answer(page, item: Item, right: bool = True) -> None:
             cell = page.locator(f'.rg-cell[data-r="{r}"][data-c="{c}"]')
             cell.click()
             assert cell.get_attribute("aria-pressed") == "true"
-    if item.output != "click":
+    if mode != "click":
         page.locator(".rg-count input").fill(str(key.gold_count if right else key.gold_count + 1))
     page.locator(".rg-submit").click()
     page.wait_for_function(

@@ -10,7 +10,7 @@ from .helpers import answer, participant_id, shown_item, wait_stage
 
 
 def make_study(server, ds, **kw):
-    cfg = dict(name="e2e", split="test", items_per_participant=4, target_per_instance=2, practice_items=2,
+    cfg = dict(name="e2e", split="test", items_per_participant=4, target_per_instance=2, practice_items=4,
                attention_every=2, completion_code="C0DE-42", seed=3)
     cfg.update(kw)
     return create_study(Store(server.db), ds, StudyConfig(**cfg))
@@ -37,7 +37,7 @@ def test_whole_study_in_chromium(server, page, small_dataset):
         item = shown_item(store, small_dataset, study.study_id, "PP1")
         answer(page, item)
         kinds.append(item.kind)
-    assert kinds == ["practice", "practice", "main", "main", "attention", "main", "main"]
+    assert kinds == ["practice"] * 4 + ["main", "main", "attention", "main", "main"]
     assert page.locator("text=C0DE-42").count() == 1
     rows = store.query("SELECT * FROM responses ORDER BY response_id")
     assert [r["kind"] for r in rows] == kinds
@@ -95,7 +95,7 @@ def test_rapid_clicking_loses_nothing(server, page, small_dataset):
     start(page, server, study, "RAPID")
     page.wait_for_selector(".rg-root")
     item = shown_item(store, small_dataset, study.study_id, "RAPID")
-    cells = [(r, c) for r in range(1, item.gold_key.rows + 1) for c in range(1, item.gold_key.cols + 1)]
+    cells = [(r, c) for r in range(1, item.item.key.rows + 1) for c in range(1, item.item.key.cols + 1)]
     clicks = [cells[i % len(cells)] for i in range(30)]
     # 30 real clicks on the grid's buttons, dispatched by the page itself in one burst: far under half a second
     # on any machine, so the test checks what the server keeps, not how fast the test runner can click.
@@ -148,7 +148,7 @@ def test_browser_never_receives_gold(server, page, small_dataset):
     blob = b"".join(frames + http)
     assert b"data:image/png;base64," in blob  # we did capture what the component received
     for item in seen:
-        inst = small_dataset.instances[item.instance_id]
+        inst = small_dataset.instances[item.item.item_id]
         scene = small_dataset.scenes[inst.scene_id]
         if inst.protocol_answer != "DONE":  # an empty answer is just the button's label
             assert inst.protocol_answer.encode() not in blob
@@ -156,3 +156,45 @@ def test_browser_never_receives_gold(server, page, small_dataset):
         assert json.dumps([list(t) for t in scene.targets]).encode() not in blob
     for needle in (b'"gold"', b'"targets"', b"protocol_answer", b'"exception"'):
         assert needle not in blob
+
+
+def test_practice_covers_every_kind_and_a_failed_round_retries_on_fresh_items(server, page, small_dataset):
+    from rose_core.instrument.practice import PRACTICE_KIND
+
+    study = make_study(server, small_dataset, practice_items=4, practice_max_attempts=2, attention_every=0,
+                       items_per_participant=1)
+    store = Store(server.db)
+    start(page, server, study, "FRESH")
+    shown: list[list[str]] = [[], []]
+    feedback = 0
+    for _ in range(30):
+        st = wait_stage(page)
+        if st == "done":
+            break
+        if st == "feedback":
+            feedback += 1
+            assert page.get_by_text("The instruction was:").count() == 1  # the instruction, repeated
+            assert page.locator("img").count() >= 1                      # region, right cells, own clicks drawn
+            if feedback == 4:
+                assert page.get_by_text("once more, with new pictures").count() == 1
+            page.reload()                                                # feedback is stored: still there
+            page.get_by_text("The instruction was:").wait_for()
+            button = page.get_by_role("button", name="Continue")
+            button.click()
+            button.wait_for(state="detached")
+            continue
+        item = shown_item(store, small_dataset, study.study_id, "FRESH")
+        if item.kind == "practice":
+            round_ = 0 if feedback < 4 else 1
+            shown[round_].append(item.item.item_id)
+            answer(page, item, right=round_ == 1)  # the first round fails, the retry passes
+        else:
+            answer(page, item)
+    assert feedback == 8
+    assert shown == study.config.practice_rounds
+    for r in shown:
+        assert {PRACTICE_KIND[small_dataset.instances[i].template] for i in r} == {
+            "count", "click_region", "click_highlight", "click_outside_count"}
+    scenes = [{small_dataset.instances[i].scene_id for i in r} for r in shown]
+    assert not scenes[0] & scenes[1]                                    # fresh scenes, never revealed ones
+    assert store.query("SELECT end_reason FROM participants")[0]["end_reason"] == "completed"

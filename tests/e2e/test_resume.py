@@ -18,20 +18,20 @@ def test_reload_and_closed_tab_resume_same_item(server, browser, small_dataset):
     answer(page, first)
     page.wait_for_selector(".rg-root")
     second = shown_item(store, small_dataset, study.study_id, "RES1")
-    assert second.instance_id != first.instance_id
+    assert second.item.item_id != first.item.item_id
     page.reload()
     page.wait_for_selector(".rg-root")  # no consent again, straight back to the item
-    assert shown_item(store, small_dataset, study.study_id, "RES1").instance_id == second.instance_id
+    assert shown_item(store, small_dataset, study.study_id, "RES1").item.item_id == second.item.item_id
     ctx.close()                          # closed tab: a new browser context, same link
     ctx = browser.new_context()
     page = ctx.new_page()
     page.goto(url)
     page.wait_for_selector(".rg-root")
-    assert shown_item(store, small_dataset, study.study_id, "RES1").instance_id == second.instance_id
+    assert shown_item(store, small_dataset, study.study_id, "RES1").item.item_id == second.item.item_id
     answer(page, second)
     page.wait_for_selector(".rg-root")
     ids = [r["instance_id"] for r in store.query("SELECT instance_id FROM responses ORDER BY response_id")]
-    assert ids == [first.instance_id, second.instance_id]
+    assert ids == [first.item.item_id, second.item.item_id]
     ctx.close()
 
 
@@ -60,7 +60,7 @@ def test_killed_server_loses_no_acknowledged_response(server, browser, small_dat
         page.wait_for_selector(".rg-root")
         item = shown_item(store, small_dataset, study.study_id, "KILL")
         answer(page, item)
-        answered.append(item.instance_id)
+        answered.append(item.item.item_id)
     page.wait_for_selector(".rg-root")
     pending = shown_item(store, small_dataset, study.study_id, "KILL")
     server.kill()                                  # SIGKILL mid-study
@@ -71,9 +71,9 @@ def test_killed_server_loses_no_acknowledged_response(server, browser, small_dat
     page = browser.new_page()
     page.goto(url)
     page.wait_for_selector(".rg-root")
-    assert shown_item(store, small_dataset, study.study_id, "KILL").instance_id == pending.instance_id
+    assert shown_item(store, small_dataset, study.study_id, "KILL").item.item_id == pending.item.item_id
     answer(page, pending)
     page.wait_for_selector(".rg-root")
     rows = store.query("SELECT instance_id FROM responses ORDER BY response_id")
-    assert [r["instance_id"] for r in rows] == answered + [pending.instance_id]
+    assert [r["instance_id"] for r in rows] == answered + [pending.item.item_id]
     page.close()

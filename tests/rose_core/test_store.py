@@ -74,3 +74,73 @@ def test_version_1_database_is_migrated_to_the_current_schema(tmp_path):
     assert s.query("SELECT name FROM studies") == [{"name": "old study"}]  # data kept
     idx = {r["name"] for r in s.query("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert "responses_participant" in idx
+
+
+def test_connections_are_reused_per_thread_and_the_wal_survives_a_rerun(tmp_path):
+    s = Store(tmp_path / "x.db")
+    opened = s.opened
+
+    def rerun():  # a Streamlit rerun: a new thread, several operations
+        for _ in range(5):
+            with s.write() as c:
+                c.execute("INSERT OR REPLACE INTO meta VALUES ('k', 'v')")
+            s.query("SELECT * FROM meta")
+
+    for _ in range(3):
+        t = threading.Thread(target=rerun)
+        t.start()
+        t.join()
+    assert s.opened - opened == 1  # one connection, handed from thread to thread through the pool
+    # The store's own connection stays open, so closing the last reader never checkpoints and deletes the WAL.
+    assert (tmp_path / "x.db-wal").exists()
+
+
+def test_write_inside_write_on_one_thread_is_refused(tmp_path):
+    s = Store(tmp_path / "x.db")
+    with pytest.raises(RuntimeError, match="inside another transaction"):
+        with s.write():
+            with s.write():
+                pass
+
+
+def test_one_writer_stores_a_whole_run_in_one_transaction_or_nothing(tmp_path):
+    from rose_core.storage import ResponseRow, store_responses, write_responses
+
+    s = Store(tmp_path / "x.db")
+    with s.write() as c:
+        c.execute("INSERT INTO runs(run_id, solver_kind, solver_name, dataset_hash, imported_at) "
+                  "VALUES ('model:m', 'model', 'm', 'h', 0)")
+    rows = [ResponseRow.scored("model:m", f"I{i}", "T1", "PixelEdit", "dev", f"S{i}", "COUNT(2)", "COUNT(2)",
+                               {"count": 2}, True, i % 2 == 0, None if i % 2 == 0 else "miscount",
+                               [] if i % 2 == 0 else ["miscount"], 1.0) for i in range(1000)]
+    assert store_responses(s, rows) == 1000
+    got = s.query("SELECT count(*) AS n, sum(passed) AS p, min(participant_id) AS pid, max(kind) AS k FROM responses")
+    assert got == [{"n": 1000, "p": 500, "pid": "", "k": "main"}]
+    with pytest.raises(sqlite3.IntegrityError):  # a duplicate in the batch: the whole batch rolls back
+        with s.write() as c:
+            write_responses(c, [ResponseRow.scored("model:m", "J1", "T1", "PixelEdit", "dev", "S", "x", None, {}, False,
+                                                   False, "invalid", ["invalid"], 2.0)] + rows[:1])
+    assert s.query("SELECT count(*) AS n FROM responses")[0]["n"] == 1000
+
+
+def test_migrations_apply_in_order_across_a_gap(tmp_path):
+    from rose_core.store import MIGRATIONS
+
+    path = tmp_path / "v2.db"
+    con = sqlite3.connect(path)  # a database as schema version 2 left it
+    con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    for v in (1, 2):
+        for stmt in MIGRATIONS[v]:
+            con.execute(stmt)
+    con.execute("INSERT INTO meta VALUES ('schema_version', '2')")
+    con.execute("INSERT INTO studies VALUES ('s1', 'old', 'h', '{}', 0, 1)")
+    con.execute("INSERT INTO participants(participant_id, study_id, external_id, source, counterbalance, created_at, "
+                "last_seen_at) VALUES ('p1', 's1', 'e', 'link', 0, 0, 0)")
+    con.execute("INSERT INTO assignments(participant_id, kind, position, instance_id, scene_id, assigned_at, "
+                "answered_at) VALUES ('p1', 'practice', 0, 'i', 's', 1, 2)")
+    con.commit()
+    con.close()
+    s = Store(path)
+    assert s.schema_version() == SCHEMA_VERSION
+    # Practice answered before feedback was stored counts as acknowledged: nobody sees old feedback again.
+    assert s.query("SELECT acknowledged_at FROM assignments") == [{"acknowledged_at": 2}]

@@ -1,14 +1,20 @@
-"""Studies, assignment rules and recording, against a real SQLite file and a real dataset."""
+"""Studies, the participant session, assignment and recording, against a real SQLite file and a real dataset."""
+import random
 import threading
 from collections import Counter
 
 import pytest
 
+from rose_core.instrument.grid_input import parse_state, parse_submit, replay, restore
+from rose_core.instrument.ids import FakeClock, SequentialIds
+from rose_core.instrument.policy import default_tiebreak, pick_main, progress_text
+from rose_core.instrument.practice import PRACTICE_KIND, plan_practice, practice_kinds
 from rose_core.store import Store
 from rose_core.study import (
-    StudyConfig, StudyError, Submission, create_study, current_item, finish_instructions, get_participant, give_consent,
-    join, log_events, main_pool, record_response, stage,
+    Consent, End, Instructions, ItemScreen, ParticipantSession, PracticeFeedback, StudyConfig, StudyError,
+    create_study, get_participant, join, main_pool,
 )
+from tests.participants import answer, new_session, run_to_end, submit_payload
 
 
 @pytest.fixture
@@ -17,29 +23,17 @@ def store(tmp_path):
 
 
 def cfg(**kw):
-    base = dict(name="pilot", split="dev", items_per_participant=6, target_per_instance=2, practice_items=2,
+    base = dict(name="pilot", split="dev", items_per_participant=6, target_per_instance=2, practice_items=4,
                 attention_every=3, seed=5)
     base.update(kw)
     return StudyConfig(**base)
 
 
-def answer(item, right=True):
-    """A submission the browser would send; right=True answers the gold."""
-    k = item.gold_key
-    cells = sorted(k.gold_cells) if right else [(1, 1)] if (1, 1) not in k.gold_cells else [(1, 2)]
-    count = k.gold_count if right else k.gold_count + 1
-    return Submission(view_id=f"v-{item.instance_id}", selected=cells if item.output != "count" else [],
-                      count=count if item.output != "click" else None,
-                      events=[{"type": "click", "r": r, "c": c, "t": 1.0 + i} for i, (r, c) in enumerate(cells)],
-                      first_action_ms=500.0, total_ms=2000.0, viewport=(1280, 800), device_pixel_ratio=2.0,
-                      focus_lost=False)
+_STUDY_IDS = SequentialIds("st")
 
 
-def through_intro(store, study, ext="P1"):
-    p = join(store, study, ext, "prolific", "S", "X")
-    give_consent(store, p)
-    finish_instructions(store, get_participant(store, p.participant_id))
-    return get_participant(store, p.participant_id)
+def make(store, ds, **kw):
+    return create_study(store, ds, cfg(**kw), ids=_STUDY_IDS, clock=FakeClock())
 
 
 def test_config_problems_are_specific():
@@ -50,92 +44,207 @@ def test_config_problems_are_specific():
         assert needle in text
 
 
-def test_practice_items_are_outside_the_main_pool(store, small_dataset):
-    study = create_study(store, small_dataset, cfg())
-    pool = {i.scene_id for i in main_pool(small_dataset, study.config)}
-    assert len(study.config.practice_instance_ids) == 2
-    assert all(small_dataset.instances[i].scene_id not in pool for i in study.config.practice_instance_ids)
-    all_study = create_study(store, small_dataset, cfg(split="all"))
-    pool = {i.scene_id for i in main_pool(small_dataset, all_study.config)}
-    assert all_study.config.practice_scene_ids and not set(all_study.config.practice_scene_ids) & pool
+def test_practice_rounds_cover_every_kind_on_fresh_scenes_outside_the_pool(store, small_dataset):
+    for split in ("dev", "all"):
+        study = make(store, small_dataset, split=split, practice_items=5, practice_max_attempts=3,
+                     templates=["T1", "T2", "T3", "T4", "T5", "G-Clk"])
+        c = study.config
+        pool = {i.scene_id for i in main_pool(small_dataset, c)}
+        assert len(c.practice_rounds) == 3 and all(len(r) == 5 for r in c.practice_rounds)
+        scenes = [small_dataset.instances[i].scene_id for r in c.practice_rounds for i in r]
+        assert len(set(scenes)) == 15 and not set(scenes) & pool  # fresh per round, never a main scene
+        for r in c.practice_rounds:
+            kinds = {PRACTICE_KIND[small_dataset.instances[i].template] for i in r}
+            assert kinds == {"count", "click_region", "click_highlight", "click_outside_count"}
 
 
-def test_full_flow_practice_attention_main_done(store, small_dataset):
-    study = create_study(store, small_dataset, cfg())
-    p = join(store, study, "P1", "prolific", "S", "X")
-    assert stage(store, study, p) == "consent"
-    give_consent(store, p)
-    assert stage(store, study, get_participant(store, p.participant_id)) == "instructions"
-    p = through_intro(store, study)
-    assert stage(store, study, p) == "practice"
+def test_practice_that_cannot_cover_the_kinds_or_the_pool_is_refused(store, small_dataset):
+    with pytest.raises(StudyError, match="ask for 4 kinds of answer.*at least 4 items"):
+        make(store, small_dataset, practice_items=2)
+    assert practice_kinds(["T3", "G-Clk", "T1"]) == ["click_region", "count"]
+    with pytest.raises(StudyError, match="distinct practice scenes"):  # split all: too few scenes to reserve
+        make(store, small_dataset, split="all", subsets=["PixelContent"], practice_items=4, practice_max_attempts=5)
+    c = cfg(split="dev", subsets=["PixelContent"], templates=["T4"], practice_items=4, practice_max_attempts=5)
+    with pytest.raises(StudyError, match="need 20 distinct practice scenes.*outside the main pool there are"):
+        plan_practice(small_dataset, c, random.Random(1))
+    assert store.query("SELECT count(*) AS n FROM studies")[0]["n"] == 0  # nothing half-stored
+
+
+def test_screens_from_consent_to_the_end(store, small_dataset):
+    study = make(store, small_dataset, practice_items=4)
+    ids, clock = SequentialIds("f"), FakeClock()
+    p = join(store, study, "P1", "prolific", "S", "X", ids=ids, clock=clock)
+    assert p.participant_id == "p-f-0001"
+    s = ParticipantSession(store, small_dataset, study, p.participant_id, clock=clock)
+    assert s.screen() == Consent(0)
+    s.consent()
+    assert s.screen() == Instructions(True)
+    s.finish_instructions()
+    seen_feedback = []
     kinds = []
-    while (item := current_item(store, small_dataset, study, p)) is not None:
-        rec = record_response(store, study, p, item, answer(item))
-        assert rec.score.passed and not rec.duplicate
-        kinds.append(item.kind)
-        p = get_participant(store, p.participant_id)
-        if len(kinds) == 2:
-            assert p.practice_passed and stage(store, study, p) == "main"
-    assert kinds == ["practice"] * 2 + ["main"] * 3 + ["attention"] + ["main"] * 3
-    p = get_participant(store, p.participant_id)
-    assert p.end_reason == "completed" and stage(store, study, p) == "done"
-    rows = store.query("SELECT kind, passed, valid, protocol, template FROM responses ORDER BY response_id")
-    assert Counter(r["kind"] for r in rows) == {"practice": 2, "main": 6, "attention": 1}
+    for _ in range(40):
+        screen = s.screen()
+        if isinstance(screen, End):
+            break
+        if isinstance(screen, PracticeFeedback):
+            # A reload (a new session object, a new thread) shows the same feedback until Continue.
+            again = ParticipantSession(store, small_dataset, study, p.participant_id, clock=clock).screen()
+            assert again == screen and screen.passed and screen.instruction == screen.item.instruction
+            assert screen.item.mode == "count" or all(line.clicked for line in screen.lines if line.correct)
+            seen_feedback.append(screen.outcome)
+            s.acknowledge_feedback(screen.view_id)
+            continue
+        assert isinstance(screen, ItemScreen)
+        kinds.append(screen.kind)
+        assert answer(s, screen).result.passed
+    assert seen_feedback == ["next", "next", "next", "passed"]
+    assert kinds == ["practice"] * 4 + ["main"] * 3 + ["attention"] + ["main"] * 3
+    assert screen == End("completed", "", "")
+    rows = store.query("SELECT kind, passed, valid FROM responses ORDER BY response_id")
+    assert Counter(r["kind"] for r in rows) == {"practice": 4, "main": 6, "attention": 1}
     assert all(r["passed"] and r["valid"] for r in rows)
-    assert store.query("SELECT count(*) AS n FROM events")[0]["n"] > 0
 
 
-def test_failing_practice_twice_screens_out(store, small_dataset):
-    study = create_study(store, small_dataset, cfg(practice_max_attempts=2))
-    p = through_intro(store, study)
-    for _ in range(2):
-        while (item := current_item(store, small_dataset, study, p)) is not None:
-            record_response(store, study, p, item, answer(item, right=False))
-            p = get_participant(store, p.participant_id)
-    assert p.end_reason == "screened_out" and p.practice_passed is False
+def test_failed_practice_retries_on_fresh_items_then_screens_out(store, small_dataset):
+    study = make(store, small_dataset, practice_items=4, practice_max_attempts=2)
+    s = new_session(store, small_dataset, study, "F1")
+    rounds, outcomes = [[], []], []
+    for _ in range(20):
+        screen = s.screen()
+        if isinstance(screen, End):
+            break
+        if isinstance(screen, PracticeFeedback):
+            assert not screen.passed and any(not line.clicked for line in screen.lines if line.correct) or \
+                screen.item.mode == "count" or not screen.gold_cells
+            outcomes.append(screen.outcome)
+            s.acknowledge_feedback(screen.view_id)
+            continue
+        rounds[len([o for o in outcomes if o in ("retry", "screened_out")])].append(screen.item.item_id)
+        answer(s, screen, right=False)
+    assert outcomes == ["next"] * 3 + ["retry"] + ["next"] * 3 + ["screened_out"]
+    assert rounds == study.config.practice_rounds
+    first_scenes = {small_dataset.instances[i].scene_id for i in rounds[0]}
+    assert not first_scenes & {small_dataset.instances[i].scene_id for i in rounds[1]}
+    assert screen.reason == "screened_out"
+    p = get_participant(store, s.participant_id)
+    assert p.practice_passed is False and p.practice_attempts == 2
 
 
 def test_answered_item_is_never_shown_or_stored_twice(store, small_dataset):
-    study = create_study(store, small_dataset, cfg(practice_items=0))
-    p = through_intro(store, study)
-    item = current_item(store, small_dataset, study, p)
-    assert current_item(store, small_dataset, study, p).instance_id == item.instance_id  # reload: same item
-    assert not record_response(store, study, p, item, answer(item)).duplicate
-    assert record_response(store, study, p, item, answer(item)).duplicate          # double submit
-    nxt = current_item(store, small_dataset, study, p)
-    assert nxt.instance_id != item.instance_id
-    assert store.query("SELECT count(*) AS n FROM responses WHERE instance_id = ?", (item.instance_id,))[0]["n"] == 1
+    study = make(store, small_dataset, practice_items=0)
+    s = new_session(store, small_dataset, study, "D1")
+    screen = s.screen()
+    assert s.screen() == screen                                      # reload: same item, same view
+    assert not answer(s, screen).duplicate
+    assert answer(s, screen).duplicate                               # double submit
+    assert s.screen().item.item_id != screen.item.item_id
+    assert store.query("SELECT count(*) AS n FROM responses WHERE instance_id = ?",
+                       (screen.item.item_id,))[0]["n"] == 1
+
+
+def test_server_timing_is_assigned_to_answered_on_the_server_clock(store, small_dataset):
+    study = make(store, small_dataset, practice_items=0)
+    s = new_session(store, small_dataset, study, "T1")
+    screen = s.screen()
+    s.clock.advance(7.25)
+    payload = submit_payload(screen, [], 0)
+    payload["client_total_ms"] = 1.0  # the page's own clock is kept beside it, never used for total_ms
+    s.submit(screen, payload)
+    row = store.query("SELECT total_ms, client_total_ms, active_ms, first_action_ms FROM responses")[0]
+    assert row == {"total_ms": 7250.0, "client_total_ms": 1.0, "active_ms": 2000.0, "first_action_ms": 400.0}
+
+
+def test_events_are_idempotent_by_seq_and_restore_after_reload(store, small_dataset):
+    study = make(store, small_dataset, practice_items=0, templates=["T5"])
+    s = new_session(store, small_dataset, study, "E1")
+    screen = s.screen()
+    assert screen.ack_seq == 0 and screen.restore.next_seq == 0 and screen.restore.selection == []
+    ev = [{"seq": 0, "type": "click", "r": 1, "c": 1, "t": 900.0, "active_ms": 800.0},
+          {"seq": 1, "type": "click", "r": 2, "c": 2, "t": 1500.0, "active_ms": 1400.0},
+          {"seq": 2, "type": "blur", "t": 1600.0, "active_ms": 1500.0},
+          {"seq": 3, "type": "click", "r": 1, "c": 2, "t": 3000.0, "active_ms": 1900.0},
+          {"seq": 4, "type": "undo", "t": 3100.0, "active_ms": 2000.0},
+          {"seq": 5, "type": "count_input", "value": "3", "t": 3500.0, "active_ms": 2400.0}]
+    state = {"view_id": screen.view_id, "selection": [], "count": None}
+    assert s.record_events(screen, {**state, "events": ev[:2]}) == 1
+    assert s.record_events(screen, {**state, "events": ev[1:]}) == 5     # seq 1 sent twice: stored once
+    assert s.record_events(screen, {**state, "events": ev}, known_max_seq=5) == 5
+    rows = store.query("SELECT seq, type FROM events ORDER BY seq")
+    assert [(r["seq"], r["type"]) for r in rows] == [(0, "click"), (1, "click"), (2, "blur"), (3, "click"),
+                                                     (4, "undo"), (5, "count_input")]
+    again = ParticipantSession(store, small_dataset, study, s.participant_id, clock=s.clock).screen()
+    assert again.view_id == screen.view_id and again.ack_seq == 6
+    assert again.restore.to_json() == {"selection": [[1, 1], [2, 2]], "count": "3", "next_seq": 6,
+                                       "active_ms": 2400.0, "first_action_ms": 900.0}
+    data = again.component_data(b"png")
+    assert data["restore"]["selection"] == [[1, 1], [2, 2]] and data["ack_seq"] == 6
+
+
+def test_replay_follows_the_component(small_dataset):
+    from rose_core.instrument.grid_input import GridEvent as E
+
+    evs = [E(0, "click", 1, 1), E(1, "click", 2, 2), E(2, "unclick", 1, 1), E(3, "undo"), E(4, "clear"),
+           E(5, "click", 3, 3), E(6, "count_input", value="4")]
+    assert replay(evs) == ([(3, 3)], "4")
+    assert replay(evs[:4]) == ([(2, 2), (1, 1)], None)
+    assert restore([]).to_json()["next_seq"] == 0
+
+
+@pytest.mark.parametrize("payload, needle", [
+    ({"view_id": "v", "selection": [["x", 1]]}, "row: expected a whole number"),
+    ({"view_id": "v", "selection": [[9, 1]]}, "row: expected 1..4"),
+    ({"view_id": "v", "selection": [[1, 1], [1, 1]]}, "listed twice"),
+    ({"view_id": "v", "count": "3.5"}, "count: expected a whole number"),
+    ({"view_id": "v", "count": "-1"}, "count: expected a whole number"),
+    ({"view_id": "v", "first_action_ms": float("nan")}, "first_action_ms: expected a finite number"),
+    ({"view_id": "v", "events": [{"seq": -1, "type": "click", "r": 1, "c": 1}]}, "seq: expected 0.."),
+    ({"view_id": "v", "events": [{"seq": 0, "type": "hack"}]}, "type: expected one of"),
+    ({"view_id": "v", "events": [{"seq": 0, "type": "click"}]}, "needs r and c"),
+    ({"view_id": "v", "events": [{"seq": 0, "type": "count_input", "value": "x" * 65}]}, "at most 64"),
+    ({"view_id": "v", "events": [{"seq": i, "type": "blur"} for i in range(2001)]}, "at most 2000"),
+    ({"selection": []}, "view_id: expected"),
+    ({"view_id": "v", "viewport": [1, 2, 3]}, "viewport"),
+])
+def test_malformed_browser_messages_are_refused(payload, needle):
+    with pytest.raises(StudyError, match=needle):
+        parse_submit(payload, 4, 4)
+
+
+def test_a_refused_submit_stores_nothing(store, small_dataset):
+    study = make(store, small_dataset, practice_items=0)
+    s = new_session(store, small_dataset, study, "M1")
+    screen = s.screen()
+    with pytest.raises(StudyError):
+        s.submit(screen, {**submit_payload(screen, [], 1), "selection": [[99, 1]]})
+    assert store.query("SELECT count(*) AS n FROM responses")[0]["n"] == 0
+    assert s.screen() == screen
+    assert parse_state({"view_id": "v", "selected": [[1, 2]], "events": [{"type": "count", "value": "2"}]},
+                       4, 4).events[0].type == "count_input"  # the current component's messages, mapped
 
 
 def test_least_annotated_first_and_target_never_exceeded(store, small_dataset):
-    c = cfg(practice_items=0, attention_every=0, items_per_participant=50, target_per_instance=1,
-            templates=["T1"], subsets=["PixelContent"])
-    study = create_study(store, small_dataset, c)
+    study = make(store, small_dataset, practice_items=0, attention_every=0, items_per_participant=50,
+                 target_per_instance=1, templates=["T1"], subsets=["PixelContent"])
     pool = main_pool(small_dataset, study.config)
-    participants = [through_intro(store, study, f"P{i}") for i in range(3)]
     seen = []
-    for p in participants:
-        while (item := current_item(store, small_dataset, study, p)) is not None:
-            record_response(store, study, p, item, answer(item))
-            seen.append(item.instance_id)
-            p = get_participant(store, p.participant_id)
+    for i in range(3):
+        run_to_end(new_session(store, small_dataset, study, f"P{i}"),
+                   on_item=lambda screen: seen.append(screen.item.item_id))
     assert sorted(seen) == sorted(i.instance_id for i in pool)  # each exactly once, then exhausted
+    ends = store.query("SELECT end_reason FROM participants ORDER BY created_at, participant_id")
+    assert [e["end_reason"] for e in ends][-1] in ("completed", "pool_exhausted")
 
 
 def test_two_participants_at_once_never_exceed_target(store, small_dataset):
-    c = cfg(practice_items=0, attention_every=0, items_per_participant=100, target_per_instance=2,
-            templates=["T2"], subsets=["EmojiStyle"])
-    study = create_study(store, small_dataset, c)
+    study = make(store, small_dataset, practice_items=0, attention_every=0, items_per_participant=100,
+                 target_per_instance=2, templates=["T2"], subsets=["EmojiStyle"])
     pool_size = len(main_pool(small_dataset, study.config))
     errors = []
 
     def run(ext):
         try:
-            p = through_intro(store, study, ext)
-            while (item := current_item(store, small_dataset, study, p)) is not None:
-                record_response(store, study, p, item, answer(item))
-                p = get_participant(store, p.participant_id)
-        except Exception as e:  # pragma: no cover
+            run_to_end(new_session(store, small_dataset, study, ext))
+        except Exception as e:  # pragma: no cover - reported below
             errors.append(e)
 
     threads = [threading.Thread(target=run, args=(f"T{i}",)) for i in range(6)]
@@ -149,97 +258,127 @@ def test_two_participants_at_once_never_exceed_target(store, small_dataset):
 
 
 def test_stale_holds_are_released(store, small_dataset):
-    c = cfg(practice_items=0, attention_every=0, target_per_instance=1, templates=["T1"], subsets=["PixelContent"],
-            release_after_minutes=1)
-    study = create_study(store, small_dataset, c)
+    study = make(store, small_dataset, practice_items=0, attention_every=0, target_per_instance=1, templates=["T1"],
+                 subsets=["PixelContent"], release_after_minutes=1)
     pool = main_pool(small_dataset, study.config)
-    a = through_intro(store, study, "A")
-    held = current_item(store, small_dataset, study, a)
-    with store.write() as conn:  # A went silent two minutes ago
-        conn.execute("UPDATE participants SET last_seen_at = last_seen_at - 120 WHERE participant_id = ?",
-                     (a.participant_id,))
-    b = through_intro(store, study, "B")
+    clock = FakeClock()
+    a = new_session(store, small_dataset, study, "A", clock=clock)
+    held = a.screen()
+    clock.advance(120)  # A goes silent for two minutes
     got = []
-    while (item := current_item(store, small_dataset, study, b)) is not None:
-        record_response(store, study, b, item, answer(item))
-        got.append(item.instance_id)
-        b = get_participant(store, b.participant_id)
-    assert held.instance_id in got and len(got) == len(pool)
+    run_to_end(new_session(store, small_dataset, study, "B", clock=clock),
+               on_item=lambda screen: got.append(screen.item.item_id))
+    assert held.item.item_id in got and len(got) == len(pool)
 
 
 def test_counterbalanced_template_order_rotates(store, small_dataset):
-    c = cfg(practice_items=0, attention_every=0, items_per_participant=5, target_per_instance=10,
-            same_scene_multiple_templates=True)
-    study = create_study(store, small_dataset, c)
+    study = make(store, small_dataset, practice_items=0, attention_every=0, items_per_participant=5,
+                 target_per_instance=10, same_scene_multiple_templates=True)
     orders = []
     for i in range(3):
-        p = through_intro(store, study, f"C{i}")
         seq = []
-        while (item := current_item(store, small_dataset, study, p)) is not None:
-            record_response(store, study, p, item, answer(item))
-            seq.append(item.template)
-            p = get_participant(store, p.participant_id)
+        run_to_end(new_session(store, small_dataset, study, f"C{i}"), on_item=lambda sc: seq.append(sc.item.template))
         orders.append(seq)
     assert orders[0] == ["T1", "T2", "T3", "T4", "T5"]
     assert orders[1] == ["T2", "T3", "T4", "T5", "T1"]
     assert orders[2][0] == "T3"
 
 
+def test_assignment_is_deterministic_with_injected_ids_and_clock(tmp_path, small_dataset):
+    def run(path):
+        store = Store(path)
+        study = create_study(store, small_dataset, cfg(practice_items=0, items_per_participant=8),
+                             ids=SequentialIds("d"), clock=FakeClock())
+        out = []
+        for i in range(3):
+            s = new_session(store, small_dataset, study, f"D{i}", ids=SequentialIds(f"d{i}"))
+            run_to_end(s, on_item=lambda sc: out.append((s.participant_id, sc.view_id, sc.item.item_id)))
+        return study.study_id, out
+
+    assert run(tmp_path / "a.db") == run(tmp_path / "b.db")
+
+
+def test_pick_main_is_pure_and_seeded(small_dataset):
+    c = cfg(ordering="random", target_per_instance=2)
+    pool = small_dataset.select("dev", None, ["T1"])
+    counts = {i.instance_id: 1 for i in pool[1:]}
+    tb = default_tiebreak("p1")
+    assert pick_main(pool, c, counts, set(), set(), 0, 0, tb) == pool[0]          # the least annotated
+    full = {i.instance_id: 2 for i in pool}
+    assert pick_main(pool, c, full, set(), set(), 0, 0, tb) is None               # never past the target
+    ordered = sorted(pool, key=lambda i: tb(i.instance_id))
+    assert pick_main(pool, c, {}, set(), set(), 0, 0, tb) == ordered[0]           # ties: the injected stream
+    assert pick_main(pool, c, {}, {ordered[0].instance_id}, set(), 0, 0, tb) == ordered[1]
+
+
+def test_attention_check_is_not_announced_and_counts_as_an_item(store, small_dataset):
+    study = make(store, small_dataset, practice_items=0, attention_every=2, items_per_participant=4)
+    assert progress_text(study.config, 0, 0) == "Item 1 of 5"
+    progress = []
+    s = new_session(store, small_dataset, study, "AT")
+
+    def look(screen):
+        progress.append((screen.kind, screen.progress))
+        data = screen.component_data(b"x")
+        assert "attention" not in str(data).lower() and "ATT" not in screen.view_id
+
+    run_to_end(s, on_item=look)
+    assert progress == [("main", "Item 1 of 5"), ("main", "Item 2 of 5"), ("attention", "Item 3 of 5"),
+                        ("main", "Item 4 of 5"), ("main", "Item 5 of 5")]
+
+
 def test_same_scene_rule(store, small_dataset):
-    study = create_study(store, small_dataset, cfg(practice_items=0, attention_every=0, items_per_participant=30,
-                                                   target_per_instance=5, subsets=["PixelContent"]))
-    p = through_intro(store, study)
+    study = make(store, small_dataset, practice_items=0, attention_every=0, items_per_participant=30,
+                 target_per_instance=5, subsets=["PixelContent"])
     scenes = []
-    while (item := current_item(store, small_dataset, study, p)) is not None:
-        record_response(store, study, p, item, answer(item))
-        scenes.append(item.scene_id)
-        p = get_participant(store, p.participant_id)
+    run_to_end(new_session(store, small_dataset, study, "S"), on_item=lambda sc: scenes.append(sc.item.scene_id))
     assert len(scenes) == len(set(scenes))
 
 
 def test_protocol_strings_match_what_a_model_would_write(store, small_dataset):
-    study = create_study(store, small_dataset, cfg(practice_items=0, attention_every=0))
-    p = through_intro(store, study)
-    item = current_item(store, small_dataset, study, p)
-    sub = answer(item)
-    rec = record_response(store, study, p, item, sub)
-    inst = small_dataset.instances[item.instance_id]
-    assert rec.protocol == inst.protocol_answer
+    study = make(store, small_dataset, practice_items=0, attention_every=0, items_per_participant=5,
+                 same_scene_multiple_templates=True)
+    s = new_session(store, small_dataset, study, "PR")
+    run_to_end(s)
+    for r in store.query("SELECT instance_id, protocol FROM responses"):
+        assert r["protocol"] == small_dataset.instances[r["instance_id"]].protocol_answer
 
 
-def test_log_events_is_idempotent(store, small_dataset):
-    study = create_study(store, small_dataset, cfg(practice_items=0))
-    p = through_intro(store, study)
-    item = current_item(store, small_dataset, study, p)
-    ev = [{"type": "click", "r": 1, "c": 1, "t": 1}, {"type": "unclick", "r": 1, "c": 1, "t": 2}]
-    log_events(store, p, item, "view1", ev[:1])
-    log_events(store, p, item, "view1", ev)   # cumulative: the first is sent again
-    rows = store.query("SELECT seq, type FROM events ORDER BY seq")
-    assert [(r["seq"], r["type"]) for r in rows] == [(0, "click"), (1, "unclick")]
-
-
-def test_time_limit_ends_the_study(store, small_dataset):
-    study = create_study(store, small_dataset, cfg(time_limit_minutes=1))
-    p = through_intro(store, study)
-    with store.write() as conn:
-        conn.execute("UPDATE participants SET consent_at = consent_at - 120 WHERE participant_id = ?",
-                     (p.participant_id,))
-    p = get_participant(store, p.participant_id)
-    assert stage(store, study, p) == "done"
-    assert get_participant(store, p.participant_id).end_reason == "timed_out"
-
-
-def test_malformed_submission_is_rejected():
-    with pytest.raises(StudyError, match="malformed submission"):
-        Submission.from_client({"selected": [["x", 1]], "view_id": "v"})
-    with pytest.raises(StudyError):
-        Submission.from_client({"selected": []})
+def test_time_limit_ends_with_the_right_reason(store, small_dataset):
+    study = make(store, small_dataset, time_limit_minutes=1)
+    s = new_session(store, small_dataset, study, "TL")
+    assert isinstance(s.screen(), ItemScreen)
+    s.clock.advance(61)
+    assert s.screen() == End("timed_out", "", "")
+    assert get_participant(store, s.participant_id).end_reason == "timed_out"
+    assert s.screen().reason == "timed_out"
 
 
 def test_bad_participant_id(store, small_dataset):
-    study = create_study(store, small_dataset, cfg())
+    study = make(store, small_dataset)
     with pytest.raises(StudyError):
         join(store, study, " ", "anonymous")
+
+
+def test_a_rerun_after_an_answer_uses_one_connection(store, small_dataset):
+    study = make(store, small_dataset, practice_items=0)
+    s = new_session(store, small_dataset, study, "C1")
+    screen = s.screen()
+
+    def rerun():  # what Streamlit does: a new thread per rerun
+        rec = answer(s, screen)
+        assert not rec.duplicate
+        assert isinstance(s.screen(), ItemScreen)
+
+    before = store.opened
+    t = threading.Thread(target=rerun)
+    t.start()
+    t.join()
+    assert store.opened - before <= 1
+    t = threading.Thread(target=lambda: s.screen())  # the next rerun reuses the pooled connection
+    t.start()
+    t.join()
+    assert store.opened - before <= 1
 
 
 def test_export_responses_and_events_csv_and_parquet(store, small_dataset, tmp_path):
@@ -248,12 +387,8 @@ def test_export_responses_and_events_csv_and_parquet(store, small_dataset, tmp_p
 
     import pandas as pd
 
-    study = create_study(store, small_dataset, cfg(practice_items=0))
-    p = through_intro(store, study)
-    for _ in range(3):
-        item = current_item(store, small_dataset, study, p)
-        record_response(store, study, p, item, answer(item))
-        p = get_participant(store, p.participant_id)
+    study = make(store, small_dataset, practice_items=0, items_per_participant=3)
+    run_to_end(new_session(store, small_dataset, study, "X1"))
     for table, fmt in (("responses", "csv"), ("responses", "parquet"), ("events", "parquet"), ("events", "csv")):
         out = tmp_path / f"{table}.{fmt}"
         r = subprocess.run([sys.executable, "-m", "rose_core", "export-table", "--db", str(store.path), "--table", table,
@@ -266,6 +401,24 @@ def test_export_responses_and_events_csv_and_parquet(store, small_dataset, tmp_p
                     "focus_lost", "external_id"} <= set(df.columns)
         else:
             assert len(df) > 0 and {"client_ts", "server_ts", "type", "row", "col"} <= set(df.columns)
-    r = subprocess.run([sys.executable, "-m", "rose_core", "export-table", "--db", str(tmp_path / "none.db"),
-                        "--out", str(tmp_path / "x.csv")], capture_output=True, text=True)
-    assert r.returncode == 2 and "no database" in r.stderr
+
+
+def test_component_data_is_the_contract_and_holds_no_gold(store, small_dataset):
+    import json
+
+    study = make(store, small_dataset, practice_items=0, attention_every=0, items_per_participant=5,
+                 same_scene_multiple_templates=True)
+    s = new_session(store, small_dataset, study, "G1")
+
+    def check(screen):
+        data = screen.component_data(b"\x89PNG")
+        assert set(data) == {"view_id", "mode", "image", "width", "height", "rows", "cols", "cells", "submit_label",
+                             "count_label", "instruction", "progress", "ack_seq", "restore"}
+        assert data["view_id"] == screen.view_id and data["instruction"] == screen.item.instruction
+        inst = small_dataset.instances[screen.item.item_id]
+        blob = json.dumps(data)
+        assert "gold" not in blob and "targets" not in blob
+        if inst.protocol_answer != "DONE":
+            assert inst.protocol_answer not in blob
+
+    run_to_end(s, on_item=check)

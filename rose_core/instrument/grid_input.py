@@ -1,0 +1,246 @@
+"""What the click-grid component sends and receives, checked on the server (nothing from the browser is trusted).
+
+The CONTRACT with `ui/click_grid.js`: `component_data()` is everything the browser gets for an item (no
+gold); the browser sends its state on every change (`grid`: new events only, seq ≥ `ack_seq`) and the answer
+once (`submit`). Events are stored once, idempotent by (participant, view, seq); `restore()` rebuilds the
+selection, the count field and the item's timers from them after a reload.
+"""
+from __future__ import annotations
+
+import base64
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal, Sequence
+
+from ..records import Cell, Layout, Output
+from .config import StudyError
+
+EventType = Literal["click", "unclick", "undo", "clear", "count_input", "focus", "blur", "hidden", "visible"]
+EVENT_TYPES: frozenset[str] = frozenset(EventType.__args__)  # type: ignore[attr-defined]
+ACTION_TYPES = frozenset({"click", "unclick", "undo", "clear", "count_input"})
+MAX_EVENTS = 2000          # per message
+MAX_SEQ = 100_000
+MAX_VALUE = 64
+MAX_MS = 7 * 24 * 3600 * 1000.0
+SUBMIT_LABEL: dict[str, str] = {"count": "Submit", "click": "DONE", "click_submit": "SUBMIT"}
+COUNT_LABEL: dict[str, str] = {"count": "Number of odd cells:",
+                               "click_submit": "Number of odd cells outside the excluded area:"}
+_COUNT = re.compile(r"\d{1,6}")
+# The current component (before the CONTRACT's rewrite) sends `selected`, a cumulative log without seq,
+# epoch-ms `t`, and `count`/`submit` event types: accepted and mapped, so the flow keeps working meanwhile.
+_LEGACY_TYPES = {"count": "count_input", "submit": None}
+
+
+@dataclass(frozen=True)
+class GridEvent:
+    seq: int
+    type: str
+    r: int | None = None
+    c: int | None = None
+    value: str | None = None
+    t: float | None = None          # client ms since the item was first shown
+    active_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class GridState:
+    view_id: str
+    events: tuple[GridEvent, ...]
+    selection: tuple[Cell, ...]
+    count: str | None
+    active_ms: float | None
+    first_action_ms: float | None
+
+
+@dataclass(frozen=True)
+class GridSubmit:
+    view_id: str
+    selection: tuple[Cell, ...]
+    count: int | None
+    count_text: str | None
+    events: tuple[GridEvent, ...]
+    first_action_ms: float | None
+    active_ms: float | None
+    client_total_ms: float | None
+    viewport: tuple[int, int] | None
+    dpr: float | None
+    focus_lost: bool
+
+
+@dataclass
+class Restore:
+    selection: list[list[int]] = field(default_factory=list)
+    count: str | None = None
+    next_seq: int = 0
+    active_ms: float = 0.0
+    first_action_ms: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"selection": self.selection, "count": self.count, "next_seq": self.next_seq,
+                "active_ms": self.active_ms, "first_action_ms": self.first_action_ms}
+
+
+def _err(what: str) -> StudyError:
+    return StudyError(f"malformed message from the browser: {what}")
+
+
+def _int(v: Any, what: str, lo: int, hi: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v):
+        raise _err(f"{what}: expected a whole number, got {v!r}")
+    v = int(v)
+    if not lo <= v <= hi:
+        raise _err(f"{what}: expected {lo}..{hi}, got {v}")
+    return v
+
+
+def _ms(v: Any, what: str) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise _err(f"{what}: expected a finite number, got {v!r}")
+    return float(v)
+
+
+def _str(v: Any, what: str, n: int = MAX_VALUE) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        v = str(int(v)) if float(v).is_integer() else str(v)
+    if not isinstance(v, str) or len(v) > n:
+        raise _err(f"{what}: expected text of at most {n} characters")
+    return v
+
+
+def _view(payload: Any) -> str:
+    if not isinstance(payload, dict):
+        raise _err(f"expected an object, got {type(payload).__name__}")
+    v = payload.get("view_id")
+    if not isinstance(v, str) or not 1 <= len(v) <= 64:
+        raise _err("view_id: expected 1-64 characters")
+    return v
+
+
+def _cells(v: Any, rows: int, cols: int) -> tuple[Cell, ...]:
+    if v is None:
+        return ()
+    if not isinstance(v, list) or len(v) > rows * cols:
+        raise _err(f"selection: expected a list of at most {rows * cols} cells")
+    out = []
+    for i, rc in enumerate(v):
+        if not isinstance(rc, (list, tuple)) or len(rc) != 2:
+            raise _err(f"selection[{i}]: expected [row, column]")
+        cell = (_int(rc[0], f"selection[{i}] row", 1, rows), _int(rc[1], f"selection[{i}] column", 1, cols))
+        if cell in out:
+            raise _err(f"selection[{i}]: cell R{cell[0]},C{cell[1]} listed twice")
+        out.append(cell)
+    return tuple(out)
+
+
+def _events(v: Any, rows: int, cols: int) -> tuple[GridEvent, ...]:
+    if v is None:
+        return ()
+    if not isinstance(v, list) or len(v) > MAX_EVENTS:
+        raise _err(f"events: expected a list of at most {MAX_EVENTS}")
+    out = []
+    for i, e in enumerate(v):
+        if not isinstance(e, dict):
+            raise _err(f"events[{i}]: expected an object")
+        typ = e.get("type")
+        legacy = "seq" not in e
+        if legacy and typ in _LEGACY_TYPES:
+            typ = _LEGACY_TYPES[typ]
+            if typ is None:
+                continue
+        if typ not in EVENT_TYPES:
+            raise _err(f"events[{i}].type: expected one of {sorted(EVENT_TYPES)}, got {typ!r}")
+        seq = i if legacy else _int(e.get("seq"), f"events[{i}].seq", 0, MAX_SEQ)
+        r = None if e.get("r") is None else _int(e.get("r"), f"events[{i}].r", 1, rows)
+        c = None if e.get("c") is None else _int(e.get("c"), f"events[{i}].c", 1, cols)
+        if typ in ("click", "unclick") and (r is None or c is None):
+            raise _err(f"events[{i}]: a {typ} needs r and c")
+        out.append(GridEvent(seq, typ, r, c, _str(e.get("value"), f"events[{i}].value"),
+                             _ms(e.get("t"), f"events[{i}].t"), _ms(e.get("active_ms"), f"events[{i}].active_ms")))
+    return tuple(out)
+
+
+def _count_text(v: Any) -> str | None:
+    s = _str(v, "count", 16)
+    return None if s is None or s.strip() == "" else s.strip()
+
+
+def parse_state(payload: Any, rows: int, cols: int) -> GridState:
+    """The `grid` state of one change: new events plus the current selection and number field."""
+    view = _view(payload)
+    sel = payload.get("selection", payload.get("selected"))
+    return GridState(view, _events(payload.get("events"), rows, cols), _cells(sel, rows, cols),
+                     _count_text(payload.get("count")), _ms(payload.get("active_ms"), "active_ms"),
+                     _ms(payload.get("first_action_ms"), "first_action_ms"))
+
+
+def parse_submit(payload: Any, rows: int, cols: int) -> GridSubmit:
+    """The answer (DONE / SUBMIT). A count that is not a whole number is refused, not stored as something else."""
+    view = _view(payload)
+    text = _count_text(payload.get("count"))
+    if text is not None and not _COUNT.fullmatch(text):
+        raise _err(f"count: expected a whole number 0-999999, got {text!r}")
+    vp = payload.get("viewport")
+    if vp is not None:
+        if not isinstance(vp, list) or len(vp) != 2:
+            raise _err("viewport: expected [width, height]")
+        vp = (_int(vp[0], "viewport width", 0, 100_000), _int(vp[1], "viewport height", 0, 100_000))
+    total = payload.get("client_total_ms", payload.get("total_ms"))
+    return GridSubmit(
+        view, _cells(payload.get("selection", payload.get("selected")), rows, cols),
+        None if text is None else int(text), text, _events(payload.get("events"), rows, cols),
+        _ms(payload.get("first_action_ms"), "first_action_ms"), _ms(payload.get("active_ms"), "active_ms"),
+        _ms(total, "client_total_ms"), vp, _ms(payload.get("dpr"), "dpr"), bool(payload.get("focus_lost")))
+
+
+def replay(events: Sequence[GridEvent]) -> tuple[list[Cell], str | None]:
+    """Selection and number field after these events (in seq order), as the component applies them:
+    click adds, unclick removes, undo reverts the latest click/unclick not yet undone, clear empties."""
+    sel: list[Cell] = []
+    done: list[GridEvent] = []
+    count = None
+    for e in events:
+        if e.type == "click" and (e.r, e.c) not in sel:
+            sel.append((e.r, e.c))
+            done.append(e)
+        elif e.type == "unclick" and (e.r, e.c) in sel:
+            sel.remove((e.r, e.c))
+            done.append(e)
+        elif e.type == "undo" and done:
+            last = done.pop()
+            cell = (last.r, last.c)
+            if last.type == "click" and cell in sel:
+                sel.remove(cell)
+            elif last.type == "unclick" and cell not in sel:
+                sel.append(cell)
+        elif e.type == "clear":
+            sel = []
+        elif e.type == "count_input":
+            count = e.value
+    return sel, count
+
+
+def restore(events: Sequence[GridEvent]) -> Restore:
+    """What the component needs after a reload, from the stored events of the view."""
+    if not events:
+        return Restore()
+    sel, count = replay(events)
+    actions = [e.t for e in events if e.type in ACTION_TYPES and e.t is not None]
+    active = [e.active_ms for e in events if e.active_ms is not None]
+    return Restore([list(c) for c in sel], count, max(e.seq for e in events) + 1,
+                   max(active) if active else 0.0, min(actions) if actions else None)
+
+
+def component_data(view_id: str, png: bytes, layout: Layout, mode: Output, instruction: str, progress: str,
+                   ack_seq: int, restored: Restore) -> dict[str, Any]:
+    """Everything the browser gets for one item (the CONTRACT; tests read it to prove no gold is in it)."""
+    return {
+        "view_id": view_id, "mode": mode, "image": "data:image/png;base64," + base64.b64encode(png).decode(),
+        "width": layout.width, "height": layout.height, "rows": layout.rows, "cols": layout.cols,
+        "cells": layout.cell_boxes(), "submit_label": SUBMIT_LABEL[mode], "count_label": COUNT_LABEL.get(mode, ""),
+        "instruction": instruction, "progress": progress, "ack_seq": ack_seq, "restore": restored.to_json(),
+    }

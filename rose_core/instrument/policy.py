@@ -1,0 +1,81 @@
+"""Assignment policy as pure functions: which instance next, when an attention check, what progress to show.
+
+Nothing here reads the database or a global random source: the caller passes the counts, what the
+participant has seen and a tie-break, so tests seed them and get the same assignment every time.
+"""
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+from ..dataset import Dataset
+from ..records import Instance
+from .config import StudyConfig
+from .ids import stable_hash
+
+_POOLS: dict[tuple[int, str], list[Instance]] = {}
+
+
+def main_pool(ds: Dataset, cfg: StudyConfig) -> list[Instance]:
+    """The instances a study may assign as main items (practice scenes excluded); cached per dataset and config."""
+    key = (id(ds), cfg.to_json())
+    pool = _POOLS.get(key)
+    if pool is None:
+        excluded = set(cfg.practice_scene_ids)
+        pool = [i for i in ds.select(None if cfg.split == "all" else cfg.split, cfg.subsets, cfg.templates)
+                if i.scene_id not in excluded]
+        if len(_POOLS) > 64:
+            _POOLS.clear()
+        _POOLS[key] = pool
+    return pool
+
+
+def default_tiebreak(participant_id: str) -> Callable[[str], str]:
+    """Ties between equally annotated instances, broken per participant (so participants spread out)."""
+    return lambda instance_id: stable_hash(participant_id, instance_id)
+
+
+def pick_main(pool: Sequence[Instance], cfg: StudyConfig, counts: Mapping[str, int], seen_ids: set[str],
+              seen_scenes: set[str], counterbalance: int, position: int,
+              tiebreak: Callable[[str], str]) -> Instance | None:
+    """Least-annotated eligible instance, never past the target; counterbalanced by template and subset.
+
+    `counts` are live assignments per instance (answered or held), `position` the number of main items the
+    participant has answered, `counterbalance` the participant's arrival rank in the study."""
+    eligible = [i for i in pool
+                if counts.get(i.instance_id, 0) < cfg.target_per_instance and i.instance_id not in seen_ids
+                and (cfg.same_scene_multiple_templates or i.scene_id not in seen_scenes)]
+    if not eligible:
+        return None
+
+    def best(cands: list[Instance]) -> Instance:
+        return min(cands, key=lambda i: (counts.get(i.instance_id, 0), tiebreak(i.instance_id)))
+
+    if cfg.ordering == "counterbalanced":
+        want_t = cfg.templates[(counterbalance + position) % len(cfg.templates)]
+        want_s = cfg.subsets[(counterbalance + position // len(cfg.templates)) % len(cfg.subsets)]
+        for pred in (lambda i: i.template == want_t and i.subset == want_s, lambda i: i.template == want_t):
+            cands = [i for i in eligible if pred(i)]
+            if cands:
+                return best(cands)
+    return best(eligible)
+
+
+def attention_slot_due(cfg: StudyConfig, answered_main: int, done_slots: set[int]) -> int | None:
+    """The attention check due now (after every N-th main answer, never after the last), or None."""
+    if not cfg.attention_every or not answered_main or answered_main % cfg.attention_every:
+        return None
+    if answered_main >= cfg.items_per_participant:
+        return None
+    slot = answered_main // cfg.attention_every
+    return None if slot in done_slots else slot
+
+
+def attention_scene(pool: Sequence[Instance], participant_id: str, slot: int) -> str:
+    """A real scene of the pool for the check, chosen by a hash of (participant, slot)."""
+    return pool[int(stable_hash(participant_id, str(slot)), 16) % len(pool)].scene_id
+
+
+def progress_text(cfg: StudyConfig, answered_main: int, answered_attention: int) -> str:
+    """'Item k of n', counting attention checks as items (so they do not stand out)."""
+    n = cfg.items_per_participant + cfg.attention_checks
+    return f"Item {min(answered_main + answered_attention + 1, n)} of {n}"

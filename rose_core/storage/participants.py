@@ -1,0 +1,203 @@
+"""Studies, participants and assignments: the SQL of the participant path."""
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from ..instrument.config import EndReason, Study, StudyConfig
+
+
+# --------------------------------------------------------------------------- studies
+
+def insert_study(conn: sqlite3.Connection, study: Study) -> None:
+    """The study and its run (human responses of a study form one run, solver kind 'human')."""
+    conn.execute("INSERT INTO studies(study_id, name, dataset_hash, config, created_at, active) VALUES (?,?,?,?,?,?)",
+                 (study.study_id, study.name, study.dataset_hash, study.config.to_json(), study.created_at,
+                  int(study.active)))
+    conn.execute("INSERT INTO runs(run_id, solver_kind, solver_name, study_id, format, dataset_hash, imported_at) "
+                 "VALUES (?, 'human', ?, ?, 'participant-app', ?, ?)",
+                 (study.run_id, f"Human ({study.name})", study.study_id, study.dataset_hash, study.created_at))
+
+
+def _study(row: Any) -> Study:
+    return Study(row["study_id"], row["name"], row["dataset_hash"], StudyConfig.from_json(row["config"]),
+                 row["created_at"], bool(row["active"]))
+
+
+def get_study(conn: sqlite3.Connection, study_id: str) -> Study | None:
+    row = conn.execute("SELECT * FROM studies WHERE study_id = ?", (study_id,)).fetchone()
+    return _study(row) if row else None
+
+
+def list_studies(conn: sqlite3.Connection) -> list[Study]:
+    return [_study(r) for r in conn.execute("SELECT * FROM studies ORDER BY created_at DESC, study_id")]
+
+
+def set_active(conn: sqlite3.Connection, study_id: str, active: bool) -> None:
+    conn.execute("UPDATE studies SET active = ? WHERE study_id = ?", (int(active), study_id))
+
+
+# --------------------------------------------------------------------------- participants
+
+@dataclass
+class Participant:
+    participant_id: str
+    study_id: str
+    external_id: str
+    source: str
+    counterbalance: int
+    consent_at: float | None
+    instructions_at: float | None
+    practice_attempts: int
+    practice_passed: bool | None
+    finished_at: float | None
+    end_reason: str | None
+    started_main_at: float | None
+    last_seen_at: float
+
+
+def _participant(row: Any) -> Participant:
+    return Participant(row["participant_id"], row["study_id"], row["external_id"], row["source"],
+                       row["counterbalance"], row["consent_at"], row["instructions_at"], row["practice_attempts"],
+                       None if row["practice_passed"] is None else bool(row["practice_passed"]),
+                       row["finished_at"], row["end_reason"], row["started_main_at"], row["last_seen_at"])
+
+
+def get_participant(conn: sqlite3.Connection, participant_id: str) -> Participant | None:
+    row = conn.execute("SELECT * FROM participants WHERE participant_id = ?", (participant_id,)).fetchone()
+    return _participant(row) if row else None
+
+
+def find_participant(conn: sqlite3.Connection, study_id: str, external_id: str) -> Participant | None:
+    row = conn.execute("SELECT * FROM participants WHERE study_id = ? AND external_id = ?",
+                       (study_id, external_id)).fetchone()
+    return _participant(row) if row else None
+
+
+def insert_participant(conn: sqlite3.Connection, participant_id: str, study_id: str, external_id: str, source: str,
+                       prolific_study_id: str | None, prolific_session_id: str | None, t: float) -> None:
+    """Counterbalance = arrival rank in the study (read in the same transaction)."""
+    (n,) = conn.execute("SELECT count(*) FROM participants WHERE study_id = ?", (study_id,)).fetchone()
+    conn.execute("INSERT INTO participants(participant_id, study_id, external_id, source, prolific_study_id, "
+                 "prolific_session_id, counterbalance, created_at, last_seen_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                 (participant_id, study_id, external_id, source, prolific_study_id, prolific_session_id, n, t, t))
+
+
+def touch(conn: sqlite3.Connection, participant_id: str, t: float) -> None:
+    conn.execute("UPDATE participants SET last_seen_at = ? WHERE participant_id = ?", (t, participant_id))
+
+
+def set_consent(conn: sqlite3.Connection, participant_id: str, t: float) -> None:
+    conn.execute("UPDATE participants SET consent_at = coalesce(consent_at, ?), last_seen_at = ? "
+                 "WHERE participant_id = ?", (t, t, participant_id))
+
+
+def set_instructions(conn: sqlite3.Connection, participant_id: str, t: float) -> None:
+    conn.execute("UPDATE participants SET instructions_at = coalesce(instructions_at, ?), last_seen_at = ? "
+                 "WHERE participant_id = ?", (t, t, participant_id))
+
+
+def set_started_main(conn: sqlite3.Connection, participant_id: str, t: float) -> None:
+    conn.execute("UPDATE participants SET started_main_at = coalesce(started_main_at, ?) WHERE participant_id = ?",
+                 (t, participant_id))
+
+
+def finish(conn: sqlite3.Connection, participant_id: str, reason: EndReason, t: float) -> None:
+    """The first end reason stays (a later call never overwrites it)."""
+    conn.execute("UPDATE participants SET finished_at = coalesce(finished_at, ?), end_reason = coalesce(end_reason, ?) "
+                 "WHERE participant_id = ?", (t, reason, participant_id))
+
+
+def set_practice(conn: sqlite3.Connection, participant_id: str, passed: bool | None, attempts: int) -> None:
+    conn.execute("UPDATE participants SET practice_passed = ?, practice_attempts = ? WHERE participant_id = ?",
+                 (None if passed is None else int(passed), attempts, participant_id))
+
+
+def participants_summary(conn: sqlite3.Connection, study: Study) -> list[dict]:
+    """One row per participant with main answers, pass rates and attention results (the Studies page)."""
+    rows = conn.execute(
+        """SELECT p.participant_id, p.external_id, p.source, p.counterbalance, p.created_at, p.last_seen_at,
+                  p.consent_at, p.practice_attempts, p.practice_passed, p.finished_at, p.end_reason,
+                  coalesce(sum(r.kind = 'main'), 0) AS main_answered,
+                  avg(CASE WHEN r.kind = 'main' THEN r.passed END) AS main_pass_rate,
+                  avg(CASE WHEN r.kind = 'attention' THEN r.passed END) AS attention_pass_rate
+           FROM participants p LEFT JOIN responses r ON r.participant_id = p.participant_id AND r.run_id = ?
+           WHERE p.study_id = ? GROUP BY p.participant_id ORDER BY p.created_at, p.participant_id""",
+        (study.run_id, study.study_id))
+    return [dict(r) for r in rows]
+
+
+def status_counts(conn: sqlite3.Connection, study_id: str) -> dict[str, int]:
+    """Participants per end reason ('in progress' while not finished)."""
+    return dict(conn.execute("SELECT coalesce(end_reason, 'in progress'), count(*) FROM participants "
+                             "WHERE study_id = ? GROUP BY 1", (study_id,)).fetchall())
+
+
+def main_answer_counts(conn: sqlite3.Connection, run_id: str) -> dict[str, int]:
+    return dict(conn.execute("SELECT instance_id, count(*) FROM responses WHERE run_id = ? AND kind = 'main' "
+                             "GROUP BY instance_id", (run_id,)).fetchall())
+
+
+# --------------------------------------------------------------------------- assignments
+
+@dataclass(frozen=True)
+class Assignment:
+    participant_id: str
+    kind: str
+    position: int
+    attempt: int
+    instance_id: str
+    scene_id: str
+    assigned_at: float
+    answered_at: float | None
+    released_at: float | None
+    acknowledged_at: float | None
+
+
+def _assignment(row: Any) -> Assignment:
+    return Assignment(row["participant_id"], row["kind"], row["position"], row["attempt"], row["instance_id"],
+                      row["scene_id"], row["assigned_at"], row["answered_at"], row["released_at"],
+                      row["acknowledged_at"])
+
+
+def participant_assignments(conn: sqlite3.Connection, participant_id: str) -> list[Assignment]:
+    """All of a participant's assignments, in the order they were made (a few dozen rows: one query)."""
+    return [_assignment(r) for r in conn.execute(
+        "SELECT * FROM assignments WHERE participant_id = ? ORDER BY assigned_at, kind, attempt, position",
+        (participant_id,))]
+
+
+def insert_assignment(conn: sqlite3.Connection, participant_id: str, kind: str, position: int, attempt: int,
+                      instance_id: str, scene_id: str, t: float) -> None:
+    conn.execute("INSERT INTO assignments(participant_id, kind, position, attempt, instance_id, scene_id, "
+                 "assigned_at) VALUES (?,?,?,?,?,?,?)", (participant_id, kind, position, attempt, instance_id,
+                                                          scene_id, t))
+
+
+def mark_answered(conn: sqlite3.Connection, a: Assignment, t: float) -> bool:
+    """True when this call answered it (False: already answered, e.g. a double submit)."""
+    cur = conn.execute("UPDATE assignments SET answered_at = ? WHERE participant_id = ? AND kind = ? AND attempt = ? "
+                       "AND position = ? AND answered_at IS NULL", (t, a.participant_id, a.kind, a.attempt, a.position))
+    return cur.rowcount == 1
+
+
+def acknowledge(conn: sqlite3.Connection, a: Assignment, t: float) -> None:
+    conn.execute("UPDATE assignments SET acknowledged_at = coalesce(acknowledged_at, ?) WHERE participant_id = ? "
+                 "AND kind = ? AND attempt = ? AND position = ?", (t, a.participant_id, a.kind, a.attempt, a.position))
+
+
+def release_stale(conn: sqlite3.Connection, study_id: str, cutoff: float, except_participant: str, t: float) -> None:
+    """Held main items of participants silent since `cutoff` go back to the pool."""
+    conn.execute(
+        "UPDATE assignments SET released_at = ? WHERE kind = 'main' AND answered_at IS NULL AND released_at IS NULL "
+        "AND participant_id IN (SELECT participant_id FROM participants WHERE study_id = ? AND last_seen_at < ? "
+        "AND participant_id != ?)", (t, study_id, cutoff, except_participant))
+
+
+def main_assignment_counts(conn: sqlite3.Connection, study_id: str) -> dict[str, int]:
+    """Live main assignments per instance (answered or held, not released): what the target caps."""
+    return dict(conn.execute(
+        "SELECT a.instance_id, count(*) FROM assignments a JOIN participants q USING (participant_id) "
+        "WHERE q.study_id = ? AND a.kind = 'main' AND a.released_at IS NULL GROUP BY a.instance_id",
+        (study_id,)).fetchall())
