@@ -1,0 +1,91 @@
+"""Test-only Streamlit page: the participant click grid on a real dataset instance, and what it sends.
+
+A component harness, not a stand-in for the study server: it keeps the events it received by sequence
+number (idempotently, like the server's store) and sends back `ack_seq` = how many of this view's
+events it holds contiguously from `restore.next_seq`'s base, so the browser's delta protocol runs for real.
+
+With `?redirect=URL` it is the end page's automatic redirect instead (ui/redirect.py, 300 ms delay).
+
+Query parameters: rows, cols (grid size), mode (count|click|click_submit), view (view_id),
+restore (JSON, the `restore` object), progress (text), hl=1 (prefer a T4 item: highlight image).
+Environment: ROSE_DATASET_DIR (a built dataset), ROSE_GRID_LOG (JSONL file: one line per value received).
+"""
+import json
+import os
+from pathlib import Path
+
+import streamlit as st
+
+from rose_core import TEMPLATE_OUTPUT, Dataset
+from ui.click_grid import click_grid, grid_data
+from ui.redirect import redirect
+
+st.set_page_config(page_title="grid harness", layout="wide")
+ss = st.session_state
+LOG = Path(os.environ["ROSE_GRID_LOG"])
+COUNT_LABEL = {"count": "Number of odd cells:", "click_submit": "Number of odd cells outside the excluded area:"}
+
+
+@st.cache_resource
+def dataset(root: str) -> Dataset:
+    return Dataset.load(Path(root))
+
+
+def pick(ds: Dataset, rows: int, cols: int, mode: str, highlight: bool):
+    """The first instance (by id) of that grid size and output kind; a T4 one when asked."""
+    fits = sorted((i for i in ds.instances.values() if TEMPLATE_OUTPUT[i.template] == mode
+                   and (ds.scenes[i.scene_id].rows, ds.scenes[i.scene_id].cols) == (rows, cols)),
+                  key=lambda i: (not (highlight and i.template == "T4"), i.instance_id))
+    if not fits:
+        st.error(f"no {mode} instance with a {rows}x{cols} grid in this dataset")
+        st.stop()
+    return fits[0]
+
+
+def stored_seqs(view: str) -> set[int]:
+    seqs: set[int] = set()
+    if LOG.exists():
+        for line in LOG.read_text().splitlines():
+            rec = json.loads(line)
+            if rec["value"].get("view_id") == view:
+                seqs.update(e["seq"] for e in rec["value"].get("events") or [])
+    return seqs
+
+
+def record(kind: str) -> None:
+    """Callback: runs before the rerun, so the rerun's data already carries the new ack."""
+    value = getattr(ss[ss["grid_key"]], kind, None)
+    if value:
+        with LOG.open("a") as f:
+            f.write(json.dumps({"kind": kind, "ack_before": ss.get("grid_ack", 0), "value": value}) + "\n")
+
+
+q = st.query_params
+if "redirect" in q:
+    st.caption("You will be redirected in a few seconds.")
+    redirect(q["redirect"], delay_ms=300)
+    st.stop()
+ds = dataset(os.environ["ROSE_DATASET_DIR"])
+mode = q.get("mode", "click")
+inst = pick(ds, int(q.get("rows", 6)), int(q.get("cols", 6)), mode, q.get("hl") == "1")
+view = q.get("view", "V1")
+restore = json.loads(q["restore"]) if "restore" in q else None
+base = (restore or {}).get("next_seq", 0)
+
+
+@st.fragment
+def item() -> None:
+    have = stored_seqs(view)
+    ack = base
+    while ack in have:
+        ack += 1
+    ss["grid_ack"], ss["grid_key"] = ack, f"grid_{view}"
+    data = grid_data(view, (ds.root / inst.image).read_bytes(), ds.scenes[inst.scene_id].layout, mode,
+                     COUNT_LABEL.get(mode, ""), instruction=inst.instruction, progress=q.get("progress", ""),
+                     ack_seq=ack, restore=restore)
+    res = click_grid(f"grid_{view}", data, on_grid=lambda: record("grid"), on_submit=lambda: record("submit"))
+    if res.submit:
+        st.success("submitted")
+
+
+item()
