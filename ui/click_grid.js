@@ -66,6 +66,7 @@ function mountItem(component) {
     firstAction: restore.first_action_ms === undefined ? null : restore.first_action_ms,
     focusLost: false,
     submitting: false,
+    refused: false,       // a submit was refused for the number: validate it as it is typed
     loggedCount: restore.count === undefined || restore.count === null ? "" : String(restore.count),
   };
   const t0 = shownAt(data.view_id, S.activeMs);
@@ -235,7 +236,9 @@ function mountItem(component) {
     countInput.value = S.loggedCount;
     countInput.addEventListener("input", () => {
       if (S.firstAction === null) S.firstAction = sinceShown(); // typing is an action from the first key
+      // After a refused submit the message follows the input: gone as soon as it is a whole number.
       if (WHOLE.test(countInput.value.trim())) clearError();
+      else if (S.refused) showError();
       if (countTimer !== null) clearTimeout(countTimer);
       countTimer = setTimeout(() => { if (flushCount()) send(); }, COUNT_DEBOUNCE_MS);
     });
@@ -249,6 +252,10 @@ function mountItem(component) {
   answer.appendChild(submitBtn);
   bar.append(tools, answer);
 
+  function showError() {
+    error.textContent = "Please enter a whole number (0 or more).";
+    countInput.setAttribute("aria-invalid", "true");
+  }
   function clearError() {
     error.textContent = "";
     if (countInput) countInput.removeAttribute("aria-invalid");
@@ -260,8 +267,8 @@ function mountItem(component) {
     if (countInput) {
       const v = countInput.value.trim();
       if (!WHOLE.test(v)) {
-        error.textContent = "Please enter a whole number (0 or more).";
-        countInput.setAttribute("aria-invalid", "true");
+        S.refused = true;
+        showError();
         countInput.focus();
         return;
       }

@@ -39,7 +39,7 @@ def empty_restore() -> dict[str, Any]:
     return {"selection": [], "count": None, "next_seq": 0, "active_ms": 0.0, "first_action_ms": None}
 
 
-def _check_restore(restore: dict[str, Any], layout: Layout, ack_seq: int) -> dict[str, Any]:
+def _check_restore(restore: dict[str, Any], layout: Layout) -> dict[str, Any]:
     """The server's own record of this view; refuse a malformed one rather than show a wrong selection."""
     out = {**empty_restore(), **restore}
     unknown = set(out) - set(empty_restore())
@@ -59,8 +59,6 @@ def _check_restore(restore: dict[str, Any], layout: Layout, ack_seq: int) -> dic
         raise ValueError(f"restore.count: expected a string or None, got {out['count']!r}")
     if not isinstance(out["next_seq"], int) or out["next_seq"] < 0:
         raise ValueError(f"restore.next_seq: expected an integer >= 0, got {out['next_seq']!r}")
-    if out["next_seq"] < ack_seq:
-        raise ValueError(f"restore.next_seq ({out['next_seq']}) is below ack_seq ({ack_seq})")
     out["active_ms"] = float(out["active_ms"])
     if out["first_action_ms"] is not None:
         out["first_action_ms"] = float(out["first_action_ms"])
@@ -73,7 +71,8 @@ def grid_data(view_id: str, png: bytes, layout: Layout, mode: Mode, count_label:
     """Everything the browser gets for one item (tests read this to prove no gold is in it).
 
     `ack_seq` is the number of this view's events the server has stored (the browser sends only
-    events with seq >= ack_seq); `restore` is the stored selection, count and timers after a reload.
+    events with seq >= ack_seq); `restore` is the stored selection, count and timers, used only when the
+    view is (re)mounted, e.g. after a reload (the browser numbers on from max(restore.next_seq, ack_seq)).
     """
     if mode not in SUBMIT_LABEL:
         raise ValueError(f"mode: expected one of {sorted(SUBMIT_LABEL)}, got {mode!r}")
@@ -86,7 +85,7 @@ def grid_data(view_id: str, png: bytes, layout: Layout, mode: Mode, count_label:
         "width": layout.width, "height": layout.height, "rows": layout.rows, "cols": layout.cols,
         "cells": layout.cell_boxes(), "submit_label": SUBMIT_LABEL[mode], "count_label": count_label,
         "instruction": instruction, "progress": progress, "ack_seq": ack_seq,
-        "restore": _check_restore(restore or {}, layout, ack_seq),
+        "restore": _check_restore(restore or {}, layout),
     }
 
 

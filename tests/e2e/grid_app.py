@@ -2,7 +2,8 @@
 
 A component harness, not a stand-in for the study server: it keeps the events it received by sequence
 number (idempotently, like the server's store) and sends back `ack_seq` = how many of this view's
-events it holds contiguously from `restore.next_seq`'s base, so the browser's delta protocol runs for real.
+events it holds contiguously from `restore.next_seq`'s base, so the browser's delta protocol runs for real;
+`restore` is the query parameter's plus the stored events replayed, so a reload restores what was done.
 
 With `?redirect=URL` it is the end page's automatic redirect instead (ui/redirect.py, 300 ms delay).
 
@@ -42,14 +43,39 @@ def pick(ds: Dataset, rows: int, cols: int, mode: str, highlight: bool):
     return fits[0]
 
 
-def stored_seqs(view: str) -> set[int]:
-    seqs: set[int] = set()
+def stored(view: str) -> tuple[dict[int, dict], dict | None]:
+    """This view's events by seq (a resend overwrites, like the store) and the last state received."""
+    events: dict[int, dict] = {}
+    last = None
     if LOG.exists():
         for line in LOG.read_text().splitlines():
             rec = json.loads(line)
             if rec["value"].get("view_id") == view:
-                seqs.update(e["seq"] for e in rec["value"].get("events") or [])
-    return seqs
+                events.update({e["seq"]: e for e in rec["value"].get("events") or []})
+                last = rec["value"]
+    return events, last
+
+
+def replay(restore: dict, events: dict[int, dict], upto: int, last: dict | None) -> dict:
+    """What a reload restores: the given restore, then the stored events in seq order (the documented
+    event semantics: undo carries the action it undid, clear empties the selection)."""
+    sel = [tuple(x) for x in restore.get("selection", [])]
+    count = restore.get("count")
+    for seq in range(restore.get("next_seq", 0), upto):
+        e = events[seq]
+        rc = (e.get("r"), e.get("c"))
+        if e["type"] == "click" or (e["type"] == "undo" and e["value"] == "unclick"):
+            sel = [x for x in sel if x != rc] + [rc]
+        elif e["type"] == "unclick" or (e["type"] == "undo" and e["value"] == "click"):
+            sel = [x for x in sel if x != rc]
+        elif e["type"] == "clear":
+            sel = []
+        elif e["type"] == "count_input":
+            count = e["value"]
+    return {"selection": [list(x) for x in sel], "count": count, "next_seq": upto,
+            "active_ms": max([restore.get("active_ms", 0.0)] + [events[s]["active_ms"] for s in range(
+                restore.get("next_seq", 0), upto)]),
+            "first_action_ms": (last or {}).get("first_action_ms", restore.get("first_action_ms"))}
 
 
 def record(kind: str) -> None:
@@ -75,14 +101,14 @@ base = (restore or {}).get("next_seq", 0)
 
 @st.fragment
 def item() -> None:
-    have = stored_seqs(view)
+    have, last = stored(view)
     ack = base
     while ack in have:
         ack += 1
     ss["grid_ack"], ss["grid_key"] = ack, f"grid_{view}"
     data = grid_data(view, (ds.root / inst.image).read_bytes(), ds.scenes[inst.scene_id].layout, mode,
                      COUNT_LABEL.get(mode, ""), instruction=inst.instruction, progress=q.get("progress", ""),
-                     ack_seq=ack, restore=restore)
+                     ack_seq=ack, restore=replay(restore or {}, have, ack, last))
     res = click_grid(f"grid_{view}", data, on_grid=lambda: record("grid"), on_submit=lambda: record("submit"))
     if res.submit:
         st.success("submitted")
