@@ -57,11 +57,15 @@ def _check_restore(restore: dict[str, Any], layout: Layout) -> dict[str, Any]:
     out["selection"] = cells
     if out["count"] is not None and not isinstance(out["count"], str):
         raise ValueError(f"restore.count: expected a string or None, got {out['count']!r}")
-    if not isinstance(out["next_seq"], int) or out["next_seq"] < 0:
+    if not isinstance(out["next_seq"], int) or isinstance(out["next_seq"], bool) or out["next_seq"] < 0:
         raise ValueError(f"restore.next_seq: expected an integer >= 0, got {out['next_seq']!r}")
-    out["active_ms"] = float(out["active_ms"])
-    if out["first_action_ms"] is not None:
-        out["first_action_ms"] = float(out["first_action_ms"])
+    for name in ("active_ms", "first_action_ms"):
+        v = out[name]
+        if v is None and name == "first_action_ms":
+            continue
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
+            raise ValueError(f"restore.{name}: expected a number of milliseconds >= 0, got {v!r}")
+        out[name] = float(v)
     return out
 
 
