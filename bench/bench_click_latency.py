@@ -116,7 +116,7 @@ def main() -> None:
     gm, g95 = statistics.median(grid_lat), q(grid_lat, 95)
     fm, f95 = statistics.median(floor_lat), q(floor_lat, 95)
     print(f"click -> visible, {a.clicks} clicks each, {a.gap_ms:.0f} ms apart, headless Chromium, page: {a.page}")
-    print(f"  participant grid   median {gm:6.1f} ms  p95 {g95:6.1f} ms  max {max(grid_lat):6.1f} ms  "
+    print(f"  grid ({a.page[:11]:11}) median {gm:6.1f} ms  p95 {g95:6.1f} ms  max {max(grid_lat):6.1f} ms  "
           f"server CPU {grid_cpu:5.1f} ms/click")
     print(f"  floor (1 button)   median {fm:6.1f} ms  p95 {f95:6.1f} ms  max {max(floor_lat):6.1f} ms  "
           f"server CPU {floor_cpu:5.1f} ms/click")
