@@ -41,6 +41,12 @@ function el(tag, cls, attrs) {
 function shownAt(viewId, restoredActiveMs) {
   const k = "rose-grid-shown:" + viewId;
   try {
+    for (let i = window.localStorage.length - 1; i >= 0; i--) { // forget items shown more than two days ago
+      const old = window.localStorage.key(i);
+      if (old && old.startsWith("rose-grid-shown:") && Date.now() - Number(window.localStorage.getItem(old)) > 1728e5) {
+        window.localStorage.removeItem(old);
+      }
+    }
     const v = Number(window.localStorage.getItem(k));
     if (v > 0) return v;
     const now = Date.now() - restoredActiveMs;

@@ -8,7 +8,8 @@ events it holds contiguously from `restore.next_seq`'s base, so the browser's de
 With `?redirect=URL` it is the end page's automatic redirect instead (ui/redirect.py, 300 ms delay).
 
 Query parameters: rows, cols (grid size), mode (count|click|click_submit), view (view_id),
-restore (JSON, the `restore` object), progress (text), hl=1 (prefer a T4 item: highlight image).
+restore (JSON, the `restore` object), progress (text), hl=1 (prefer a T4 item: highlight image),
+next=VIEW2 (a "Next view" button switches this mount point to view VIEW2: same component key, new view_id).
 Environment: ROSE_DATASET_DIR (a built dataset), ROSE_GRID_LOG (JSONL file: one line per value received).
 """
 import json
@@ -94,9 +95,12 @@ if "redirect" in q:
 ds = dataset(os.environ["ROSE_DATASET_DIR"])
 mode = q.get("mode", "click")
 inst = pick(ds, int(q.get("rows", 6)), int(q.get("cols", 6)), mode, q.get("hl") == "1")
-view = q.get("view", "V1")
-restore = json.loads(q["restore"]) if "restore" in q else None
+view = ss.get("grid_view", q.get("view", "V1"))
+restore = json.loads(q["restore"]) if "restore" in q and view == q.get("view", "V1") else None
 base = (restore or {}).get("next_seq", 0)
+if "next" in q and st.button("Next view", key="grid_next"):
+    ss["grid_view"] = view = q["next"]
+    restore, base = None, 0
 
 
 @st.fragment
@@ -105,11 +109,12 @@ def item() -> None:
     ack = base
     while ack in have:
         ack += 1
-    ss["grid_ack"], ss["grid_key"] = ack, f"grid_{view}"
+    key = "grid_fixed" if "next" in q else f"grid_{view}"
+    ss["grid_ack"], ss["grid_key"] = ack, key
     data = grid_data(view, (ds.root / inst.image).read_bytes(), ds.scenes[inst.scene_id].layout, mode,
                      COUNT_LABEL.get(mode, ""), instruction=inst.instruction, progress=q.get("progress", ""),
                      ack_seq=ack, restore=replay(restore or {}, have, ack, last))
-    res = click_grid(f"grid_{view}", data, on_grid=lambda: record("grid"), on_submit=lambda: record("submit"))
+    res = click_grid(key, data, on_grid=lambda: record("grid"), on_submit=lambda: record("submit"))
     if res.submit:
         st.success("submitted")
 

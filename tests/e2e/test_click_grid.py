@@ -187,6 +187,20 @@ def test_restore_shows_selection_count_and_continues_numbering(desk, harness):  
     assert recs[-1]["value"]["first_action_ms"] == 800.0
 
 
+def test_new_view_in_the_same_place_starts_from_its_own_restore(desk, harness):  # noqa: F811
+    open_grid(desk, harness, rows=5, cols=5, mode="click", view="first", next="second")
+    cell(desk, 2, 4).click()
+    wait_ack(desk, 1)
+    desk.get_by_role("button", name="Next view").click()
+    desk.wait_for_function("() => document.querySelector('.rg-root').dataset.view === 'second'")
+    assert pressed(desk) == set() and desk.locator(".rg-root").get_attribute("data-ack") == "0"
+    cell(desk, 1, 1).click()
+    rec = harness.wait_records("second", lambda rs: len(rs) == 1, "grid")[0]["value"]
+    assert [(e["seq"], e["type"]) for e in rec["events"]] == [(0, "click")] and rec["selection"] == [[1, 1]]
+    assert rec["first_action_ms"] is not None
+    assert [e["seq"] for r in harness.records("first", "grid") for e in r["value"]["events"]] == [0]
+
+
 def pressed(page) -> set[tuple[int, int]]:
     return {(int(b.get_attribute("data-r")), int(b.get_attribute("data-c")))
             for b in page.locator('.rg-cell[aria-pressed="true"]').all()}

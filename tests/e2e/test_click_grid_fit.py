@@ -78,6 +78,8 @@ def test_refits_on_resize_and_rotation(browser, harness, small_dataset):  # noqa
         page.set_viewport_size({"width": 844, "height": 390})  # landscape: height is now the limit
         page.wait_for_function("() => document.querySelector('.rg-bar').getBoundingClientRect().bottom <= innerHeight")
         landscape = check_fits(page, "click_submit", boxes)
+        page.get_by_role("button", name="row 8 column 8", exact=True).tap()  # a finger reaches the last cell
+        assert page.get_by_role("button", name="row 8 column 8", exact=True).get_attribute("aria-pressed") == "true"
         assert landscape["stage"][3] - landscape["stage"][1] < portrait["stage"][3] - portrait["stage"][1]
         desk = browser.new_context(**DESKTOP)
         dp = desk.new_page()
