@@ -75,8 +75,9 @@ function mountItem(component) {
     refused: false,       // a submit was refused for the number: validate it as it is typed
     loggedCount: restore.count === undefined || restore.count === null ? "" : String(restore.count),
   };
-  const t0 = shownAt(data.view_id, S.activeMs);
-  const sinceShown = () => round1(Date.now() - t0);
+  // On the page's monotonic clock, so that active time (same clock) never exceeds time since shown.
+  const t0 = performance.now() - (Date.now() - shownAt(data.view_id, S.activeMs));
+  const sinceShown = () => round1(performance.now() - t0);
 
   // Active time: the page visible and the window focused.
   let visible = document.visibilityState === "visible";
@@ -162,7 +163,8 @@ function mountItem(component) {
   }
 
   if (clickable) {
-    const grid = el("div", "rg-grid", { role: "group", "aria-label": "Grid: arrows move, Enter or Space selects a cell" });
+    const grid = el("div", "rg-grid", { role: "group", "aria-label": "Grid: arrows move, Enter or Space selects a cell",
+                                        "aria-describedby": instruction.id });
     for (const [r, c, x0, y0, x1, y1] of data.cells) {
       const b = el("button", "rg-cell", { type: "button", "aria-label": "row " + r + " column " + c });
       b.dataset.r = r;
