@@ -4,7 +4,11 @@ Measured in the page (performance.now, sub-millisecond): pointerdown -> the clic
 after the next animation frame (paint). For the floor app the first visible change is its rerun's text.
 Also: server CPU per click for both (from /proc). Targets: grid median <= 16 ms, p95 <= 33 ms.
 
-    python bench/bench_click_latency.py [--clicks 80] [--gap-ms 120]
+    python bench/bench_click_latency.py [--clicks 80] [--gap-ms 120] [--page participant|harness]
+
+--page participant (default) clicks an item of a real study in the participant page (events stored in SQLite);
+--page harness clicks the same component on tests/e2e/grid_app.py (an 8x8 item; events appended to a file),
+which isolates the component from the study server.
 """
 from __future__ import annotations
 
@@ -65,18 +69,25 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--clicks", type=int, default=80)
     ap.add_argument("--gap-ms", type=float, default=120)
+    ap.add_argument("--page", choices=["participant", "harness"], default="participant")
     a = ap.parse_args()
     rng = random.Random(1)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         ds_root, db_file, sid, ids = prepare(tmp, 1)
-        app = Server(tmp / "app.log", {"ROSE_DATASET_DIR": str(ds_root), "ROSE_DB": str(db_file)}).start()
+        if a.page == "participant":
+            app = Server(tmp / "app.log", {"ROSE_DATASET_DIR": str(ds_root), "ROSE_DB": str(db_file)}).start()
+            url = f"{app.url}/?study={sid}&PROLIFIC_PID={ids[0]}"
+        else:
+            app = Server(tmp / "app.log", {"ROSE_DATASET_DIR": str(ds_root), "ROSE_GRID_LOG": str(tmp / "grid.jsonl")},
+                         script="tests/e2e/grid_app.py").start()
+            url = f"{app.url}/?rows=8&cols=8&mode=click&view=bench"
         floor = Server(tmp / "floor.log", script="bench/floor_app.py").start()
         try:
             with sync_playwright() as p:
                 b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
                 pg = b.new_page(viewport={"width": 1200, "height": 1000})
-                pg.goto(f"{app.url}/?study={sid}&PROLIFIC_PID={ids[0]}")
+                pg.goto(url)
                 pg.wait_for_selector(".rg-cell")
                 time.sleep(1)
                 cells = pg.locator(".rg-cell").all()
@@ -104,8 +115,8 @@ def main() -> None:
             floor.stop()
     gm, g95 = statistics.median(grid_lat), q(grid_lat, 95)
     fm, f95 = statistics.median(floor_lat), q(floor_lat, 95)
-    print(f"click -> visible, {a.clicks} clicks each, {a.gap_ms:.0f} ms apart, headless Chromium")
-    print(f"  participant grid   median {gm:6.1f} ms  p95 {g95:6.1f} ms  max {max(grid_lat):6.1f} ms  "
+    print(f"click -> visible, {a.clicks} clicks each, {a.gap_ms:.0f} ms apart, headless Chromium, page: {a.page}")
+    print(f"  grid ({a.page[:11]:11}) median {gm:6.1f} ms  p95 {g95:6.1f} ms  max {max(grid_lat):6.1f} ms  "
           f"server CPU {grid_cpu:5.1f} ms/click")
     print(f"  floor (1 button)   median {fm:6.1f} ms  p95 {f95:6.1f} ms  max {max(floor_lat):6.1f} ms  "
           f"server CPU {floor_cpu:5.1f} ms/click")

@@ -1,90 +1,187 @@
 // ROSE click grid: the exact PNG a model sees, with a clickable overlay on the saved cell boxes.
-// A click toggles the cell at once in the page; the cumulative state (selection + event log) goes
-// to the server with setStateValue; DONE / SUBMIT sends the final answer with setTriggerValue.
-// The gold answer is never in `data`: the server scores the submission.
+// A click toggles the cell at once in the page. Every action is an event numbered from
+// restore.next_seq; the state "grid" carries only the events the server has not stored yet
+// (seq >= ack_seq), so each event crosses the wire until it is acknowledged and never after.
+// DONE / SUBMIT sends the final answer once per press with setTriggerValue. The gold answer is
+// never in `data`: the server scores the submission.
+//
+// Streamlit calls this function again whenever `data` changes (a rerun with a new ack_seq): the
+// live item (DOM, selection, timers) is kept per mount point and only a new view_id rebuilds it.
+
+const ITEMS = new WeakMap(); // parentElement -> live item
+const ACTIONS = new Set(["click", "unclick", "undo", "clear", "count_input"]);
+const WHOLE = /^\d+$/;
+const COUNT_DEBOUNCE_MS = 400;
+const BOTTOM_GAP_PX = 12;
+const MIN_STAGE_PX = 120;
+const MIN_ITEM_PX = 800;
+
 export default function (component) {
-  const { data, parentElement, setStateValue, setTriggerValue } = component;
+  const { data, parentElement } = component;
+  let item = ITEMS.get(parentElement);
+  if (item && item.viewId === data.view_id) {
+    item.update(component);
+    return item.cleanup;
+  }
+  if (item) item.destroy();
+  item = mountItem(component);
+  ITEMS.set(parentElement, item);
+  return item.cleanup;
+}
+
+function el(tag, cls, attrs) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  return e;
+}
+
+// When the item was first shown in this browser, kept across reloads and reopened tabs. Without
+// storage, the best lower bound is "now minus the active time already stored".
+function shownAt(viewId, restoredActiveMs) {
+  const k = "rose-grid-shown:" + viewId;
+  try {
+    for (let i = window.localStorage.length - 1; i >= 0; i--) { // forget items shown more than two days ago
+      const old = window.localStorage.key(i);
+      if (old && old.startsWith("rose-grid-shown:") && Date.now() - Number(window.localStorage.getItem(old)) > 1728e5) {
+        window.localStorage.removeItem(old);
+      }
+    }
+    const v = Number(window.localStorage.getItem(k));
+    if (v > 0) return v;
+    const now = Date.now() - restoredActiveMs;
+    window.localStorage.setItem(k, String(now));
+    return now;
+  } catch (e) {
+    return Date.now() - restoredActiveMs;
+  }
+}
+
+function mountItem(component) {
+  const { data, parentElement } = component;
+  let api = { setStateValue: component.setStateValue, setTriggerValue: component.setTriggerValue };
+  const restore = data.restore || {};
+  const round1 = (x) => Math.round(x * 10) / 10;
+  const S = {
+    selected: (restore.selection || []).map(([r, c]) => [r, c]),
+    nextSeq: Math.max(restore.next_seq || 0, data.ack_seq || 0),
+    ack: data.ack_seq || 0,
+    pending: [],          // events not yet acknowledged by the server
+    undo: [],             // click/unclick actions that Undo can revert (emptied by Clear)
+    activeMs: restore.active_ms || 0,
+    firstAction: restore.first_action_ms === undefined ? null : restore.first_action_ms,
+    focusLost: false,
+    submitting: false,
+    refused: false,       // a submit was refused for the number: validate it as it is typed
+    loggedCount: restore.count === undefined || restore.count === null ? "" : String(restore.count),
+  };
+  // On the page's monotonic clock, so that active time (same clock) never exceeds time since shown.
+  const t0 = performance.now() - (Date.now() - shownAt(data.view_id, S.activeMs));
+  const sinceShown = () => round1(performance.now() - t0);
+
+  // Active time: the page visible and the window focused.
+  let visible = document.visibilityState === "visible";
+  let focused = document.hasFocus();
+  let activeSince = visible && focused ? performance.now() : null;
+  const activeMs = () => round1(S.activeMs + (activeSince === null ? 0 : performance.now() - activeSince));
+
+  // ---- DOM ------------------------------------------------------------------------------------
   let root = parentElement.querySelector(".rg-root");
-  if (root && root.dataset.view === data.view_id) return; // same item: keep the DOM and its state
   if (!root) {
-    root = document.createElement("div");
-    root.className = "rg-root";
+    root = el("div", "rg-root");
     parentElement.appendChild(root);
   }
-  root.dataset.view = data.view_id;
   root.innerHTML = "";
-  const t0 = performance.now();
-  const st = { selected: [], events: [], firstAction: null, focusLost: false, submitted: false };
-  const key = (r, c) => r + "," + c;
-  const has = (r, c) => st.selected.some(([a, b]) => a === r && b === c);
-  const log = (type, extra) => {
-    const e = Object.assign({ type, t: Date.now() }, extra || {});
-    st.events.push(e);
-    if (st.firstAction === null && type !== "blur" && type !== "focus") st.firstAction = performance.now() - t0;
-    return e;
-  };
-  const send = () => setStateValue("grid", { view_id: data.view_id, selected: st.selected, events: st.events });
-
-  const stage = document.createElement("div");
-  stage.className = "rg-stage";
-  stage.style.maxWidth = data.width + "px";
+  root.className = "rg-root";
+  root.dataset.view = data.view_id;
+  root.dataset.ack = String(S.ack);
+  const head = el("div", "rg-head");
+  const progress = el("div", "rg-progress");
+  const instruction = el("div", "rg-instruction", { id: "rg-instruction-" + data.view_id });
+  head.append(progress, instruction);
+  const stage = el("div", "rg-stage");
   stage.style.aspectRatio = data.width + " / " + data.height;
-  const img = document.createElement("img");
+  const img = el("img", "", { alt: "grid image", draggable: "false" });
   img.src = data.image;
-  img.alt = "grid image";
-  img.draggable = false;
   stage.appendChild(img);
-  root.appendChild(stage);
+  const bar = el("div", "rg-bar");
+  const error = el("div", "rg-error", { role: "alert" });
+  const item = el("div", "rg-item");
+  item.append(head, stage, bar, error);
+  root.appendChild(item);
 
   const clickable = data.mode !== "count";
   const cells = new Map();
-  const status = document.createElement("div");
-  status.className = "rg-status";
-  status.setAttribute("aria-live", "polite");
-  const render = (r, c) => {
+  const key = (r, c) => r + "," + c;
+  const has = (r, c) => S.selected.some(([a, b]) => a === r && b === c);
+  const status = el("div", "rg-status", { "aria-live": "polite" });
+
+  function setText(d) {
+    progress.textContent = d.progress || "";
+    progress.hidden = !d.progress;
+    instruction.textContent = d.instruction || "";
+  }
+  setText(data);
+
+  function log(type, extra) {
+    const e = Object.assign({ seq: S.nextSeq++, type }, extra || {}, { t: sinceShown(), active_ms: activeMs() });
+    S.pending.push(e);
+    if (S.firstAction === null && ACTIONS.has(type)) S.firstAction = e.t;
+    return e;
+  }
+  function countValue() {
+    if (!countInput) return null;
+    const v = countInput.value.trim();
+    return v === "" ? null : v;
+  }
+  function unacked() {
+    return S.pending.filter((e) => e.seq >= S.ack);
+  }
+  function send() {
+    api.setStateValue("grid", {
+      view_id: data.view_id, events: unacked(), selection: S.selected.map(([r, c]) => [r, c]),
+      count: countValue(), active_ms: activeMs(), first_action_ms: S.firstAction,
+    });
+  }
+  function renderCell(r, c) {
     const b = cells.get(key(r, c));
     if (b) b.setAttribute("aria-pressed", String(has(r, c)));
-    status.textContent = st.selected.length === 1 ? "1 cell selected" : st.selected.length + " cells selected";
-  };
-  const toggle = (r, c, via) => {
-    if (st.submitted) return;
-    if (has(r, c)) {
-      st.selected = st.selected.filter(([a, b]) => !(a === r && b === c));
-      log("unclick", { r, c, via });
-    } else {
-      st.selected.push([r, c]);
-      log("click", { r, c, via });
-    }
-    render(r, c); // visible at once, before the server hears of it
+  }
+  function renderStatus() {
+    status.textContent = S.selected.length === 1 ? "1 cell selected" : S.selected.length + " cells selected";
+  }
+  function toggle(r, c) {
+    if (S.submitting) return;
+    const on = !has(r, c);
+    if (on) S.selected.push([r, c]);
+    else S.selected = S.selected.filter(([a, b]) => !(a === r && b === c));
+    renderCell(r, c); // visible at once, before the server hears of it
+    renderStatus();
+    S.undo.push({ type: on ? "click" : "unclick", r, c });
+    log(on ? "click" : "unclick", { r, c });
     send();
-  };
+  }
+
   if (clickable) {
-    const grid = document.createElement("div");
-    grid.className = "rg-grid";
-    grid.setAttribute("role", "grid");
-    grid.setAttribute("aria-label", "Grid: arrows move, Enter or Space selects a cell");
+    const grid = el("div", "rg-grid", { role: "group", "aria-label": "Grid: arrows move, Enter or Space selects a cell",
+                                        "aria-describedby": instruction.id });
     for (const [r, c, x0, y0, x1, y1] of data.cells) {
-      const b = document.createElement("button");
-      b.type = "button";
-      b.className = "rg-cell";
+      const b = el("button", "rg-cell", { type: "button", "aria-label": "row " + r + " column " + c });
       b.dataset.r = r;
       b.dataset.c = c;
       b.style.left = (100 * x0) / data.width + "%";
       b.style.top = (100 * y0) / data.height + "%";
       b.style.width = (100 * (x1 - x0)) / data.width + "%";
       b.style.height = (100 * (y1 - y0)) / data.height + "%";
-      b.setAttribute("aria-label", "row " + r + " column " + c);
-      b.setAttribute("aria-pressed", "false");
-      b.tabIndex = r === 1 && c === 1 ? 0 : -1; // roving tabindex
-      b.addEventListener("click", (ev) => { ev.preventDefault(); toggle(r, c, ev.detail === 0 ? "key" : "pointer"); });
+      b.tabIndex = r === 1 && c === 1 ? 0 : -1; // roving tabindex: Tab enters the grid once
+      b.addEventListener("click", (ev) => { ev.preventDefault(); toggle(r, c); });
       b.addEventListener("keydown", (ev) => {
         const d = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[ev.key];
         if (!d) return;
         ev.preventDefault();
-        const nr = Math.min(data.rows, Math.max(1, r + d[0]));
-        const nc = Math.min(data.cols, Math.max(1, c + d[1]));
-        const nb = cells.get(key(nr, nc));
-        b.tabIndex = -1;
+        const nb = cells.get(key(Math.min(data.rows, Math.max(1, r + d[0])), Math.min(data.cols, Math.max(1, c + d[1]))));
+        if (!nb) return;
+        cells.forEach((x) => { x.tabIndex = -1; });
         nb.tabIndex = 0;
         nb.focus();
       });
@@ -92,100 +189,204 @@ export default function (component) {
       grid.appendChild(b);
     }
     stage.appendChild(grid);
+    cells.forEach((_, k) => { const [r, c] = k.split(",").map(Number); renderCell(r, c); });
   }
 
-  const bar = document.createElement("div");
-  bar.className = "rg-bar";
-  root.appendChild(bar);
-  const error = document.createElement("div");
-  error.className = "rg-error";
-  error.setAttribute("role", "alert");
   const mkButton = (label, cls, fn) => {
-    const b = document.createElement("button");
-    b.type = "button";
+    const b = el("button", "rg-btn " + cls, { type: "button" });
     b.textContent = label;
-    b.className = "rg-btn " + cls;
     b.addEventListener("click", fn);
-    bar.appendChild(b);
     return b;
   };
+  const tools = el("div", "rg-tools");
   if (clickable) {
-    mkButton("Undo", "rg-undo", () => {
-      if (st.submitted) return;
-      for (let i = st.events.length - 1; i >= 0; i--) {
-        const e = st.events[i];
-        if (e.type === "click" || e.type === "unclick") {
-          if (e.undone) continue;
-          e.undone = true;
-          if (e.type === "click") st.selected = st.selected.filter(([a, b]) => !(a === e.r && b === e.c));
-          else st.selected.push([e.r, e.c]);
-          log("undo", { r: e.r, c: e.c });
-          render(e.r, e.c);
-          send();
-          return;
-        }
-      }
-    });
-    mkButton("Clear", "rg-clear", () => {
-      if (st.submitted || !st.selected.length) return;
-      const was = st.selected;
-      st.selected = [];
-      log("clear", { value: String(was.length) });
-      was.forEach(([r, c]) => render(r, c));
-      render(0, 0);
+    tools.appendChild(mkButton("Undo", "rg-undo", () => {
+      if (S.submitting) return;
+      const a = S.undo.pop();
+      if (!a) return;
+      if (a.type === "click") S.selected = S.selected.filter(([x, y]) => !(x === a.r && y === a.c));
+      else S.selected.push([a.r, a.c]);
+      renderCell(a.r, a.c);
+      renderStatus();
+      log("undo", { r: a.r, c: a.c, value: a.type }); // value: the action undone, so a replay needs no stack
       send();
-    });
-    bar.appendChild(status);
-    render(0, 0);
+    }));
+    tools.appendChild(mkButton("Clear", "rg-clear", () => {
+      if (S.submitting || !S.selected.length) return;
+      const was = S.selected;
+      S.selected = [];
+      S.undo = [];
+      was.forEach(([r, c]) => renderCell(r, c));
+      renderStatus();
+      log("clear", { value: String(was.length) });
+      send();
+    }));
+    tools.appendChild(status);
+    renderStatus();
   }
   let countInput = null;
+  let countTimer = null;
+  const flushCount = () => {
+    if (countTimer !== null) { clearTimeout(countTimer); countTimer = null; }
+    if (!countInput || countInput.value === S.loggedCount) return false;
+    S.loggedCount = countInput.value;
+    log("count_input", { value: countInput.value });
+    return true;
+  };
+  const answer = el("div", "rg-answer");
   if (data.mode !== "click") {
-    const label = document.createElement("label");
-    label.className = "rg-count";
-    label.textContent = data.count_label + " ";
-    countInput = document.createElement("input");
-    countInput.type = "number";
-    countInput.min = "0";
-    countInput.step = "1";
-    countInput.inputMode = "numeric";
-    countInput.setAttribute("aria-label", data.count_label);
-    countInput.addEventListener("change", () => log("count", { value: countInput.value }));
+    const id = "rg-count-" + data.view_id;
+    const label = el("label", "rg-count-label", { for: id });
+    label.textContent = data.count_label || "Number";
+    countInput = el("input", "rg-count-input", {
+      id, type: "text", inputmode: "numeric", pattern: "[0-9]*", autocomplete: "off", spellcheck: "false",
+    });
+    countInput.value = S.loggedCount;
+    countInput.addEventListener("input", () => {
+      if (S.firstAction === null) S.firstAction = sinceShown(); // typing is an action from the first key
+      // After a refused submit the message follows the input: gone as soon as it is a whole number.
+      if (WHOLE.test(countInput.value.trim())) clearError();
+      else if (S.refused) showError();
+      if (countTimer !== null) clearTimeout(countTimer);
+      countTimer = setTimeout(() => { if (flushCount()) send(); }, COUNT_DEBOUNCE_MS);
+    });
+    countInput.addEventListener("change", () => { if (flushCount()) send(); });
     countInput.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); submit(); } });
-    label.appendChild(countInput);
-    bar.appendChild(label);
+    const wrap = el("div", "rg-count");
+    wrap.append(label, countInput);
+    answer.appendChild(wrap);
   }
   const submitBtn = mkButton(data.submit_label, "rg-submit", () => submit());
-  root.appendChild(error);
+  answer.appendChild(submitBtn);
+  bar.append(tools, answer);
 
+  function showError() {
+    error.textContent = "Please enter a whole number (0 or more).";
+    countInput.setAttribute("aria-invalid", "true");
+  }
+  function clearError() {
+    error.textContent = "";
+    if (countInput) countInput.removeAttribute("aria-invalid");
+  }
+  let reenable = null;
   function submit() {
-    if (st.submitted) return;
+    if (S.submitting) return;
     let count = null;
     if (countInput) {
       const v = countInput.value.trim();
-      if (!/^\d+$/.test(v)) {
-        error.textContent = "Please enter a whole number (0 or more).";
+      if (!WHOLE.test(v)) {
+        S.refused = true;
+        showError();
         countInput.focus();
         return;
       }
-      count = parseInt(v, 10);
+      count = v;
     }
-    st.submitted = true;
+    flushCount();
+    clearError();
+    S.submitting = true;
     submitBtn.disabled = true;
     root.classList.add("rg-submitted");
-    error.textContent = "";
-    log("submit", { value: count === null ? null : String(count) });
-    setTriggerValue("submit", {
-      view_id: data.view_id, selected: st.selected, count, events: st.events,
-      first_action_ms: st.firstAction, total_ms: performance.now() - t0,
+    api.setTriggerValue("submit", {
+      view_id: data.view_id, selection: S.selected.map(([r, c]) => [r, c]), count, events: unacked(),
+      first_action_ms: S.firstAction, active_ms: activeMs(), client_total_ms: sinceShown(),
       viewport: [window.innerWidth, window.innerHeight], dpr: window.devicePixelRatio || 1,
-      focus_lost: st.focusLost,
+      focus_lost: S.focusLost,
     });
+    // Normally the next item replaces this one. If the server refused the answer, the same item stays:
+    // let the participant press again after a moment (the server ignores a repeated answer).
+    reenable = setTimeout(() => {
+      S.submitting = false;
+      submitBtn.disabled = false;
+      root.classList.remove("rg-submitted");
+    }, 3000);
   }
-  const onBlur = () => { if (root.dataset.view !== data.view_id) return; st.focusLost = true; log("blur"); };
-  const onFocus = () => { if (root.dataset.view !== data.view_id) return; log("focus"); };
-  window.addEventListener("blur", onBlur);
+
+  // ---- attention: focus and visibility ---------------------------------------------------------
+  function attention(type) {
+    const now = performance.now();
+    if (activeSince !== null) { S.activeMs += now - activeSince; activeSince = null; }
+    if (type === "focus") focused = true;
+    if (type === "blur") focused = false;
+    if (type === "visible") visible = true;
+    if (type === "hidden") visible = false;
+    if (visible && focused) activeSince = now;
+    if (type === "blur" || type === "hidden") S.focusLost = true;
+    if (type === "blur" || type === "hidden") flushCount();
+    log(type);
+    send();
+  }
+  const onFocus = () => attention("focus");
+  const onBlur = () => attention("blur");
+  const onVisibility = () => attention(document.visibilityState === "visible" ? "visible" : "hidden");
   window.addEventListener("focus", onFocus);
-  document.addEventListener("visibilitychange", () => { if (document.hidden) onBlur(); });
-  if (clickable) cells.get(key(1, 1)).focus({ preventScroll: true });
-  else if (countInput) countInput.focus({ preventScroll: true });
+  window.addEventListener("blur", onBlur);
+  document.addEventListener("visibilitychange", onVisibility);
+
+  // ---- fit the whole item on the screen --------------------------------------------------------
+  // The stage (image + cell buttons) gets the width that makes the item end above the bottom of the
+  // viewport: the height left below the component's top, minus what the text and the bar take.
+  function docTop(e) {
+    let y = e.getBoundingClientRect().top + window.scrollY;
+    for (let p = e.parentElement; p; p = p.parentElement) y += p.scrollTop;
+    return y;
+  }
+  function fit() {
+    if (!root.isConnected) return;
+    const avail = root.clientWidth;
+    if (!avail) return;
+    // The text and the bar span the image's width (at least MIN_ITEM_PX) so DONE sits by the grid; a
+    // narrower item can wrap the bar onto more lines, so settle in a few passes, never growing back.
+    const apply = (w) => {
+      item.style.width = Math.min(avail, Math.max(w, MIN_ITEM_PX)) + "px";
+      stage.style.width = w + "px";
+    };
+    let w = Math.min(avail, data.width);
+    for (let pass = 0; pass < 4; pass++) {
+      apply(w);
+      const chrome = item.offsetHeight - stage.offsetHeight;
+      const room = window.innerHeight - docTop(item) - chrome - BOTTOM_GAP_PX;
+      const next = Math.floor(Math.max(MIN_STAGE_PX, Math.min(avail, data.width, (room * data.width) / data.height)));
+      if (next >= w) break;
+      w = next;
+    }
+    apply(w);
+  }
+  const refit = () => requestAnimationFrame(fit);
+  window.addEventListener("resize", refit);
+  window.addEventListener("orientationchange", refit);
+  const ro = typeof ResizeObserver === "function" ? new ResizeObserver(refit) : null;
+  if (ro) ro.observe(parentElement instanceof Element ? parentElement : root);
+  fit();
+  requestAnimationFrame(fit);
+  if (document.fonts && document.fonts.ready) document.fonts.ready.then(refit);
+
+  function destroy() {
+    window.removeEventListener("focus", onFocus);
+    window.removeEventListener("blur", onBlur);
+    document.removeEventListener("visibilitychange", onVisibility);
+    window.removeEventListener("resize", refit);
+    window.removeEventListener("orientationchange", refit);
+    if (ro) ro.disconnect();
+    if (countTimer !== null) clearTimeout(countTimer);
+    if (reenable !== null) clearTimeout(reenable);
+  }
+  return {
+    viewId: data.view_id,
+    destroy,
+    cleanup: () => { destroy(); if (ITEMS.get(parentElement)?.viewId === data.view_id) ITEMS.delete(parentElement); },
+    // Same item, new data (a rerun): take the server's acknowledgement and texts, keep everything live.
+    update(next) {
+      api = { setStateValue: next.setStateValue, setTriggerValue: next.setTriggerValue };
+      const ack = next.data.ack_seq || 0;
+      if (ack > S.ack) {
+        S.ack = ack;
+        S.pending = S.pending.filter((e) => e.seq >= ack);
+        if (S.nextSeq < ack) S.nextSeq = ack;
+        root.dataset.ack = String(ack);
+      }
+      setText(next.data);
+      refit();
+    },
+  };
 }

@@ -1,18 +1,42 @@
-"""Send the participant on to the completion URL (Prolific's, usually) after a short pause."""
+"""Send the participant on to the completion URL (Prolific's, usually) after a short pause.
+
+A tiny components-v2 element. Its mount point is a shadow root (styles are isolated), which has no
+`dataset`: the earlier version read `parentElement.dataset` and stopped with a TypeError while the page
+promised a redirect. The timer is now kept in the module, one per URL, and only http(s) URLs are followed
+(checked here and again in the browser).
+"""
 from __future__ import annotations
+
+from urllib.parse import urlsplit
 
 import streamlit as st
 
 _JS = """
+const timers = new Map(); // url -> timeout id, so a rerun never starts a second timer
+
 export default function (component) {
-  const { data, parentElement } = component;
-  if (parentElement.dataset.redirecting === data.url) return;
-  parentElement.dataset.redirecting = data.url;
-  setTimeout(() => { window.location.assign(data.url); }, data.delay_ms);
+  const { data } = component;
+  let url;
+  try { url = new URL(data.url, window.location.href); } catch (e) { return; }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return;
+  const href = url.href;
+  if (!timers.has(href)) {
+    timers.set(href, setTimeout(() => window.location.assign(href), Math.max(0, Number(data.delay_ms) || 0)));
+  }
+  return () => { clearTimeout(timers.get(href)); timers.delete(href); };
 }
 """
 _COMPONENT = st.components.v2.component("rose_redirect", js=_JS)
 
 
+def redirect_target(url: str) -> str:
+    """The URL to go to, or ValueError: only absolute http(s) URLs with a host (never javascript:, data:, …)."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"completion URL must be an absolute http(s) URL, got {url!r}")
+    return url.strip()
+
+
 def redirect(url: str, delay_ms: int = 4000) -> None:
-    _COMPONENT(key="redirect", data={"url": url, "delay_ms": delay_ms}, height=0)
+    """Go to `url` after `delay_ms` (raises ValueError for anything but an http(s) URL)."""
+    _COMPONENT(key="redirect", data={"url": redirect_target(url), "delay_ms": int(delay_ms)}, height=0)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..dataset import Dataset
+from ..instrument.grid_input import apply_event
 from ..records import Cell
 from ..store import Store
 from .answers import as_int, decode_answer, decode_cell
@@ -61,31 +62,9 @@ def decode_event(row: Mapping[str, Any]) -> Event:
                  float(row["server_ts"]))
 
 
-def _cells_of(value: str | None) -> list[Cell]:
-    """A selection written as "R1C2; R3C4" (a `restore` event's value)."""
-    out = []
-    for part in (value or "").replace(",", ";").split(";"):
-        part = part.strip().upper()
-        if part.startswith("R") and "C" in part:
-            cell = decode_cell(*part[1:].split("C", 1))
-            if cell is not None:
-                out.append(cell)
-    return out
-
-
 def step(selection: list[Cell], e: Event) -> list[Cell]:
-    """The selection after one event, as the click grid computes it (ui/click_grid.js)."""
-    if e.type == "click" and e.cell is not None:
-        return [x for x in selection if x != e.cell] + [e.cell]
-    if e.type == "unclick" and e.cell is not None:
-        return [x for x in selection if x != e.cell]
-    if e.type == "undo" and e.cell is not None:  # undoes the last click (removes) or unclick (puts back)
-        return [x for x in selection if x != e.cell] if e.cell in selection else selection + [e.cell]
-    if e.type == "clear":
-        return []
-    if e.type == "restore":
-        return _cells_of(e.value)
-    return selection
+    """The selection after one event, as the click grid computes it (one definition, in grid_input)."""
+    return apply_event(selection, e.type, e.cell, e.value)
 
 
 def fmt_cells(cells: list[Cell]) -> str:
@@ -95,9 +74,9 @@ def fmt_cells(cells: list[Cell]) -> str:
 def replay(store: Store, participant_id: str, instance_id: str) -> pd.DataFrame:
     """A participant's events on an instance in order, with the selection after each step.
 
-    Order: page views (a reload or a reopened tab starts a new view) by the server time of their first stored
-    event, then the view id; within a view by sequence number. A new view starts from an empty selection (the
-    click grid starts each view empty) unless its `restore` event says which selection it was given."""
+    Order: page views by the server time of their first stored event, then the view id; within a view by
+    sequence number. A view is one assignment: a reload keeps its view id and continues its numbering (the
+    page restores the selection from these same events), so a replay runs straight across reloads."""
     events = [decode_event(r) for r in store.query(
         "SELECT view_id, seq, type, row, col, value, client_ts, server_ts FROM events "
         "WHERE participant_id = ? AND instance_id = ?", (participant_id, instance_id))]

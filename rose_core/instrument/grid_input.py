@@ -27,9 +27,6 @@ SUBMIT_LABEL: dict[str, str] = {"count": "Submit", "click": "DONE", "click_submi
 COUNT_LABEL: dict[str, str] = {"count": "Number of odd cells:",
                                "click_submit": "Number of odd cells outside the excluded area:"}
 _COUNT = re.compile(r"\d{1,6}")
-# The current component (before the CONTRACT's rewrite) sends `selected`, a cumulative log without seq,
-# epoch-ms `t`, and `count`/`submit` event types: accepted and mapped, so the flow keeps working meanwhile.
-_LEGACY_TYPES = {"count": "count_input", "submit": None}
 
 
 @dataclass(frozen=True)
@@ -147,18 +144,15 @@ def _events(v: Any, rows: int, cols: int) -> tuple[GridEvent, ...]:
         if not isinstance(e, dict):
             raise _err(f"events[{i}]: expected an object")
         typ = e.get("type")
-        legacy = "seq" not in e
-        if legacy and typ in _LEGACY_TYPES:
-            typ = _LEGACY_TYPES[typ]
-            if typ is None:
-                continue
         if typ not in EVENT_TYPES:
             raise _err(f"events[{i}].type: expected one of {sorted(EVENT_TYPES)}, got {typ!r}")
-        seq = i if legacy else _int(e.get("seq"), f"events[{i}].seq", 0, MAX_SEQ)
+        seq = _int(e.get("seq"), f"events[{i}].seq", 0, MAX_SEQ)
         r = None if e.get("r") is None else _int(e.get("r"), f"events[{i}].r", 1, rows)
         c = None if e.get("c") is None else _int(e.get("c"), f"events[{i}].c", 1, cols)
-        if typ in ("click", "unclick") and (r is None or c is None):
+        if typ in ("click", "unclick", "undo") and (r is None or c is None):
             raise _err(f"events[{i}]: a {typ} needs r and c")
+        if typ == "undo" and e.get("value") not in ("click", "unclick"):
+            raise _err(f"events[{i}].value: an undo names the action it undid, 'click' or 'unclick'")
         out.append(GridEvent(seq, typ, r, c, _str(e.get("value"), f"events[{i}].value"),
                              _ms(e.get("t"), f"events[{i}].t"), _ms(e.get("active_ms"), f"events[{i}].active_ms")))
     return tuple(out)
@@ -172,7 +166,7 @@ def _count_text(v: Any) -> str | None:
 def parse_state(payload: Any, rows: int, cols: int) -> GridState:
     """The `grid` state of one change: new events plus the current selection and number field."""
     view = _view(payload)
-    sel = payload.get("selection", payload.get("selected"))
+    sel = payload.get("selection")
     return GridState(view, _events(payload.get("events"), rows, cols), _cells(sel, rows, cols),
                      _count_text(payload.get("count")), _ms(payload.get("active_ms"), "active_ms"),
                      _ms(payload.get("first_action_ms"), "first_action_ms"))
@@ -189,38 +183,36 @@ def parse_submit(payload: Any, rows: int, cols: int) -> GridSubmit:
         if not isinstance(vp, list) or len(vp) != 2:
             raise _err("viewport: expected [width, height]")
         vp = (_int(vp[0], "viewport width", 0, 100_000), _int(vp[1], "viewport height", 0, 100_000))
-    total = payload.get("client_total_ms", payload.get("total_ms"))
+    total = payload.get("client_total_ms")
     return GridSubmit(
-        view, _cells(payload.get("selection", payload.get("selected")), rows, cols),
+        view, _cells(payload.get("selection"), rows, cols),
         None if text is None else int(text), text, _events(payload.get("events"), rows, cols),
         _ms(payload.get("first_action_ms"), "first_action_ms"), _ms(payload.get("active_ms"), "active_ms"),
         _ms(total, "client_total_ms"), vp, _ms(payload.get("dpr"), "dpr"), bool(payload.get("focus_lost")))
 
 
+def apply_event(selection: list[Cell], type: str, cell: Cell | None, value: str | None) -> list[Cell]:
+    """The selection after one event, exactly as ui/click_grid.js applies it (the one definition: the
+    session's restore and the drill-down replay both use it). An undo names the action it undid in
+    `value`, so no history is needed: undoing a click removes the cell, undoing an unclick puts it back."""
+    if type == "click" or (type == "undo" and value == "unclick"):
+        return selection if cell is None or cell in selection else selection + [cell]
+    if type == "unclick" or (type == "undo" and value == "click"):
+        return [x for x in selection if x != cell]
+    if type == "clear":
+        return []
+    return selection
+
+
 def replay(events: Sequence[GridEvent]) -> tuple[list[Cell], str | None]:
-    """Selection and number field after these events (in seq order), as the component applies them:
-    click adds, unclick removes, undo reverts the latest click/unclick not yet undone, clear empties."""
+    """Selection and number field after these events (in seq order)."""
     sel: list[Cell] = []
-    done: list[GridEvent] = []
     count = None
     for e in events:
-        if e.type == "click" and (e.r, e.c) not in sel:
-            sel.append((e.r, e.c))
-            done.append(e)
-        elif e.type == "unclick" and (e.r, e.c) in sel:
-            sel.remove((e.r, e.c))
-            done.append(e)
-        elif e.type == "undo" and done:
-            last = done.pop()
-            cell = (last.r, last.c)
-            if last.type == "click" and cell in sel:
-                sel.remove(cell)
-            elif last.type == "unclick" and cell not in sel:
-                sel.append(cell)
-        elif e.type == "clear":
-            sel = []
-        elif e.type == "count_input":
+        if e.type == "count_input":
             count = e.value
+        else:
+            sel = apply_event(sel, e.type, None if e.r is None else (e.r, e.c), e.value)
     return sel, count
 
 
