@@ -749,7 +749,7 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
     if not rows:
         raise RunImportError([f"{path}: no answered responses to store ({counts.get('errored', 0)} errored, "
                               f"{counts.get('truncated', 0)} truncated)"])
-    covered = {ds.instances[r[1]].template for r in rows}
+    covered = {r.template for r in rows}
     missing = [tmpl for tmpl in MAIN_TEMPLATES if tmpl not in covered]
     if missing:
         notes.append(f"no responses for {', '.join(missing)}")

@@ -25,9 +25,10 @@ def db(small_dataset, tmp_path):
     run = tmp_path / "run.jsonl"
     bold = "The region looks odd at two cells.\n\n**CLICK(R1,C1)** and **CLICK(R1,C2)**, then **DONE**"
     with run.open("w") as f:
-        f.write(json.dumps({"instance_id": abstain.instance_id, "response": bold}) + "\n")
+        f.write(json.dumps({"instance_id": abstain.instance_id, "response": bold, "dataset_hash": ds.dataset_hash}) + "\n")
         for i in others:
-            f.write(json.dumps({"instance_id": i.instance_id, "response": "Answer: " + i.protocol_answer}) + "\n")
+            f.write(json.dumps({"instance_id": i.instance_id, "response": "Answer: " + i.protocol_answer,
+                                "dataset_hash": ds.dataset_hash}) + "\n")
     store = Store(tmp_path / "rose.db")
     import_run(store, ds, run, "gpt-4o")
     with store.write() as c:  # the row as scorer 1 stored it (v0.1: upper-case contiguous CLICKs only)

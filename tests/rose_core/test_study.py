@@ -163,7 +163,7 @@ def test_events_are_idempotent_by_seq_and_restore_after_reload(store, small_data
           {"seq": 1, "type": "click", "r": 2, "c": 2, "t": 1500.0, "active_ms": 1400.0},
           {"seq": 2, "type": "blur", "t": 1600.0, "active_ms": 1500.0},
           {"seq": 3, "type": "click", "r": 1, "c": 2, "t": 3000.0, "active_ms": 1900.0},
-          {"seq": 4, "type": "undo", "t": 3100.0, "active_ms": 2000.0},
+          {"seq": 4, "type": "undo", "r": 1, "c": 2, "value": "click", "t": 3100.0, "active_ms": 2000.0},
           {"seq": 5, "type": "count_input", "value": "3", "t": 3500.0, "active_ms": 2400.0}]
     state = {"view_id": screen.view_id, "selection": [], "count": None}
     assert s.record_events(screen, {**state, "events": ev[:2]}) == 1
@@ -183,8 +183,9 @@ def test_events_are_idempotent_by_seq_and_restore_after_reload(store, small_data
 def test_replay_follows_the_component(small_dataset):
     from rose_core.instrument.grid_input import GridEvent as E
 
-    evs = [E(0, "click", 1, 1), E(1, "click", 2, 2), E(2, "unclick", 1, 1), E(3, "undo"), E(4, "clear"),
-           E(5, "click", 3, 3), E(6, "count_input", value="4")]
+    # The component's undo names the cell and the action it undid (ui/click_grid.js): no history needed.
+    evs = [E(0, "click", 1, 1), E(1, "click", 2, 2), E(2, "unclick", 1, 1), E(3, "undo", 1, 1, "unclick"),
+           E(4, "clear", value="2"), E(5, "click", 3, 3), E(6, "count_input", value="4")]
     assert replay(evs) == ([(3, 3)], "4")
     assert replay(evs[:4]) == ([(2, 2), (1, 1)], None)
     assert restore([]).to_json()["next_seq"] == 0
@@ -218,8 +219,10 @@ def test_a_refused_submit_stores_nothing(store, small_dataset):
         s.submit(screen, {**submit_payload(screen, [], 1), "selection": [[99, 1]]})
     assert store.query("SELECT count(*) AS n FROM responses")[0]["n"] == 0
     assert s.screen() == screen
-    assert parse_state({"view_id": "v", "selected": [[1, 2]], "events": [{"type": "count", "value": "2"}]},
-                       4, 4).events[0].type == "count_input"  # the current component's messages, mapped
+    with pytest.raises(StudyError, match="seq"):  # every event is numbered: nothing is stored by position
+        parse_state({"view_id": "v", "selection": [[1, 2]], "events": [{"type": "count_input", "value": "2"}]}, 4, 4)
+    with pytest.raises(StudyError, match="undo names the action"):
+        parse_state({"view_id": "v", "events": [{"seq": 0, "type": "undo", "r": 1, "c": 1}]}, 4, 4)
 
 
 def test_least_annotated_first_and_target_never_exceeded(store, small_dataset):

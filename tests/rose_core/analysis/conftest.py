@@ -49,10 +49,10 @@ def panel(small_dataset, tmp_path_factory):
     """(store, study): four participants who each answer every dev instance of three templates in the real
     participant flow, plus the oracle and pixel agents on the same instances."""
     from rose_core.agents import run_agent
-    from rose_core.study import (
-        StudyConfig, Submission, create_study, current_item, finish_instructions, get_participant, give_consent,
-        join, main_pool, record_response,
-    )
+    from rose_core.instrument.ids import SequentialIds
+    from rose_core.instrument.session import End, ItemScreen
+    from rose_core.study import StudyConfig, create_study, main_pool
+    from tests.participants import new_session, submit_payload
 
     ds = small_dataset
     root = tmp_path_factory.mktemp("panel")
@@ -61,23 +61,18 @@ def panel(small_dataset, tmp_path_factory):
                       target_per_instance=len(PANEL), practice_items=0, attention_every=0, ordering="random",
                       same_scene_multiple_templates=True, seed=3)
     cfg.items_per_participant = len(main_pool(ds, cfg))
-    study = create_study(store, ds, cfg)
+    study = create_study(store, ds, cfg, ids=SequentialIds("panel"))
     for ext in PANEL:
-        p = join(store, study, ext, "prolific")
-        give_consent(store, p)
-        finish_instructions(store, get_participant(store, p.participant_id))
-        p = get_participant(store, p.participant_id)
-        while (item := current_item(store, ds, study, p)) is not None:
-            key = item.gold_key
-            if answers_right(ext, item.instance_id):
+        session = new_session(store, ds, study, ext)
+        while not isinstance(screen := session.screen(), End):
+            assert isinstance(screen, ItemScreen), screen
+            key, mode = screen.item.key, screen.item.mode
+            if answers_right(ext, screen.item.item_id):
                 cells, count = sorted(key.gold_cells), key.gold_count
             else:  # a plausible slip: one target missed, or a count off by one
                 cells, count = sorted(key.gold_cells)[1:], key.gold_count + 1
-            events = [{"type": "click", "r": r, "c": c, "t": 1000.0 * (i + 1)} for i, (r, c) in enumerate(cells)]
-            record_response(store, study, p, item, Submission(
-                f"v-{ext}-{item.instance_id}", cells if item.output != "count" else [],
-                count if item.output != "click" else None, events, 400.0, 4000.0, (1280, 800), 1.0, False))
-            p = get_participant(store, p.participant_id)
+            session.submit(screen, submit_payload(screen, cells if mode != "count" else [],
+                                                  count if mode != "click" else None))
     ids = {i.instance_id for i in main_pool(ds, cfg)}
     for name in ("oracle", "pixel"):
         out = root / f"{name}.jsonl"

@@ -7,10 +7,9 @@ import pytest
 
 from rose_core.analysis import decode_answer, decode_event, drill_down, replay, replay_disagrees, responses_frame
 from rose_core.store import Store
-from rose_core.study import (
-    StudyConfig, Submission, create_study, current_item, finish_instructions, get_participant, give_consent, join,
-    log_events, record_response,
-)
+from rose_core.instrument.ids import SequentialIds
+from rose_core.study import StudyConfig, create_study
+from tests.participants import new_session, submit_payload
 
 
 def test_drill_down(populated_db, small_dataset):
@@ -33,39 +32,41 @@ def test_events_decode_whatever_their_storage():
         decode_event({**row, "seq": "x"})
 
 
-def ev(kind, r=None, c=None, t=0.0, **kw):
-    return {"type": kind, "r": r, "c": c, "t": t, **kw}
+def ev(seq, kind, r=None, c=None, t=0.0, **kw):
+    return {"seq": seq, "type": kind, "r": r, "c": c, "t": t, "active_ms": t, **kw}
 
 
 def test_replay_across_a_reload_in_order(small_dataset, tmp_path):
+    """Events reach the server as deltas (re-sent until acknowledged); a reload keeps the view and its numbering."""
     store = Store(tmp_path / "rose.db")
     study = create_study(store, small_dataset, StudyConfig(
         name="replay", split="all", templates=["G-Clk"], items_per_participant=1, target_per_instance=1,
-        practice_items=0, attention_every=0, seed=1))
-    p = join(store, study, "R1", "prolific")
-    give_consent(store, p)
-    finish_instructions(store, get_participant(store, p.participant_id))
-    p = get_participant(store, p.participant_id)
-    item = current_item(store, small_dataset, study, p)
-    # First page view: click two cells, take one back, focus leaves the page (no cell: NULL row and col).
-    first = [ev("click", 1, 1, 1000), ev("click", 2, 2, 1500), ev("blur", t=1600), ev("unclick", 1, 1, 1700)]
-    log_events(store, p, item, "view-1", first[:2])     # sent as they happen: the browser's cumulative log
-    log_events(store, p, item, "view-1", first)
-    # A reload: a new view starts empty; the participant clicks again, undoes, clears, clicks and submits.
-    second = [ev("click", 3, 3, 5000), ev("click", 1, 2, 5100), ev("undo", 1, 2, 5200), ev("clear", t=5300,
-              value="1"), ev("click", 2, 3, 5400), ev("submit", t=5500)]
-    log_events(store, p, item, "view-0-later", second[:3])  # a view id that sorts first: order is by time
-    record_response(store, study, p, item, Submission("view-0-later", [(2, 3)], None, second, 300.0, 4500.0,
-                                                      (1280, 800), 1.0, False))
-    r = replay(store, p.participant_id, item.instance_id)
-    assert list(r["view"]) == [1] * 4 + [2] * 6
-    assert list(r["type"]) == ["click", "click", "blur", "unclick", "click", "click", "undo", "clear", "click",
-                               "submit"]
-    assert list(r["selection after"]) == ["R1C1", "R1C1; R2C2", "R1C1; R2C2", "R2C2", "R3C3", "R3C3; R1C2",
-                                          "R3C3", "", "R2C3", "R2C3"]
+        practice_items=0, attention_every=0, seed=1), ids=SequentialIds("s"))
+    session = new_session(store, small_dataset, study, "R1")
+    screen = session.screen()
+    # First page load: click two cells, focus leaves the page (no cell: NULL row and col), take one back.
+    first = [ev(0, "click", 1, 1, 1000), ev(1, "click", 2, 2, 1500), ev(2, "blur", t=1600),
+             ev(3, "unclick", 1, 1, 1700)]
+    grid = {"view_id": screen.view_id, "selection": [[2, 2]], "count": None, "active_ms": 1700.0,
+            "first_action_ms": 1000.0}
+    session.record_events(screen, {**grid, "events": first[:2]})
+    session.record_events(screen, {**grid, "events": first[1:]})   # seq 1 again: not stored twice
+    # A reload: the same view continues from the stored events; click, undo, clear, click and submit.
+    screen = session.screen()
+    assert screen.ack_seq == 4 and screen.restore.selection == [[2, 2]]
+    second = [ev(4, "click", 3, 3, 5000), ev(5, "click", 1, 2, 5100), ev(6, "undo", 1, 2, 5200, value="click"),
+              ev(7, "clear", t=5300, value="2"), ev(8, "click", 2, 3, 5400)]
+    session.record_events(screen, {**grid, "events": second[:3]})
+    session.submit(screen, {**submit_payload(screen, [(2, 3)], None, events=second[3:])})
+    r = replay(store, session.participant_id, screen.item.item_id)
+    assert list(r["view"]) == [1] * 9
+    assert list(r["type"]) == ["click", "click", "blur", "unclick", "click", "click", "undo", "clear", "click"]
+    assert list(r["selection after"]) == ["R1C1", "R1C1; R2C2", "R1C1; R2C2", "R2C2", "R2C2; R3C3",
+                                          "R2C2; R3C3; R1C2", "R2C2; R3C3", "", "R2C3"]
     assert str(r["row"].dtype) == "Int64" and r["row"].iloc[0] == 1 and pd.isna(r["row"].iloc[2])
-    assert r["t (s)"].iloc[0] == 0.0 and r["t (s)"].iloc[-1] == pytest.approx(4.5)
-    stored = store.query("SELECT parsed FROM responses WHERE participant_id = ?", (p.participant_id,))[0]["parsed"]
+    assert r["t (s)"].iloc[0] == 0.0 and r["t (s)"].iloc[-1] == pytest.approx(4.4)
+    stored = store.query("SELECT parsed FROM responses WHERE participant_id = ?",
+                         (session.participant_id,))[0]["parsed"]
     assert decode_answer(stored).cells == {(2, 3)} and replay_disagrees(r, stored) is None
     assert "R1C1" in replay_disagrees(r, json.dumps({"clicks": [[1, 1]], "count": None}))
 
