@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from PIL import Image  # noqa: E402
 
 from rose_core import Dataset, build_dataset, load_assets  # noqa: E402
-from rose_core.composition import CELL_PX  # noqa: E402
-from rose_core.visibility import measure_items  # noqa: E402
+from rose_core.benchmarks.rose.composition import CELL_PX  # noqa: E402
+from rose_core.benchmarks.rose.visibility import measure_items  # noqa: E402
 
 TARGET_S = 20.0
 

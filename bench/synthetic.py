@@ -7,8 +7,8 @@ import random
 from pathlib import Path
 
 from rose_core import Dataset, score
-from rose_core.instances import protocol_string
-from rose_core.records import TEMPLATE_OUTPUT
+from rose_core.benchmarks.rose.instances import protocol_string
+from rose_core.benchmarks.rose.records import TEMPLATE_OUTPUT
 from rose_core.store import Store, now
 from rose_core.study import StudyConfig, create_study
 

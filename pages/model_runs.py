@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from rose_core.agents import AGENTS, run_agent
+from rose_core.benchmarks.rose.agents import AGENTS, run_agent
 from rose_core.analysis import run_summaries
 from rose_core.run_import import (
     ERRORED_POLICIES, RUN_FORMATS, RunImportError, delete_run, import_run, list_runs,

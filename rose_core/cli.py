@@ -7,11 +7,11 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from . import composition as comp
-from .dataset import Dataset, DatasetError, build_dataset, dataset_dir, visibility_lines
-from .metrics import ScoredRow, format_summary, summarize
+from .benchmarks.rose import composition as comp
+from .benchmarks.rose.dataset import Dataset, DatasetError, build_dataset, dataset_dir, visibility_lines
+from .benchmarks.rose.metrics import ScoredRow, format_summary, summarize
 from .responses import ResponseFileError, read_responses
-from .scoring import score
+from .benchmarks.rose.scoring import score
 from .store import db_path
 
 
@@ -90,7 +90,7 @@ def cmd_export_table(a: argparse.Namespace) -> int:
 
 
 def cmd_export(a: argparse.Namespace) -> int:
-    from .harness_export import export_dataset, manifest_path
+    from .benchmarks.rose.harness_export import export_dataset, manifest_path
 
     ds = Dataset.load(a.dataset)
     n = export_dataset(ds, a.format, Path(a.out), split=a.split, templates=a.templates)
@@ -118,7 +118,7 @@ def cmd_import_run(a: argparse.Namespace) -> int:
 
 
 def cmd_agent(a: argparse.Namespace) -> int:
-    from .agents import run_agent
+    from .benchmarks.rose.agents import run_agent
 
     ds = Dataset.load(a.dataset)
     n = run_agent(a.name, ds, Path(a.out), split=a.split, seed=a.seed, progress=_progress_bar(a.name))
@@ -216,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--study", default=None, help="only this study (default: everything)")
     e.add_argument("--out", required=True)
     e.set_defaults(fn=cmd_export_table)
-    from .agents import AGENTS
-    from .harness_export import FORMATS
+    from .benchmarks.rose.agents import AGENTS
+    from .benchmarks.rose.harness_export import FORMATS
     from .run_import import RUN_FORMATS
 
     x = sub.add_parser("export", help="the benchmark for model harnesses: data files, or a task folder "

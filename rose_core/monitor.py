@@ -6,7 +6,7 @@ import time
 
 import pandas as pd
 
-from .dataset import Dataset
+from .benchmarks.rose.dataset import Dataset
 from .instrument.config import Study
 from .instrument.policy import main_pool
 from .storage import participants as sp

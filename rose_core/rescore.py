@@ -17,8 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .dataset import Dataset
-from .scoring import SCORER_VERSION, ScoreKey, score
+from .benchmarks.rose.dataset import Dataset
+from .benchmarks.rose.scoring import SCORER_VERSION, ScoreKey, score
 from .store import Store
 from .instrument.items import attention_item
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .dataset import Dataset
+from .benchmarks.rose.dataset import Dataset
 from .problems import ProblemsError, jsonl_objects
 
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Literal
 
-from .dataset import Dataset
+from .benchmarks.rose.dataset import Dataset
 from .problems import MAX_PROBLEMS, ProblemsError, iter_lines, jsonl_objects, parse_json
-from .records import MAIN_TEMPLATES
-from .scoring import score
+from .benchmarks.rose.records import MAIN_TEMPLATES
+from .benchmarks.rose.scoring import score
 from .storage.responses import ResponseRow, write_responses
 from .store import Store, now
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .dataset import Dataset
-from .records import Instance
+from .benchmarks.rose.dataset import Dataset
+from .benchmarks.rose.records import Instance
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 

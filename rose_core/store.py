@@ -136,7 +136,7 @@ MIGRATIONS: dict[int, list[str]] = {
         "CREATE INDEX responses_participant ON responses(participant_id, kind)",
     ],
     3: [
-        # Which scorer produced a stored verdict (rose_core.scoring.SCORER_VERSION); rows stored before: version 1.
+        # Which scorer produced a stored verdict (rose_core.benchmarks.rose.scoring.SCORER_VERSION); rows stored before: version 1.
         "ALTER TABLE responses ADD COLUMN scorer_version TEXT NOT NULL DEFAULT '1'",
     ],
     4: [

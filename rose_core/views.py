@@ -9,11 +9,11 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-from .assets import load_assets
-from .dataset import Dataset, Progress, build_dataset
-from .records import TEMPLATE_LABEL, Cell, Layout, Region, Scene
-from .render import layout_for, render_scene
-from .scenes import generate_scene
+from .benchmarks.rose.assets import load_assets
+from .benchmarks.rose.dataset import Dataset, Progress, build_dataset
+from .benchmarks.rose.records import TEMPLATE_LABEL, Cell, Layout, Region, Scene
+from .benchmarks.rose.render import layout_for, render_scene
+from .benchmarks.rose.scenes import generate_scene
 
 
 def ensure_dataset(root: Path, progress: Progress | None = None) -> Path:

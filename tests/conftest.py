@@ -22,7 +22,7 @@ def populated_db(small_dataset, tmp_path_factory):
     answers in a streak, one is too fast), plus three reference agents imported as runs."""
     import random as _random
 
-    from rose_core.agents import run_agent
+    from rose_core.benchmarks.rose.agents import run_agent
     from rose_core.instrument.ids import FakeClock, SequentialIds
     from rose_core.run_import import import_run
     from rose_core.store import Store

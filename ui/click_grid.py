@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import streamlit as st
 
-from rose_core.records import Layout
+from rose_core.benchmarks.rose.records import Layout
 
 _HERE = Path(__file__).parent
 _COMPONENT = st.components.v2.component(

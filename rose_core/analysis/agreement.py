@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..dataset import Dataset
+from ..benchmarks.rose.dataset import Dataset
 from .answers import AnalysisInputError
 
 MIN_SHARED_TRIALS = 10   # a model-human pair with fewer shared trials gets no κ (reported as skipped)

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..records import Cell
+from ..benchmarks.rose.records import Cell
 
 
 class AnalysisInputError(ValueError):

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..dataset import Dataset
-from ..records import TEMPLATE_LABEL
+from ..benchmarks.rose.dataset import Dataset
+from ..benchmarks.rose.records import TEMPLATE_LABEL
 
 
 DIFFICULTY_PARAMS = {

@@ -8,9 +8,9 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from ..dataset import Dataset
+from ..benchmarks.rose.dataset import Dataset
 from ..instrument.grid_input import apply_event
-from ..records import Cell
+from ..benchmarks.rose.records import Cell
 from ..store import Store
 from .answers import as_int, decode_answer, decode_cell
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..records import TEMPLATE_LABEL
+from ..benchmarks.rose.records import TEMPLATE_LABEL
 
 
 def failure_table(df: pd.DataFrame) -> pd.DataFrame:

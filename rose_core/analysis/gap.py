@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..metrics import ACTION, COUNTING
-from ..records import TEMPLATE_LABEL
+from ..benchmarks.rose.metrics import ACTION, COUNTING
+from ..benchmarks.rose.records import TEMPLATE_LABEL
 from .tables import published_rows, summarize_frame
 
 

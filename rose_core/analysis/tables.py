@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..metrics import ACTION, COUNTING, Summary, mean_of_rates, rate
-from ..records import GROUPS, MAIN_TEMPLATES, SUBSET_GROUP, TEMPLATE_LABEL
+from ..benchmarks.rose.metrics import ACTION, COUNTING, Summary, mean_of_rates, rate
+from ..benchmarks.rose.records import GROUPS, MAIN_TEMPLATES, SUBSET_GROUP, TEMPLATE_LABEL
 from ..store import Store
 from .frame import responses_frame
 

@@ -5,7 +5,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Literal
 
-from ..records import MAIN_TEMPLATES, SUBSETS, TEMPLATES
+from ..benchmarks.rose.records import MAIN_TEMPLATES, SUBSETS, TEMPLATES
 
 Ordering = Literal["random", "counterbalanced"]
 Kind = Literal["practice", "main", "attention"]

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
-from ..records import Cell, Layout, Output
+from ..benchmarks.rose.records import Cell, Layout, Output
 from .config import StudyError
 
 EventType = Literal["click", "unclick", "undo", "clear", "count_input", "focus", "blur", "hidden", "visible"]

@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, Sequence, runtime_checkable
 
-from ..dataset import Dataset
-from ..instances import protocol_string
-from ..records import TEMPLATE_OUTPUT, Cell, Layout, Output, Region
-from ..scenes import rng_for
-from ..scoring import ScoreKey, score
+from ..benchmarks.rose.dataset import Dataset
+from ..benchmarks.rose.instances import protocol_string
+from ..benchmarks.rose.records import TEMPLATE_OUTPUT, Cell, Layout, Output, Region
+from ..benchmarks.rose.scenes import rng_for
+from ..benchmarks.rose.scoring import ScoreKey, score
 
 ItemShape = Literal["one_shot", "episode"]
 EpisodeEnd = Literal["solved", "failed", "step_cap"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, Sequence
 
-from ..dataset import Dataset
-from ..records import Instance
+from ..benchmarks.rose.dataset import Dataset
+from ..benchmarks.rose.records import Instance
 from .config import StudyConfig
 from .ids import stable_hash
 

@@ -12,8 +12,8 @@ import random
 from collections import defaultdict
 from typing import Literal
 
-from ..dataset import Dataset
-from ..records import Instance
+from ..benchmarks.rose.dataset import Dataset
+from ..benchmarks.rose.records import Instance
 from .config import StudyConfig, StudyError
 from .policy import main_pool
 

@@ -13,8 +13,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
-from ..dataset import Dataset
-from ..records import Cell
+from ..benchmarks.rose.dataset import Dataset
+from ..benchmarks.rose.records import Cell
 from ..store import Store
 from ..storage import participants as sp
 from ..storage.events import insert_events, view_events

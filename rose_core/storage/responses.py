@@ -6,7 +6,7 @@ import sqlite3
 from dataclasses import astuple, dataclass, fields
 from typing import Literal, Sequence
 
-from ..scoring import SCORER_VERSION
+from ..benchmarks.rose.scoring import SCORER_VERSION
 from ..store import Store
 
 ResponseKind = Literal["practice", "main", "attention"]

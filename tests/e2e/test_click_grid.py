@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from rose_core.render import HIGHLIGHT_EDGE, HIGHLIGHT_FILL
+from rose_core.benchmarks.rose.render import HIGHLIGHT_EDGE, HIGHLIGHT_FILL
 
 from .grid_harness import DESKTOP, harness, open_grid, wait_ack  # noqa: F401  (fixture)
 

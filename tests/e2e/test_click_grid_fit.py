@@ -46,7 +46,7 @@ def check_fits(page, mode: str, cell_boxes: list[list[int]] | None = None) -> di
 
 @pytest.mark.parametrize("device", ["desktop", "phone"])
 def test_every_grid_size_fits_without_scrolling(browser, harness, small_dataset, device):  # noqa: F811
-    from rose_core.render import layout_for
+    from rose_core.benchmarks.rose.render import layout_for
 
     ctx = browser.new_context(**(DESKTOP if device == "desktop" else PHONE))
     page = ctx.new_page()
@@ -66,7 +66,7 @@ def test_every_grid_size_fits_without_scrolling(browser, harness, small_dataset,
 
 
 def test_refits_on_resize_and_rotation(browser, harness, small_dataset):  # noqa: F811
-    from rose_core.render import layout_for
+    from rose_core.benchmarks.rose.render import layout_for
 
     boxes = layout_for(8, 8).cell_boxes()
     ctx = browser.new_context(**PHONE)

@@ -98,7 +98,7 @@ def test_build_prints_composition(tmp_path):
 
 def test_failed_build_leaves_nothing(tmp_path, monkeypatch):
     from rose_core import build_dataset
-    from rose_core import dataset as dsmod
+    from rose_core.benchmarks.rose import dataset as dsmod
 
     calls = {"n": 0}
     real = dsmod._build_one

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rose_core.harness_export import export_dataset
+from rose_core.benchmarks.rose.harness_export import export_dataset
 from rose_core.run_import import RunImportError, import_run, list_runs
 from rose_core.store import Store
 

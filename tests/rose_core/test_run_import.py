@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from rose_core import Dataset, build_dataset
-from rose_core.agents import run_agent
-from rose_core.harness_export import export_dataset, manifest_path
+from rose_core.benchmarks.rose.agents import run_agent
+from rose_core.benchmarks.rose.harness_export import export_dataset, manifest_path
 from rose_core.run_import import (
     EXCEL_CELL_LIMIT, Limits, RunImportError, delete_run, import_run, list_runs, read_run,
 )

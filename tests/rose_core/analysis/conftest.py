@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from rose_core.records import MAIN_TEMPLATES
+from rose_core.benchmarks.rose.records import MAIN_TEMPLATES
 from rose_core.run_import import import_run
 from rose_core.store import Store
 
@@ -48,7 +48,7 @@ def known_run(small_dataset, tmp_path):
 def panel(small_dataset, tmp_path_factory):
     """(store, study): four participants who each answer every dev instance of three templates in the real
     participant flow, plus the oracle and pixel agents on the same instances."""
-    from rose_core.agents import run_agent
+    from rose_core.benchmarks.rose.agents import run_agent
     from rose_core.instrument.ids import SequentialIds
     from rose_core.instrument.session import End, ItemScreen
     from rose_core.study import StudyConfig, create_study, main_pool

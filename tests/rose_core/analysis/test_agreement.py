@@ -11,7 +11,7 @@ from rose_core.analysis import (
     error_consistency_summary, human_agreement, human_model_agreement, panel_consistency, participant_table,
     responses_frame,
 )
-from rose_core.instances import protocol_string
+from rose_core.benchmarks.rose.instances import protocol_string
 
 from .conftest import PANEL
 

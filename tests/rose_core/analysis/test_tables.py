@@ -13,8 +13,8 @@ from rose_core.analysis import (
     ExclusionRules, Filters, gap_table, main_table, published_gap, published_rows, report_data, responses_frame,
     select_from_store, solver_row, summarize_frame, table_columns,
 )
-from rose_core.metrics import ScoredRow, summarize
-from rose_core.records import MAIN_TEMPLATES
+from rose_core.benchmarks.rose.metrics import ScoredRow, summarize
+from rose_core.benchmarks.rose.records import MAIN_TEMPLATES
 from rose_core.run_import import import_run
 from rose_core.store import Store
 

@@ -32,7 +32,7 @@ from .scoring import ScoreKey
 from .visibility import VISIBILITY_SCHEME, cell_crop, majority_cell
 
 FORMAT_VERSION = 1
-DEFAULT_DATASET_DIR = Path(__file__).resolve().parent.parent / "data" / "datasets" / "rose-v0.1"
+DEFAULT_DATASET_DIR = Path(__file__).resolve().parents[3] / "data" / "datasets" / "rose-v0.1"
 DATASET_ENV = "ROSE_DATASET_DIR"
 Progress = Callable[[int, int], None]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageChops, ImageDraw, ImageFont
 
-ASSETS_DIR = Path(__file__).resolve().parent.parent / "data" / "assets"
+ASSETS_DIR = Path(__file__).resolve().parents[3] / "data" / "assets"
 NOTDEF_PROBE = "\U0010FFFD"  # a plane-16 private-use code point: no font here maps it
 
 

@@ -6,9 +6,9 @@ import pytest
 from PIL import Image
 
 from rose_core import MAIN_TEMPLATES, Region, generate_scene, load_assets, plan
-from rose_core import composition as comp
-from rose_core.dataset import _split_of
-from rose_core.render import item_tile, render_scene
+from rose_core.benchmarks.rose import composition as comp
+from rose_core.benchmarks.rose.dataset import _split_of
+from rose_core.benchmarks.rose.render import item_tile, render_scene
 
 
 def test_full_v01_plan_and_split_counts():

@@ -1,7 +1,7 @@
 import pytest
 
 from rose_core import ScoredRow, summarize
-from rose_core.metrics import format_summary
+from rose_core.benchmarks.rose.metrics import format_summary
 
 TEMPLATES = ["T1", "T2", "T3", "T4", "T5"]
 

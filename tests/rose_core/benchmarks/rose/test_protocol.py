@@ -2,7 +2,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rose_core import TEMPLATE_OUTPUT, ScoreKey, parse, score
-from rose_core.instances import protocol_string
+from rose_core.benchmarks.rose.instances import protocol_string
 
 cells = st.lists(st.tuples(st.integers(1, 12), st.integers(1, 12)), max_size=12)
 

@@ -2,7 +2,7 @@
 import itertools
 
 from rose_core import load_assets
-from rose_core.assets import glyph_problem, glyphs_differ
+from rose_core.benchmarks.rose.assets import glyph_problem, glyphs_differ
 
 
 def test_pack_files_match_their_hashes():

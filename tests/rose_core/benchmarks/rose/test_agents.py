@@ -4,7 +4,7 @@ import json
 import pytest
 
 from rose_core import score
-from rose_core.agents import AGENTS, run_agent
+from rose_core.benchmarks.rose.agents import AGENTS, run_agent
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,7 @@ EDIT_K: dict[str, tuple[int, int]] = {"icon": (16, 24), "pxemoji": (8, 14)}
 EDIT_WINDOW = (5, 7)            # PixelEdit: side of the square window holding them
 CELL_PX = 64                    # rendered cell size; items are drawn inside a 52 px box
 
-# Visibility (rose_core/visibility.py): a display pixel counts as visibly different above this
+# Visibility (rose_core/benchmarks/rose/visibility.py): a display pixel counts as visibly different above this
 # CIEDE2000 difference, and a scene's hardest odd cell must have at least FLOOR such pixels;
 # a draw below its subset's floor is redrawn. Chosen from the measured v0.1 distributions (README).
 VISIBLE_DE00 = 10.0

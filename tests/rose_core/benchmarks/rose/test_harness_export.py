@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from rose_core.harness_export import FORMATS, export_dataset, manifest_path
+from rose_core.benchmarks.rose.harness_export import FORMATS, export_dataset, manifest_path
 from rose_core.run_import import import_run
 from rose_core.store import Store
 

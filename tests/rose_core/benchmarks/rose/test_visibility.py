@@ -4,10 +4,10 @@ import pytest
 from PIL import Image
 
 from rose_core import generate_scene, load_assets
-from rose_core import composition as comp
-from rose_core.render import HIGHLIGHT_FILL, ITEM_PX, item_view, render_scene, layout_for
-from rose_core.scenes import draw_items, draw_visible_items
-from rose_core.visibility import (
+from rose_core.benchmarks.rose import composition as comp
+from rose_core.benchmarks.rose.render import HIGHLIGHT_FILL, ITEM_PX, item_view, render_scene, layout_for
+from rose_core.benchmarks.rose.scenes import draw_items, draw_visible_items
+from rose_core.benchmarks.rose.visibility import (
     VISIBILITY_SCHEME, cell_crop, cell_difference, ciede2000, delta_map, difference_image, majority_cell,
     measure_items, measure_rendering, scene_difference_view, srgb_to_lab,
 )

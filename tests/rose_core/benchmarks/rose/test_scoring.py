@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rose_core import FAILURES, TEMPLATE_OUTPUT, Gold, Instance, Region, Scene, ScoreKey, score
-from rose_core.instances import derive_instances
+from rose_core.benchmarks.rose.instances import derive_instances
 
 # A 4x5 scene with targets at (1,1), (2,3), (4,5); regions chosen to test each failure kind.
 SCENE = Scene(
