@@ -8,7 +8,7 @@ from ui.dash import View, chart, table
 
 v = View()
 st.title("Agreement and difficulty")
-st.caption(v.caption())
+v.header()
 
 st.markdown("#### Human – human")
 ha = v.compute("human_agreement")

@@ -10,7 +10,7 @@ from ui.dash import View, chart, table
 
 v = View()
 st.title("Drill-down")
-st.caption(v.caption())
+v.header()
 answered = sorted(v.df["instance_id"].unique())
 if not answered:
     st.info("No response in this selection.")

@@ -6,7 +6,7 @@ from ui.dash import View, chart, table
 
 v = View()
 st.title("Participants")
-st.caption(v.caption())
+v.header()
 parts = v.participants
 if parts.empty:
     st.info("No participant yet.")

@@ -9,7 +9,7 @@ from ui.dash import View, chart, table
 
 v = View()
 st.title("Results")
-st.caption(v.caption())
+v.header()
 
 st.markdown("#### Main table")
 main = v.compute("main")

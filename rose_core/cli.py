@@ -168,6 +168,10 @@ def cmd_report(a: argparse.Namespace) -> int:
         print(table_columns(table).to_string(index=False))
         print(f"exclusions: {report['exclusions']} ({report['participants_excluded']} participants excluded)")
         print(f"intervals: {report['intervals']}")
+        print("scored by: " + (", ".join(f"scorer {v} ({n:,} responses)" for v, n in report["scorer_versions"].items())
+                               or "no responses"))
+    if report["scorer_warning"]:
+        print(f"WARNING: {report['scorer_warning']}", file=sys.stderr)
     return 0
 
 

@@ -19,8 +19,8 @@ from typing import Any, Iterable
 
 from .benchmarks.rose.dataset import Dataset
 from .benchmarks.rose.scoring import SCORER_VERSION, ScoreKey, score
-from .store import Store
 from .instrument.items import attention_item
+from .store import Store, bump_verdicts_generation
 
 _SELECT = ("SELECT x.response_id, x.run_id, x.instance_id, x.template, x.response, x.protocol, x.parsed, x.valid, "
            "x.passed, x.failure, x.errors, x.scorer_version, r.solver_kind, r.solver_name, r.dataset_hash "
@@ -144,5 +144,7 @@ def rescore(store: Store, ds: Dataset, dry_run: bool = False) -> RescoreReport:
     with store.write() as c:
         report, updates = rescore_rows((dict(r) for r in c.execute(_SELECT).fetchall()), ds)
         c.executemany(_UPDATE, updates)
+        if updates:
+            bump_verdicts_generation(c)
     report.applied = True
     return report

@@ -276,5 +276,18 @@ class Store:
             return sqlite_utils.Database(conn).table_names()
 
 
+def verdicts_generation(conn: sqlite3.Connection) -> int:
+    """How many times stored verdicts were rewritten in place (`rescore`). Responses otherwise only grow, so
+    caches keyed by (rows, last id) must also key on this, or they keep serving the old verdicts."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'verdicts_generation'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def bump_verdicts_generation(conn: sqlite3.Connection) -> None:
+    """Inside the transaction that rewrites verdicts."""
+    conn.execute("INSERT INTO meta(key, value) VALUES ('verdicts_generation', '1') "
+                 "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+
+
 def now() -> float:
     return time.time()

@@ -12,8 +12,8 @@ import streamlit as st
 from rose_core import SUBSETS, TEMPLATES, Dataset
 from rose_core.analysis import (
     ExclusionRules, Filters, FrameCache, Selection, bridge_table, difficulty_table, failure_table, gap_table,
-    human_agreement, human_model_agreement, human_version, instance_params, main_rows, participant_table, select,
-    with_published,
+    human_agreement, human_model_agreement, human_version, instance_params, main_rows, participant_table, scorer_note,
+    scorer_versions, select, with_published,
 )
 from rose_core.store import Store
 from rose_core.study import list_studies
@@ -35,8 +35,9 @@ def _participants(db: str, version: tuple, rules: ExclusionRules) -> pd.DataFram
     return participant_table(Store(db), rules)
 
 
-def _signature(g: pd.DataFrame) -> tuple[int, int]:
-    return len(g), int(g["response_id"].max()) if len(g) else 0
+def _signature(g: pd.DataFrame, generation: int) -> tuple[int, int, int]:
+    """A solver's rows: count, last id, and the verdicts generation (a rescore rewrites rows in place)."""
+    return len(g), int(g["response_id"].max()) if len(g) else 0, generation
 
 
 @st.cache_data(show_spinner=False, max_entries=1024)
@@ -91,14 +92,14 @@ class View:
     def compute(self, kind: str, arg: object = None):
         """An analysis of the current selection, assembled from per-solver cached parts."""
         humans = self.df[self.df["solver_kind"] == "human"]
-        hsig = _signature(humans)
+        hsig = _signature(humans, self.version[2])
         if kind == "human_agreement":
             return _human_agreement(hsig, self.rules, self.filters, humans, self.ds)
         parts = []
         for solver, g in self.df.groupby("solver", sort=False):
             if kind == "human_model" and solver == "Human":
                 continue
-            parts.append(_per_solver(kind, arg, solver, _signature(g), hsig if kind == "human_model" else (),
+            parts.append(_per_solver(kind, arg, solver, _signature(g, self.version[2]), hsig if kind == "human_model" else (),
                                      self.rules, self.filters, g, humans, self.ds))
         out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         if kind == "main":
@@ -122,7 +123,15 @@ class View:
             bits.append(f"{len(f.studies)} studies")
         ex = f"exclusions on ({self.rules.describe()}): {self.n_excluded} participants excluded" \
             if self.rules != ExclusionRules(False, None, None) else "exclusions off: every participant kept"
-        return f"{len(self.df):,} responses · " + " · ".join(bits) + " · " + ex
+        scored = ", ".join(f"scorer {v}" for v in scorer_versions(self.df)) or "no responses"
+        return f"{len(self.df):,} responses ({scored}) · " + " · ".join(bits) + " · " + ex
+
+    def header(self) -> None:
+        """How the data was chosen, and a loud warning when some verdicts come from an older scorer."""
+        st.caption(self.caption())
+        stale = scorer_note(scorer_versions(self.df))
+        if stale:
+            st.warning(stale)
 
 
 def sidebar(df: pd.DataFrame) -> tuple[Filters, ExclusionRules]:

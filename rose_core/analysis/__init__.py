@@ -20,7 +20,7 @@ from .drilldown import (
     Event, decode_event, drill_down, fmt_cells, replay, replay_disagrees,
 )
 from .failures import failure_table
-from .frame import FrameCache, human_version, responses_frame
+from .frame import FrameCache, human_version, responses_frame, scorer_note, scorer_versions
 from .gap import gap_table, published_gap
 from .report import report_data
 from .selection import (
@@ -32,6 +32,7 @@ from .tables import (
 )
 
 __all__ = [
+    "scorer_note", "scorer_versions",
     "AnalysisInputError", "Answer", "BOOT", "DIFFICULTY_PARAMS", "ErrorConsistency", "Event", "ExclusionRules",
     "Filters", "FrameCache", "HumanAgreement", "LABELS", "MIN_SHARED_TRIALS", "REFERENCE_DIR", "SEED", "Selection",
     "apply_exclusions", "as_int", "bridge_table", "decode_answer", "decode_cell", "decode_event", "difficulty_table",

@@ -7,6 +7,7 @@ import math
 import pandas as pd
 
 from ..store import Store
+from .frame import scorer_note, scorer_versions
 from .selection import ExclusionRules, Filters, select_from_store
 from .tables import BOOT, SEED, main_table
 
@@ -21,7 +22,9 @@ def report_data(store: Store, split: str | None = None, exclusions: bool = True,
     table = main_table(sel.df, n_boot=n_boot, seed=seed, published=published)
     rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
             for r in table.to_dict(orient="records")]
-    return {"avg_definition": "mean of the five template PASS rates (T1..T5); 'pooled' is the instance rate",
+    versions = scorer_versions(sel.df)
+    return {"scorer_versions": versions, "scorer_warning": scorer_note(versions),
+            "avg_definition": "mean of the five template PASS rates (T1..T5); 'pooled' is the instance rate",
             "intervals": "Wilson 95% for rates; percentile bootstrap (95%) over participants (humans) or scenes "
                          f"(models, agents) for Avg and Glyph/Emoji/Pixel, {n_boot} resamples, each solver's stream "
                          f"seeded from (seed {seed}, solver name)",

@@ -75,6 +75,28 @@ def test_rescore_reports_exactly_the_changed_row_and_stores_it(db, small_dataset
     assert (again.changed, again.rewritten) == (0, 0)
 
 
+def test_dashboards_and_report_never_serve_verdicts_a_rescore_replaced(db, small_dataset):
+    """The response frame is cached by (rows, last id): a rescore rewrites rows in place, so it bumps the verdicts
+    generation and every cache (frame, Parquet snapshot, per-solver analyses) reloads. Until the rescore, the
+    report names the stale scorer version loudly."""
+    from rose_core.analysis import FrameCache, report_data
+
+    store, abstain, n = db
+    cache = FrameCache(store)
+    frame, state = cache.get()
+    assert frame.loc[frame["instance_id"] == abstain.instance_id, "passed"].item() == 1   # scorer 1's verdict
+    report, _ = report_data(store, n_boot=50)
+    assert report["scorer_versions"] == {"1": 1, SCORER_VERSION: n - 1}
+    assert "stale" in report["scorer_warning"] and "rescore" in report["scorer_warning"]
+    rescore(store, small_dataset)
+    for fresh in (cache, FrameCache(store)):         # the running server's cache, and a restart from the snapshot
+        frame, new_state = fresh.get()
+        assert new_state[:2] == state[:2] and new_state != state
+        assert frame.loc[frame["instance_id"] == abstain.instance_id, "passed"].item() == 0
+    report, _ = report_data(store, n_boot=50)
+    assert report["scorer_versions"] == {SCORER_VERSION: n} and report["scorer_warning"] is None
+
+
 def test_a_failure_mid_way_leaves_nothing_changed(db, small_dataset):
     store, abstain, n = db
     with store.write() as c:  # every row differs from the current scorer's version...
