@@ -19,21 +19,23 @@ def shown_item(store: Store, ds, study_id: str, external_id: str) -> ItemScreen:
 
 def answer(page, screen: ItemScreen, right: bool = True) -> None:
     key, mode = screen.item.key, screen.item.mode
-    view = page.locator(".rg-root").get_attribute("data-view")
-    assert view == screen.view_id
+    view = screen.view_id
+    # While Streamlit swaps items, the answered item's element may linger a moment beside the new one:
+    # always address the item the server holds.
+    root = page.locator(f'.rg-root[data-view="{view}"]')
+    root.wait_for()
     if mode != "count":
         cells = sorted(key.gold_cells) if right else [next((r, c) for r in range(1, key.rows + 1)
                                                           for c in range(1, key.cols + 1)
                                                           if (r, c) not in key.gold_cells)]
         for r, c in cells:
-            cell = page.locator(f'.rg-cell[data-r="{r}"][data-c="{c}"]')
+            cell = root.locator(f'.rg-cell[data-r="{r}"][data-c="{c}"]')
             cell.click()
             assert cell.get_attribute("aria-pressed") == "true"
     if mode != "click":
-        page.locator(".rg-count input").fill(str(key.gold_count if right else key.gold_count + 1))
-    page.locator(".rg-submit").click()
-    page.wait_for_function(
-        "v => !document.querySelector('.rg-root') || document.querySelector('.rg-root').dataset.view !== v", arg=view)
+        root.locator(".rg-count input").fill(str(key.gold_count if right else key.gold_count + 1))
+    root.locator(".rg-submit").click()
+    page.wait_for_function("v => !document.querySelector(`.rg-root[data-view=\"${v}\"]`)", arg=view)
 
 
 def wait_stage(page) -> str:
