@@ -10,7 +10,7 @@
 
 const ITEMS = new WeakMap(); // parentElement -> live item
 const ACTIONS = new Set(["click", "unclick", "undo", "clear", "count_input"]);
-const WHOLE = /^\d+$/;
+const WHOLE = /^\d{1,6}$/;  // the server accepts 0-999999 (rose_core/instrument/grid_input.py)
 const COUNT_DEBOUNCE_MS = 400;
 const BOTTOM_GAP_PX = 12;
 const MIN_STAGE_PX = 120;
@@ -261,7 +261,7 @@ function mountItem(component) {
   bar.append(tools, answer);
 
   function showError() {
-    error.textContent = "Please enter a whole number (0 or more).";
+    error.textContent = "Please enter a whole number from 0 to 999999.";
     countInput.setAttribute("aria-invalid", "true");
   }
   function clearError() {

@@ -216,6 +216,10 @@ def test_typing_is_an_action_and_the_error_goes_once_valid(desk, harness):  # no
     assert field.get_attribute("aria-invalid") == "true"
     field.press_sequentially("1x")
     assert "whole number" in err.inner_text()  # still not a whole number
+    field.fill("99999999999999999999999")       # beyond what the server accepts: refused with the range
+    desk.get_by_role("button", name="Submit").click()
+    assert "0 to 999999" in err.inner_text()
+    field.fill("1x")
     field.press("Backspace")
     assert err.inner_text() == ""  # gone as soon as the input is valid
     field.press_sequentially("2")
