@@ -56,7 +56,8 @@ def jsonl_objects(path: Path, problems: list[str], max_line_bytes: int = MAX_LIN
         if not raw.strip():
             continue
         try:
-            text = raw.decode("utf-8")
+            # A byte-order mark starts files that Windows tools write: it is not part of the first object.
+            text = raw.decode("utf-8-sig" if no == 1 else "utf-8")
         except UnicodeDecodeError as e:
             problems.append(f"{path}:{no}: not UTF-8 text (byte {e.start} of the line): binary garbage in a "
                             "JSON-lines file")

@@ -132,6 +132,15 @@ def test_ids_like_12_are_never_positions(store, small_dataset, tmp_path):
 
 # --------------------------------------------------------------------------- lmms-eval
 
+def test_a_byte_order_mark_is_not_part_of_the_first_line(store, small_dataset, tmp_path):
+    f = tmp_path / "bom.jsonl"
+    rows = [{"instance_id": i.instance_id, "response": i.protocol_answer, "dataset_hash": small_dataset.dataset_hash}
+            for i in insts(small_dataset)]
+    f.write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps(r) + "\n" for r in rows).encode())
+    res = import_run(store, small_dataset, f, "bom")
+    assert res.responses == len(rows) and all(r["passed"] for r in stored(store, "model:bom").values())
+
+
 def test_lmms_eval_old_style_with_doc(store, small_dataset, tmp_path):
     f = write_jsonl(tmp_path / "qwen_samples_rose.jsonl", [{
         "doc_id": 999, "doc": {"instance_id": i.instance_id, "dataset_hash": small_dataset.dataset_hash},
