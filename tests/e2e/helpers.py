@@ -55,3 +55,30 @@ def start(page, url: str) -> None:
     page.get_by_text("I have read the above").click()
     page.get_by_role("button", name="Continue").click()
     page.get_by_role("button", name="I understand").click()
+
+
+def wait_until(fetch, pred, timeout: float = 15, what: str = ""):
+    """Poll `fetch()` (a database read, usually) until `pred` holds on its result; no fixed pause."""
+    import time
+
+    deadline = time.time() + timeout
+    got = fetch()
+    while not pred(got) and time.time() < deadline:
+        time.sleep(0.05)
+        got = fetch()
+    assert pred(got), f"{what or 'condition'} not reached in {timeout} s: {got!r}"
+    return got
+
+
+def pressed_cells(page) -> set[tuple[int, int]]:
+    """The cells the grid shows as selected (aria-pressed=true)."""
+    return {(int(b.get_attribute("data-r")), int(b.get_attribute("data-c")))
+            for b in page.locator('.rg-cell[aria-pressed="true"]').all()}
+
+
+def sign_in(page, url: str, password: str) -> None:
+    """Open the app as an experimenter and sign in."""
+    page.goto(url)
+    page.get_by_label("Experimenter password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("link", name="Studies").wait_for()

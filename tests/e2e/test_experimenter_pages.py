@@ -1,0 +1,151 @@
+"""Experimenter pages in Chromium on the real server: the Drill-down replays a participant's clicks, undo and
+reload in order and ends at the stored answer; the Studies page's participant link carries the app's real address
+(the one it was opened with, or $ROSE_PUBLIC_URL)."""
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+import pytest
+
+from rose_core.analysis.drilldown import fmt_cells
+from rose_core.store import Store
+from rose_core.study import StudyConfig, create_study
+from rose_core.views import PUBLIC_URL_ENV
+from tools.serve import Server
+
+from .conftest import PASSWORD
+from .grid_harness import DESKTOP
+from .helpers import participant_id, pressed_cells, shown_item, sign_in, start, wait_until
+
+
+@pytest.fixture(scope="module")
+def live(small_dataset, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("experimenter")
+    srv = Server(tmp / "server.log", {"ROSE_DATASET_DIR": str(small_dataset.root), "ROSE_DB": str(tmp / "rose.db"),
+                                      "ROSE_EXPERIMENTER_PASSWORD": PASSWORD}).start()
+    srv.db = tmp / "rose.db"
+    yield srv
+    srv.stop()
+
+
+def _new_page(browser):
+    ctx = browser.new_context(**DESKTOP, accept_downloads=True)
+    page = ctx.new_page()
+    page.set_default_timeout(30_000)
+    return ctx, page
+
+
+def _acts(store: Store, pid: str, view: str) -> list[tuple]:
+    return [(e["type"], e["row"], e["col"]) for e in store.query(
+        "SELECT type, row, col FROM events WHERE participant_id = ? AND view_id = ? AND type IN "
+        "('click', 'unclick', 'undo', 'clear') ORDER BY seq", (pid, view))]
+
+
+def test_drilldown_replays_clicks_undo_and_reload_in_order(live, browser, small_dataset):
+    store = Store(live.db)
+    study = create_study(store, small_dataset, StudyConfig(
+        name="replay", split="test", templates=["T3"], practice_items=0, attention_every=0, items_per_participant=1,
+        seed=9))
+    ctx, page = _new_page(browser)
+    try:
+        start(page, f"{live.url}/?study={study.study_id}&PROLIFIC_PID=REPLAY")
+        page.locator(".rg-root").wait_for()
+        screen = shown_item(store, small_dataset, study.study_id, "REPLAY")
+        pid = participant_id(store, study.study_id, "REPLAY")
+        a, b, c = (1, 1), (1, 2), (2, 1)
+        cell = lambda rc: page.locator(f'.rg-cell[data-r="{rc[0]}"][data-c="{rc[1]}"]')  # noqa: E731
+        cell(a).click()
+        cell(b).click()
+        page.locator(".rg-undo").click()                     # takes b back
+        wait_until(lambda: _acts(store, pid, screen.view_id),
+                   lambda acts: acts == [("click", 1, 1), ("click", 1, 2), ("undo", 1, 2)], what="events stored")
+        page.reload()
+        page.locator(f'.rg-root[data-view="{screen.view_id}"]').wait_for()
+        assert pressed_cells(page) == {a}
+        cell(c).click()
+        page.locator(".rg-submit").click()
+        page.get_by_text("Thank you!").wait_for()
+        stored = json.loads(store.query("SELECT parsed FROM responses WHERE participant_id = ?", (pid,))[0]["parsed"])
+        assert [tuple(x) for x in stored["clicks"]] == [a, c]
+        n_events = store.query("SELECT count(*) AS n FROM events WHERE participant_id = ?", (pid,))[0]["n"]
+    finally:
+        ctx.close()
+
+    ctx, page = _new_page(browser)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        sign_in(page, live.url, PASSWORD)
+        page.get_by_role("link", name="Drill-down").click()
+        page.get_by_role("heading", name="Replay").wait_for()
+        caption = f"{n_events} events over 1 page view"  # the reload kept the view and its numbering
+        page.get_by_text(caption).wait_for()
+        page.wait_for_function(  # the replay chart is drawn (Plotly renders after the page script), at the last step
+            "t => [...document.querySelectorAll('.js-plotly-plot .gtitle')].some(e => e.textContent === t)",
+            arg=f"Selection after step {n_events}")
+        with page.expect_download() as dl:
+            page.locator(".st-key-drill_replay_csv button").click()
+        ev = pd.read_csv(io.StringIO(open(dl.value.path()).read()))
+        assert list(ev["seq"]) == list(range(n_events))
+        steps = ev[ev["type"].isin(["click", "unclick", "undo", "clear"])]
+        assert [(t, int(r), int(c_)) for t, r, c_ in zip(steps["type"], steps["row"], steps["col"])] == [
+            ("click", 1, 1), ("click", 1, 2), ("undo", 1, 2), ("click", 2, 1)]
+        assert list(steps["selection after"].fillna("")) == [fmt_cells([a]), fmt_cells([a, b]), fmt_cells([a]),
+                                                             fmt_cells([a, c])]
+        assert ev["selection after"].iloc[-1] == fmt_cells([a, c])   # ends at the stored answer
+        assert page.get_by_text("The replay ends at").count() == 0    # the page finds no disagreement either
+        assert page.locator("[data-testid=stException]").count() == 0
+        assert errors == []
+    finally:
+        ctx.close()
+
+
+def _participant_link(page) -> str:
+    page.get_by_text("Participant link").wait_for()
+    code = page.locator("[data-testid=stCode]").first
+    code.wait_for()
+    return code.inner_text().strip()
+
+
+def test_studies_page_link_uses_the_address_the_app_was_opened_with(live, browser, small_dataset):
+    study = create_study(Store(live.db), small_dataset, StudyConfig(name="link", seed=1))
+    ctx, page = _new_page(browser)
+    try:
+        sign_in(page, live.url, PASSWORD)
+        page.get_by_role("heading", name="Studies").wait_for()
+        page.get_by_label("Study").first.wait_for()
+        if study.study_id not in _participant_link(page):  # several studies in this module's database: pick it
+            page.get_by_label("Study").first.click()
+            page.get_by_role("option", name=f"link ({study.study_id})").click()
+            page.wait_for_function("s => document.querySelector('[data-testid=stCode]')?.innerText.includes(s)",
+                                   arg=study.study_id)
+        link = _participant_link(page)
+        assert link.startswith(f"{live.url}/?study={study.study_id}&PROLIFIC_PID="), link
+        assert "localhost:8501" not in page.content()
+        page.get_by_role("link", name="Model runs").click()  # and again after moving between pages
+        page.get_by_role("heading", name="Model runs").wait_for()
+        page.get_by_role("link", name="Studies").click()
+        page.get_by_role("heading", name="Studies").wait_for()
+        assert _participant_link(page).startswith(f"{live.url}/?study="), page.url
+    finally:
+        ctx.close()
+
+
+def test_studies_page_link_uses_rose_public_url(small_dataset, browser, tmp_path):
+    public = "https://rose.example.org"
+    srv = Server(tmp_path / "server.log", {"ROSE_DATASET_DIR": str(small_dataset.root),
+                                           "ROSE_DB": str(tmp_path / "rose.db"), "ROSE_EXPERIMENTER_PASSWORD": PASSWORD,
+                                           PUBLIC_URL_ENV: public + "/"}).start()
+    ctx, page = _new_page(browser)
+    try:
+        study = create_study(Store(tmp_path / "rose.db"), small_dataset, StudyConfig(name="public", seed=1))
+        sign_in(page, srv.url, PASSWORD)
+        link = _participant_link(page)
+        assert link.startswith(f"{public}/?study={study.study_id}&PROLIFIC_PID="), link
+        assert page.get_by_text(f"Address taken from ${PUBLIC_URL_ENV}").count() == 1
+        assert srv.url not in link
+    finally:
+        ctx.close()
+        srv.stop()
