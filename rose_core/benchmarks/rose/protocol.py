@@ -72,8 +72,8 @@ _TOKEN = re.compile(
 # Anything that looks like a click (safety net, run over the final answer's region after parsing):
 # group 1 a click-ish word followed closely by something coordinate-like, groups 2-3 a bare `(Rr,Cc)`.
 _CLICK_LIKE = re.compile(
-    r"(?=[ctspmCTSPM(])(?<![a-zA-Z])(?:"
-    r"((?:click(?:s|ed|ing)?|tap|select|press|pick|mark)(?![a-z])(?:(?!click)[^\n]){0,16}?"
+    r"(?=[ctspmCTSPM(])(?:"
+    r"(?<![a-zA-Z])((?:click(?:s|ed|ing)?|tap|select|press|pick|mark)(?![a-z])(?:(?!click)[^\n]){0,16}?"
     r"(?:[(\[<{]\s*r?\s*[+-]?\d|(?<![a-z])r\s*\d|(?<![a-z])row(?![a-z])|\d+\s*,\s*\d+))"
     r"|\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)"
     r")",
@@ -98,8 +98,8 @@ _CONFUSABLES = str.maketrans({
 })
 # What may stand between two actions of one sequence (possessive: no backtracking).
 _GAP = re.compile(
-    r"(?:```[a-z]*|\|[ \t]*\d{1,3}[ \t]*(?=\|)|\s|[;,.:*_~`\"'\[\]|>—–]|->|=>|→|\band\b|\bthen\b|和|然后|以及|并且|"
-    r"<\|?/?(?:answer|final_answer|br|p|b|strong|code|box|begin_of_box|end_of_box)\s*/?\|?>|\[[ xX]\](?=\s)|"
+    r"(?:```[a-z]*|\|[ \t]*\d{1,3}[ \t]*(?=\|)|\s|\[[ xX]\](?=\s)|[;,.:*_~`\"'\[\]|>—–]|->|=>|→|\band\b|\bthen\b|"
+    r"和|然后|以及|并且|<\|?/?(?:answer|final_answer|br|p|b|strong|code|box|begin_of_box|end_of_box)\s*/?\|?>|"
     r"(?<![^\n])[ \t]*(?:[-+*•][ \t]+)?(?:step|action|move|click)[ \t]*\d{0,3}[ \t]*:|"
     r"(?<!\S)(?:[-+•]|\d{1,3}[.)])(?=\s))*+",
     re.IGNORECASE,
