@@ -63,7 +63,7 @@ _TOKEN = re.compile(
     r"|click\s*\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)"
     r"|(click(?:\s*:\s*|\s+(?:on|at)\s+(?:cell\s+)?|\s+cell\s+|\s*(?=<))"
     r"(?:\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)|<\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*>"
-    r"|r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)(?![\w(<\[]|\s*[)>\]])))"
+    r"|r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)(?![\w(\[]|\s*[)\]])))"
     r"|(click(?:\s*[(\[{][^()\[\]{}\n]{0,40}[)\]}]?|\s+(?:r\s*\d+\s*[,;]?\s*c\s*\d+|row\s*\d+\s*,?\s*col(?:umn)?\s*\d+|(?=r\s*\d|row\b)))|\"click(?:s|ed)?\"\s*:\s*\[\s*[^\]\s])"
     r"|(done)(?![a-z])"
     r")",
@@ -112,7 +112,7 @@ _LINE_HEAD = re.compile(
 )
 _LINE_TAIL = re.compile(r"(?:[*_~` \t.!)\]\"']|<\|?/?[a-z_]+\|?>)*+(?:\n|$)", re.IGNORECASE)
 # What may stand between an answer and the same terminal written again (a restatement, rule 6).
-_RESTATE_GAP = re.compile(r"(?:\s|[;,.:!*_~`\"'>)\]]|<\|?/?[a-z_]+\|?>|<br\s*/?>)*+", re.IGNORECASE)
+_RESTATE_GAP = re.compile(r"(?:\s|[;,.:!*_~`\"'>)\]}]|<\|?/?[a-z_]+\|?>|<br\s*/?>)*+", re.IGNORECASE)
 _REASONING = re.compile(r"<(/?)(?:think|thinking|reasoning|thought)\s*>", re.IGNORECASE)
 _SEPARATORS = " \t\r\n;,"
 _DECORATION = ("*", "_", "`")
@@ -239,7 +239,8 @@ def _as_int(digits: str) -> int:
 def _unread_click(text: str, answer_start: int, answer_end: int, answer: list, count: bool) -> bool:
     """Safety net: something click-like in the final answer's region that the answer does not hold.
 
-    Region: from the answer's paragraph start to the end of the text. Flagged there: a click-ish
+    Region: from the answer's paragraph start (the paragraph before it too when the answer begins
+    its paragraph) to the end of the text. Flagged there: a click-ish
     word (`click`, `tap`, `select`, `press`, `pick`, `mark`) followed closely by coordinates that
     is not a readable CLICK (before an answer that clicks, such a word announces its clicks and
     only its bare pairs are checked). In the answer's own paragraph also a readable CLICK after the answer
@@ -247,11 +248,14 @@ def _unread_click(text: str, answer_start: int, answer_end: int, answer: list, c
     `(Rr,Cc)` pairs are flagged only in the answer's own paragraph, when not one of its cells and
     the answer is not a COUNT (prose describing cells before a COUNT is normal).
     """
-    start = text.rfind("\n\n", 0, answer_start) + 1
+    para = text.rfind("\n\n", 0, answer_start)
+    para = 0 if para < 0 else para + 2
     end = text.find("\n\n", answer_end)
     para_end = len(text) if end < 0 else end
+    pos = para
+    if para > 0 and _LINE_HEAD.fullmatch(text, para, answer_start) is not None:
+        pos = text.rfind("\n\n", 0, max(para - 2, 0)) + 1  # `TAP(R6,C1)` + blank line + `DONE`
     cells = {(_as_int(r), _as_int(c)) for r, c in answer if r is not None}
-    pos = start
     while True:
         m = _CLICK_LIKE.search(text, pos)
         if m is None:
@@ -269,7 +273,7 @@ def _unread_click(text: str, answer_start: int, answer_end: int, answer: list, c
                     return True
             pos = t.end()
             continue
-        if m.start() < para_end and not count and (_as_int(m.group(2)), _as_int(m.group(3))) not in cells:
+        if para <= m.start() < para_end and not count and (_as_int(m.group(2)), _as_int(m.group(3))) not in cells:
             return True
         pos = m.end()
 
