@@ -228,6 +228,13 @@ def _strip_reasoning(text: str) -> tuple[str, bool]:
     return text, False
 
 
+def _suspect(text: str, clicks_read: int) -> bool:
+    """A `click` that is not a CLICK call read, or another click-ish word: run the full safety net."""
+    low = text.lower()
+    return low.count("click") != clicks_read or "tap" in low or "select" in low or "press" in low \
+        or "pick" in low or "mark" in low
+
+
 def _keyword(m: re.Match) -> str:
     return m.group(2) or m.group(3)
 
@@ -304,6 +311,7 @@ def parse(text: object) -> Parsed:
     answer: list | None = None  # the final sequence's clicks
     kind = digits = None
     weak = -1
+    calls = clicks_read = 0  # readable CLICK(...), COUNT(...), SUBMIT(...) tokens: for the safety net's fast path
     for m in _TOKEN.finditer(text):
         li = m.lastindex
         s = m.start()
@@ -313,6 +321,7 @@ def parse(text: object) -> Parsed:
             strays.append((run_end, run))
             run = []  # prose since the last CLICK breaks the sequence
         if li == 4 or li == 5:
+            clicks_read += li == 4
             if not run:
                 run_start = s
             run.append(m.group(3, 4) if li == 4 else _ext_digits(m))
@@ -333,6 +342,7 @@ def parse(text: object) -> Parsed:
                 answer_end = m.end()
                 continue
         if li == 2:
+            calls += 1
             kind, digits = m.group(1).upper(), m.group(2)
         else:
             if run:
@@ -363,8 +373,9 @@ def parse(text: object) -> Parsed:
                 break
             if end <= answer_start and (None in stray or not cells.issuperset(stray)):
                 return _MALFORMED  # a click beside the final answer that is not part of it
-    if _unread_click(text, answer_start, answer_end, answer, kind == "COUNT"):
-        return _MALFORMED
+    if (run or strays or calls + clicks_read != text.count("(") or _suspect(text, clicks_read)) \
+            and _unread_click(text, answer_start, answer_end, answer, kind == "COUNT"):
+        return _MALFORMED  # fast path: every "(" and every "click" is a call read, no other click word
     if kind == "DONE":
         count = None
         negative = False
