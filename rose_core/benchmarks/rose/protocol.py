@@ -10,18 +10,21 @@ Real models wrap that in markdown, lists, code fences, reasoning blocks and othe
 scripts' punctuation. The rules (README, "Protocol and scoring decisions", has the
 decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
 
-1. Text is NFKC-normalised (only when not ASCII), and `、` `。` read as `,` `.`.
+1. Text is NFKC-normalised (only when not ASCII), `、` `。` read as `,` `.`, look-alike letters NFKC
+   keeps (Cyrillic/Greek C K I O E …) become Latin, zero-width characters go. A keyword written as its
+   own token is the keyword: `**CLICK**(R2,C3)`, `` `CLICK`(R2,C3) ``, `\\text{CLICK}(R2,C3)`.
 2. Reasoning: text up to the last closing `</think>` (`</thinking>`, `</reasoning>`,
    `</thought>`) is not the answer. A reasoning block opened and never closed is a
    response cut off while thinking: what it holds is not an answer (`no_terminal`
    if nothing else answers).
 3. Actions, keyword and R/C case-insensitive, spaces allowed inside the call:
-   `CLICK(R2,C5)`, `click( r2 , c5 )`, `COUNT(3)`, `SUBMIT(2)`, `DONE`.
+   `CLICK(R2,C5)`, `click( r2 , c5 )`, `COUNT(3)`, `SUBMIT(2)`, `DONE`; a click also as
+   `CLICK: R2,C5`, `CLICK at (R2,C5)`, `Click on (R2,C5)`, `Click cell (R2,C5)`, `CLICK<R2,C5>`.
 4. A *sequence* is CLICKs closed by a terminal, joined only by separators: white
    space, `;` `,` `.` `:`, `and`, `then`, `和`, `然后`, `以及`, `->`, `=>`, `→`,
    dashes, markdown emphasis, quotes and code (`*` `_` `~` `` ` `` `>`, fences),
    brackets (JSON-ish lists), table bars with a step number, list markers (`-` `+`
-   `•` `1.` `1)`). A CLICK that begins its line (after a list marker, emphasis or a
+   `•` `1.` `1)`), task boxes `[x]`, line labels `Step N:` `Action:`, tags `<answer>` `<br>`. A CLICK that begins its line (after a list marker, emphasis or a
    `Label:`) may carry an annotation up to the end of that line
    ("- CLICK(R2,C3) – the odd stroke").
 5. DONE is a terminal when it closes CLICKs, when it stands alone on its line
@@ -31,13 +34,18 @@ decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
    when the response has no other answer. Any other `done` ("I am done.") is prose.
 6. The final answer is the last sequence. Earlier candidates are discarded; a
    restatement after it (same cells) changes nothing; commentary after it is ignored.
+   A bare terminal right after the answer (only white space, punctuation, emphasis, closing
+   brackets or tags between) restates it when it is the same terminal (same number) or DONE
+   after a COUNT/SUBMIT answer: the answer keeps its clicks.
 7. Nothing is dropped silently:
    - a click-like text that cannot be read (`CLICK(R2)`, `CLICK(2,3)`,
      `CLICK(row 2, col 3)`, `CLICK R2 C3`, a JSON `"clicks": [...]`) inside the
      final sequence, or any click in the final answer's paragraph (no blank line
      between) that is neither part of it nor one of its cells: `malformed_click`;
    - clicks after the final answer that end the text, or a cut-off action at the
-     end (the response was cut while writing a new answer): `no_terminal`.
+     end (the response was cut while writing a new answer): `no_terminal`;
+   - safety net (`_unread_click`): any other click-like text in the answer's region
+     (`TAP(R6,C1)`, `Clicks: (R6,C1)`, a bare `(R6,C1)` beside a DONE): `malformed_click`.
 
 One compiled token regex over the text plus bounded checks of the gaps between
 tokens: linear time on any input, and `parse` never raises.
