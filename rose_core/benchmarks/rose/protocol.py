@@ -66,13 +66,14 @@ Problem = Literal["no_answer", "no_terminal", "negative_number", "malformed_clic
 # `Click on (R2,C3)`, `CLICK at (R2,C3)`, `Click cell (R2,C3)`, `CLICK<R2,C3>`; digits in 6-11),
 # 12 unreadable click, 13 DONE.
 _TOKEN = re.compile(
-    r"(?=[cdsCDS\"])(?<![a-zA-Z])(?:"  # the look-ahead gives the engine a first-character set: ~1.3x faster
+    r"(?=[cdsCDS])(?<![a-zA-Z])(?:"  # the look-ahead gives the engine a first-character set: ~1.3x faster
     r"(count|submit)\s*\(\s*([+-]?\d+)\s*\)"
-    r"|click\s*\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)"
-    r"|(click(?:\s*:\s*|\s+(?:on|at)\s+(?:cell\s+)?|\s+cell\s+|\s*(?=<))"
+    r"|click(?:\s*\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)"  # one `click` prefix for the three forms
+    r"|((?:\s*:\s*|\s+(?:on|at)\s+(?:cell\s+)?|\s+cell\s+|\s*(?=<))"
     r"(?:\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)|<\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*>"
     r"|r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)(?![\w(\[]|\s*[)\]])))"
-    r"|(click(?:\s*[(\[{][^()\[\]{}\n]{0,40}[)\]}]?|\s+(?:r\s*\d+\s*[,;]?\s*c\s*\d+|row\s*\d+\s*,?\s*col(?:umn)?\s*\d+|(?=r\s*\d|row\b)))|\"click(?:s|ed)?\"\s*:\s*\[\s*[^\]\s])"
+    r"|(\s*[(\[{][^()\[\]{}\n]{0,40}[)\]}]?|\s+(?:r\s*\d+\s*[,;]?\s*c\s*\d+|row\s*\d+\s*,?\s*col(?:umn)?\s*\d+|(?=r\s*\d|row\b))"
+    r"|(?:s|ed)?\"\s*:\s*\[\s*[^\]\s]))"
     r"|(done)(?![a-z])"
     r")",
     re.IGNORECASE,
