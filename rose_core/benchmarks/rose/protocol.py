@@ -88,6 +88,8 @@ _CLICK_LIKE = re.compile(
     r")",
     re.IGNORECASE,
 )
+# A click-ish word written as a call (`TAP(`, `SELECT[`): never a description of cells.
+_CALL_LIKE = re.compile(r"[a-z]+\s*[(\[<{]", re.IGNORECASE)
 # A keyword written as its own token: `**CLICK**(R2,C3)`, `` `CLICK`(R2,C3) ``, `\text{CLICK}(R2,C3)`.
 _KEYWORD_DECOR = re.compile(
     r"(\*{1,3}|_{1,3}|`)(click|count|submit)\1(?=\s*[(:<])"
@@ -258,8 +260,8 @@ def _unread_click(text: str, answer_start: int, answer_end: int, answer: list, c
     Region: from the answer's paragraph start (the paragraph before it too when the answer begins
     its paragraph) to the end of the text. Flagged there: a click-ish
     word (`click`, `tap`, `select`, `press`, `pick`, `mark`) followed closely by coordinates that
-    is not a readable CLICK (before an answer that clicks, such a word announces its clicks and
-    only its bare pairs are checked). In the answer's own paragraph also a readable CLICK after the answer
+    is not a readable CLICK (before an answer that clicks or counts, such a word announces or
+    describes cells and only bare pairs are checked). In the answer's own paragraph also a readable CLICK after the answer
     that is not one of its cells (commentary in a later paragraph may name other cells). Bare
     `(Rr,Cc)` pairs are flagged only in the answer's own paragraph, when not one of its cells and
     the answer is not a COUNT (prose describing cells before a COUNT is normal).
@@ -279,9 +281,9 @@ def _unread_click(text: str, answer_start: int, answer_end: int, answer: list, c
         if m.lastindex == 1:
             t = _TOKEN.match(text, m.start())
             if t is None or t.lastindex not in (4, 5):
-                if m.start() < answer_start and cells:
-                    pos = m.start() + 1  # "I will click (2,3) and (5,3):" announcing the clicks that follow
-                    continue
+                if m.start() < answer_start and (cells or count and _CALL_LIKE.match(text, m.start()) is None):
+                    pos = m.start() + 1  # "I will click (2,3) and (5,3):" announcing the clicks that follow,
+                    continue             # or describing the cells a COUNT counts ("I mark (1,2), ...")
                 return True
             if answer_end <= t.start() < para_end:
                 r, c = t.group(3, 4) if t.lastindex == 4 else _ext_digits(t)
