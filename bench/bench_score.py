@@ -66,6 +66,10 @@ HOSTILE = {
     "done words": lambda n: "done " * (n // 5),
     "think tags": lambda n: "<think>" * (n // 7),
     "full-width": lambda n: "CLICK（R1，C1）；" * (n // 13) + "DONE",
+    "click-ish words": lambda n: "clicks tap select mark " * (n // 23) + "DONE",
+    "bare pairs": lambda n: "CLICK(R1,C1) " + "(R1,C1) " * (n // 8) + "DONE",
+    "keyword emphasis": lambda n: "**CLICK**(R1,C1); " * (n // 18) + "DONE",
+    "restated terminals": lambda n: "CLICK(R1,C1); DONE\n" + "DONE\n" * (n // 5),
 }
 
 

@@ -10,18 +10,21 @@ Real models wrap that in markdown, lists, code fences, reasoning blocks and othe
 scripts' punctuation. The rules (README, "Protocol and scoring decisions", has the
 decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
 
-1. Text is NFKC-normalised (only when not ASCII), and `、` `。` read as `,` `.`.
+1. Text is NFKC-normalised (only when not ASCII), `、` `。` read as `,` `.`, look-alike letters NFKC
+   keeps (Cyrillic/Greek C K I O E …) become Latin, zero-width characters go. A keyword written as its
+   own token is the keyword: `**CLICK**(R2,C3)`, `` `CLICK`(R2,C3) ``, `\\text{CLICK}(R2,C3)`.
 2. Reasoning: text up to the last closing `</think>` (`</thinking>`, `</reasoning>`,
    `</thought>`) is not the answer. A reasoning block opened and never closed is a
    response cut off while thinking: what it holds is not an answer (`no_terminal`
    if nothing else answers).
 3. Actions, keyword and R/C case-insensitive, spaces allowed inside the call:
-   `CLICK(R2,C5)`, `click( r2 , c5 )`, `COUNT(3)`, `SUBMIT(2)`, `DONE`.
+   `CLICK(R2,C5)`, `click( r2 , c5 )`, `COUNT(3)`, `SUBMIT(2)`, `DONE`; a click also as
+   `CLICK: R2,C5`, `CLICK at (R2,C5)`, `Click on (R2,C5)`, `Click cell (R2,C5)`, `CLICK<R2,C5>`.
 4. A *sequence* is CLICKs closed by a terminal, joined only by separators: white
    space, `;` `,` `.` `:`, `and`, `then`, `和`, `然后`, `以及`, `->`, `=>`, `→`,
    dashes, markdown emphasis, quotes and code (`*` `_` `~` `` ` `` `>`, fences),
    brackets (JSON-ish lists), table bars with a step number, list markers (`-` `+`
-   `•` `1.` `1)`). A CLICK that begins its line (after a list marker, emphasis or a
+   `•` `1.` `1)`), task boxes `[x]`, line labels `Step N:` `Action:`, tags `<answer>` `<br>`. A CLICK that begins its line (after a list marker, emphasis or a
    `Label:`) may carry an annotation up to the end of that line
    ("- CLICK(R2,C3) – the odd stroke").
 5. DONE is a terminal when it closes CLICKs, when it stands alone on its line
@@ -31,13 +34,18 @@ decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
    when the response has no other answer. Any other `done` ("I am done.") is prose.
 6. The final answer is the last sequence. Earlier candidates are discarded; a
    restatement after it (same cells) changes nothing; commentary after it is ignored.
+   A bare terminal right after the answer (only white space, punctuation, emphasis, closing
+   brackets or tags between) restates it when it is the same terminal (same number) or DONE
+   after a COUNT/SUBMIT answer: the answer keeps its clicks.
 7. Nothing is dropped silently:
    - a click-like text that cannot be read (`CLICK(R2)`, `CLICK(2,3)`,
      `CLICK(row 2, col 3)`, `CLICK R2 C3`, a JSON `"clicks": [...]`) inside the
      final sequence, or any click in the final answer's paragraph (no blank line
      between) that is neither part of it nor one of its cells: `malformed_click`;
    - clicks after the final answer that end the text, or a cut-off action at the
-     end (the response was cut while writing a new answer): `no_terminal`.
+     end (the response was cut while writing a new answer): `no_terminal`;
+   - safety net (`_unread_click`): any other click-like text in the answer's region
+     (`TAP(R6,C1)`, `Clicks: (R6,C1)`, a bare `(R6,C1)` beside a DONE): `malformed_click`.
 
 One compiled token regex over the text plus bounded checks of the gaps between
 tokens: linear time on any input, and `parse` never raises.
@@ -54,29 +62,68 @@ from .records import Cell
 Action = Literal["COUNT", "DONE", "SUBMIT"]
 Problem = Literal["no_answer", "no_terminal", "negative_number", "malformed_click"]
 
-# Groups by m.lastindex: 2 COUNT/SUBMIT, 4 CLICK, 5 unreadable click, 6 DONE.
+# Groups by m.lastindex: 2 COUNT/SUBMIT, 4 CLICK, 5 CLICK written another way (`CLICK: R2,C3`,
+# `Click on (R2,C3)`, `CLICK at (R2,C3)`, `Click cell (R2,C3)`, `CLICK<R2,C3>`; digits in 6-11),
+# 12 unreadable click, 13 DONE.
 _TOKEN = re.compile(
-    r"(?=[cdsCDS\"])(?<![a-zA-Z])(?:"  # the look-ahead gives the engine a first-character set: ~1.3x faster
+    r"(?=[cdsCDS])(?<![a-zA-Z])(?:"  # the look-ahead gives the engine a first-character set: ~1.3x faster
     r"(count|submit)\s*\(\s*([+-]?\d+)\s*\)"
-    r"|click\s*\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)"
-    r"|(click(?:\s*[(\[{][^()\[\]{}\n]{0,40}[)\]}]?|\s+(?:r\s*\d+\s*[,;]?\s*c\s*\d+|row\s*\d+\s*,?\s*col(?:umn)?\s*\d+|(?=r\s*\d|row\b)))|\"click(?:s|ed)?\"\s*:\s*\[\s*[^\]\s])"
+    r"|click(?:\s*\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)"  # one `click` prefix for the three forms
+    r"|((?:\s*:\s*|\s+(?:on|at)\s+(?:cell\s+)?|\s+cell\s+|\s*(?=<))"
+    r"(?:\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)|<\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*>"
+    r"|r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)(?![\w(\[]|\s*[)\]])))"
+    r"|(\s*[(\[{][^()\[\]{}\n]{0,40}[)\]}]?|\s+(?:r\s*\d+\s*[,;]?\s*c\s*\d+|row\s*\d+\s*,?\s*col(?:umn)?\s*\d+|(?=r\s*\d|row\b))"
+    r"|(?:s|ed)?\"\s*:\s*\[\s*[^\]\s]))"
     r"|(done)(?![a-z])"
     r")",
     re.IGNORECASE,
 )
+# Anything that looks like a click (safety net, run over the final answer's region after parsing):
+# group 1 a click-ish word followed closely by something coordinate-like, groups 2-3 a bare `(Rr,Cc)`.
+_CLICK_LIKE = re.compile(
+    r"(?=[ctspmCTSPM(])(?:"
+    r"(?<![a-zA-Z])((?:click(?:s|ed|ing)?|tap|select|press|pick|mark)(?![a-z])(?:(?!click)[^\n]){0,16}?"
+    r"(?:[(\[<{]\s*r?\s*[+-]?\d|(?<![a-z])r\s*\d|(?<![a-z])row(?![a-z])|\d+\s*,\s*\d+))"
+    r"|\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)"
+    r")",
+    re.IGNORECASE,
+)
+# A click-ish word written as a call (`TAP(`, `SELECT[`): never a description of cells.
+_CALL_LIKE = re.compile(r"[a-z]+\s*[(\[<{]", re.IGNORECASE)
+# A keyword written as its own token: `**CLICK**(R2,C3)`, `` `CLICK`(R2,C3) ``, `\text{CLICK}(R2,C3)`.
+_KEYWORD_DECOR = re.compile(
+    r"(\*{1,3}|_{1,3}|`)(click|count|submit)\1(?=\s*[(:<])"
+    r"|\\(?:text|mathrm|textbf|texttt|mathtt|operatorname|mathbf)\s*\{\s*(click|count|submit|done)\s*\}",
+    re.IGNORECASE,
+)
+# Look-alikes NFKC keeps (Cyrillic/Greek letters for C L I K D O N E S U B M T R) and invisible characters.
+_CONFUSABLES = str.maketrans({
+    "\u0421": "C", "\u0441": "c", "\u03f9": "C", "\u03f2": "c", "\u041a": "K", "\u043a": "k", "\u039a": "K",
+    "\u03ba": "k", "\u0406": "I", "\u0456": "i", "\u04c0": "I", "\u0399": "I", "\u03b9": "i", "\u041e": "O",
+    "\u043e": "o", "\u039f": "O", "\u03bf": "o", "\u0415": "E", "\u0435": "e", "\u0395": "E", "\u039d": "N",
+    "\u0405": "S", "\u0455": "s", "\u0412": "B", "\u0392": "B", "\u041c": "M", "\u039c": "M", "\u0422": "T",
+    "\u03a4": "T", "\u0420": "R", "\u0440": "r", "\u03a1": "R", "\u0410": "A", "\u0430": "a", "\u0391": "A",
+    "\u0443": "y", "\u0425": "X", "\u0445": "x",
+    "\u200b": None, "\u200c": None, "\u200d": None, "\u2060": None, "\ufeff": None, "\u00ad": None,
+    "\u180e": None,
+})
 # What may stand between two actions of one sequence (possessive: no backtracking).
 _GAP = re.compile(
-    r"(?:```[a-z]*|\|[ \t]*\d{1,3}[ \t]*(?=\|)|\s|[;,.:*_~`\"'\[\]|>—–]|->|=>|→|\band\b|\bthen\b|和|然后|以及|并且|"
+    r"(?:```[a-z]*|\|[ \t]*\d{1,3}[ \t]*(?=\|)|\s|\[[ xX]\](?=\s)|[;,.:*_~`\"'\[\]|>—–]|->|=>|→|\band\b|\bthen\b|"
+    r"和|然后|以及|并且|<\|?/?(?:answer|final_answer|br|p|b|strong|code|box|begin_of_box|end_of_box)\s*/?\|?>|"
+    r"(?<![^\n])[ \t]*(?:[-+*•][ \t]+)?(?:step|action|move|click)[ \t]*\d{0,3}[ \t]*:|"
     r"(?<!\S)(?:[-+•]|\d{1,3}[.)])(?=\s))*+",
     re.IGNORECASE,
 )
 # What may stand before an action on its own line: quote/heading/list marker, emphasis, "Label:".
 _LINE_HEAD = re.compile(
-    r"(?:[ \t>#*_~`\-+•]|<\|?[a-z_]+\|?>)*+(?:\d{1,3}[.)][ \t]*)?+[*_~` \t]*+"
+    r"(?:[ \t>#*_~`\-+•]|<\|?[a-z_]+\|?>|\[[ xX]\])*+(?:\d{1,3}[.)][ \t]*)?+[*_~` \t]*+"
     r"(?:[^\n:()]{1,40}:[*_~` \t]*)?+",
     re.IGNORECASE,
 )
 _LINE_TAIL = re.compile(r"(?:[*_~` \t.!)\]\"']|<\|?/?[a-z_]+\|?>)*+(?:\n|$)", re.IGNORECASE)
+# What may stand between an answer and the same terminal written again (a restatement, rule 6).
+_RESTATE_GAP = re.compile(r"(?:\s|[;,.:!*_~`\"'>)\]}]|<\|?/?[a-z_]+\|?>|<br\s*/?>)*+", re.IGNORECASE)
 _REASONING = re.compile(r"<(/?)(?:think|thinking|reasoning|thought)\s*>", re.IGNORECASE)
 _SEPARATORS = " \t\r\n;,"
 _DECORATION = ("*", "_", "`")
@@ -192,12 +239,80 @@ def _strip_reasoning(text: str) -> tuple[str, bool]:
     return text, False
 
 
+def _suspect(text: str, clicks_read: int) -> bool:
+    """A `click` that is not a CLICK call read, or another click-ish word: run the full safety net."""
+    low = text.lower()
+    return low.count("click") != clicks_read or "tap" in low or "select" in low or "press" in low \
+        or "pick" in low or "mark" in low
+
+
+def _keyword(m: re.Match) -> str:
+    return m.group(2) or m.group(3)
+
+
+def _as_int(digits: str) -> int:
+    return int(digits) if len(digits) <= _MAX_DIGITS else _number(digits)
+
+
+def _unread_click(text: str, answer_start: int, answer_end: int, answer: list, count: bool) -> bool:
+    """Safety net: something click-like in the final answer's region that the answer does not hold.
+
+    Region: from the answer's paragraph start (the paragraph before it too when the answer begins
+    its paragraph) to the end of the text. Flagged there: a click-ish
+    word (`click`, `tap`, `select`, `press`, `pick`, `mark`) followed closely by coordinates that
+    is not a readable CLICK (before an answer that clicks or counts, such a word announces or
+    describes cells and only bare pairs are checked). In the answer's own paragraph also a readable CLICK after the answer
+    that is not one of its cells (commentary in a later paragraph may name other cells). Bare
+    `(Rr,Cc)` pairs are flagged only in the answer's own paragraph, when not one of its cells and
+    the answer is not a COUNT (prose describing cells before a COUNT is normal).
+    """
+    para = text.rfind("\n\n", 0, answer_start)
+    para = 0 if para < 0 else para + 2
+    end = text.find("\n\n", answer_end)
+    para_end = len(text) if end < 0 else end
+    pos = para
+    if para > 0 and _LINE_HEAD.fullmatch(text, para, answer_start) is not None:
+        pos = text.rfind("\n\n", 0, max(para - 2, 0)) + 1  # `TAP(R6,C1)` + blank line + `DONE`
+    cells = {(_as_int(r), _as_int(c)) for r, c in answer if r is not None}
+    while True:
+        m = _CLICK_LIKE.search(text, pos)
+        if m is None:
+            return False
+        if m.lastindex == 1:
+            t = _TOKEN.match(text, m.start())
+            if t is None or t.lastindex not in (4, 5):
+                if m.start() < answer_start and (cells or count and _CALL_LIKE.match(text, m.start()) is None):
+                    pos = m.start() + 1  # "I will click (2,3) and (5,3):" announcing the clicks that follow,
+                    continue             # or describing the cells a COUNT counts ("I mark (1,2), ...")
+                return True
+            if answer_end <= t.start() < para_end:
+                r, c = t.group(3, 4) if t.lastindex == 4 else _ext_digits(t)
+                if (_as_int(r), _as_int(c)) not in cells:
+                    return True
+            pos = t.end()
+            continue
+        if para <= m.start() < para_end and not count and (_as_int(m.group(2)), _as_int(m.group(3))) not in cells:
+            return True
+        pos = m.end()
+
+
+def _ext_digits(m: re.Match) -> tuple[str, str]:
+    """The (row, col) digits of a CLICK written another way (groups 6-11 of _TOKEN)."""
+    if m.group(6) is not None:
+        return m.group(6, 7)
+    if m.group(8) is not None:
+        return m.group(8, 9)
+    return m.group(10, 11)
+
+
 def parse(text: object) -> Parsed:
     """The final answer in `text` (see the module docstring for the rules)."""
     if not isinstance(text, str):
         text = "" if text is None else str(text)
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).translate(_CJK)
+        text = unicodedata.normalize("NFKC", text).translate(_CJK).translate(_CONFUSABLES)
+    if "*" in text or "`" in text or "_" in text or "\\" in text:
+        text = _KEYWORD_DECOR.sub(_keyword, text)
     cut = False
     if "<" in text:
         text, cut = _strip_reasoning(text)
@@ -207,6 +322,7 @@ def parse(text: object) -> Parsed:
     answer: list | None = None  # the final sequence's clicks
     kind = digits = None
     weak = -1
+    calls = clicks_read = 0  # readable CLICK(...), COUNT(...), SUBMIT(...) tokens: for the safety net's fast path
     for m in _TOKEN.finditer(text):
         li = m.lastindex
         s = m.start()
@@ -215,26 +331,35 @@ def parse(text: object) -> Parsed:
                 and (run[-1] is None or not _annotated(text, last_click, run_end, s)):
             strays.append((run_end, run))
             run = []  # prose since the last CLICK breaks the sequence
-        if li == 4:
+        if li == 4 or li == 5:
+            clicks_read += li == 4
             if not run:
                 run_start = s
-            run.append(m.group(3, 4))
+            run.append(m.group(3, 4) if li == 4 else _ext_digits(m))
             run_end = m.end()
             last_click = s
             continue
-        if li == 5:
+        if li == 12:
             if not run:
                 run_start = s
             run.append(None)
             run_end = m.end()
             continue
+        if not run and answer is not None and _RESTATE_GAP.fullmatch(text, answer_end, s) is not None:
+            # A bare terminal right after the answer: the same terminal again, or DONE after a
+            # COUNT/SUBMIT answer, restates it (the answer keeps its clicks). Anything else is a new answer.
+            new_kind = "DONE" if li == 13 else m.group(1).upper()
+            if new_kind == "DONE" and kind != "DONE" or (new_kind == kind and (li == 13 or m.group(2) == digits)):
+                answer_end = m.end()
+                continue
         if li == 2:
+            calls += 1
             kind, digits = m.group(1).upper(), m.group(2)
         else:
             if run:
                 kind = "DONE"
             else:
-                strength = _done_kind(text, s, m.end(), m.group(6))
+                strength = _done_kind(text, s, m.end(), m.group(13))
                 if strength == 1:
                     weak = s
                 if strength < 2:
@@ -259,6 +384,9 @@ def parse(text: object) -> Parsed:
                 break
             if end <= answer_start and (None in stray or not cells.issuperset(stray)):
                 return _MALFORMED  # a click beside the final answer that is not part of it
+    if (run or strays or calls + clicks_read != text.count("(") or _suspect(text, clicks_read)) \
+            and _unread_click(text, answer_start, answer_end, answer, kind == "COUNT"):
+        return _MALFORMED  # fast path: every "(" and every "click" is a call read, no other click word
     if kind == "DONE":
         count = None
         negative = False

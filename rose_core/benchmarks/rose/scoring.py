@@ -33,9 +33,11 @@ INVALID_REASONS: tuple[InvalidReason, ...] = (
     "malformed_click",
 )
 # Which reading of responses produced a stored verdict. "1": the upper-case, contiguous-CLICKs parser
-# of v0.1; "2": the careful reader of protocol.py (NFKC, markdown, separators, malformed_click).
+# of v0.1; "2": the careful reader of protocol.py (NFKC, markdown, separators, malformed_click); "3": keywords
+# decorated or written another way are read (`**CLICK**(R2,C3)`, `CLICK: R2,C3`, `Click on (R2,C3)`), look-alike
+# letters normalised, a safety net makes unread click-like text malformed_click, a repeated bare terminal restates.
 # Bump it whenever a response could get another verdict; `python -m rose_core rescore` re-scores.
-SCORER_VERSION = "2"
+SCORER_VERSION = "3"
 _TERMINAL: dict[Output, str] = {"count": "COUNT", "click": "DONE", "click_submit": "SUBMIT"}
 
 

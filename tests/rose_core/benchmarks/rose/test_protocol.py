@@ -145,12 +145,18 @@ FULL_WIDTH = str.maketrans("(),;", "（），；")
 def _fmt_click(style: str, case: str, r: int, c: int) -> str:
     call = {"upper": f"CLICK(R{r},C{c})", "lower": f"click(r{r},c{c})", "title": f"Click(R{r}, C{c})",
             "spaced": f"CLICK( R{r} , C{c} )"}[case]
+    kw, rest = call[:5], call[5:]
     return {"plain": call, "bold": f"**{call}**", "under": f"__{call}__", "code": f"`{call}`",
-            "italic": f"*{call}*", "full": call.translate(FULL_WIDTH)}[style]
+            "italic": f"*{call}*", "full": call.translate(FULL_WIDTH), "kw-bold": f"**{kw}**{rest}",
+            "kw-code": f"`{kw}`{rest}", "kw-latex": f"\\text{{{kw}}}{rest}", "kw-colon": f"{kw}: R{r},C{c}",
+            "kw-on": f"{kw} on ({rest.strip('( )').replace(' ', '')})", "kw-angle": f"{kw}<R{r},C{c}>",
+            "confusable": "\u0421" + call[1:3] + "\u200b" + call[3:]}[style]
 
 
 def _fmt_terminal(style: str, case: str, word: str) -> str:
     word = {"upper": word, "lower": word.lower(), "title": word.title(), "spaced": word.replace("(", "( ")}[case]
+    if style.startswith("kw-") or style == "confusable":
+        return f"**{word}**" if style == "kw-bold" and "(" not in word else word
     return {"plain": word, "bold": f"**{word}**", "under": f"__{word}__", "code": f"`{word}`",
             "italic": f"*{word}*", "full": word.translate(FULL_WIDTH)}[style]
 
@@ -162,10 +168,11 @@ LISTS = ["- ", "* ", "1. ", "1) ", "• "]
 @st.composite
 def formatted_answer(draw, clicks: list, terminal: str) -> str:
     """One way a model writes `clicks` + `terminal`, in any supported style."""
-    style = draw(st.sampled_from(["plain", "bold", "under", "code", "italic", "full"]))
+    style = draw(st.sampled_from(["plain", "bold", "under", "code", "italic", "full", "kw-bold", "kw-code",
+                                  "kw-latex", "kw-colon", "kw-on", "kw-angle", "confusable"]))
     case = draw(st.sampled_from(["upper", "lower", "title", "spaced"]))
     actions = [_fmt_click(style, case, r, c) for r, c in clicks] + [_fmt_terminal(style, case, terminal)]
-    layout = draw(st.sampled_from(["inline", "list", "numbered", "lines"]))
+    layout = draw(st.sampled_from(["inline", "list", "numbered", "lines", "steps", "actions", "tasks", "br"]))
     if layout == "inline":
         sep = draw(st.sampled_from(SEPARATORS))
         body = sep.join(actions)
@@ -175,6 +182,14 @@ def formatted_answer(draw, clicks: list, terminal: str) -> str:
     elif layout == "numbered":
         paren = draw(st.sampled_from([". ", ") "]))
         body = "\n".join(f"{i}{paren}{a}" for i, a in enumerate(actions, 1))
+    elif layout == "steps":
+        body = "\n".join(f"Step {i}: {a}" for i, a in enumerate(actions, 1))
+    elif layout == "actions":
+        body = "\n".join(f"Action: {a}" for a in actions)
+    elif layout == "tasks":
+        body = "\n".join(f"- [x] {a}" for a in actions)
+    elif layout == "br":
+        body = "<br>".join(actions)
     else:
         body = "\n".join(actions)
     wrap = draw(st.sampled_from(["none", "code", "fence", "fence-lang", "json"]))
@@ -195,8 +210,10 @@ def response(draw, clicks: list, terminal: str) -> str:
     think = draw(st.sampled_from(["", "<think>\nMaybe CLICK(R6,C6); DONE? Or COUNT(9). Not sure.\n</think>\n",
                                   "<thinking>I am done thinking.</thinking>\n\n"]))
     after = draw(st.sampled_from(["", "\n\nThese cells differ from the majority.", "\n",
-                                  "\n\nI am done."]))
+                                  "\n\nI am done.", "RESTATE"]))
     answer = draw(formatted_answer(clicks, terminal))
+    if after == "RESTATE":  # the bare terminal written again: a restatement, the answer keeps its clicks
+        after = draw(st.sampled_from(["\n\n", ".\n", "\n"])) + terminal
     return think + prose + ("\n\n" if prose else "") + answer + after
 
 
@@ -221,10 +238,16 @@ def test_a_correct_count_passes_in_any_supported_style(data):
     key = _key("T1", 5, 5, {(1, 1), (2, 2), (3, 3)}, set())
     text = data.draw(response([], "COUNT(3)"))
     assert score(key, text).passed, text
+    # a bare DONE after a COUNT answer is not a new answer
+    tail = data.draw(st.sampled_from(["\nDONE", "\n\nDone.", "\n**DONE**", " DONE"]))
+    if text.rstrip().endswith(("COUNT(3)", "COUNT(3)**", "COUNT(3)`", "COUNT（3）", "count(3)", "Count(3)", "COUNT( 3)")):
+        assert score(key, text + tail).passed, text + tail
 
 
 UNREADABLE = ["CLICK({r},{c})", "CLICK(R{r})", "CLICK(row {r}, col {c})", "CLICK R{r} C{c}", "CLICK(R{r}C{c})",
-              "CLICK[R{r},C{c}]", "click(r{r}, {c})", "CLICK(R{r};C{c})"]
+              "CLICK[R{r},C{c}]", "click(r{r}, {c})", "CLICK(R{r};C{c})", "TAP(R{r},C{c})", "SELECT(R{r},C{c})",
+              "C L I C K(R{r},C{c})", "~~CLICK~~(R{r},C{c})", "Clicks: (R{r},C{c})", "Odd cell: (R{r},C{c})",
+              '{{"action": "CLICK", "row": {r}, "col": {c}}}', "**Click** on (R{r},C{c})", "click row {r}"]
 
 
 @given(st.data())
@@ -238,7 +261,9 @@ def test_on_an_abstention_item_no_answer_that_clicks_passes(data):
     # the same with some of the clicks written in a form the protocol cannot read
     bad = data.draw(st.sampled_from(UNREADABLE)).format(r=clicks[0][0], c=clicks[0][1])
     sep = data.draw(st.sampled_from(["; ", "\n", " and ", "\n- "]))
-    for text in (bad + sep + "DONE", "Answer: " + bad + sep + "DONE", bad + "\n\nDONE", bad + "\nDONE",
-                 "**" + bad + "**" + sep + "**DONE**"):
+    texts = [bad + sep + "DONE", "Answer: " + bad + sep + "DONE", bad + "\nDONE", "**" + bad + "**" + sep + "**DONE**"]
+    if any(w in bad.lower() for w in ("click", "tap", "select")):  # a bare pair counts only in the answer's paragraph
+        texts.append(bad + "\n\nDONE")
+    for text in texts:
         s = score(ABSTAIN, text)
         assert not s.passed and s.invalid_reason == "malformed_click", text
