@@ -9,7 +9,7 @@ from rose_core.study import (
     Consent, End, Instructions, ItemScreen, ParticipantSession, PracticeFeedback, StudyError, get_study, join,
 )
 from rose_core.views import identity_from_query, image_bytes, practice_feedback_png, worked_example
-from ui.click_grid import click_grid
+from ui.click_grid import click_grid, image_url
 from ui.redirect import redirect
 from ui.resources import dataset, store
 
@@ -41,23 +41,38 @@ screen = session.screen()
 
 
 def show_item(screen: ItemScreen) -> None:
-    """The item: the component shows the instruction, "Item k of n", the grid and DONE/SUBMIT."""
+    """The item: the component shows the instruction, "Item k of n", the grid and DONE/SUBMIT.
+
+    The answer is stored in the component's submit callback, before the fragment reruns; that rerun then only
+    asks for the full rerun that shows the next screen (the grid is not sent again for an item already done)."""
     st.progress(screen.progress_fraction)
-    data = screen.component_data(image_bytes(str(ds.root / screen.item.image)))
+    data = screen.component_data(image_url(image_bytes(str(ds.root / screen.item.image))))
     known = ss.setdefault("part_known_seq", {})
+    key = f"part_grid_{screen.view_id}"
+
+    def on_submit() -> None:
+        sub = (ss.get(key) or {}).get("submit")
+        if not sub or sub.get("view_id") != screen.view_id:
+            return
+        try:
+            session.submit(screen, sub)
+            ss["part_submitted"] = screen.view_id
+        except StudyError as e:
+            ss["part_grid_error"] = str(e)
 
     @st.fragment
     def grid() -> None:
-        res = click_grid(key=f"part_grid_{screen.view_id}", data=data)
+        if ss.pop("part_submitted", None) == screen.view_id:
+            st.rerun(scope="app")
+        res = click_grid(key=key, data=data, on_submit=on_submit)
         try:
             if res.grid:
                 known[screen.view_id] = session.record_events(screen, res.grid, known.get(screen.view_id, -1))
-            sub = res.submit
-            if sub and sub.get("view_id") == screen.view_id:
-                session.submit(screen, sub)
-                st.rerun(scope="app")
         except StudyError as e:
-            st.error(f"Your answer could not be read ({e}). Please try again.")
+            ss["part_grid_error"] = str(e)
+        err = ss.pop("part_grid_error", None)
+        if err:
+            st.error(f"Your answer could not be read ({err}). Please try again.")
 
     grid()
 
@@ -69,7 +84,7 @@ def show_feedback(fb: PracticeFeedback) -> None:
         st.success("Correct, well done.")
     else:
         st.warning("Not quite. Here is the right answer next to yours.")
-    st.image(practice_feedback_png(ds, fb.item, fb.clicked), caption=(
+    st.image(practice_feedback_png(ds, fb.item, fb.clicked), output_format="PNG", caption=(
         "Green: the right cells. Blue dot: your clicks. Orange: the region the instruction names; "
         "red: the excluded region."))
     if fb.gold_count is not None:
@@ -86,9 +101,9 @@ def show_feedback(fb: PracticeFeedback) -> None:
         st.info("Not enough practice answers were right yet: let's do the practice once more, with new pictures.")
     elif fb.outcome == "screened_out":
         st.info("That was the last practice round.")
-    if st.button("Continue", type="primary", key="part_fb_btn"):
-        session.acknowledge_feedback(fb.view_id)
-        st.rerun()
+    # Stored in the callback, before the rerun: that one rerun already shows the next screen.
+    st.button("Continue", type="primary", key="part_fb_btn", on_click=session.acknowledge_feedback,
+              args=(fb.view_id,))
 
 
 match screen:
@@ -103,9 +118,7 @@ match screen:
         if limit:
             st.info(f"The study has a time limit of {limit} minutes from the moment you agree.")
         agree = st.checkbox("I have read the above and agree to take part.", key="part_agree")
-        if st.button("Continue", type="primary", disabled=not agree, key="part_consent_btn"):
-            session.consent()
-            st.rerun()
+        st.button("Continue", type="primary", disabled=not agree, key="part_consent_btn", on_click=session.consent)
 
     case Instructions(has_practice=has_practice):
         st.title("How it works")
@@ -120,14 +133,12 @@ match screen:
             "The keyboard works too: arrow keys move, Enter or Space selects. Press **DONE** (or **SUBMIT**) "
             "when you are finished; if no cell fits the instruction, press DONE without clicking anything.")
         a, b = st.columns(2)
-        a.image(plain, caption="Example grid")
-        b.image(solved, caption=f"The odd cells, outlined: {cells}")
+        a.image(plain, output_format="PNG", caption="Example grid")
+        b.image(solved, output_format="PNG", caption=f"The odd cells, outlined: {cells}")
         if has_practice:
             st.markdown("First a short practice with feedback: one screen of each kind you will meet.")
-        if st.button("I understand, start the practice" if has_practice else "I understand, start",
-                     type="primary", key="part_instr_btn"):
-            session.finish_instructions()
-            st.rerun()
+        st.button("I understand, start the practice" if has_practice else "I understand, start",
+                  type="primary", key="part_instr_btn", on_click=session.finish_instructions)
 
     case PracticeFeedback():
         show_feedback(screen)
