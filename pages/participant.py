@@ -3,6 +3,8 @@
 Layout only: `ParticipantSession.screen()` decides what to show from the database (one transaction), so a
 reload, a closed tab or a restarted server resumes at the same screen; this script matches on it.
 """
+from functools import partial
+
 import streamlit as st
 
 from rose_core.study import (
@@ -40,31 +42,38 @@ session = ParticipantSession(db, ds, get_study(db, ss["part_study"]), ss["part_p
 screen = session.screen()
 
 
-def show_item(screen: ItemScreen) -> None:
+def show_item(first: ItemScreen) -> None:
     """The item: the component shows the instruction, "Item k of n", the grid and DONE/SUBMIT.
 
-    The answer is stored in the component's submit callback, before the fragment reruns; that rerun then only
-    asks for the full rerun that shows the next screen (the grid is not sent again for an item already done)."""
-    st.progress(screen.progress_fraction)
-    data = screen.component_data(image_url(image_bytes(str(ds.root / screen.item.image))))
+    The answer is stored in the component's submit callback, before the fragment reruns, and the next screen
+    is computed there from the database: when it is another item, that one fragment rerun shows it (no full
+    rerun per item); anything else (feedback, the end) is shown by a full rerun."""
+    ss["part_item"] = first  # what this full run computed; the submit callback moves it on to the next item
     known = ss.setdefault("part_known_seq", {})
-    key = f"part_grid_{screen.view_id}"
 
-    def on_submit() -> None:
-        sub = (ss.get(key) or {}).get("submit")
+    def on_submit(screen: ItemScreen) -> None:
+        sub = (ss.get(f"part_grid_{screen.view_id}") or {}).get("submit")
         if not sub or sub.get("view_id") != screen.view_id:
             return
         try:
             session.submit(screen, sub)
-            ss["part_submitted"] = screen.view_id
         except StudyError as e:
             ss["part_grid_error"] = str(e)
+            return
+        nxt = session.screen()
+        if isinstance(nxt, ItemScreen):
+            ss["part_item"] = nxt
+        else:
+            ss["part_leave_item"] = True
 
     @st.fragment
-    def grid() -> None:
-        if ss.pop("part_submitted", None) == screen.view_id:
+    def item() -> None:
+        if ss.pop("part_leave_item", False):
             st.rerun(scope="app")
-        res = click_grid(key=key, data=data, on_submit=on_submit)
+        screen: ItemScreen = ss["part_item"]
+        st.progress(screen.progress_fraction)
+        data = screen.component_data(image_url(image_bytes(str(ds.root / screen.item.image))))
+        res = click_grid(key=f"part_grid_{screen.view_id}", data=data, on_submit=partial(on_submit, screen))
         try:
             if res.grid:
                 known[screen.view_id] = session.record_events(screen, res.grid, known.get(screen.view_id, -1))
@@ -74,7 +83,7 @@ def show_item(screen: ItemScreen) -> None:
         if err:
             st.error(f"Your answer could not be read ({err}). Please try again.")
 
-    grid()
+    item()
 
 
 def show_feedback(fb: PracticeFeedback) -> None:
