@@ -3,13 +3,15 @@
 Layout only: `ParticipantSession.screen()` decides what to show from the database (one transaction), so a
 reload, a closed tab or a restarted server resumes at the same screen; this script matches on it.
 """
+from functools import partial
+
 import streamlit as st
 
 from rose_core.study import (
     Consent, End, Instructions, ItemScreen, ParticipantSession, PracticeFeedback, StudyError, get_study, join,
 )
 from rose_core.views import identity_from_query, image_bytes, practice_feedback_png, worked_example
-from ui.click_grid import click_grid
+from ui.click_grid import click_grid, image_url
 from ui.redirect import redirect
 from ui.resources import dataset, store
 
@@ -40,26 +42,48 @@ session = ParticipantSession(db, ds, get_study(db, ss["part_study"]), ss["part_p
 screen = session.screen()
 
 
-def show_item(screen: ItemScreen) -> None:
-    """The item: the component shows the instruction, "Item k of n", the grid and DONE/SUBMIT."""
-    st.progress(screen.progress_fraction)
-    data = screen.component_data(image_bytes(str(ds.root / screen.item.image)))
+def show_item(first: ItemScreen) -> None:
+    """The item: the component shows the instruction, "Item k of n", the grid and DONE/SUBMIT.
+
+    The answer is stored in the component's submit callback, before the fragment reruns, and the next screen
+    is computed there from the database: when it is another item, that one fragment rerun shows it (no full
+    rerun per item); anything else (feedback, the end) is shown by a full rerun."""
+    ss["part_item"] = first  # what this full run computed; the submit callback moves it on to the next item
     known = ss.setdefault("part_known_seq", {})
 
+    def on_submit(screen: ItemScreen) -> None:
+        sub = (ss.get(f"part_grid_{screen.view_id}") or {}).get("submit")
+        if not sub or sub.get("view_id") != screen.view_id:
+            return
+        try:
+            session.submit(screen, sub)
+        except StudyError as e:
+            ss["part_grid_error"] = str(e)
+            return
+        nxt = session.screen()
+        if isinstance(nxt, ItemScreen):
+            ss["part_item"] = nxt
+        else:
+            ss["part_leave_item"] = True
+
     @st.fragment
-    def grid() -> None:
-        res = click_grid(key=f"part_grid_{screen.view_id}", data=data)
+    def item() -> None:
+        if ss.pop("part_leave_item", False):
+            st.rerun(scope="app")
+        screen: ItemScreen = ss["part_item"]
+        st.progress(screen.progress_fraction)
+        data = screen.component_data(image_url(image_bytes(str(ds.root / screen.item.image))))
+        res = click_grid(key=f"part_grid_{screen.view_id}", data=data, on_submit=partial(on_submit, screen))
         try:
             if res.grid:
                 known[screen.view_id] = session.record_events(screen, res.grid, known.get(screen.view_id, -1))
-            sub = res.submit
-            if sub and sub.get("view_id") == screen.view_id:
-                session.submit(screen, sub)
-                st.rerun(scope="app")
         except StudyError as e:
-            st.error(f"Your answer could not be read ({e}). Please try again.")
+            ss["part_grid_error"] = str(e)
+        err = ss.pop("part_grid_error", None)
+        if err:
+            st.error(f"Your answer could not be read ({err}). Please try again.")
 
-    grid()
+    item()
 
 
 def show_feedback(fb: PracticeFeedback) -> None:
@@ -69,7 +93,7 @@ def show_feedback(fb: PracticeFeedback) -> None:
         st.success("Correct, well done.")
     else:
         st.warning("Not quite. Here is the right answer next to yours.")
-    st.image(practice_feedback_png(ds, fb.item, fb.clicked), caption=(
+    st.image(practice_feedback_png(ds, fb.item, fb.clicked), output_format="PNG", caption=(
         "Green: the right cells. Blue dot: your clicks. Orange: the region the instruction names; "
         "red: the excluded region."))
     if fb.gold_count is not None:
@@ -86,9 +110,9 @@ def show_feedback(fb: PracticeFeedback) -> None:
         st.info("Not enough practice answers were right yet: let's do the practice once more, with new pictures.")
     elif fb.outcome == "screened_out":
         st.info("That was the last practice round.")
-    if st.button("Continue", type="primary", key="part_fb_btn"):
-        session.acknowledge_feedback(fb.view_id)
-        st.rerun()
+    # Stored in the callback, before the rerun: that one rerun already shows the next screen.
+    st.button("Continue", type="primary", key="part_fb_btn", on_click=session.acknowledge_feedback,
+              args=(fb.view_id,))
 
 
 match screen:
@@ -103,9 +127,7 @@ match screen:
         if limit:
             st.info(f"The study has a time limit of {limit} minutes from the moment you agree.")
         agree = st.checkbox("I have read the above and agree to take part.", key="part_agree")
-        if st.button("Continue", type="primary", disabled=not agree, key="part_consent_btn"):
-            session.consent()
-            st.rerun()
+        st.button("Continue", type="primary", disabled=not agree, key="part_consent_btn", on_click=session.consent)
 
     case Instructions(has_practice=has_practice):
         st.title("How it works")
@@ -120,14 +142,12 @@ match screen:
             "The keyboard works too: arrow keys move, Enter or Space selects. Press **DONE** (or **SUBMIT**) "
             "when you are finished; if no cell fits the instruction, press DONE without clicking anything.")
         a, b = st.columns(2)
-        a.image(plain, caption="Example grid")
-        b.image(solved, caption=f"The odd cells, outlined: {cells}")
+        a.image(plain, output_format="PNG", caption="Example grid")
+        b.image(solved, output_format="PNG", caption=f"The odd cells, outlined: {cells}")
         if has_practice:
             st.markdown("First a short practice with feedback: one screen of each kind you will meet.")
-        if st.button("I understand, start the practice" if has_practice else "I understand, start",
-                     type="primary", key="part_instr_btn"):
-            session.finish_instructions()
-            st.rerun()
+        st.button("I understand, start the practice" if has_practice else "I understand, start",
+                  type="primary", key="part_instr_btn", on_click=session.finish_instructions)
 
     case PracticeFeedback():
         show_feedback(screen)

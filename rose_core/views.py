@@ -162,7 +162,7 @@ def _feedback_png(root: str, item, clicked: tuple[Cell, ...]) -> bytes:
     im = feedback_image(Image.open(Path(root) / item.image), item.layout, item.region, item.region_mode,
                         item.gold_cells(), list(clicked))
     buf = io.BytesIO()
-    im.save(buf, format="PNG")
+    im.save(buf, format="PNG", compress_level=1)  # lossless either way; level 1 encodes ~1.6x faster
     return buf.getvalue()
 
 

@@ -14,7 +14,6 @@ Browser -> server (see README "How it answers"):
 """
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -22,6 +21,7 @@ from typing import Any, Literal
 import streamlit as st
 
 from rose_core.benchmarks.rose.records import Layout
+from rose_core.instrument.grid_input import png_data_url
 
 _HERE = Path(__file__).parent
 _COMPONENT = st.components.v2.component(
@@ -85,12 +85,28 @@ def grid_data(view_id: str, png: bytes, layout: Layout, mode: Mode, count_label:
     if mode != "click" and not count_label:
         raise ValueError(f"count_label: a {mode!r} item needs the number field's label")
     return {
-        "view_id": view_id, "mode": mode, "image": "data:image/png;base64," + base64.b64encode(png).decode(),
+        "view_id": view_id, "mode": mode, "image": png_data_url(png),
         "width": layout.width, "height": layout.height, "rows": layout.rows, "cols": layout.cols,
         "cells": layout.cell_boxes(), "submit_label": SUBMIT_LABEL[mode], "count_label": count_label,
         "instruction": instruction, "progress": progress, "ack_seq": ack_seq,
         "restore": _check_restore(restore or {}, layout),
     }
+
+
+def image_url(png: bytes, coordinates: str = "rose_click_grid.image") -> str:
+    """A URL that serves exactly these PNG bytes, for the component's `image`.
+
+    Registered with Streamlit's media file manager (content-addressed, kept while this session's current run
+    shows it; fragment reruns keep it), so each rerun sends a short URL instead of the whole image again and
+    the browser fetches the image once per item. Without a server runtime (bare mode, AppTest) the PNG goes
+    inline as a data URL, as before."""
+    from streamlit import runtime
+
+    if not runtime.exists():
+        return png_data_url(png)
+    url = runtime.get_instance().media_file_mgr.add(png, "image/png", coordinates)
+    base = (st.get_option("server.baseUrlPath") or "").strip("/")
+    return f"/{base}{url}" if base else url
 
 
 def click_grid(key: str, data: dict[str, Any], *, on_grid: Callable[[], None] | None = None,

@@ -227,11 +227,18 @@ def restore(events: Sequence[GridEvent]) -> Restore:
                    max(active) if active else 0.0, min(actions) if actions else None)
 
 
-def component_data(view_id: str, png: bytes, layout: Layout, mode: Output, instruction: str, progress: str,
+def png_data_url(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode()
+
+
+def component_data(view_id: str, image: bytes | str, layout: Layout, mode: Output, instruction: str, progress: str,
                    ack_seq: int, restored: Restore) -> dict[str, Any]:
-    """Everything the browser gets for one item (the CONTRACT; tests read it to prove no gold is in it)."""
+    """Everything the browser gets for one item (the CONTRACT; tests read it to prove no gold is in it).
+
+    `image` is the instance's PNG bytes (sent inline as a data URL) or a URL that serves exactly those bytes
+    (the page registers them once per item with Streamlit's media files, so a rerun sends a short URL)."""
     return {
-        "view_id": view_id, "mode": mode, "image": "data:image/png;base64," + base64.b64encode(png).decode(),
+        "view_id": view_id, "mode": mode, "image": image if isinstance(image, str) else png_data_url(image),
         "width": layout.width, "height": layout.height, "rows": layout.rows, "cols": layout.cols,
         "cells": layout.cell_boxes(), "submit_label": SUBMIT_LABEL[mode], "count_label": COUNT_LABEL.get(mode, ""),
         "instruction": instruction, "progress": progress, "ack_seq": ack_seq, "restore": restored.to_json(),

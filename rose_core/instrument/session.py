@@ -54,8 +54,9 @@ class ItemScreen:
     ack_seq: int
     restore: Restore
 
-    def component_data(self, png: bytes) -> dict[str, Any]:
-        return component_data(self.view_id, png, self.item.layout, self.item.mode, self.item.instruction,
+    def component_data(self, image: bytes | str) -> dict[str, Any]:
+        """What the grid component gets; `image`: the PNG bytes or a URL serving exactly them."""
+        return component_data(self.view_id, image, self.item.layout, self.item.mode, self.item.instruction,
                               self.progress, self.ack_seq, self.restore)
 
 
