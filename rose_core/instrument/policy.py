@@ -79,3 +79,14 @@ def progress_text(cfg: StudyConfig, answered_main: int, answered_attention: int)
     """'Item k of n', counting attention checks as items (so they do not stand out)."""
     n = cfg.items_per_participant + cfg.attention_checks
     return f"Item {min(answered_main + answered_attention + 1, n)} of {n}"
+
+
+def shown_at(a, assigns) -> float:
+    """When the item was put on the participant's screen, on the server's clock: the start of its server-timed
+    answer (assigned → answered). A practice round is assigned at once, but its items are shown one after
+    another: each one once the feedback of the one before was acknowledged."""
+    if a.kind != "practice":
+        return a.assigned_at
+    before = [b.acknowledged_at for b in assigns if b.kind == "practice" and b.attempt == a.attempt
+              and b.position < a.position and b.acknowledged_at is not None]
+    return max([a.assigned_at, *before])

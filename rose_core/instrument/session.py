@@ -23,7 +23,9 @@ from .config import EndReason, Study, StudyConfig, StudyError
 from .grid_input import Restore, component_data, parse_state, parse_submit, restore
 from .ids import Clock, Ids, RandomIds, stable_hash, system_clock
 from .items import ItemResult, OneShotAnswer, RoseItem, attention_item_id, item_for
-from .policy import attention_scene, attention_slot_due, default_tiebreak, main_pool, pick_main, progress_text
+from .policy import (
+    attention_scene, attention_slot_due, default_tiebreak, main_pool, pick_main, progress_text, shown_at,
+)
 from .practice import plan_practice
 
 
@@ -318,8 +320,8 @@ class ParticipantSession:
         t = self.clock()
         pid = self.participant_id
         with self.store.write() as c:
-            a = next((a for a in sp.participant_assignments(c, pid)
-                      if view_id_for(pid, a.kind, a.attempt, a.position) == screen.view_id), None)
+            assigns = sp.participant_assignments(c, pid)
+            a = next((a for a in assigns if view_id_for(pid, a.kind, a.attempt, a.position) == screen.view_id), None)
             if a is None or a.released_at is not None or not sp.mark_answered(c, a, t):
                 return Recorded(result, duplicate=True)
             insert_events(c, pid, item.item_id, screen.view_id, sub.events, t)
@@ -328,7 +330,7 @@ class ParticipantSession:
                 self.study.run_id, item.item_id, item.template, item.subset, item.split, item.scene_id,
                 result.response, result.protocol, result.parsed, result.valid, result.passed, result.failure,
                 result.errors, t, participant_id=pid, kind=a.kind, attempt=a.attempt,
-                first_action_ms=sub.first_action_ms, total_ms=1000.0 * (t - a.assigned_at), active_ms=sub.active_ms,
+                first_action_ms=sub.first_action_ms, total_ms=1000.0 * (t - shown_at(a, assigns)), active_ms=sub.active_ms,
                 client_total_ms=sub.client_total_ms, viewport_w=vp[0] if vp else None,
                 viewport_h=vp[1] if vp else None, device_pixel_ratio=sub.dpr, focus_lost=int(sub.focus_lost),
                 view_id=screen.view_id)])

@@ -425,3 +425,23 @@ def test_component_data_is_the_contract_and_holds_no_gold(store, small_dataset):
             assert inst.protocol_answer not in blob
 
     run_to_end(s, on_item=check)
+
+
+def test_practice_items_are_timed_from_when_each_was_shown(store, small_dataset):
+    """A practice round is assigned at once; each item's server time starts when it is shown (after the
+    previous item's feedback was acknowledged), not at the round's start."""
+    study = make(store, small_dataset, practice_items=4)
+    clock = FakeClock()
+    s = new_session(store, small_dataset, study, "T1", clock=clock)
+    times = []
+    for _ in range(4):
+        screen = s.screen()
+        assert isinstance(screen, ItemScreen) and screen.kind == "practice"
+        clock.advance(5.0)                           # five seconds on each item
+        answer(s, screen)
+        clock.advance(30.0)                          # reading the feedback
+        fb = s.screen()
+        assert isinstance(fb, PracticeFeedback)
+        s.acknowledge_feedback(fb.view_id)
+    rows = store.query("SELECT total_ms FROM responses WHERE kind = 'practice' ORDER BY response_id")
+    assert [r["total_ms"] for r in rows] == [5000.0] * 4
