@@ -21,7 +21,7 @@ from typing import Any, Literal
 import streamlit as st
 
 from rose_core.benchmarks.rose.records import Layout
-from rose_core.instrument.grid_input import png_data_url
+from rose_core.instrument.grid_input import SUBMIT_LABEL, Restore, component_data, png_data_url
 
 _HERE = Path(__file__).parent
 _COMPONENT = st.components.v2.component(
@@ -30,8 +30,6 @@ _COMPONENT = st.components.v2.component(
 )
 
 Mode = Literal["count", "click", "click_submit"]
-SUBMIT_LABEL: dict[str, str] = {"count": "Submit", "click": "DONE", "click_submit": "SUBMIT"}
-EVENT_TYPES = ("click", "unclick", "undo", "clear", "count_input", "focus", "blur", "hidden", "visible")
 
 
 def empty_restore() -> dict[str, Any]:
@@ -84,13 +82,9 @@ def grid_data(view_id: str, png: bytes, layout: Layout, mode: Mode, count_label:
         raise ValueError(f"ack_seq: expected an integer >= 0, got {ack_seq!r}")
     if mode != "click" and not count_label:
         raise ValueError(f"count_label: a {mode!r} item needs the number field's label")
-    return {
-        "view_id": view_id, "mode": mode, "image": png_data_url(png),
-        "width": layout.width, "height": layout.height, "rows": layout.rows, "cols": layout.cols,
-        "cells": layout.cell_boxes(), "submit_label": SUBMIT_LABEL[mode], "count_label": count_label,
-        "instruction": instruction, "progress": progress, "ack_seq": ack_seq,
-        "restore": _check_restore(restore or {}, layout),
-    }
+    data = component_data(view_id, png, layout, mode, instruction, progress, ack_seq,
+                          Restore(**_check_restore(restore or {}, layout)))
+    return {**data, "count_label": count_label}
 
 
 def image_url(png: bytes, coordinates: str = "rose_click_grid.image") -> str:
