@@ -118,7 +118,7 @@ def detect_format(path: Path, limits: Limits = Limits()) -> tuple[RunFormat, str
     if b"\x00" in first:
         raise RunImportError([f"{path}: not text, not a zip archive: binary data cannot be a run file"])
     try:
-        text = first.decode("utf-8")
+        text = first.decode("utf-8-sig")  # a byte-order mark is not part of the line
     except UnicodeDecodeError:
         raise RunImportError([f"{path}: not text, not a zip archive: binary data cannot be a run file"]) from None
     if name.endswith(".json"):
