@@ -124,6 +124,9 @@ _LINE_HEAD = re.compile(
 _LINE_TAIL = re.compile(r"(?:[*_~` \t.!)\]\"']|<\|?/?[a-z_]+\|?>)*+(?:\n|$)", re.IGNORECASE)
 # What may stand between an answer and the same terminal written again (a restatement, rule 6).
 _RESTATE_GAP = re.compile(r"(?:\s|[;,.:!*_~`\"'>)\]}]|<\|?/?[a-z_]+\|?>|<br\s*/?>)*+", re.IGNORECASE)
+# The common case: the tokens of a response are exactly one canonical answer that ends the text.
+_CANONICAL = re.compile(r"(?:CLICK\(R\d{1,12},C\d{1,12}\); )*+(?:DONE|(COUNT|SUBMIT)\((\d{1,12})\))")
+_CANONICAL_CLICK = re.compile(r"CLICK\(R(\d+),C(\d+)\)")
 _REASONING = re.compile(r"<(/?)(?:think|thinking|reasoning|thought)\s*>", re.IGNORECASE)
 _SEPARATORS = " \t\r\n;,"
 _DECORATION = ("*", "_", "`")
@@ -246,6 +249,12 @@ def _suspect(text: str, clicks_read: int) -> bool:
         or "pick" in low or "mark" in low
 
 
+def _prose_suspect(low: str) -> bool:
+    """Lower-case prose holds a "(" or a click-ish word: the safety net would have to look at it."""
+    return "(" in low or "click" in low or "tap" in low or "select" in low or "press" in low \
+        or "pick" in low or "mark" in low
+
+
 def _keyword(m: re.Match) -> str:
     return m.group(2) or m.group(3)
 
@@ -316,6 +325,21 @@ def parse(text: object) -> Parsed:
     cut = False
     if "<" in text:
         text, cut = _strip_reasoning(text)
+    first = _TOKEN.search(text)
+    if first is None:
+        return _NO_TERMINAL if cut else _NO_ANSWER
+    s = first.start()
+    c = _CANONICAL.fullmatch(text, s)
+    if c is not None and (not s or not _prose_suspect(text[:s].lower())):
+        # Fast path, the same verdict as the loop below: the first token starts a canonical answer that
+        # ends the text (one terminal, "; " between clicks, unsigned numbers of at most 12 digits), and
+        # nothing before it is a token, a "(" or a click-ish word, so the safety net has nothing to look at.
+        clicks = tuple([(int(r), int(c_)) for r, c_ in _CANONICAL_CLICK.findall(text, s)]) \
+            if text.startswith("CLICK", s) else ()
+        kind = c.group(1)
+        if kind is None:
+            return Parsed("DONE", None, clicks, None)
+        return Parsed(kind, int(c.group(2)), clicks, None)  # type: ignore[arg-type]
     run: list = []  # the open sequence: (r, c) digit pairs, None for an unreadable click
     run_start = run_end = last_click = answer_end = answer_start = 0
     strays: list[tuple[int, list]] = []  # sequences broken by prose, never closed: (end, clicks)
@@ -323,7 +347,7 @@ def parse(text: object) -> Parsed:
     kind = digits = None
     weak = -1
     calls = clicks_read = 0  # readable CLICK(...), COUNT(...), SUBMIT(...) tokens: for the safety net's fast path
-    for m in _TOKEN.finditer(text):
+    for m in _TOKEN.finditer(text, s):  # from the first token: its look-behind still sees the text before
         li = m.lastindex
         s = m.start()
         if run and run_end != s and text[run_end:s].strip(_SEPARATORS) \
