@@ -125,7 +125,9 @@ _LINE_TAIL = re.compile(r"(?:[*_~` \t.!)\]\"']|<\|?/?[a-z_]+\|?>)*+(?:\n|$)", re
 # What may stand between an answer and the same terminal written again (a restatement, rule 6).
 _RESTATE_GAP = re.compile(r"(?:\s|[;,.:!*_~`\"'>)\]}]|<\|?/?[a-z_]+\|?>|<br\s*/?>)*+", re.IGNORECASE)
 # The common case: the tokens of a response are exactly one canonical answer that ends the text.
-_CANONICAL = re.compile(r"(?:CLICK\(R\d{1,12},C\d{1,12}\); )*+(?:DONE|(COUNT|SUBMIT)\((\d{1,12})\))")
+# Matched on the reversed text (a match at its start: one attempt, linear), so the answer's start is found
+# without scanning the prose before it.
+_CANONICAL_END = re.compile(r"(?:ENOD|\)(\d{1,12})\((TNUOC|TIMBUS))(?: ;\)\d{1,12}C,\d{1,12}R\(KCILC)*+")
 _CANONICAL_CLICK = re.compile(r"CLICK\(R(\d+),C(\d+)\)")
 _REASONING = re.compile(r"<(/?)(?:think|thinking|reasoning|thought)\s*>", re.IGNORECASE)
 _SEPARATORS = " \t\r\n;,"
@@ -325,21 +327,23 @@ def parse(text: object) -> Parsed:
     cut = False
     if "<" in text:
         text, cut = _strip_reasoning(text)
+    end = _CANONICAL_END.match(text[::-1])
+    if end is not None:
+        s = len(text) - end.end()
+        if not s or (not text[s - 1].isalpha() and not _prose_suspect(low := text[:s].lower()) and "done" not in low):
+            # Fast path, the same verdict as the loop below: the text ends with a canonical answer (one
+            # terminal, "; " between clicks, unsigned numbers of at most 12 digits) and the prose before
+            # it holds no "(", no click-ish word and no "done": no token there (every token is a click,
+            # `count(`, `submit(` or done), and nothing for the safety net to look at.
+            clicks = tuple([(int(r), int(c)) for r, c in _CANONICAL_CLICK.findall(text, s)]) \
+                if text.startswith("CLICK", s) else ()
+            if end.group(2) is None:
+                return Parsed("DONE", None, clicks, None)
+            return Parsed("COUNT" if end.group(2) == "TNUOC" else "SUBMIT", int(end.group(1)[::-1]), clicks, None)
     first = _TOKEN.search(text)
     if first is None:
         return _NO_TERMINAL if cut else _NO_ANSWER
     s = first.start()
-    c = _CANONICAL.fullmatch(text, s)
-    if c is not None and (not s or not _prose_suspect(text[:s].lower())):
-        # Fast path, the same verdict as the loop below: the first token starts a canonical answer that
-        # ends the text (one terminal, "; " between clicks, unsigned numbers of at most 12 digits), and
-        # nothing before it is a token, a "(" or a click-ish word, so the safety net has nothing to look at.
-        clicks = tuple([(int(r), int(c_)) for r, c_ in _CANONICAL_CLICK.findall(text, s)]) \
-            if text.startswith("CLICK", s) else ()
-        kind = c.group(1)
-        if kind is None:
-            return Parsed("DONE", None, clicks, None)
-        return Parsed(kind, int(c.group(2)), clicks, None)  # type: ignore[arg-type]
     run: list = []  # the open sequence: (r, c) digit pairs, None for an unreadable click
     run_start = run_end = last_click = answer_end = answer_start = 0
     strays: list[tuple[int, list]] = []  # sequences broken by prose, never closed: (end, clicks)
