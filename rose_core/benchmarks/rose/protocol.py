@@ -48,7 +48,9 @@ decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
      (`TAP(R6,C1)`, `Clicks: (R6,C1)`, a bare `(R6,C1)` beside a DONE): `malformed_click`.
 
 One compiled token regex over the text plus bounded checks of the gaps between
-tokens: linear time on any input, and `parse` never raises.
+tokens: linear time on any input, and `parse` never raises. The common case, a canonical answer ending
+the text after prose with no "(", click-ish word or "done", is read by one match on the reversed text
+(the same verdict as the full reading, which the rules above would give it).
 """
 from __future__ import annotations
 
