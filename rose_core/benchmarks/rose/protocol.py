@@ -48,7 +48,9 @@ decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
      (`TAP(R6,C1)`, `Clicks: (R6,C1)`, a bare `(R6,C1)` beside a DONE): `malformed_click`.
 
 One compiled token regex over the text plus bounded checks of the gaps between
-tokens: linear time on any input, and `parse` never raises.
+tokens: linear time on any input, and `parse` never raises. The common case, a canonical answer ending
+the text after prose with no "(", click-ish word or "done", is read by one match on the reversed text
+(the same verdict as the full reading, which the rules above would give it).
 """
 from __future__ import annotations
 
@@ -124,6 +126,11 @@ _LINE_HEAD = re.compile(
 _LINE_TAIL = re.compile(r"(?:[*_~` \t.!)\]\"']|<\|?/?[a-z_]+\|?>)*+(?:\n|$)", re.IGNORECASE)
 # What may stand between an answer and the same terminal written again (a restatement, rule 6).
 _RESTATE_GAP = re.compile(r"(?:\s|[;,.:!*_~`\"'>)\]}]|<\|?/?[a-z_]+\|?>|<br\s*/?>)*+", re.IGNORECASE)
+# The common case: the tokens of a response are exactly one canonical answer that ends the text.
+# Matched on the reversed text (a match at its start: one attempt, linear), so the answer's start is found
+# without scanning the prose before it.
+_CANONICAL_END = re.compile(r"(?:ENOD|\)(\d{1,12})\((TNUOC|TIMBUS))(?: ;\)\d{1,12}C,\d{1,12}R\(KCILC)*+")
+_CANONICAL_CLICK = re.compile(r"CLICK\(R(\d+),C(\d+)\)")
 _REASONING = re.compile(r"<(/?)(?:think|thinking|reasoning|thought)\s*>", re.IGNORECASE)
 _SEPARATORS = " \t\r\n;,"
 _DECORATION = ("*", "_", "`")
@@ -246,6 +253,12 @@ def _suspect(text: str, clicks_read: int) -> bool:
         or "pick" in low or "mark" in low
 
 
+def _prose_suspect(low: str) -> bool:
+    """Lower-case prose holds a "(" or a click-ish word: the safety net would have to look at it."""
+    return "(" in low or "click" in low or "tap" in low or "select" in low or "press" in low \
+        or "pick" in low or "mark" in low
+
+
 def _keyword(m: re.Match) -> str:
     return m.group(2) or m.group(3)
 
@@ -316,6 +329,23 @@ def parse(text: object) -> Parsed:
     cut = False
     if "<" in text:
         text, cut = _strip_reasoning(text)
+    end = _CANONICAL_END.match(text[::-1])
+    if end is not None:
+        s = len(text) - end.end()
+        if not s or (not text[s - 1].isalpha() and not _prose_suspect(low := text[:s].lower()) and "done" not in low):
+            # Fast path, the same verdict as the loop below: the text ends with a canonical answer (one
+            # terminal, "; " between clicks, unsigned numbers of at most 12 digits) and the prose before
+            # it holds no "(", no click-ish word and no "done": no token there (every token is a click,
+            # `count(`, `submit(` or done), and nothing for the safety net to look at.
+            clicks = tuple([(int(r), int(c)) for r, c in _CANONICAL_CLICK.findall(text, s)]) \
+                if text.startswith("CLICK", s) else ()
+            if end.group(2) is None:
+                return Parsed("DONE", None, clicks, None)
+            return Parsed("COUNT" if end.group(2) == "TNUOC" else "SUBMIT", int(end.group(1)[::-1]), clicks, None)
+    first = _TOKEN.search(text)
+    if first is None:
+        return _NO_TERMINAL if cut else _NO_ANSWER
+    s = first.start()
     run: list = []  # the open sequence: (r, c) digit pairs, None for an unreadable click
     run_start = run_end = last_click = answer_end = answer_start = 0
     strays: list[tuple[int, list]] = []  # sequences broken by prose, never closed: (end, clicks)
@@ -323,7 +353,7 @@ def parse(text: object) -> Parsed:
     kind = digits = None
     weak = -1
     calls = clicks_read = 0  # readable CLICK(...), COUNT(...), SUBMIT(...) tokens: for the safety net's fast path
-    for m in _TOKEN.finditer(text):
+    for m in _TOKEN.finditer(text, s):  # from the first token: its look-behind still sees the text before
         li = m.lastindex
         s = m.start()
         if run and run_end != s and text[run_end:s].strip(_SEPARATORS) \
