@@ -10,12 +10,25 @@ from tools.serve import CHROMIUM, CHROMIUM_ARGS, Server
 PASSWORD = "e2e-pw"
 
 
+def start_server(dataset, folder: Path, **env: str) -> Server:
+    """The real app on the given dataset, with its own database in `folder` (`.db` holds its path)."""
+    srv = Server(folder / "server.log", {"ROSE_DATASET_DIR": str(dataset.root), "ROSE_DB": str(folder / "rose.db"),
+                                         "ROSE_EXPERIMENTER_PASSWORD": PASSWORD, **env}).start()
+    srv.db = folder / "rose.db"
+    return srv
+
+
 @pytest.fixture
 def server(small_dataset, tmp_path):
-    srv = Server(tmp_path / "server.log", {"ROSE_DATASET_DIR": str(small_dataset.root),
-                                           "ROSE_DB": str(tmp_path / "rose.db"),
-                                           "ROSE_EXPERIMENTER_PASSWORD": PASSWORD}).start()
-    srv.db = tmp_path / "rose.db"
+    srv = start_server(small_dataset, tmp_path)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def live(small_dataset, tmp_path_factory):
+    """One server for a whole test module (each test makes its own study in it)."""
+    srv = start_server(small_dataset, tmp_path_factory.mktemp("live"))
     yield srv
     srv.stop()
 

@@ -13,21 +13,10 @@ from rose_core.analysis.drilldown import fmt_cells
 from rose_core.store import Store
 from rose_core.study import StudyConfig, create_study
 from rose_core.views import PUBLIC_URL_ENV
-from tools.serve import Server
 
-from .conftest import PASSWORD
+from .conftest import PASSWORD, start_server
 from .grid_harness import DESKTOP
 from .helpers import participant_id, pressed_cells, shown_item, sign_in, start, wait_until
-
-
-@pytest.fixture(scope="module")
-def live(small_dataset, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("experimenter")
-    srv = Server(tmp / "server.log", {"ROSE_DATASET_DIR": str(small_dataset.root), "ROSE_DB": str(tmp / "rose.db"),
-                                      "ROSE_EXPERIMENTER_PASSWORD": PASSWORD}).start()
-    srv.db = tmp / "rose.db"
-    yield srv
-    srv.stop()
 
 
 def _new_page(browser):
@@ -138,9 +127,7 @@ def test_studies_page_link_uses_the_address_the_app_was_opened_with(live, browse
 
 def test_studies_page_link_uses_rose_public_url(small_dataset, browser, tmp_path):
     public = "https://rose.example.org"
-    srv = Server(tmp_path / "server.log", {"ROSE_DATASET_DIR": str(small_dataset.root),
-                                           "ROSE_DB": str(tmp_path / "rose.db"), "ROSE_EXPERIMENTER_PASSWORD": PASSWORD,
-                                           PUBLIC_URL_ENV: public + "/"}).start()
+    srv = start_server(small_dataset, tmp_path, **{PUBLIC_URL_ENV: public + "/"})
     ctx, page = _new_page(browser)
     try:
         study = create_study(Store(tmp_path / "rose.db"), small_dataset, StudyConfig(name="public", seed=1))

@@ -13,7 +13,6 @@ from rose_core.instrument.ids import SequentialIds, system_clock
 from rose_core.instrument.items import OneShotAnswer
 from rose_core.store import Store
 from rose_core.study import ItemScreen, StudyConfig, create_study
-from tools.serve import Server
 
 from ..participants import answer as answer_in_session
 from ..participants import new_session
@@ -22,16 +21,6 @@ from .grid_harness import DESKTOP, PHONE
 from .helpers import answer, participant_id, pressed_cells, shown_item, start, wait_until
 from .test_click_grid_fit import check_fits
 from .test_redirect import landing  # noqa: F401  (fixture)
-
-
-@pytest.fixture(scope="module")
-def live(small_dataset, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("participant_page")
-    srv = Server(tmp / "server.log", {"ROSE_DATASET_DIR": str(small_dataset.root), "ROSE_DB": str(tmp / "rose.db"),
-                                      "ROSE_EXPERIMENTER_PASSWORD": PASSWORD}).start()
-    srv.db = tmp / "rose.db"
-    yield srv
-    srv.stop()
 
 
 def _study(live, ds, name: str, **kw):
