@@ -77,13 +77,18 @@ async def participant(url: str, query: str, clicks: int, interval: float, lat: l
             if "grid" in found:
                 wid, frag, data = found["grid"]
                 r, c = rng.randint(1, data["rows"]), rng.randint(1, data["cols"])
-                if [r, c] in selected:
+                kind = "unclick" if [r, c] in selected else "click"
+                if kind == "unclick":
                     selected.remove([r, c])
-                    events.append({"type": "unclick", "r": r, "c": c, "t": time.time() * 1000})
                 else:
                     selected.append([r, c])
-                    events.append({"type": "click", "r": r, "c": c, "t": time.time() * 1000})
-                value = json.dumps({"grid": {"view_id": data["view_id"], "selected": selected, "events": events}})
+                # The component's message (README "How it answers"): numbered events, each sent until stored.
+                t_ms = 1000.0 * (k + 1)
+                events.append({"seq": data["restore"]["next_seq"] + len(events), "type": kind, "r": r, "c": c,
+                               "t": t_ms, "active_ms": t_ms})
+                value = json.dumps({"grid": {"view_id": data["view_id"], "selection": selected, "count": None,
+                                             "events": events[-1:], "active_ms": t_ms,
+                                             "first_action_ms": 1000.0}})
                 cs = ClientState(widget_states=WidgetStates(widgets=[WidgetState(id=wid, json_value=value)]),
                                  fragment_id=frag, query_string=query)
             else:
@@ -98,6 +103,22 @@ async def participant(url: str, query: str, clicks: int, interval: float, lat: l
             await asyncio.sleep(interval * (0.5 + rng.random()))
 
 
+async def _run_together(server: Server, tasks: list, ready: list[str], go: asyncio.Event,
+                        n: int) -> tuple[float, float]:
+    """Wait until all n simulated participants are connected, release them at once, and return the run's
+    (wall seconds, server CPU seconds); a participant that failed while connecting fails the run."""
+    while len(ready) < n:
+        failed = [t for t in tasks if t.done() and t.exception()]
+        if failed:
+            raise failed[0].exception()
+        await asyncio.sleep(0.05)
+    cpu0 = server.cpu_seconds()
+    t0 = time.perf_counter()
+    go.set()
+    await asyncio.gather(*tasks)
+    return time.perf_counter() - t0, server.cpu_seconds() - cpu0
+
+
 async def run_load(server: Server, queries: list[str], clicks: int, interval: float) -> dict:
     url = f"ws://127.0.0.1:{server.port}/_stcore/stream"
     lat: list[float] = []
@@ -107,17 +128,7 @@ async def run_load(server: Server, queries: list[str], clicks: int, interval: fl
     rng = random.Random(7)
     tasks = [asyncio.create_task(participant(url, q, clicks, interval, lat, sent, ready, go,
                                              random.Random(rng.random()), q)) for q in queries]
-    while len(ready) < len(queries):
-        done = [t for t in tasks if t.done() and t.exception()]
-        if done:
-            raise done[0].exception()
-        await asyncio.sleep(0.05)
-    cpu0 = server.cpu_seconds()
-    t0 = time.perf_counter()
-    go.set()
-    await asyncio.gather(*tasks)
-    dt = time.perf_counter() - t0
-    cpu = server.cpu_seconds() - cpu0
+    dt, cpu = await _run_together(server, tasks, ready, go, len(queries))
     s = sorted(lat)
     return {"clicks": len(lat), "clicks_per_s": len(lat) / dt, "median": statistics.median(s),
             "p95": s[int(0.95 * (len(s) - 1))], "max": s[-1], "cpu_util": cpu / dt,
@@ -274,19 +285,10 @@ async def run_flows(server: Server, queries: list[str], interval: float) -> dict
     rng = random.Random(11)
     tasks = [asyncio.create_task(flow_participant(url, q, interval, lat, stats, ready, go,
                                                   random.Random(rng.random()), q)) for q in queries]
-    while len(ready) < len(queries):
-        failed = [t for t in tasks if t.done() and t.exception()]
-        if failed:
-            raise failed[0].exception()
-        await asyncio.sleep(0.05)
-    cpu0 = server.cpu_seconds()
-    t0 = time.perf_counter()
-    go.set()
-    await asyncio.gather(*tasks)
-    dt = time.perf_counter() - t0
+    dt, cpu = await _run_together(server, tasks, ready, go, len(queries))
     s = sorted(lat)
     return {"submits": len(lat), "median": statistics.median(s), "p95": s[int(0.95 * (len(s) - 1))], "max": s[-1],
-            "seconds": dt, "cpu": server.cpu_seconds() - cpu0, "per_participant": stats}
+            "seconds": dt, "cpu": cpu, "per_participant": stats}
 
 
 def main_flow(a) -> None:
