@@ -77,13 +77,15 @@ function mountItem(component) {
   };
   // On the page's monotonic clock, so that active time (same clock) never exceeds time since shown.
   const t0 = performance.now() - (Date.now() - shownAt(data.view_id, S.activeMs));
-  const sinceShown = () => round1(performance.now() - t0);
 
   // Active time: the page visible and the window focused.
   let visible = document.visibilityState === "visible";
   let focused = document.hasFocus();
   let activeSince = visible && focused ? performance.now() : null;
   const activeMs = () => round1(S.activeMs + (activeSince === null ? 0 : performance.now() - activeSince));
+  // t0 is rebuilt from Date.now(), which has whole-millisecond resolution, after a remount: time
+  // since shown can then read up to 1 ms under the active time it contains by definition.
+  const sinceShown = () => Math.max(round1(performance.now() - t0), activeMs());
 
   // ---- DOM ------------------------------------------------------------------------------------
   let root = parentElement.querySelector(".rg-root");
@@ -124,7 +126,8 @@ function mountItem(component) {
   setText(data);
 
   function log(type, extra) {
-    const e = Object.assign({ seq: S.nextSeq++, type }, extra || {}, { t: sinceShown(), active_ms: activeMs() });
+    const active = activeMs();  // read first: time since shown, read after, is never below it
+    const e = Object.assign({ seq: S.nextSeq++, type }, extra || {}, { t: sinceShown(), active_ms: active });
     S.pending.push(e);
     if (S.firstAction === null && ACTIONS.has(type)) S.firstAction = e.t;
     return e;
