@@ -4,32 +4,70 @@ A study link (`?study=…`) leads to the participant flow and nothing else. Expe
 pages show gold answers, so they join the navigation only after the experimenter
 password is entered (see README: ROSE_EXPERIMENTER_PASSWORD).
 """
-import streamlit as st
+import logging
 
-from rose_core.auth import check_password, resolve_password
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from rose_core.auth import PasswordUnavailable, attempt_sign_in, resolve_password, wait_text
+from ui.resources import store
 
 st.set_page_config(page_title="ROSE Studio", page_icon="🌹", layout="wide")
+log = logging.getLogger("rose_studio.sign_in")
 
 
-def _configured_password() -> str | None:
+def _configured_password() -> object:
     try:
         return st.secrets.get("experimenter_password")
     except Exception:  # no secrets.toml: Streamlit raises rather than returning None
         return None
 
 
+def _client_address() -> str:
+    """The TCP peer (behind a proxy on this host: X-Forwarded-For, as uvicorn trusts it); None means loopback."""
+    ip = st.context.ip_address
+    return ip if isinstance(ip, str) and ip else "local"
+
+
+def _session_id() -> str:
+    ctx = get_script_run_ctx()
+    sid = getattr(ctx, "session_id", None)
+    return sid if isinstance(sid, str) and sid else "unknown"
+
+
 def sign_in() -> None:
     st.title("ROSE Studio")
     st.write("Experimenter sign-in. Participants arrive through a study link.")
-    password, source = resolve_password(_configured_password())
+    try:
+        password, source = resolve_password(_configured_password())
+    except PasswordUnavailable as e:
+        st.error(f"Sign-in is unavailable: {e}")
+        return
+    except Exception:  # never a traceback on this page: the details go to the server's terminal
+        log.exception("resolving the experimenter password failed")
+        st.error("Sign-in is unavailable because of a server error; the details are in the server's terminal.")
+        return
     with st.form("auth_form"):
         given = st.text_input("Experimenter password", type="password", key="auth_given")
         if st.form_submit_button("Sign in"):
-            if check_password(given, password):
-                st.session_state["auth_experimenter"] = True
-                st.rerun()
+            if not given.strip():
+                st.error("Enter the password.")
             else:
-                st.error("Wrong password.")
+                try:
+                    res = attempt_sign_in(store(), given, password, client=_client_address(), session=_session_id())
+                except Exception:
+                    log.exception("recording a sign-in attempt failed")
+                    st.error("Sign-in is unavailable because the database cannot record the attempt; the details "
+                             "are in the server's terminal.")
+                    res = None
+                if res is not None and res.ok:
+                    st.session_state["auth_experimenter"] = True
+                    st.rerun()
+                elif res is not None and res.outcome == "refused":
+                    st.error(f"Too many failed sign-ins from this address: try again in {wait_text(res.retry_after_s)}.")
+                elif res is not None:
+                    st.error("Wrong password." + (f" The next attempt is possible in {wait_text(res.retry_after_s)}."
+                                                  if res.retry_after_s > 0 else ""))
     if source.startswith("generated"):
         st.caption("No password is configured: the one generated at first start is printed in the server's "
                    "terminal and kept in data/.experimenter_password (or set ROSE_EXPERIMENTER_PASSWORD).")
