@@ -69,7 +69,7 @@ def _read_stored(path: Path) -> str | None:
     fix = (f"Delete {path} to have a new one generated at the next page load, or set {PASSWORD_ENV}.")
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no file (its folder may not even be a folder)
         return None
     except OSError as e:
         raise PasswordUnavailable(f"cannot read the stored password {path} ({e.strerror or e}). {fix}") from None
