@@ -1,0 +1,78 @@
+"""The sign-in page through AppTest: no traceback and no open door when the password is unusable, guesses
+slowed and logged."""
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from rose_core.auth import PASSWORD_ENV, PASSWORD_FILE_ENV
+from rose_core.store import Store
+
+from .conftest import PASSWORD, ROOT
+
+
+def app() -> AppTest:
+    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+
+
+def attempt(at: AppTest, password: str) -> AppTest:
+    at.text_input(key="auth_given").input(password)
+    at.button[0].click()
+    return at.run()
+
+
+def assert_closed(at: AppTest, says: str) -> None:
+    assert not at.exception, at.exception
+    assert at.error and says in at.error[0].value, [e.value for e in at.error]
+    assert len(at.text_input) == 0  # no form to submit at all
+    assert "auth_experimenter" not in at.session_state
+    with pytest.raises(ValueError, match="Known pages: \\['Sign in'\\]"):
+        at.switch_page("pages/studies.py")
+
+
+def test_a_blank_configured_password_closes_sign_in(app_env, monkeypatch):
+    monkeypatch.setenv(PASSWORD_ENV, "   ")
+    assert_closed(app().run(), f"{PASSWORD_ENV} is blank")
+
+
+def test_an_empty_stored_password_closes_sign_in_and_names_the_file(app_env, monkeypatch, tmp_path):
+    monkeypatch.delenv(PASSWORD_ENV)
+    stored = tmp_path / "pw"
+    stored.write_text("\n")
+    monkeypatch.setenv(PASSWORD_FILE_ENV, str(stored))
+    at = app().run()
+    assert_closed(at, f"the stored password {stored} is blank")
+    assert f"Delete {stored}" in at.error[0].value
+
+
+def test_a_password_that_cannot_be_stored_closes_sign_in(app_env, monkeypatch, tmp_path):
+    monkeypatch.delenv(PASSWORD_ENV)
+    (tmp_path / "data").write_text("not a folder")
+    monkeypatch.setenv(PASSWORD_FILE_ENV, str(tmp_path / "data" / "pw"))
+    assert_closed(app().run(), "cannot be stored in")
+
+
+def test_the_generated_password_signs_in(app_env, monkeypatch, tmp_path):
+    monkeypatch.delenv(PASSWORD_ENV)
+    stored = tmp_path / "pw"
+    monkeypatch.setenv(PASSWORD_FILE_ENV, str(stored))
+    at = app().run()
+    assert not at.exception and "generated at first start" in at.caption[0].value
+    at = attempt(at, stored.read_text().strip())
+    assert at.session_state["auth_experimenter"] is True and not at.exception
+
+
+def test_guesses_are_slowed_refused_and_logged(app_env, tmp_path):
+    at = app().run()
+    at = attempt(at, "   ")
+    assert at.error[0].value == "Enter the password."
+    for k in range(5):
+        at = attempt(at, f"guess-{k}")
+        assert not at.exception and at.error[0].value.startswith("Wrong password.")
+    assert "next attempt is possible in 2 s" in at.error[0].value
+    at = attempt(at, PASSWORD)  # the right one, but inside the lockout
+    assert at.error[0].value.startswith("Too many failed sign-ins from this address: try again in")
+    assert "auth_experimenter" not in at.session_state
+    rows = Store(tmp_path / "rose.db").query("SELECT client, session_id, outcome FROM sign_in_attempts ORDER BY at")
+    assert [r["outcome"] for r in rows] == ["wrong"] * 5 + ["refused"]  # the blank entry is not an attempt
+    assert {r["client"] for r in rows} == {"local"} and all(r["session_id"] for r in rows)
