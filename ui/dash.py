@@ -15,6 +15,7 @@ from rose_core.analysis import (
     human_agreement, human_model_agreement, human_version, instance_params, main_rows, participant_table, scorer_note,
     scorer_versions, select, with_published,
 )
+from rose_core.exports import frame_bytes
 from rose_core.store import Store
 from rose_core.study import list_studies
 from ui.resources import dataset, store
@@ -159,7 +160,7 @@ def _suffix(note: str) -> str:
 
 def table(df: pd.DataFrame, name: str, key: str, note: str = "", **kw) -> None:
     st.dataframe(df, hide_index=True, width="stretch", **kw)
-    st.download_button("CSV", lambda: df.to_csv(index=False).encode(), f"{name}{_suffix(note)}.csv", "text/csv",
+    st.download_button("CSV", lambda: frame_bytes(df, "csv"), f"{name}{_suffix(note)}.csv", "text/csv",
                        key=f"{key}_csv", on_click="ignore")
 
 

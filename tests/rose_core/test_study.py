@@ -403,7 +403,7 @@ def test_export_responses_and_events_csv_and_parquet(store, small_dataset, tmp_p
             assert {"protocol", "first_action_ms", "total_ms", "viewport_w", "device_pixel_ratio",
                     "focus_lost", "external_id"} <= set(df.columns)
         else:
-            assert len(df) > 0 and {"client_ts", "server_ts", "type", "row", "col"} <= set(df.columns)
+            assert len(df) > 0 and {"client_ms_since_shown", "server_at_utc", "type", "row", "col"} <= set(df.columns)
 
 
 def test_component_data_is_the_contract_and_holds_no_gold(store, small_dataset):

@@ -20,6 +20,7 @@ from typing import Literal
 
 import pandas as pd
 
+from ...exports import harness_tsv_bytes
 from .dataset import Dataset
 from .records import TEMPLATE_LABEL, Instance
 
@@ -119,7 +120,7 @@ def export_dataset(ds: Dataset, fmt: ExportFormat, out: Path | str, split: str |
             pd.DataFrame(rows).to_parquet(target, index=False)
         elif fmt == "vlmevalkit":
             target = tmp / "x.tsv"
-            _vlm_rows(ds, insts).to_csv(target, sep="\t", index=False)
+            target.write_bytes(harness_tsv_bytes(_vlm_rows(ds, insts)))
         elif fmt == "lmms-eval-task":
             target = tmp / "folder"
             _imagefolder(ds, insts, target / "data")
@@ -134,7 +135,7 @@ def export_dataset(ds: Dataset, fmt: ExportFormat, out: Path | str, split: str |
             target = tmp / "folder"
             target.mkdir()
             name = _task_name(split).upper()
-            _vlm_rows(ds, insts).to_csv(target / f"{name}.tsv", sep="\t", index=False)
+            (target / f"{name}.tsv").write_bytes(harness_tsv_bytes(_vlm_rows(ds, insts)))
             (target / "rose_vlmevalkit.json").write_text(json.dumps({"data": {name: {
                 "class": "CustomVQADataset", "dataset": name}}}, indent=2) + "\n")
         manifest = _manifest(ds, fmt, split, templates, insts)
