@@ -7,7 +7,7 @@ import streamlit as st
 from rose_core.benchmarks.rose.agents import AGENTS, run_agent
 from rose_core.analysis import run_summaries
 from rose_core.run_import import (
-    ERRORED_POLICIES, RUN_FORMATS, RunImportError, delete_run, import_run, list_runs,
+    ERRORED_POLICIES, RUN_FORMATS, RunImportError, delete_run, import_run, import_upload, list_runs,
 )
 from ui.resources import dataset, store
 
@@ -35,23 +35,20 @@ with st.expander("Import a run", expanded=True):
             if up is None:
                 st.error("Choose a file first.")
             else:
-                with tempfile.TemporaryDirectory() as tmp:
-                    path = Path(tmp) / Path(up.name).name
-                    path.write_bytes(up.getvalue())
-                    try:
-                        res = import_run(db, ds, path, solver or Path(up.name).stem, fmt=fmt, kind=kind,
-                                         replace=replace, source_name=up.name, trust_ids=trust, errored=errored)
-                        st.success(f"Imported {res.responses} responses as `{res.run_id}` "
-                                   f"(format {res.format}: {res.detected})"
-                                   + (" - replaced the earlier run." if res.replaced else "."))
-                        if res.counts:
-                            st.caption("Counted: " + ", ".join(f"{k.replace('_', ' ')} {v}"
-                                                               for k, v in res.counts.items()))
-                        for note in res.notes:
-                            st.info(note)
-                    except RunImportError as e:
-                        st.error("Import refused; nothing was stored.")
-                        st.code("\n".join(e.problems[:50]), language=None)
+                try:  # messages name the file as uploaded, never the server's temporary copy
+                    res = import_upload(db, ds, up.name, up.getvalue(), solver, fmt=fmt, kind=kind,
+                                        replace=replace, trust_ids=trust, errored=errored)
+                    st.success(f"Imported {res.responses} responses as `{res.run_id}` "
+                               f"(format {res.format}: {res.detected})"
+                               + (" - replaced the earlier run." if res.replaced else "."))
+                    if res.counts:
+                        st.caption("Counted: " + ", ".join(f"{k.replace('_', ' ')} {v}"
+                                                           for k, v in res.counts.items()))
+                    for note in res.notes:
+                        st.info(note)
+                except RunImportError as e:
+                    st.error("Import refused; nothing was stored.")
+                    st.code("\n".join(e.problems[:50]), language=None)
 
 with st.expander("Reference agents"):
     c1, c2 = st.columns([3, 1])

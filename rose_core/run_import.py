@@ -18,6 +18,7 @@ import io
 import json
 import re
 import struct
+import tempfile
 import zipfile
 import zlib
 from collections import Counter
@@ -703,6 +704,28 @@ def _store_run(store: Store, run_id: str, kind: SolverKind, solver: str, source:
     return bool(exists)
 
 
+def _as_named(texts: list[str], path: Path | str, source_name: str | None) -> list[str]:
+    """Messages about a copy of a file (an upload's temporary file) name the file as the user named it, not the
+    server's temporary path; its folder is named nowhere either (a library's message may quote it)."""
+    if not source_name:
+        return texts
+    real = Path(path)
+    return [t.replace(str(real), source_name).replace(str(real.parent) + "/", "") for t in texts]
+
+
+def import_upload(store: Store, ds: Dataset, name: str, data: bytes, solver: str | None = None,
+                  **kw: Any) -> ImportResult:
+    """Import an uploaded run: the bytes go to a temporary file under the upload's own base name (its suffix
+    tells the format apart), and every message names the upload (`name`), never the temporary path."""
+    base = Path(name.replace("\\", "/")).name.strip()
+    if base in ("", ".", ".."):
+        base = "upload"
+    with tempfile.TemporaryDirectory(prefix="rose-upload-") as tmp:
+        path = Path(tmp) / base
+        path.write_bytes(data)
+        return import_run(store, ds, path, (solver or "").strip() or Path(base).stem, source_name=name, **kw)
+
+
 def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
                fmt: RunFormat | Literal["auto"] = "auto", kind: SolverKind = "model", replace: bool = False,
                meta: dict | None = None, source_name: str | None = None, trust_ids: bool = False,
@@ -722,15 +745,19 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
     if not replace and _run_exists(store, run_id):  # before reading a possibly large file
         raise RunImportError([f"a run for {kind} {solver!r} is already imported: choose another solver name or "
                               "replace it explicitly (--replace)"])
-    run = read_run(path, ds, fmt, trust_ids=trust_ids, limits=limits, manifest=read_manifest(manifest, ds))
-    notes, counts = run.notes, dict(run.counts)
+    try:
+        run = read_run(path, ds, fmt, trust_ids=trust_ids, limits=limits, manifest=read_manifest(manifest, ds))
+    except RunImportError as e:
+        raise RunImportError(_as_named(e.problems, path, source_name)) from None
+    notes, counts = _as_named(run.notes, path, source_name), dict(run.counts)
     rows = []
     t = now()
     failures: list[dict] = []
     for rec, iid in run.resolved:
         text = rec.response
         if rec.status != "answered":
-            failures.append({"instance_id": iid, "where": rec.where, "status": rec.status, "detail": rec.detail})
+            failures.append({"instance_id": iid, "where": _as_named([rec.where], path, source_name)[0],
+                             "status": rec.status, "detail": rec.detail})
             if errored == "skip":
                 continue
             text = ""
@@ -747,7 +774,7 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
             how = "not stored (--errored skip)" if errored == "skip" else "stored as invalid answers (--errored invalid)"
             notes.append(f"{n} {what}: {how}; first at {first['where']} ({first['detail']})")
     if not rows:
-        raise RunImportError([f"{path}: no answered responses to store ({counts.get('errored', 0)} errored, "
+        raise RunImportError([f"{source_name or path}: no answered responses to store ({counts.get('errored', 0)} errored, "
                               f"{counts.get('truncated', 0)} truncated)"])
     covered = {r.template for r in rows}
     missing = [tmpl for tmpl in MAIN_TEMPLATES if tmpl not in covered]

@@ -1,5 +1,5 @@
-"""Upload runs through the Model runs page in Chromium: a verified lmms-eval run is stored; a broken file,
-a run without identity (until "Trust the ids" is ticked) and a zip bomb are refused with nothing stored."""
+"""Upload runs through the Model runs page in Chromium: a verified lmms-eval run is stored; a broken file (its
+error naming the uploaded file, not the server's temporary copy), a run without identity (until "Trust the ids" is ticked) and a zip bomb are refused with nothing stored."""
 import json
 import zipfile
 
@@ -41,6 +41,10 @@ def test_upload_lmms_eval_run_and_bad_ones(server, page, small_dataset, tmp_path
     upload(page, bad, "broken")
     page.get_by_text("Import refused; nothing was stored.").wait_for()
     page.get_by_text("broken.jsonl:2: not valid JSON").wait_for()
+    # The message names the file as uploaded, never the server's temporary copy.
+    shown = page.locator("[data-testid=stCode]").first.inner_text()
+    assert shown.startswith("broken.jsonl:2: not valid JSON"), shown
+    assert "rose-upload-" not in page.content() and "/tmp" not in shown
     bomb = tmp_path / "bomb.eval"
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z, z.open("samples/a_epoch_1.json", "w") as w:
         for _ in range(64):

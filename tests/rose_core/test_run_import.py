@@ -1,5 +1,6 @@
 """Importers on real-shaped files of each harness, and on every kind of bad input: right, or refused with
 nothing stored."""
+import io
 import json
 import struct
 import subprocess
@@ -411,3 +412,40 @@ def test_cli_import_run(small_dataset, tmp_path):
     assert r.returncode == 2 and "--trust-ids" in r.stderr
     r = subprocess.run(args[:4] + [str(bare), "--solver", "b", "--trust-ids"] + args[7:], capture_output=True, text=True)
     assert r.returncode == 0 and "imported 12 responses" in r.stdout
+
+
+# --------------------------------------------------------------------------- uploads name the user's file
+
+def _no_temp_path(texts):
+    return not any("rose-upload-" in t or "/tmp" in t for t in texts)
+
+
+def test_an_upload_s_errors_name_the_uploaded_file(store, small_dataset):
+    from rose_core.run_import import import_upload
+
+    data = (json.dumps({"instance_id": insts(small_dataset)[0].instance_id, "response": "DONE"}) + "\n{oops\n").encode()
+    with pytest.raises(RunImportError) as e:
+        import_upload(store, small_dataset, "my run (v2).jsonl", data, "m")
+    assert e.value.problems[0].startswith("my run (v2).jsonl:2: not valid JSON"), e.value.problems
+    assert _no_temp_path(e.value.problems) and nothing_stored(store)
+    with pytest.raises(RunImportError) as e:  # a library's own message quotes the path it was given
+        import_upload(store, small_dataset, "GPT_ROSE.xlsx", b"PK\x03\x04 truncated", "m")
+    assert e.value.problems[0].startswith("GPT_ROSE.xlsx: ") and _no_temp_path(e.value.problems)
+    with pytest.raises(RunImportError) as e:  # a path in the name is the user's name, not a place on the server
+        import_upload(store, small_dataset, "../../etc/evil.jsonl", b"\x00\x01binary", "m")
+    assert e.value.problems == ["../../etc/evil.jsonl: not text, not a zip archive: binary data cannot be a run file"]
+
+
+def test_an_upload_s_notes_and_stored_source_name_the_uploaded_file(store, small_dataset):
+    from rose_core.run_import import import_upload
+
+    preds = [i.protocol_answer for i in insts(small_dataset)]
+    preds[3] = "Failed to obtain answer via API."
+    buf = io.BytesIO()
+    pd.DataFrame(vlm_rows(small_dataset, preds)).to_csv(buf, sep="\t", index=False)
+    res = import_upload(store, small_dataset, "GPT_ROSE.tsv", buf.getvalue())
+    assert res.solver == "GPT_ROSE" and res.responses == 11
+    assert any(n.startswith("1 errored samples") and "first at GPT_ROSE.tsv:row " in n for n in res.notes), res.notes
+    run = list_runs(store)[0]
+    meta = json.loads(run["meta"])
+    assert run["source_file"] == "GPT_ROSE.tsv" and _no_temp_path(res.notes + [f["where"] for f in meta["failures"]])
