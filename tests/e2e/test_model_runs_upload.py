@@ -1,5 +1,6 @@
 """Upload runs through the Model runs page in Chromium: a verified lmms-eval run is stored; a broken file (its
-error naming the uploaded file, not the server's temporary copy), a run without identity (until "Trust the ids" is ticked) and a zip bomb are refused with nothing stored."""
+error naming the uploaded file, not the server's temporary copy), a run without identity (until "Trust the
+ids" is ticked) and a zip bomb are refused with nothing stored."""
 import json
 import zipfile
 
