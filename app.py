@@ -9,7 +9,7 @@ import logging
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from rose_core.auth import PasswordUnavailable, attempt_sign_in, resolve_password, wait_text
+from rose_core.auth import PasswordUnavailable, attempt_sign_in, policy_from_env, resolve_password, wait_text
 from ui.resources import store
 
 st.set_page_config(page_title="ROSE Studio", page_icon="🌹", layout="wide")
@@ -40,6 +40,7 @@ def sign_in() -> None:
     st.write("Experimenter sign-in. Participants arrive through a study link.")
     try:
         password, source = resolve_password(_configured_password())
+        policy = policy_from_env()
     except PasswordUnavailable as e:
         st.error(f"Sign-in is unavailable: {e}")
         return
@@ -54,7 +55,8 @@ def sign_in() -> None:
                 st.error("Enter the password.")
             else:
                 try:
-                    res = attempt_sign_in(store(), given, password, client=_client_address(), session=_session_id())
+                    res = attempt_sign_in(store(), given, password, client=_client_address(),
+                                          session=_session_id(), policy=policy)
                 except Exception:
                     log.exception("recording a sign-in attempt failed")
                     st.error("Sign-in is unavailable because the database cannot record the attempt; the details "

@@ -187,6 +187,22 @@ class GuessPolicy:
 
 
 DEFAULT_POLICY = GuessPolicy()
+POLICY_ENV = "ROSE_SIGN_IN_LOCKOUT"
+
+
+def policy_from_env() -> GuessPolicy:
+    """$ROSE_SIGN_IN_LOCKOUT = "FREE,BASE_S,CAP_S" (default "5,2,900"); anything else is refused with a message."""
+    raw = os.environ.get(POLICY_ENV, "").strip()
+    if not raw:
+        return DEFAULT_POLICY
+    try:
+        free, base, cap = (float(x) for x in raw.split(","))
+        if free != int(free) or free < 1 or not 0 < base <= cap <= 86_400:
+            raise ValueError
+    except ValueError:
+        raise PasswordUnavailable(f"{POLICY_ENV}={raw!r}: expected FREE,BASE_S,CAP_S, e.g. 5,2,900 (at least one free "
+                                  "failure, 0 < base ≤ cap ≤ 86400 seconds)") from None
+    return GuessPolicy(free=int(free), base_s=base, cap_s=cap)
 
 
 @dataclass(frozen=True)
@@ -208,7 +224,7 @@ def _wait(conn, who: Literal["client", "session_id"], key: str, t: float, policy
 
 
 def attempt_sign_in(store: Store, given: str, expected: str, *, client: str, session: str,
-                    now: float | None = None, policy: GuessPolicy = DEFAULT_POLICY) -> SignInResult:
+                    now: float | None = None, policy: GuessPolicy | None = None) -> SignInResult:
     """Check one sign-in attempt and log it (outcome, time, client address, session) in one transaction.
 
     While the address or the session is locked out the attempt is refused without looking at the password
@@ -216,6 +232,7 @@ def attempt_sign_in(store: Store, given: str, expected: str, *, client: str, ses
     attempts do not lengthen the lockout. `now` is injectable so tests need no sleeps.
     """
     t = time.time() if now is None else now
+    policy = policy or policy_from_env()
     with store.write() as conn:
         (w1, n1), (w2, n2) = _wait(conn, "client", client, t, policy), _wait(conn, "session_id", session, t, policy)
         wait, failures = max(w1, w2), max(n1, n2)

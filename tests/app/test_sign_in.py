@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rose_core.auth import PASSWORD_ENV, PASSWORD_FILE_ENV
+from rose_core.auth import PASSWORD_ENV, PASSWORD_FILE_ENV, POLICY_ENV
 from rose_core.store import Store
 
 from .conftest import PASSWORD, ROOT
@@ -62,14 +62,20 @@ def test_the_generated_password_signs_in(app_env, monkeypatch, tmp_path):
     assert at.session_state["auth_experimenter"] is True and not at.exception
 
 
-def test_guesses_are_slowed_refused_and_logged(app_env, tmp_path):
+def test_a_malformed_lockout_setting_closes_sign_in(app_env, monkeypatch):
+    monkeypatch.setenv(POLICY_ENV, "5,0,900")
+    assert_closed(app().run(), f"{POLICY_ENV}='5,0,900': expected FREE,BASE_S,CAP_S")
+
+
+def test_guesses_are_slowed_refused_and_logged(app_env, tmp_path, monkeypatch):
+    monkeypatch.setenv(POLICY_ENV, "5,600,900")  # a lockout long enough that no machine is slow enough to outlast it
     at = app().run()
     at = attempt(at, "   ")
     assert at.error[0].value == "Enter the password."
     for k in range(5):
         at = attempt(at, f"guess-{k}")
         assert not at.exception and at.error[0].value.startswith("Wrong password.")
-    assert "next attempt is possible in 2 s" in at.error[0].value
+    assert "next attempt is possible in 10 min" in at.error[0].value
     at = attempt(at, PASSWORD)  # the right one, but inside the lockout
     assert at.error[0].value.startswith("Too many failed sign-ins from this address: try again in")
     assert "auth_experimenter" not in at.session_state
