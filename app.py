@@ -9,7 +9,7 @@ import logging
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from rose_core.auth import PasswordUnavailable, attempt_sign_in, policy_from_env, resolve_password, wait_text
+from rose_core.auth import PasswordUnavailable, attempt_sign_in, policy_from_env, resolve_password
 from ui.resources import store
 
 st.set_page_config(page_title="ROSE Studio", page_icon="🌹", layout="wide")
@@ -65,14 +65,12 @@ def sign_in() -> None:
                 if res is not None and res.ok:
                     st.session_state["auth_experimenter"] = True
                     st.rerun()
-                elif res is not None and res.outcome == "refused":
-                    st.error(f"Too many failed sign-ins from this address: try again in {wait_text(res.retry_after_s)}.")
                 elif res is not None:
-                    st.error("Wrong password." + (f" The next attempt is possible in {wait_text(res.retry_after_s)}."
-                                                  if res.retry_after_s > 0 else ""))
+                    st.error(res.message())
     if source.startswith("generated"):
         st.caption("No password is configured: the one generated at first start is printed in the server's "
-                   "terminal and kept in data/.experimenter_password (or set ROSE_EXPERIMENTER_PASSWORD).")
+                   "terminal and kept in a file on the server (README: The experimenter password), or set "
+                   "ROSE_EXPERIMENTER_PASSWORD.")
 
 
 participant = "study" in st.query_params or "part_pid" in st.session_state

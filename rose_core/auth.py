@@ -215,6 +215,15 @@ class SignInResult:
     def ok(self) -> bool:
         return self.outcome == "ok"
 
+    def message(self) -> str | None:
+        """What the sign-in page says (None when signed in)."""
+        if self.outcome == "refused":
+            return f"Too many failed sign-ins from this address: try again in {wait_text(self.retry_after_s)}."
+        if self.outcome == "wrong":
+            return "Wrong password." + (f" The next attempt is possible in {wait_text(self.retry_after_s)}."
+                                        if self.retry_after_s > 0 else "")
+        return None
+
 
 def _wait(conn, who: Literal["client", "session_id"], key: str, t: float, policy: GuessPolicy) -> tuple[float, int]:
     n, last = failures_since(conn, who, key, t - policy.window_s)

@@ -153,13 +153,13 @@ MIGRATIONS: dict[int, list[str]] = {
         # Every experimenter sign-in attempt, to slow down and audit password guessing (rose_core.auth).
         """CREATE TABLE sign_in_attempts (
             attempt_id TEXT PRIMARY KEY,
-            at REAL NOT NULL,
+            attempted_at REAL NOT NULL,
             client TEXT NOT NULL,
             session_id TEXT NOT NULL,
             outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'wrong', 'refused'))
         )""",
-        "CREATE INDEX sign_in_attempts_client ON sign_in_attempts(client, at)",
-        "CREATE INDEX sign_in_attempts_session ON sign_in_attempts(session_id, at)",
+        "CREATE INDEX sign_in_attempts_client ON sign_in_attempts(client, attempted_at)",
+        "CREATE INDEX sign_in_attempts_session ON sign_in_attempts(session_id, attempted_at)",
     ],
 }
 

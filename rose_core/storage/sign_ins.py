@@ -7,19 +7,21 @@ from typing import Literal
 
 Outcome = Literal["ok", "wrong", "refused"]
 
-_INSERT = "INSERT INTO sign_in_attempts(attempt_id, at, client, session_id, outcome) VALUES (?, ?, ?, ?, ?)"
+_INSERT = ("INSERT INTO sign_in_attempts(attempt_id, attempted_at, client, session_id, outcome) "
+           "VALUES (?, ?, ?, ?, ?)")
 # Failures of one client address (or session) after its last successful sign-in and after `since`.
 _FAILURES = {
-    who: f"""SELECT count(*), max(at) FROM sign_in_attempts
-             WHERE {who} = ? AND outcome = 'wrong' AND at > ?
-               AND at > COALESCE((SELECT max(at) FROM sign_in_attempts WHERE {who} = ? AND outcome = 'ok'), ?)"""
+    who: f"""SELECT count(*), max(attempted_at) FROM sign_in_attempts
+             WHERE {who} = ? AND outcome = 'wrong' AND attempted_at > ?
+               AND attempted_at > COALESCE((SELECT max(attempted_at) FROM sign_in_attempts
+                                            WHERE {who} = ? AND outcome = 'ok'), ?)"""
     for who in ("client", "session_id")
 }
 
 
-def record_sign_in(conn: sqlite3.Connection, attempt_id: str, at: float, client: str, session_id: str,
+def record_sign_in(conn: sqlite3.Connection, attempt_id: str, attempted_at: float, client: str, session_id: str,
                    outcome: Outcome) -> None:
-    conn.execute(_INSERT, (attempt_id, at, client, session_id, outcome))
+    conn.execute(_INSERT, (attempt_id, attempted_at, client, session_id, outcome))
 
 
 def failures_since(conn: sqlite3.Connection, who: Literal["client", "session_id"], key: str,
@@ -28,8 +30,3 @@ def failures_since(conn: sqlite3.Connection, who: Literal["client", "session_id"
     n, last = conn.execute(_FAILURES[who], (key, since, key, since)).fetchone()
     return int(n), last
 
-
-def sign_in_log(conn: sqlite3.Connection, limit: int = 1000) -> list[dict]:
-    """The latest attempts, newest first (for the operator)."""
-    return [dict(r) for r in conn.execute(
-        "SELECT at, client, session_id, outcome FROM sign_in_attempts ORDER BY at DESC LIMIT ?", (limit,))]

@@ -13,7 +13,8 @@ from .helpers import wait_until
 
 
 def _log(db) -> list[dict]:
-    return Store(db).query("SELECT at, client, session_id, outcome FROM sign_in_attempts ORDER BY at")
+    return Store(db).query("SELECT attempted_at AS at, client, session_id, outcome FROM sign_in_attempts "
+                           "ORDER BY attempted_at")
 
 
 def _replayed(rows: list[dict], policy: GuessPolicy) -> list[str]:

@@ -184,7 +184,8 @@ T0 = 1_800_000_000.0
 
 
 def _log(store: Store) -> list[dict]:
-    return store.query("SELECT at, client, session_id, outcome FROM sign_in_attempts ORDER BY at, outcome")
+    return store.query("SELECT attempted_at AS at, client, session_id, outcome FROM sign_in_attempts "
+                       "ORDER BY attempted_at, outcome")
 
 
 def test_a_burst_of_200_concurrent_wrong_guesses_is_refused_and_logged(tmp_path):
