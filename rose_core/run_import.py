@@ -717,7 +717,7 @@ def import_upload(store: Store, ds: Dataset, name: str, data: bytes, solver: str
                   **kw: Any) -> ImportResult:
     """Import an uploaded run: the bytes go to a temporary file under the upload's own base name (its suffix
     tells the format apart), and every message names the upload (`name`), never the temporary path."""
-    base = Path(name.replace("\\", "/")).name.strip()
+    base = "".join(ch if ch.isprintable() else "_" for ch in Path(name.replace("\\", "/")).name).strip()
     if base in ("", ".", ".."):
         base = "upload"
     with tempfile.TemporaryDirectory(prefix="rose-upload-") as tmp:
@@ -774,8 +774,8 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
             how = "not stored (--errored skip)" if errored == "skip" else "stored as invalid answers (--errored invalid)"
             notes.append(f"{n} {what}: {how}; first at {first['where']} ({first['detail']})")
     if not rows:
-        raise RunImportError([f"{source_name or path}: no answered responses to store ({counts.get('errored', 0)} errored, "
-                              f"{counts.get('truncated', 0)} truncated)"])
+        raise RunImportError([f"{source_name or path}: no answered responses to store "
+                              f"({counts.get('errored', 0)} errored, {counts.get('truncated', 0)} truncated)"])
     covered = {r.template for r in rows}
     missing = [tmpl for tmpl in MAIN_TEMPLATES if tmpl not in covered]
     if missing:

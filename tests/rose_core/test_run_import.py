@@ -434,6 +434,9 @@ def test_an_upload_s_errors_name_the_uploaded_file(store, small_dataset):
     with pytest.raises(RunImportError) as e:  # a path in the name is the user's name, not a place on the server
         import_upload(store, small_dataset, "../../etc/evil.jsonl", b"\x00\x01binary", "m")
     assert e.value.problems == ["../../etc/evil.jsonl: not text, not a zip archive: binary data cannot be a run file"]
+    with pytest.raises(RunImportError) as e:  # a control character in the name cannot reach the file system
+        import_upload(store, small_dataset, "bad\x00name.jsonl", b"\x00\x01binary", "m")
+    assert e.value.problems == ["bad\x00name.jsonl: not text, not a zip archive: binary data cannot be a run file"]
 
 
 def test_an_upload_s_notes_and_stored_source_name_the_uploaded_file(store, small_dataset):
