@@ -164,7 +164,7 @@ def check_password(given: str, expected: str) -> bool:
     """Constant-time comparison; a blank password (given or expected) never matches."""
     if not isinstance(given, str) or not given.strip() or not expected.strip():
         return False
-    return hmac.compare_digest(given.encode(), expected.encode())
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass"))
 
 
 # --- guessing ---------------------------------------------------------------------------------------------
@@ -199,7 +199,7 @@ def policy_from_env() -> GuessPolicy:
         free, base, cap = (float(x) for x in raw.split(","))
         if free != int(free) or free < 1 or not 0 < base <= cap <= 86_400:
             raise ValueError
-    except ValueError:
+    except (ValueError, OverflowError):
         raise PasswordUnavailable(f"{POLICY_ENV}={raw!r}: expected FREE,BASE_S,CAP_S, e.g. 5,2,900 (at least one free "
                                   "failure, 0 < base ≤ cap ≤ 86400 seconds)") from None
     return GuessPolicy(free=int(free), base_s=base, cap_s=cap)

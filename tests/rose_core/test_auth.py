@@ -250,6 +250,21 @@ def test_the_session_is_locked_too_and_old_failures_are_forgotten(tmp_path):
                            policy=policy).ok
 
 
+@pytest.mark.parametrize("raw", ["5,0,900", "5,2", "x,2,900", "inf,2,900", "0,2,900", "5,900,2", "5,nan,900"])
+def test_a_malformed_lockout_setting_is_refused(monkeypatch, raw):
+    from rose_core.auth import POLICY_ENV, policy_from_env
+
+    monkeypatch.setenv(POLICY_ENV, raw)
+    with pytest.raises(PasswordUnavailable, match="expected FREE,BASE_S,CAP_S"):
+        policy_from_env()
+    monkeypatch.setenv(POLICY_ENV, " 3, 10 ,60 ")
+    assert policy_from_env() == GuessPolicy(free=3, base_s=10.0, cap_s=60.0)
+
+
+def test_a_password_with_unpaired_surrogates_is_compared_not_crashed():
+    assert not check_password("\ud800x", "secret") and check_password("\ud800x", "\ud800x")
+
+
 def test_wait_text():
     assert [wait_text(s) for s in (0.2, 2, 59.5, 60, 64, 900)] == ["1 s", "2 s", "1 min", "1 min", "1 min 4 s",
                                                                   "15 min"]
