@@ -127,7 +127,7 @@ def episode_steps(conn: sqlite3.Connection, run_id: str, participant_id: str, vi
 
 
 def participants_summary(conn: sqlite3.Connection, run_id: str, study_id: str) -> list[dict]:
-    """One row per participant of an SGP study: episodes finished and solved, median time per episode."""
+    """One row per participant of an SGP study: main episodes finished and solved, practice solved."""
     rows = conn.execute(
         """SELECT p.participant_id, p.external_id, p.source, p.created_at, p.last_seen_at, p.consent_at,
                   p.practice_attempts, p.practice_passed, p.finished_at, p.end_reason,
@@ -138,3 +138,17 @@ def participants_summary(conn: sqlite3.Connection, run_id: str, study_id: str) -
            WHERE p.study_id = ? GROUP BY p.participant_id ORDER BY p.created_at, p.participant_id""",
         (run_id, study_id))
     return [dict(r) for r in rows]
+
+
+EXPORT_TABLES = ("episode_results", "episode_steps")
+
+
+def export_rows(conn: sqlite3.Connection, table: str, run_id: str) -> list[dict]:
+    """A study's episode results or moves, with the participant's external id, for download."""
+    if table not in EXPORT_TABLES:
+        raise ValueError(f"unknown table {table!r}: expected one of {', '.join(EXPORT_TABLES)}")
+    order = "t.result_id" if table == "episode_results" else "t.participant_id, t.view_id, t.seq"
+    return [dict(r) for r in conn.execute(
+        f"SELECT t.*, p.external_id FROM {table} t LEFT JOIN participants p ON p.participant_id = t.participant_id "
+        f"WHERE t.run_id = ? ORDER BY {order}", (run_id,))]
+
