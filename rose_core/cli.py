@@ -292,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     rs.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
     rs.add_argument("--json", action="store_true")
     rs.set_defaults(fn=cmd_rescore)
+    from .benchmarks.sgp.cli import add_sgp_parser
+
+    add_sgp_parser(sub)
     a = ap.parse_args(argv)
     try:
         return a.fn(a)
