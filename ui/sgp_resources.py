@@ -5,21 +5,12 @@ from __future__ import annotations
 import fcntl
 import functools
 import json
-import os
 from pathlib import Path
 
 import streamlit as st
 
-from rose_core.benchmarks.sgp.item import SgpDataset
+from rose_core.benchmarks.sgp.dataset import SgpDataset, build_sgp_dataset, sgp_dataset_dir
 from rose_core.benchmarks.sgp.render import render_png
-
-SGP_DATASET_ENV = "ROSE_SGP_DATASET_DIR"
-DEFAULT_SGP_DIR = Path(__file__).resolve().parent.parent / "data" / "datasets" / "sgp"
-
-
-def sgp_dataset_dir() -> Path:
-    """The app's SGP episodes: $ROSE_SGP_DATASET_DIR, else data/datasets/sgp (the paper's 300 episodes)."""
-    return Path(os.environ.get(SGP_DATASET_ENV) or DEFAULT_SGP_DIR)
 
 
 def ensure_sgp_dataset(root: Path) -> Path:
@@ -30,21 +21,17 @@ def ensure_sgp_dataset(root: Path) -> Path:
     with open(root.parent / f".{root.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (root / "manifest.json").exists():
-            from rose_core.benchmarks.sgp.dataset import build_dataset
-
-            build_dataset(root)
+            build_sgp_dataset(root, replace=True)
     return root
 
 
 @st.cache_resource(show_spinner=False)
 def _sgp(root: str) -> SgpDataset:
-    from rose_core.benchmarks.sgp.dataset import load_dataset
-
-    return load_dataset(root)
+    return SgpDataset.load(root)
 
 
 def sgp_dataset() -> SgpDataset:
-    """The app's SGP episodes, built on first use."""
+    """The app's SGP episodes ($ROSE_SGP_DATASET_DIR, else data/datasets/sgp: the paper's 300), built on first use."""
     root = sgp_dataset_dir()
     if not (root / "manifest.json").exists():
         with st.spinner("Building the SGP episodes (first use only)…"):

@@ -17,7 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Sequence, Union
 
-from ..benchmarks.sgp.item import SgpDataset, SgpItem, sgp_item
+from ..benchmarks.sgp.dataset import SgpDataset
+from ..benchmarks.sgp.item import SgpItem, sgp_item
 from ..store import Store
 from ..storage import episodes as se
 from ..storage import participants as sp

@@ -74,15 +74,18 @@ def test_results_page_shows_humans_beside_the_agents(sgp_env, sgp_small):  # noq
     played_study(sgp_env, sgp_small)
     at = experimenter("pages/sgp_results.py")
     assert not at.exception, at.exception
+    assert "4 episodes under another step cap left out" in at.caption[0].value   # the study's cap is 6, not 20
+    at.number_input(key="sgpres_cap").set_value(6).run()
+    assert not at.exception, at.exception
     summary = at.dataframe[0].value
-    rows = summary.set_index("solver")
-    assert {"Human (2d)", "optimal (agent)", "random (agent)"} <= set(rows.index)
-    human = rows.loc["Human (2d)"]
-    assert human["episodes"] == 4 and human["units"] == 2                # H1 excluded: median time per episode 0 s
-    assert human["solved %"] == pytest.approx(50)
-    assert human["solved lo"] < human["solved %"] < human["solved hi"]
-    opt = rows.loc["optimal (agent)"]
-    assert opt["solved %"] == 100 and opt["step deviation"] == 0
+    rows = summary.set_index(["solver", "modality"])
+    assert set(rows.index) == {("Human", "2d"), ("optimal (agent)", "-"), ("random (agent)", "-")}
+    human = rows.loc[("Human", "2d")]
+    assert human["plays"] == 4 and human["solved"] == 2                  # H1 excluded: median time per episode 0 s
+    assert human["solved_pct"] == pytest.approx(50) and human["lo"] < 50 < human["hi"]
+    assert human["illegal"] == pytest.approx(12 / 4)                     # H2: 2 episodes × 6 unreadable moves
+    opt = rows.loc[("optimal (agent)", "-")]
+    assert opt["solved_pct"] == 100 and opt["deviation"] == 0 and opt["plays"] == opt["episodes"]
     cap = at.caption[0].value
     assert "(1 participants excluded)" in cap and "agents on the" in cap
     parts = at.dataframe[-1].value.set_index("participant_id")

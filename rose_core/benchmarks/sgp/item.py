@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from ...instrument.items import EpisodeEnd, ItemResult, ItemShape, Move, StepOutcome
 from .actions import OUTCOMES, apply_action, parse_action
@@ -22,6 +22,7 @@ from .render import CELL_2D, render_png, render_text, text_lines
 from .search import astar_distance
 
 if TYPE_CHECKING:
+    from .dataset import SgpDataset
     from .records import Episode
 
 Modality = Literal["2d", "3d", "text"]
@@ -31,14 +32,6 @@ StateKind = Literal["active", "goal", "past"]
 # 44 px and top 64 px, CELL_2D px per cell). A test renders boards and checks every geom's colour at the
 # centre of its box, so a change in the renderer cannot silently misplace the click targets.
 _LEFT_2D, _TOP_2D = 44, 64
-
-
-class SgpDataset(Protocol):
-    """What the instrument needs of a built SGP episode set: its episodes by id and its hash (a study records
-    the hash and refuses to run on another build)."""
-
-    episodes: Mapping[str, "Episode"]
-    dataset_hash: str
 
 
 @dataclass(frozen=True)
