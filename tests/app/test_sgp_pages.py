@@ -11,6 +11,7 @@ from rose_core.instrument.episode_session import EpisodeScreen, EpisodeSession, 
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.session import join
 from rose_core.store import Store
+from rose_core.study import list_studies
 from tests.sgp_players import play, run_to_end, sgp_small, solution  # noqa: F401  (sgp_small: the fixture)
 
 from .conftest import PASSWORD, ROOT
@@ -105,3 +106,68 @@ def test_replay_page_shows_every_move_of_an_episode(sgp_env, sgp_small):  # noqa
     assert len(at.get("image")) == 2 and at.slider(key="sgprep_step").value == row["steps"]  # board after it, goal
     at.slider(key="sgprep_step").set_value(0).run()
     assert not at.exception and "Board after the start" in [m.value for m in at.markdown]
+
+
+def test_studies_page_sets_up_an_sgp_study_and_watches_its_own_pool(sgp_env, sgp_small, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("ROSE_PUBLIC_URL", "https://rose.example.org/")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.text_input(key="auth_given").input(PASSWORD)
+    at.button[0].click()
+    at.run()
+    at.toggle(key="studies_sgp_open").set_value(True).run()
+    at.text_input(key="studies_sgp_name").input("Puzzle pilot")
+    at.selectbox(key="studies_sgp_modality").select("3d")
+    at.selectbox(key="studies_sgp_input").select("keyboard")
+    at.selectbox(key="studies_sgp_goal").select("toggle")
+    at.checkbox(key="studies_sgp_nocap").check()
+    at.number_input(key="studies_sgp_items").set_value(4)
+    at.number_input(key="studies_sgp_practice").set_value(1)
+    at.multiselect(key="studies_sgp_c1").set_value([3])
+    next(b for b in at.button if b.label == "Create SGP study").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert any("Created SGP study" in s.value for s in at.success)
+    (study,) = [s for s in list_studies(sgp_env) if s.config.benchmark == "sgp"]
+    c = study.config
+    assert (c.sgp_modality, c.sgp_input, c.sgp_goal_view, c.step_cap, c.items_per_participant, c.sgp_c1) == \
+        ("3d", "keyboard", "toggle", None, 4, [3])                      # "no cap" recorded as None
+    assert study.dataset_hash == sgp_small.dataset_hash
+    at.selectbox(key="studies_pick").select(study.study_id).run()
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    pool = [e for e in sgp_small.episodes.values() if e.c1 == 3 and e.episode_id not in c.practice_scene_ids]
+    assert metrics["Pool episodes"] == str(len(pool)) and "Pool instances" not in metrics
+    assert metrics["Participants needed"] == str(-(-len(pool) * 3 // 4))
+    assert any("step cap: none" in cap.value for cap in at.caption)
+    assert f"https://rose.example.org/?study={study.study_id}" in at.code[0].value
+
+
+def test_a_practice_episode_gets_feedback_that_survives_a_reload(sgp_env, sgp_small):  # noqa: F811
+    study = create_sgp_study(sgp_env, sgp_small, StudyConfig(name="practice", benchmark="sgp", practice_items=1,
+                                                             attention_every=0, items_per_participant=1))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params["study"] = study.study_id
+    at.query_params["PROLIFIC_PID"] = "F1"
+    at.run()
+    at.checkbox(key="part_agree").check().run()
+    at.button(key="part_consent_btn").click().run()
+    at.button(key="part_instr_btn").click().run()
+    s = EpisodeSession(sgp_env, sgp_small, study, at.session_state["part_pid"])
+    screen = s.screen()
+    assert screen.kind == "practice"
+    path = solution(screen)
+    play(s, screen, ["move red cube sideways"] + path)            # one move that cannot be read, then the path
+    at.run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Practice"
+    assert at.success[0].value == f"Solved in {len(path) + 1} moves. The shortest solution takes {screen.item.c1}."
+    assert "1 move could not be read as a move" in at.markdown[0].value
+    assert len(at.get("image")) == 2                                  # the board at the end, the goal
+    again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    again.query_params["study"] = study.study_id
+    again.query_params["PROLIFIC_PID"] = "F1"
+    again.run()                                                       # a reload: the feedback again, until Continue
+    assert again.title[0].value == "Practice"
+    again.button(key="sgpp_fb_btn").click().run()
+    assert not again.exception, again.exception
+    assert isinstance(s.screen(), EpisodeScreen) and s.screen().kind == "main"

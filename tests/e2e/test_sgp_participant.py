@@ -85,7 +85,7 @@ def test_keyboard_and_typed_moves_in_3d_and_text(sgp_server, browser, sgp_small)
     store = Store(sgp_server.db)
     for how, modality, ext in (("keyboard", "3d", "K1"), ("typed", "text", "T1")):
         study = make(sgp_server, sgp_small, name=f"e2e {how}", sgp_input=how, sgp_modality=modality,
-                     items_per_participant=1)
+                     items_per_participant=1, sgp_goal_view="toggle" if how == "keyboard" else "side_by_side")
         ctx = browser.new_context(viewport={"width": 1200, "height": 1000})
         page = ctx.new_page()
         page.set_default_timeout(20_000)
@@ -93,6 +93,14 @@ def test_keyboard_and_typed_moves_in_3d_and_text(sgp_server, browser, sgp_small)
         page.locator(".sb-root").wait_for()
         screen = shown(store, sgp_small, study, ext)
         path = solution(screen)
+        if how == "keyboard":  # the goal behind a toggle: one board on screen, the goal or the participant's own
+            assert page.locator(".sb-board:visible").count() == 1
+            page.get_by_role("button", name="Show the goal").click()
+            assert page.locator(".sb-current figcaption").inner_text() == "Goal"
+            page.get_by_role("button", name="Show my board").click()
+            assert page.locator(".sb-current figcaption").inner_text() == "Your board"
+        else:
+            assert page.locator(".sb-text").count() == 2 and "Goal" in page.locator(".sb-goal").inner_text()
         for k, command in enumerate(path):
             if how == "keyboard":
                 name, direction = piece_name(command, modality)
