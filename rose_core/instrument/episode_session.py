@@ -397,12 +397,6 @@ def open_episode_session(store: Store, ds: SgpDataset, study_id: str, participan
     return None if study is None else EpisodeSession(store, ds, study, participant_id, clock)
 
 
-__all__ = ["EpisodeScreen", "EpisodeFeedback", "EpisodeSession", "EpisodeStudyScreen", "MoveReport",
-           "BoardMessage", "parse_board_message", "create_sgp_study", "sgp_pool", "plan_sgp_practice",
-           "pick_episode", "open_episode_session", "allowed_inputs", "board_component_data", "sgp_coverage",
-           "study_benchmark"]
-
-
 # --------------------------------------------------------------------------- what the board component gets
 
 def png_size(png: bytes) -> tuple[int, int]:
@@ -459,3 +453,9 @@ def sgp_coverage(store: Store, ds: SgpDataset, study: Study) -> dict[str, Any]:
             "participants_needed": study.participants_needed(len(pool)),
             "participants_completed": int(ends.get("completed", 0)),
             "participants_by_status": {str(k): int(v) for k, v in ends.items()}}
+
+
+__all__ = ["EpisodeScreen", "EpisodeFeedback", "EpisodeSession", "EpisodeStudyScreen", "MoveReport",
+           "BoardMessage", "parse_board_message", "create_sgp_study", "sgp_pool", "plan_sgp_practice",
+           "pick_episode", "open_episode_session", "allowed_inputs", "board_component_data", "sgp_coverage",
+           "study_benchmark"]
