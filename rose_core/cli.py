@@ -15,10 +15,10 @@ from .benchmarks.rose.scoring import score
 from .store import db_path
 
 
-def _progress_bar(desc: str):
+def _progress_bar(desc: str, unit: str = "scene"):
     from tqdm import tqdm
 
-    bar = tqdm(total=0, desc=desc, unit="scene", file=sys.stderr, disable=None)
+    bar = tqdm(total=0, desc=desc, unit=unit, file=sys.stderr, disable=None)
 
     def update(done: int, total: int) -> None:
         bar.total = total

@@ -30,17 +30,9 @@ def _range(text: str) -> tuple[int, ...]:
 
 
 def _progress(desc: str, unit: str):
-    from tqdm import tqdm
+    from ...cli import _progress_bar   # the project's one progress bar (rose_core.cli is loaded: it calls us)
 
-    bar = tqdm(total=0, desc=desc, unit=unit, file=sys.stderr, disable=None)
-
-    def update(done: int, total: int) -> None:
-        bar.total, bar.n = total, done
-        bar.refresh()
-        if done == total:
-            bar.close()
-
-    return update
+    return _progress_bar(desc, unit)
 
 
 def cmd_build(a: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace as dc_replace
 from pathlib import Path
 from typing import Callable
 
+from ..rose.dataset import move_into_place
 from ..rose.render import sha256_hex
 from .generate import BuildParams, generate_episodes
 from .records import IMAGE_KEYS, Episode
@@ -96,13 +97,7 @@ def build_sgp_dataset(out: Path | str, params: BuildParams = BuildParams(), work
         (tmp / "episodes.jsonl").write_bytes(body)
         manifest = _manifest(params, [Episode.from_json(r) for r in records], sha256_hex(body))
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, old / out.name)
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
+        move_into_place(tmp, out)
         return manifest
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -19,20 +19,19 @@ import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable
 
 from ...run_model import ModelRunSummary, RunFileMismatch, message_text, post_with_retries
 from .actions import find_command
 from .board import COLOURS, SHAPE_2D, SHAPES, Board, StateKind, board_from_state
 from .dataset import SgpDataset
 from .play import STEP_CAP, PlayView, Replay
-from .render import render_png, render_text
+from .render import Modality, render_png, render_text
 
-PromptModality = Literal["3d", "2d", "text"]
 CONTEXT_STEPS = 2
 
 
-def instructions(size: int, modality: PromptModality, step_cap: int) -> str:
+def instructions(size: int, modality: Modality, step_cap: int) -> str:
     shapes = [SHAPE_2D[s] for s in SHAPES] if modality == "2d" else list(SHAPES)
     last = f"{chr(ord('A') + size - 1)}{size}"
     return (
@@ -56,13 +55,13 @@ def _image_part(board: Board, modality: str, kind: StateKind) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}
 
 
-def _state_parts(label: str, board: Board, modality: PromptModality, kind: StateKind) -> list[dict[str, Any]]:
+def _state_parts(label: str, board: Board, modality: Modality, kind: StateKind) -> list[dict[str, Any]]:
     if modality == "text":
         return [{"type": "text", "text": f"{label}\n{render_text(board, kind)}"}]
     return [{"type": "text", "text": label}, _image_part(board, modality, kind)]
 
 
-def prompt_content(view: PlayView, modality: PromptModality, step_cap: int) -> list[dict[str, Any]]:
+def prompt_content(view: PlayView, modality: Modality, step_cap: int) -> list[dict[str, Any]]:
     """The content parts of one step's user message."""
     parts: list[dict[str, Any]] = [{"type": "text", "text": instructions(view.board.size, modality, step_cap)}]
     hist = view.history[-CONTEXT_STEPS:]
@@ -102,7 +101,7 @@ def _done(out: Path, dataset_hash: str, model: str, modality: str) -> set[tuple[
 class ModelConfig:
     base_url: str
     model: str
-    modality: PromptModality = "3d"
+    modality: Modality = "3d"
     step_cap: int = STEP_CAP
     samples: int = 1
     concurrency: int = 4

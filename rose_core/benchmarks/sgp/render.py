@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from PIL import Image, ImageDraw, ImageFont
 
-from ..rose.render import encode_png, sha256_hex
+from ..rose.render import encode_png
 from .board import SHAPE_2D, Board, StateKind, board_from_state, coord
 
 Modality = Literal["2d", "3d", "text"]
@@ -262,4 +262,4 @@ def render_png(state: dict[str, Any] | Board, modality: Literal["2d", "3d"], kin
 
 
 __all__ = ["BACKGROUND", "GEOM_RGB", "KIND_LABEL", "MODALITIES", "Modality", "render", "render_2d", "render_3d",
-           "render_png", "render_text", "sha256_hex", "text_lines"]
+           "render_png", "render_text", "text_lines"]
