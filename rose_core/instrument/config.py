@@ -6,15 +6,15 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Literal
 
 from ..benchmarks.rose.records import MAIN_TEMPLATES, SUBSETS, TEMPLATES
+from ..benchmarks.sgp.render import MODALITIES as SGP_MODALITIES
+from ..benchmarks.sgp.render import Modality as SgpModality
 
 Ordering = Literal["random", "counterbalanced"]
 Kind = Literal["practice", "main", "attention"]
 EndReason = Literal["completed", "screened_out", "timed_out", "pool_exhausted"]
 Benchmark = Literal["rose", "sgp"]
-SgpModality = Literal["2d", "3d", "text"]
 SgpInput = Literal["click", "keyboard", "typed"]
 SgpGoalView = Literal["side_by_side", "toggle"]
-SGP_MODALITIES: tuple[str, ...] = SgpModality.__args__  # type: ignore[attr-defined]
 SGP_INPUTS: tuple[str, ...] = SgpInput.__args__  # type: ignore[attr-defined]
 SGP_GOAL_VIEWS: tuple[str, ...] = SgpGoalView.__args__  # type: ignore[attr-defined]
 SGP_DEFAULT_STEP_CAP = 20                # the paper's cap for models: humans get the same by default

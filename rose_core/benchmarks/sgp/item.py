@@ -17,16 +17,13 @@ from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from ...instrument.items import EpisodeEnd, ItemResult, ItemShape, Move, StepOutcome
 from .actions import OUTCOMES, apply_action, parse_action
-from .board import SHAPE_2D, board_from_state, coord
-from .render import CELL_2D, render_png, render_text, text_lines
+from .board import SHAPE_2D, StateKind, board_from_state, coord
+from .render import CELL_2D, Modality, render_png, render_text, text_lines
 from .search import astar_distance
 
 if TYPE_CHECKING:
     from .dataset import SgpDataset
     from .records import Episode
-
-Modality = Literal["2d", "3d", "text"]
-StateKind = Literal["active", "goal", "past"]
 
 # Where the 2D schematic puts the board inside its image, at output size (render.render_2d: margins left
 # 44 px and top 64 px, CELL_2D px per cell). A test renders boards and checks every geom's colour at the
