@@ -38,7 +38,7 @@ streak_on = sb.checkbox("Same moves streaks", value=True, key="sgpres_streak")
 streak = sb.number_input("… episodes in a row with the same moves", 2, 100, 10, key="sgpres_streak_n") \
     if streak_on else None
 sb.markdown("### Reference agents")
-samples = sb.number_input("Random agent: plays per episode", 1, 50, 5, key="sgpres_samples")
+samples = sb.number_input("Random agent: plays per episode", 1, 50, 3, key="sgpres_samples")
 seed = sb.number_input("Random agent: seed", 0, 2**31 - 1, 0, key="sgpres_seed")
 
 rules = SgpExclusions(fast * 1000 if fast else None, int(streak) if streak else None)
@@ -49,7 +49,6 @@ if other:
 sel = select_human(human_episodes(db), sgp, rules, int(cap), tuple(chosen), tuple(modalities))
 played = tuple(sorted({lg.episode_id for lg in sel.logs}))
 episodes = played or tuple(sgp.episodes)
-logs = sel.logs + cached_agents(sgp.dataset_hash, episodes, int(samples), int(seed), int(cap))
 note = f"exclusions on: {sel.n_excluded} participants excluded" if rules != SgpExclusions(None, None) \
     else "exclusions off"
 st.caption(f"{len(sel.logs):,} participant episodes ({len(chosen) or 'all'} SGP studies"
@@ -57,8 +56,13 @@ st.caption(f"{len(sel.logs):,} participant episodes ({len(chosen) or 'all'} SGP 
            f"({sel.n_excluded} participants excluded) · {sel.other_cap} episodes under another step cap left out · "
            f"agents on the {len(episodes)} {'episodes the participants played' if played else 'episodes of the build'}"
            f", step cap {cap}; random agent: {samples} plays per episode, seed {seed}")
-if not sel.logs:
-    st.info("No participant episode in this selection yet: the agents are shown alone.")
+if not played:
+    st.info("No participant episode in this selection yet.")
+    # The agents alone on the whole build take a while (the random agent's 300 plays: ~30-50 s on 2 cores).
+    if not st.checkbox(f"Play the reference agents on all {len(sgp.episodes)} episodes of the build",
+                       key="sgpres_agents_all"):
+        st.stop()
+logs = sel.logs + cached_agents(sgp.dataset_hash, episodes, int(samples), int(seed), int(cap))
 
 res = results_tables(logs)
 st.markdown("#### Solved rate and step deviation")

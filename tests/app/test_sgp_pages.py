@@ -171,3 +171,14 @@ def test_a_practice_episode_gets_feedback_that_survives_a_reload(sgp_env, sgp_sm
     again.button(key="sgpp_fb_btn").click().run()
     assert not again.exception, again.exception
     assert isinstance(s.screen(), EpisodeScreen) and s.screen().kind == "main"
+
+
+def test_results_page_without_participants_plays_the_agents_only_when_asked(sgp_env, sgp_small):  # noqa: F811
+    at = experimenter("pages/sgp_results.py")
+    assert not at.exception, at.exception
+    assert "No participant episode" in at.info[0].value and not at.dataframe
+    at.checkbox(key="sgpres_agents_all").check().run()
+    assert not at.exception, at.exception
+    rows = at.dataframe[0].value.set_index("solver")
+    assert rows.loc["optimal (agent)", "plays"] == len(sgp_small.episodes)
+    assert rows.loc["random (agent)", "plays"] == 3 * len(sgp_small.episodes)
