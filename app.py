@@ -88,6 +88,8 @@ elif st.session_state.get("auth_experimenter"):
             st.Page("pages/agreement.py", title="Agreement and difficulty", icon="🤝"),
             st.Page("pages/participants_overview.py", title="Participants", icon="👥"),
             st.Page("pages/drilldown.py", title="Drill-down", icon="🔬"),
+            st.Page("pages/sgp_results.py", title="SGP results", icon="🧩"),
+            st.Page("pages/sgp_replay.py", title="SGP episode replay", icon="⏯️"),
         ],
     })
 else:

@@ -3,10 +3,13 @@
 Layout only: `ParticipantSession.screen()` decides what to show from the database (one transaction), so a
 reload, a closed tab or a restarted server resumes at the same screen; this script matches on it.
 """
+import runpy
 from functools import partial
+from pathlib import Path
 
 import streamlit as st
 
+from rose_core.instrument.episode_session import study_benchmark
 from rose_core.study import (
     Consent, End, Instructions, ItemScreen, ParticipantSession, PracticeFeedback, StudyError, get_study, join,
 )
@@ -17,6 +20,9 @@ from ui.resources import dataset, store
 
 ss = st.session_state
 db = store()
+if study_benchmark(db, ss.get("part_study") or st.query_params.get("study")) == "sgp":
+    runpy.run_path(str(Path(__file__).with_name("sgp_participant.py")))  # iVISPAR's puzzle: its own flow
+    st.stop()
 ds = dataset()
 
 # -- who is this? ------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ from rose_core.study import StudyConfig, StudyError, create_study, list_studies,
 from rose_core.views import PUBLIC_URL_ENV, app_base_url, participant_links
 from ui.dash import warm_up
 from ui.resources import dataset, store
+from ui.sgp_forms import sgp_study_form, sgp_study_monitor
+from ui.sgp_resources import sgp_dataset
 
 db, ds = store(), dataset()
 st.title("Studies")
@@ -60,6 +62,9 @@ with st.expander("Create a study", expanded=not list_studies(db)):
             except StudyError as e:
                 st.error(f"Cannot create the study: {e}")
 
+if st.toggle("Set up an SGP study (iVISPAR's sliding geom puzzle)", key="studies_sgp_open"):
+    sgp_study_form(db, sgp_dataset())
+
 studies = list_studies(db)
 if not studies:
     st.info("No study yet.")
@@ -84,6 +89,9 @@ if st.toggle("Open for participants", value=study.active, key=f"studies_active_{
     set_active(db, sid, not study.active)
     st.rerun()
 
+if cfg.benchmark == "sgp":  # its own episode pool, participants and tables
+    sgp_study_monitor(db, sgp_dataset(), study)
+    st.stop()
 cov = coverage(db, ds, study)
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Pool instances", cov["pool"])

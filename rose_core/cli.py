@@ -15,10 +15,10 @@ from .benchmarks.rose.scoring import score
 from .store import db_path
 
 
-def _progress_bar(desc: str):
+def _progress_bar(desc: str, unit: str = "scene"):
     from tqdm import tqdm
 
-    bar = tqdm(total=0, desc=desc, unit="scene", file=sys.stderr, disable=None)
+    bar = tqdm(total=0, desc=desc, unit=unit, file=sys.stderr, disable=None)
 
     def update(done: int, total: int) -> None:
         bar.total = total
@@ -292,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     rs.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
     rs.add_argument("--json", action="store_true")
     rs.set_defaults(fn=cmd_rescore)
+    from .benchmarks.sgp.cli import add_sgp_parser
+
+    add_sgp_parser(sub)
     a = ap.parse_args(argv)
     try:
         return a.fn(a)

@@ -66,7 +66,27 @@ def _request(url: str, key: str | None, body: dict, timeout: float) -> dict:
         return json.loads(r.read())
 
 
-def _message_text(resp: dict) -> str:
+def post_with_retries(url: str, key: str | None, body: dict, timeout: float, max_retries: int,
+                      backoff_base: float) -> tuple[dict | None, str | None, int, float]:
+    """POST one chat request, retrying with exponential backoff and jitter on 429/5xx/connection errors:
+    (response or None, last error, attempts, seconds). Shared by every benchmark's model runner."""
+    err = None
+    t0 = time.perf_counter()
+    for attempt in range(1, max_retries + 2):
+        try:
+            return _request(url, key, body, timeout), None, attempt, time.perf_counter() - t0
+        except urllib.error.HTTPError as e:
+            err = f"HTTP {e.code}: {e.read()[:200].decode(errors='replace')}"
+            if e.code not in RETRY_STATUS:
+                break
+        except (urllib.error.URLError, TimeoutError, ConnectionError, json.JSONDecodeError) as e:
+            err = f"{type(e).__name__}: {e}"
+        if attempt <= max_retries:
+            time.sleep(backoff_base * 2 ** (attempt - 1) * (0.5 + random.random()))
+    return None, err, max_retries + 1, time.perf_counter() - t0
+
+
+def message_text(resp: dict) -> str:
     content = resp["choices"][0]["message"]["content"]
     if isinstance(content, list):
         return "".join(c.get("text", "") for c in content if isinstance(c, dict))
@@ -95,20 +115,7 @@ def run_model(ds: Dataset, base_url: str, model: str, out: Path | str, split: st
         body = {"model": model, "temperature": temperature, "max_tokens": max_tokens, "messages": [{
             "role": "user", "content": [{"type": "text", "text": inst.prompt},
                                         {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{img}"}}]}]}
-        err = None
-        t0 = time.perf_counter()
-        for attempt in range(1, max_retries + 2):
-            try:
-                return inst.instance_id, _request(url, key, body, timeout), None, attempt, time.perf_counter() - t0
-            except urllib.error.HTTPError as e:
-                err = f"HTTP {e.code}: {e.read()[:200].decode(errors='replace')}"
-                if e.code not in RETRY_STATUS:
-                    break
-            except (urllib.error.URLError, TimeoutError, ConnectionError, json.JSONDecodeError) as e:
-                err = f"{type(e).__name__}: {e}"
-            if attempt <= max_retries:
-                time.sleep(backoff_base * 2 ** (attempt - 1) * (0.5 + random.random()))
-        return inst.instance_id, None, err, max_retries + 1, time.perf_counter() - t0
+        return (inst.instance_id, *post_with_retries(url, key, body, timeout, max_retries, backoff_base))
 
     with out.open("a") as f, ThreadPoolExecutor(max(1, concurrency)) as pool:
         futures = [pool.submit(one, inst) for inst in todo]
@@ -117,7 +124,7 @@ def run_model(ds: Dataset, base_url: str, model: str, out: Path | str, split: st
             with lock:
                 if raw is not None:
                     try:
-                        text = _message_text(raw)
+                        text = message_text(raw)
                     except (KeyError, IndexError, TypeError) as e:
                         failed[iid] = f"unexpected response shape ({type(e).__name__}: {e})"
                     else:

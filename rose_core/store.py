@@ -161,6 +161,59 @@ MIGRATIONS: dict[int, list[str]] = {
         "CREATE INDEX sign_in_attempts_client ON sign_in_attempts(client, attempted_at)",
         "CREATE INDEX sign_in_attempts_session ON sign_in_attempts(session_id, attempted_at)",
     ],
+    7: [
+        # Episode benchmarks (iVISPAR's sliding geom puzzle): one row per move, stored once by (run, participant,
+        # view, seq) like a click, with what the move did (outcome class, board after it, A* distance d_t) and
+        # when (server clock; the page's times beside it). A reload resumes at the last stored board.
+        """CREATE TABLE episode_steps (
+            run_id TEXT NOT NULL,
+            participant_id TEXT NOT NULL DEFAULT '',
+            episode_id TEXT NOT NULL,
+            view_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            command TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            valid INTEGER NOT NULL,
+            state TEXT NOT NULL,
+            distance INTEGER,
+            ended TEXT,
+            input TEXT,
+            client_ms REAL,
+            active_ms REAL,
+            server_ts REAL NOT NULL,
+            PRIMARY KEY (run_id, participant_id, view_id, seq)
+        )""",
+        "CREATE INDEX episode_steps_episode ON episode_steps(run_id, episode_id)",
+        # One row per finished episode (the item's scored result), apart from ROSE's `responses`, so no ROSE
+        # analysis, export or rescore ever reads an episode as a ROSE answer.
+        """CREATE TABLE episode_results (
+            result_id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs(run_id),
+            participant_id TEXT NOT NULL DEFAULT '',
+            episode_id TEXT NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'main' CHECK (kind IN ('practice', 'main')),
+            attempt INTEGER NOT NULL DEFAULT 0,
+            sample INTEGER NOT NULL DEFAULT 0,
+            modality TEXT NOT NULL,
+            step_cap INTEGER,
+            ended TEXT NOT NULL,
+            steps INTEGER NOT NULL,
+            response TEXT NOT NULL,
+            protocol TEXT,
+            parsed TEXT NOT NULL,
+            valid INTEGER NOT NULL,
+            passed INTEGER NOT NULL,
+            failure TEXT,
+            errors TEXT NOT NULL,
+            first_action_ms REAL,
+            total_ms REAL,
+            active_ms REAL,
+            view_id TEXT,
+            submitted_at REAL NOT NULL,
+            UNIQUE (run_id, participant_id, episode_id, kind, attempt, sample)
+        )""",
+        "CREATE INDEX episode_results_participant ON episode_results(participant_id, kind)",
+    ],
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -6,10 +6,18 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Literal
 
 from ..benchmarks.rose.records import MAIN_TEMPLATES, SUBSETS, TEMPLATES
+from ..benchmarks.sgp.render import MODALITIES as SGP_MODALITIES
+from ..benchmarks.sgp.render import Modality as SgpModality
 
 Ordering = Literal["random", "counterbalanced"]
 Kind = Literal["practice", "main", "attention"]
 EndReason = Literal["completed", "screened_out", "timed_out", "pool_exhausted"]
+Benchmark = Literal["rose", "sgp"]
+SgpInput = Literal["click", "keyboard", "typed"]
+SgpGoalView = Literal["side_by_side", "toggle"]
+SGP_INPUTS: tuple[str, ...] = SgpInput.__args__  # type: ignore[attr-defined]
+SGP_GOAL_VIEWS: tuple[str, ...] = SgpGoalView.__args__  # type: ignore[attr-defined]
+SGP_DEFAULT_STEP_CAP = 20                # the paper's cap for models: humans get the same by default
 
 
 class StudyError(ValueError):
@@ -42,11 +50,25 @@ class StudyConfig:
     release_after_minutes: int = 30    # a participant silent this long loses their held item
     practice_rounds: list[list[str]] = field(default_factory=list)
     practice_scene_ids: list[str] = field(default_factory=list)  # scenes kept out of the main pool
+    # ---- the benchmark the study runs. "sgp": iVISPAR's sliding geom puzzle, one episode per item
+    # (rose_core.instrument.episode_session); the ROSE fields above (split, subsets, templates, attention) are
+    # then unused, and practice_rounds / practice_scene_ids hold episode ids.
+    benchmark: Benchmark = "rose"
+    sgp_modality: SgpModality = "2d"             # what the participant sees: the 2D schematic, the 3D view, text
+    sgp_input: SgpInput = "click"                # click a geom then an arrow or cell; keyboard; typed command
+    sgp_goal_view: SgpGoalView = "side_by_side"  # the goal beside the board, or behind a toggle
+    step_cap: int | None = SGP_DEFAULT_STEP_CAP  # moves per episode, invalid ones included; None = no cap
+    sgp_num_geoms: list[int] = field(default_factory=list)  # episodes with these numbers of geoms (empty: all)
+    sgp_c1: list[int] = field(default_factory=list)         # episodes with these shortest path lengths (empty: all)
 
     def problems(self) -> list[str]:
         out = []
         if not self.name.strip():
             out.append("name: must not be empty")
+        if self.benchmark not in ("rose", "sgp"):
+            out.append(f"benchmark: expected rose or sgp, got {self.benchmark!r}")
+        if self.benchmark == "sgp":
+            return out + self._common_problems() + self._sgp_problems()
         if self.split not in ("dev", "test", "all"):
             out.append(f"split: expected dev, test or all, got {self.split!r}")
         bad = [s for s in self.subsets if s not in SUBSETS]
@@ -55,6 +77,10 @@ class StudyConfig:
         bad = [t for t in self.templates if t not in TEMPLATES]
         if not self.templates or bad:
             out.append(f"templates: choose at least one of {', '.join(TEMPLATES)}" + (f" (unknown: {bad})" if bad else ""))
+        return out + self._common_problems()
+
+    def _common_problems(self) -> list[str]:
+        out = []
         for name, lo in (("items_per_participant", 1), ("target_per_instance", 1), ("practice_items", 0),
                          ("practice_max_attempts", 1), ("attention_every", 0), ("time_limit_minutes", 0),
                          ("release_after_minutes", 1)):
@@ -67,6 +93,27 @@ class StudyConfig:
             out.append(f"ordering: expected random or counterbalanced, got {self.ordering!r}")
         if self.completion_url and not self.completion_url.startswith(("https://", "http://")):
             out.append("completion_url: expected an http(s) URL")
+        return out
+
+    def _sgp_problems(self) -> list[str]:
+        out = []
+        if self.sgp_modality not in SGP_MODALITIES:
+            out.append(f"sgp_modality: expected one of {', '.join(SGP_MODALITIES)}, got {self.sgp_modality!r}")
+        if self.sgp_input not in SGP_INPUTS:
+            out.append(f"sgp_input: expected one of {', '.join(SGP_INPUTS)}, got {self.sgp_input!r}")
+        if self.sgp_goal_view not in SGP_GOAL_VIEWS:
+            out.append(f"sgp_goal_view: expected one of {', '.join(SGP_GOAL_VIEWS)}, got {self.sgp_goal_view!r}")
+        if self.sgp_modality == "text" and self.sgp_input != "typed":
+            out.append("sgp_input: a text-only board has nothing to click; use typed")
+        cap = self.step_cap
+        if cap is not None and (not isinstance(cap, int) or isinstance(cap, bool) or cap < 1):
+            out.append(f"step_cap: expected a whole number >= 1, or None for no cap, got {cap!r}")
+        if self.attention_every:
+            out.append("attention_every: SGP studies have no attention checks; set it to 0")
+        for name in ("sgp_num_geoms", "sgp_c1"):
+            v = getattr(self, name)
+            if not isinstance(v, list) or any(not isinstance(x, int) or isinstance(x, bool) or x < 0 for x in v):
+                out.append(f"{name}: expected a list of whole numbers, got {v!r}")
         return out
 
     @property

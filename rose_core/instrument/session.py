@@ -111,6 +111,8 @@ class Recorded:
 def create_study(store: Store, ds: Dataset, cfg: StudyConfig, ids: Ids | None = None,
                  clock: Clock = system_clock) -> Study:
     """Check the configuration, plan practice rounds (fresh scenes per attempt) and store the study."""
+    if cfg.benchmark != "rose":  # an SGP study: instrument.episode_session.create_sgp_study
+        raise StudyError(f"benchmark: create_study makes ROSE studies, not {cfg.benchmark!r} ones")
     problems = cfg.problems()
     if problems:
         raise StudyError("; ".join(problems))

@@ -147,17 +147,22 @@ def build_dataset(out: Path, seed: int = comp.DEFAULT_SEED, scale: float = 1.0, 
         manifest = _manifest(seed, scale, pack.fingerprint(), plans, scenes, instances,
                              sha256_hex(scenes_bytes), sha256_hex(instances_bytes))
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, old / out.name)
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
+        move_into_place(tmp, out)
         return manifest
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def move_into_place(tmp: Path, out: Path) -> None:
+    """Put a finished build folder where readers look: a rename, the previous folder moved aside first."""
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.replace(out, old / out.name)
+        os.replace(tmp, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, out)
 
 
 def _manifest(seed: int, scale: float, assets: str, plans: list[comp.SubsetPlan], scenes: list[Scene],

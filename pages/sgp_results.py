@@ -1,0 +1,107 @@
+"""SGP results (experimenters): participants beside the optimal and random agents on the same episodes — solved
+rate, mean step deviation (d at t = c1), the regret curve, outcome counts per episode, heatmaps by number of
+geoms × c1 — with 95 % intervals and the same participant exclusions as ROSE studies. The figures are the
+benchmark's own metric functions (rose_core.benchmarks.sgp.metrics), through rose_core.analysis.sgp."""
+import plotly.graph_objects as go
+import streamlit as st
+
+from rose_core.analysis.sgp import (
+    SgpExclusions, agent_logs, group_heatmap, human_episodes, results_tables, select_human,
+)
+from rose_core.study import list_studies
+from ui.dash import chart, table
+from ui.resources import store
+from ui.sgp_resources import sgp_dataset
+
+db = store()
+st.title("SGP results")
+sgp = sgp_dataset()
+studies = {s.study_id: s for s in list_studies(db) if s.config.benchmark == "sgp"}
+
+
+@st.cache_data(show_spinner="Playing the reference agents…", max_entries=16)
+def cached_agents(dataset_hash: str, episodes: tuple[str, ...], samples: int, seed: int, cap: int):
+    return agent_logs(sgp, episodes, samples, seed, cap)
+
+
+sb = st.sidebar
+sb.markdown("### Filters")
+chosen = sb.multiselect("SGP studies (participants)", list(studies), format_func=lambda s: studies[s].name,
+                        key="sgpres_studies")
+modalities = sb.multiselect("Modalities (participants)", ["2d", "3d", "text"], key="sgpres_modalities")
+cap = sb.number_input("Step cap compared", 1, 500, 20, key="sgpres_cap",
+                      help="Episodes played under another cap (or none) have other regret curves: counted, left out.")
+sb.markdown("### Participant exclusions")
+fast_on = sb.checkbox("Too fast", value=True, key="sgpres_fast")
+fast = sb.number_input("… median seconds per episode below", 0.1, 600.0, 1.5, key="sgpres_fast_s") if fast_on else None
+streak_on = sb.checkbox("Same moves streaks", value=True, key="sgpres_streak")
+streak = sb.number_input("… episodes in a row with the same moves", 2, 100, 10, key="sgpres_streak_n") \
+    if streak_on else None
+sb.markdown("### Reference agents")
+samples = sb.number_input("Random agent: plays per episode", 1, 50, 3, key="sgpres_samples")
+seed = sb.number_input("Random agent: seed", 0, 2**31 - 1, 0, key="sgpres_seed")
+
+rules = SgpExclusions(fast * 1000 if fast else None, int(streak) if streak else None)
+other = sorted(s for s, x in studies.items() if x.dataset_hash != sgp.dataset_hash)
+if other:
+    st.warning("Studies run on another SGP build are left out (their episodes are not this build's): "
+               + ", ".join(other))
+sel = select_human(human_episodes(db), sgp, rules, int(cap), tuple(chosen), tuple(modalities))
+played = tuple(sorted({lg.episode_id for lg in sel.logs}))
+episodes = played or tuple(sgp.episodes)
+note = f"exclusions on: {sel.n_excluded} participants excluded" if rules != SgpExclusions(None, None) \
+    else "exclusions off"
+st.caption(f"{len(sel.logs):,} participant episodes ({len(chosen) or 'all'} SGP studies"
+           f"{'; ' + ', '.join(modalities) if modalities else ''}) · exclusions: {rules.describe()} "
+           f"({sel.n_excluded} participants excluded) · {sel.other_cap} episodes under another step cap left out · "
+           f"agents on the {len(episodes)} {'episodes the participants played' if played else 'episodes of the build'}"
+           f", step cap {cap}; random agent: {samples} plays per episode, seed {seed}")
+if not played:
+    st.info("No participant episode in this selection yet.")
+    # The agents alone on the whole build take a while (the random agent's 300 plays: ~30-50 s on 2 cores).
+    if not st.checkbox(f"Play the reference agents on all {len(sgp.episodes)} episodes of the build",
+                       key="sgpres_agents_all"):
+        st.stop()
+logs = sel.logs + cached_agents(sgp.dataset_hash, episodes, int(samples), int(seed), int(cap))
+
+res = results_tables(logs)
+st.markdown("#### Solved rate and step deviation")
+table(res["summary"], "sgp_summary", "sgpres_summary", note)
+st.caption("solved_pct: share of plays whose board reached the goal, [lo, hi] its 95 % Wilson interval. deviation: "
+           "mean d at t = c1 (the A* distance left after as many moves as the shortest path has), [lo_dev, hi_dev] "
+           "a 95 % percentile bootstrap over episodes. Outcome columns: mean moves of each class per play.")
+
+fig = go.Figure()
+for (solver, modality), g in res["regret"].groupby(["solver", "modality"], sort=False):
+    fig.add_scatter(x=g["t"], y=g["regret"], mode="lines+markers",
+                    name=f"{solver} · {modality}" if modality != "-" else solver,
+                    error_y={"type": "data", "symmetric": False, "array": g["regret_hi"] - g["regret"],
+                             "arrayminus": g["regret"] - g["regret_lo"]})
+fig.update_layout(title="Regret over steps: d_t − (c1 − t), mean with 95 % interval", xaxis_title="step t",
+                  yaxis_title="regret")
+chart(fig, "sgp_regret", "sgpres_regret", note)
+
+out = res["outcomes"]
+fig = go.Figure()
+labels = [f"{s} · {m}" if m != "-" else s for s, m in zip(out["solver"], out["modality"])]
+for k in [c for c in out.columns if c not in ("solver", "modality")]:
+    fig.add_bar(x=labels, y=out[k], name=k)
+fig.update_layout(barmode="stack", title="Outcome classes per episode (mean moves of each class)",
+                  yaxis_title="moves per episode")
+chart(fig, "sgp_outcomes", "sgpres_outcomes", note)
+
+st.markdown("#### Heatmaps: number of geoms × c1")
+groups = [(s, m) for s, m in zip(res["summary"]["solver"], res["summary"]["modality"])]
+who = st.selectbox("Solver", range(len(groups)), key="sgpres_heat_solver",
+                   format_func=lambda i: " · ".join(x for x in groups[i] if x != "-"))
+value = st.radio("Cell value", ["solved", "d_at_c1", "min_d"], horizontal=True, key="sgpres_heat_value",
+                 format_func={"solved": "solved %", "d_at_c1": "d at t = c1", "min_d": "closest to the goal"}.get)
+hm = group_heatmap(res["episodes"], *groups[who], value)
+fig = go.Figure(go.Heatmap(z=hm.values, x=[str(c) for c in hm.columns], y=[str(i) for i in hm.index],
+                           colorscale="Viridis", text=hm.round(2).values, texttemplate="%{text}"))
+fig.update_layout(title=f"{' · '.join(x for x in groups[who] if x != '-')}: {value} by number of geoms × c1",
+                  xaxis_title="c1 (shortest path)", yaxis_title="number of geoms")
+chart(fig, "sgp_heatmap", "sgpres_heat", note)
+if len(sel.participants):
+    st.markdown("#### Participants and exclusions")
+    table(sel.participants, "sgp_participants", "sgpres_parts", note)

@@ -1,0 +1,220 @@
+"""SGP results: the episodes participants played, as the benchmark's own `EpisodeLog`s, beside the reference
+agents' plays of the same episodes, measured by the benchmark's metric functions (`benchmarks.sgp.metrics`), so
+humans, agents and models share one definition of solved rate, step deviation, regret and outcome counts.
+
+Participants' episodes come from `episode_results` + `episode_steps` (every move with its outcome, d_t and
+board). Before any figure: the study filters, then the same pre-registrable exclusions as ROSE studies where an
+episode study has them (median time per episode too short; a streak of episodes played with the very same
+moves; SGP studies have no attention checks, and participants screened out in practice never reach the main
+episodes), then only episodes played under the comparison's step cap (a play under another cap, or none, has
+another regret curve and is counted, not mixed in).
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..benchmarks.sgp.agents import agent_policy
+from ..benchmarks.sgp.metrics import (
+    BOOT, GROUP, SEED, _bootstrap_mean, episodes_frame, heatmap, outcome_counts, regret_curve, steps_frame,
+    summary_table,
+)
+from ..benchmarks.sgp.play import EpisodeLog, StepLog, play_episode
+from ..store import Store
+from .tables import solver_rng
+
+HUMAN = "Human"
+
+_RESULTS_SQL = """
+SELECT e.result_id, e.run_id, r.study_id, r.dataset_hash, e.participant_id, e.episode_id, e.modality, e.step_cap,
+       e.ended, e.steps, e.response, e.parsed, e.passed, e.total_ms, e.view_id, e.submitted_at
+FROM episode_results e JOIN runs r USING (run_id)
+WHERE e.kind = 'main' AND r.solver_kind = 'human'
+ORDER BY e.result_id
+"""
+_STEPS_SQL = """
+SELECT s.run_id, s.participant_id, s.view_id, s.seq, s.command, s.outcome, s.distance, s.state, s.client_ms
+FROM episode_steps s JOIN episode_results e
+  ON e.run_id = s.run_id AND e.participant_id = s.participant_id AND e.view_id = s.view_id
+WHERE e.kind = 'main'
+ORDER BY s.run_id, s.participant_id, s.view_id, s.seq
+"""
+
+
+@dataclass(frozen=True)
+class SgpExclusions:
+    too_fast_ms: float | None = 1500.0   # median time per main episode below this (server clock)
+    streak: int | None = 10              # this many episodes in a row played with the very same moves
+
+    def describe(self) -> str:
+        parts = []
+        if self.too_fast_ms:
+            parts.append(f"median time per episode < {self.too_fast_ms / 1000:g} s")
+        if self.streak:
+            parts.append(f"≥ {self.streak} episodes in a row with the same moves")
+        return "; ".join(parts) if parts else "none"
+
+
+def human_episodes(store: Store) -> pd.DataFrame:
+    """Every finished main episode of every participant, with its moves (`moves`: the stored step rows)."""
+    with store.connect() as conn:
+        res = pd.read_sql_query(_RESULTS_SQL, conn)
+        steps = conn.execute(_STEPS_SQL).fetchall()
+    by_view: dict[tuple, list] = defaultdict(list)
+    for s in steps:
+        by_view[(s["run_id"], s["participant_id"], s["view_id"])].append(s)
+    res["study_id"] = res["study_id"].fillna("").astype(object)
+    res["moves"] = [by_view.get((r, p, v), []) for r, p, v in zip(res["run_id"], res["participant_id"], res["view_id"])]
+    return res
+
+
+def _longest_streak(values: list) -> int:
+    best = run = 0
+    prev = object()
+    for v in values:
+        run = run + 1 if v == prev else 1
+        prev = v
+        best = max(best, run)
+    return best
+
+
+def participant_exclusions(df: pd.DataFrame, rules: SgpExclusions) -> pd.DataFrame:
+    """One row per participant: episodes, median time per episode, longest streak of identical move lists, and
+    why (if) excluded."""
+    cols = ["participant_id", "study_id", "episodes", "median_episode_s", "longest_streak", "excluded"]
+    rows = []
+    for (pid, study), g in df.sort_values(["submitted_at", "result_id"]).groupby(["participant_id", "study_id"]):
+        med = float(g["total_ms"].median())
+        streak = _longest_streak(list(g["response"]))
+        why = [w for w, hit in (("too fast", bool(rules.too_fast_ms) and med < rules.too_fast_ms),
+                                ("streak", bool(rules.streak) and streak >= rules.streak)) if hit]
+        rows.append({"participant_id": pid, "study_id": study, "episodes": len(g), "median_episode_s": med / 1000,
+                     "longest_streak": streak, "excluded": ", ".join(why)})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def to_logs(df: pd.DataFrame, ds) -> list[EpisodeLog]:
+    """Participants' episodes as the benchmark's `EpisodeLog`s (solver "Human", their modality; `sample` numbers
+    the players of one episode, so each play is one row of the metrics' frames)."""
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    logs = []
+    for r in df.itertuples(index=False):
+        ep = ds.episodes[r.episode_id]
+        steps = tuple(StepLog(m["seq"] + 1, m["command"], _canonical(r.parsed, m["seq"]), m["outcome"],
+                              m["distance"], json.loads(m["state"]), m["client_ms"]) for m in r.moves)
+        if len(steps) != r.steps:
+            raise ValueError(f"{r.participant_id} {r.episode_id}: {len(steps)} stored moves, the result says {r.steps}")
+        k = (r.episode_id, r.modality)
+        logs.append(EpisodeLog(r.episode_id, HUMAN, seen[k], int(r.step_cap), ep.c1, ep.n_geoms, steps,
+                               bool(r.passed), r.dataset_hash, r.modality,
+                               {"participant_id": r.participant_id, "study_id": r.study_id}))
+        seen[k] += 1
+    return logs
+
+
+def _canonical(parsed: str, seq: int) -> str | None:
+    return json.loads(parsed)["steps"][seq]["canonical"]
+
+
+@dataclass(frozen=True)
+class SgpSelection:
+    logs: list[EpisodeLog]               # the participants' plays that enter the figures
+    participants: pd.DataFrame           # every participant of the chosen studies, with exclusion reasons
+    n_excluded: int
+    other_cap: int                       # episodes left out: played under another step cap (or none)
+    rules: SgpExclusions
+
+
+def select_human(df: pd.DataFrame, ds, rules: SgpExclusions, step_cap: int, studies: tuple[str, ...] = (),
+                 modalities: tuple[str, ...] = ()) -> SgpSelection:
+    """Filters, then exclusions, then the step cap: which participants' episodes enter the comparison."""
+    df = df[df["dataset_hash"] == ds.dataset_hash]
+    if studies:
+        df = df[df["study_id"].isin(studies)]
+    if modalities:
+        df = df[df["modality"].isin(modalities)]
+    parts = participant_exclusions(df, rules)
+    out = set(parts.loc[parts["excluded"] != "", "participant_id"])
+    df = df[~df["participant_id"].isin(out)]
+    same = df["step_cap"].notna() & (df["step_cap"] == step_cap)
+    return SgpSelection(to_logs(df[same], ds), parts, len(out), int((~same).sum()), rules)
+
+
+def agent_logs(ds, episode_ids: tuple[str, ...], samples: int, seed: int, step_cap: int) -> list[EpisodeLog]:
+    """The optimal agent once per episode and the random agent `samples` times (seeded per episode and sample),
+    each through the benchmark's own play loop."""
+    logs = []
+    for eid in episode_ids:
+        ep = ds.episodes[eid]
+        logs.append(play_episode(ep, agent_policy("optimal", seed, eid, 0), "optimal (agent)", 0, step_cap,
+                                 ds.dataset_hash))
+        logs += [play_episode(ep, agent_policy("random", seed, eid, s), "random (agent)", s, step_cap, ds.dataset_hash)
+                 for s in range(samples)]
+    return logs
+
+
+# --------------------------------------------------------------------------- figures
+
+def results_tables(logs: list[EpisodeLog], n_boot: int = BOOT, seed: int = SEED) -> dict[str, pd.DataFrame]:
+    """Everything the results page shows, from the benchmark's metric functions: the summary per solver and
+    modality (solved % [95 % Wilson], mean step deviation [95 % bootstrap over episodes], outcome counts), the
+    regret curve with a 95 % band, and the per-play frame the heatmaps pivot."""
+    episodes = episodes_frame(logs)
+    steps = steps_frame(logs)
+    curve = regret_curve(steps).merge(regret_band(steps, n_boot, seed), on=[*GROUP, "t"])
+    return {"summary": summary_table(logs, n_boot, seed), "episodes": episodes, "regret": curve,
+            "outcomes": outcome_counts(episodes)}
+
+
+def regret_band(steps: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
+    """95 % percentile interval of the mean regret at every t, resampling episodes (their samples come along),
+    as the metrics' step deviation does."""
+    out = []
+    for key, g in steps.groupby(list(GROUP), sort=False):
+        rng = solver_rng(seed, "regret|" + "|".join(map(str, key)))
+        for t, h in g.groupby("t", sort=True):
+            lo, hi = _bootstrap_mean(h["regret"].to_numpy(float), h["episode_id"].to_numpy(), n_boot, rng)
+            out.append({**dict(zip(GROUP, key)), "t": t, "regret_lo": lo, "regret_hi": hi})
+    return pd.DataFrame(out, columns=[*GROUP, "t", "regret_lo", "regret_hi"])
+
+
+def group_heatmap(episodes: pd.DataFrame, solver: str, modality: str, value: str = "solved") -> pd.DataFrame:
+    g = episodes[(episodes["solver"] == solver) & (episodes["modality"] == modality)]
+    return heatmap(g, value)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- the episode replay
+
+def played_episodes(store: Store, run_id: str) -> pd.DataFrame:
+    """A study's finished episodes (practice included), with the participant's external id, in the order played."""
+    from ..storage import episodes as se
+
+    with store.connect() as conn:
+        return pd.DataFrame(se.export_rows(conn, "episode_results", run_id))
+
+
+def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.DataFrame:
+    """One episode, move by move: the command as sent, its outcome, d_t, how it was made, and when: seconds
+    since the episode was put on screen on the server's clock (the page's own clock beside it)."""
+    from ..instrument.policy import shown_at
+    from ..instrument.session import view_id_for
+    from ..storage import episodes as se
+    from ..storage import participants as sp
+
+    with store.connect() as conn:
+        steps = se.view_steps(conn, run_id, participant_id, view_id)
+        assigns = sp.participant_assignments(conn, participant_id)
+    a = next((a for a in assigns if view_id_for(participant_id, a.kind, a.attempt, a.position) == view_id), None)
+    t0 = shown_at(a, assigns) if a is not None else (steps[0].server_ts if steps else 0.0)
+    return pd.DataFrame([{
+        "step": s.seq + 1, "command": s.command, "outcome": s.outcome, "d_t": s.distance, "input": s.input,
+        "server_s": round(s.server_ts - t0, 3), "page_s": None if s.client_ms is None else round(s.client_ms / 1000, 3),
+        "ended": s.ended or "", "state": s.state} for s in steps],
+        columns=["step", "command", "outcome", "d_t", "input", "server_s", "page_s", "ended", "state"])
+
+
+__all__ = ["HUMAN", "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
+           "select_human", "agent_logs", "results_tables", "regret_band", "group_heatmap", "played_episodes", "replay"]

@@ -1,0 +1,52 @@
+"""iVISPAR's Sliding Geom Puzzle (SGP): an interactive benchmark of multi-step episodes.
+
+Board and JSON state (`board`), exact search (`search`), the action grammar and outcomes (`actions`), the
+observations (`render`), episodes (`records`, `generate`, `dataset`), playing them (`play`), the reference
+agents (`agents`), models (`model_run`), episode-log import (`logs`), iVISPAR's metrics (`metrics`) and the
+board-state inference scorer (`inference`). shared/research/ivispar.md says what iVISPAR measures; this is the
+project's own implementation. Imports nothing of the instrument except the shared HTTP client
+(`run_model.post_with_retries`) and the interval helpers (`analysis.tables`), both lazily or in one module.
+"""
+from .actions import (
+    OUTCOMES, VALID_OUTCOMES, Action, BoardStep, Outcome, ParsedAction, StepResult, apply_action, find_command,
+    parse_action, step_board,
+)
+from .agents import AGENTS, optimal_policy, random_policy, run_agent, write_logs
+from .board import (
+    ALL_GEOMS, COLOURS, DIRECTIONS, SHAPE_2D, SHAPE_FROM_2D, SHAPES, Board, BoardError, Cell, Colour, Direction, Geom,
+    Shape, StateKind, board_from_state, coord, parse_coord,
+)
+from .dataset import SgpDataset, SgpDatasetError, build_sgp_dataset, is_sgp_dataset, sgp_dataset_dir
+from .generate import BuildParams, GenerationError, generate_episodes
+from .inference import InferenceScore, Triplet, parse_board_text, score_inference
+from .logs import SgpLogError, read_logs
+from .metrics import (
+    MetricsInputError, d_at, episodes_frame, heatmap, outcome_counts, regret, regret_curve, solved_rate,
+    step_deviation, steps_frame, summary_table,
+)
+from .play import STEP_CAP, EpisodeLog, PlayView, Policy, Replay, StepLog, play_episode
+from .records import IMAGE_KEYS, Episode, EpisodeGeom
+from .render import (
+    BACKGROUND, GEOM_RGB, KIND_LABEL, MODALITIES, Modality, render, render_2d, render_3d, render_png, render_text,
+    text_lines,
+)
+from .search import Move, SearchLimit, astar_distance, astar_path, bfs_distance, interference, legal_moves, manhattan
+
+__all__ = [
+    "OUTCOMES", "VALID_OUTCOMES", "Action", "BoardStep", "Outcome", "ParsedAction", "StepResult", "apply_action",
+    "find_command", "parse_action", "step_board",
+    "AGENTS", "optimal_policy", "random_policy", "run_agent", "write_logs",
+    "ALL_GEOMS", "COLOURS", "DIRECTIONS", "SHAPE_2D", "SHAPE_FROM_2D", "SHAPES", "Board", "BoardError", "Cell",
+    "Colour", "Direction", "Geom", "Shape", "StateKind", "board_from_state", "coord", "parse_coord",
+    "SgpDataset", "SgpDatasetError", "build_sgp_dataset", "is_sgp_dataset", "sgp_dataset_dir",
+    "BuildParams", "GenerationError", "generate_episodes",
+    "InferenceScore", "Triplet", "parse_board_text", "score_inference",
+    "SgpLogError", "read_logs",
+    "MetricsInputError", "d_at", "episodes_frame", "heatmap", "outcome_counts", "regret", "regret_curve",
+    "solved_rate", "step_deviation", "steps_frame", "summary_table",
+    "STEP_CAP", "EpisodeLog", "PlayView", "Policy", "Replay", "StepLog", "play_episode",
+    "IMAGE_KEYS", "Episode", "EpisodeGeom",
+    "BACKGROUND", "GEOM_RGB", "KIND_LABEL", "MODALITIES", "Modality", "render", "render_2d", "render_3d",
+    "render_png", "render_text", "text_lines",
+    "Move", "SearchLimit", "astar_distance", "astar_path", "bfs_distance", "interference", "legal_moves", "manhattan",
+]

@@ -1,0 +1,143 @@
+"""`python -m rose_core sgp …`: build the SGP dataset, run the reference agents and models, score episode logs.
+
+Every SGP error is a ValueError naming what is wrong; `rose_core.cli.main` prints it and exits with 2."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .actions import OUTCOMES
+from .agents import AGENTS, run_agent
+from .dataset import SgpDataset, build_sgp_dataset, sgp_dataset_dir
+from .generate import DEFAULT_SEED, BuildParams
+from .logs import read_logs
+from .metrics import episodes_frame, heatmap, summary_table
+from .play import STEP_CAP
+
+
+def _range(text: str) -> tuple[int, ...]:
+    """"2-11" or "3" or "2,4,6" → a tuple of ints."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        try:
+            out += list(range(int(lo), int(hi or lo) + 1))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected N, N-M or a comma-separated list") from None
+    return tuple(out)
+
+
+def _progress(desc: str, unit: str):
+    from ...cli import _progress_bar   # the project's one progress bar (rose_core.cli is loaded: it calls us)
+
+    return _progress_bar(desc, unit)
+
+
+def cmd_build(a: argparse.Namespace) -> int:
+    params = BuildParams(seed=a.seed, board_size=a.board, geoms=a.geoms, c1=a.c1, per_cell=a.per_cell, c2=a.c2)
+    m = build_sgp_dataset(Path(a.out), params, workers=a.workers, progress=_progress("sgp build", "episode"),
+                          replace=a.force)
+    c = m["composition"]
+    print(f"built {a.out}  (seed {a.seed}, board {a.board}x{a.board}, dataset hash {m['dataset_hash']})")
+    print(f"episodes {c['episodes']}  images {c['images']}  geoms {min(a.geoms)}-{max(a.geoms)} x c1 "
+          f"{min(a.c1)}-{max(a.c1)} x {a.per_cell}  c2 {c['by_c2']}")
+    return 0
+
+
+def cmd_agent(a: argparse.Namespace) -> int:
+    ds = SgpDataset.load(a.episodes)
+    n = run_agent(a.name, ds, Path(a.out), samples=a.samples, seed=a.seed, step_cap=a.step_cap,
+                  progress=_progress(a.name, "play"))
+    print(f"wrote {n} episode logs of agent {a.name} to {a.out}")
+    return 0
+
+
+def cmd_run_model(a: argparse.Namespace) -> int:
+    from .model_run import ModelConfig, run_model_episodes
+
+    ds = SgpDataset.load(a.episodes)
+    cfg = ModelConfig(a.base_url, a.model, a.modality, a.step_cap, a.samples, a.concurrency, a.retries, a.timeout,
+                      a.max_tokens, api_key_env=a.api_key_env)
+    res = run_model_episodes(ds, cfg, Path(a.out), limit=a.limit, progress=_progress(a.model, "play"))
+    print(f"{res.done_before} plays already done, {res.requested} requested, {res.succeeded} finished, "
+          f"{len(res.failed)} failed")
+    for name, err in list(res.failed.items())[:10]:
+        print(f"failed: {name}: {err}", file=sys.stderr)
+    if res.failed:
+        print("run the same command again to replay the failed ones", file=sys.stderr)
+    return 1 if res.failed else 0
+
+
+def cmd_score(a: argparse.Namespace) -> int:
+    ds = SgpDataset.load(a.episodes)
+    logs = [lg for f in a.logs for lg in read_logs(f, ds, default_solver=a.solver)]
+    table = summary_table(logs, n_boot=a.boot, seed=a.seed)
+    if a.json:
+        print(json.dumps(table.to_dict(orient="records"), indent=1))
+    else:
+        print(f"{'solver':<24}{'modality':>9}{'plays':>7}{'solved %':>22}{'deviation':>24}  " +
+              " ".join(f"{o[:6]:>7}" for o in OUTCOMES))
+        for r in table.to_dict(orient="records"):
+            print(f"{r['solver']:<24}{r['modality']:>9}{r['plays']:>7}"
+                  f"{r['solved_pct']:>8.1f} [{r['lo']:5.1f}, {r['hi']:5.1f}]"
+                  f"{r['deviation']:>10.2f} [{r['lo_dev']:5.2f}, {r['hi_dev']:5.2f}]  " +
+                  " ".join(f"{r[o]:>7.2f}" for o in OUTCOMES))
+        print("solved %: 95% Wilson interval over plays; deviation: mean d at t = c1 (iVISPAR's mean step deviation), "
+              "95% percentile bootstrap over episodes; outcome columns: mean steps of each class per play")
+    if a.heatmap:
+        ep = episodes_frame(logs)
+        for (solver, modality), g in ep.groupby(["solver", "modality"], sort=False):
+            print(f"\n{a.heatmap} by geoms (rows) x c1 (columns): {solver} ({modality})")
+            print(heatmap(g, a.heatmap).round(2).to_string())
+    return 0
+
+
+def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sgp", help="iVISPAR's Sliding Geom Puzzle: build episodes, run agents and models, score logs")
+    ss = p.add_subparsers(dest="sgp_cmd", required=True)
+    b = ss.add_parser("build", help="generate episodes and their images into a dataset folder (atomically)")
+    b.add_argument("--out", default=str(sgp_dataset_dir()))
+    b.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    b.add_argument("--board", type=int, default=4)
+    b.add_argument("--geoms", type=_range, default=tuple(range(2, 12)), help="numbers of geoms, e.g. 2-11")
+    b.add_argument("--c1", type=_range, default=tuple(range(2, 12)), help="shortest path lengths, e.g. 2-11")
+    b.add_argument("--per-cell", type=int, default=3, help="episodes per (geoms, c1)")
+    b.add_argument("--c2", type=int, default=0, help="interference of every episode")
+    b.add_argument("--workers", type=int, default=None, help="rendering processes (default: one per core)")
+    b.add_argument("--force", action="store_true", help="replace an existing SGP dataset folder")
+    b.set_defaults(fn=cmd_build)
+    g = ss.add_parser("agent", help="play every episode with a reference agent, writing episode logs (JSONL)")
+    g.add_argument("name", choices=AGENTS)
+    g.add_argument("--episodes", default=str(sgp_dataset_dir()), help="the SGP dataset folder")
+    g.add_argument("--out", required=True)
+    g.add_argument("--samples", type=int, default=1, help="plays per episode (random agent)")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--step-cap", type=int, default=STEP_CAP)
+    g.set_defaults(fn=cmd_agent)
+    m = ss.add_parser("run-model", help="play episodes with a model behind an OpenAI-compatible endpoint (resumable)")
+    m.add_argument("--episodes", default=str(sgp_dataset_dir()))
+    m.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
+    m.add_argument("--model", required=True)
+    m.add_argument("--out", required=True)
+    m.add_argument("--modality", choices=["3d", "2d", "text"], default="3d")
+    m.add_argument("--samples", type=int, default=1)
+    m.add_argument("--step-cap", type=int, default=STEP_CAP)
+    m.add_argument("--concurrency", type=int, default=4)
+    m.add_argument("--retries", type=int, default=5)
+    m.add_argument("--timeout", type=float, default=120.0)
+    m.add_argument("--max-tokens", type=int, default=2048)
+    m.add_argument("--limit", type=int, default=None, help="at most this many plays in this call")
+    m.add_argument("--api-key-env", default="OPENAI_API_KEY")
+    m.set_defaults(fn=cmd_run_model)
+    s = ss.add_parser("score", help="check episode logs by replaying them, then print solved rate, step deviation "
+                                    "and outcome counts per solver and modality")
+    s.add_argument("logs", nargs="+", help="episode-log files (from `sgp agent`, `sgp run-model`, or elsewhere)")
+    s.add_argument("--episodes", default=str(sgp_dataset_dir()))
+    s.add_argument("--solver", default=None, help="solver name for lines without a 'solver' field")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--boot", type=int, default=1000)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--heatmap", choices=["solved", "d_at_c1", "min_d"], default=None)
+    s.set_defaults(fn=cmd_score)

@@ -1,0 +1,119 @@
+"""Reading episode-log files (ours, or written elsewhere), with every claim checked by replaying it.
+
+One JSON object per line: `episode_id`, `steps` (a list of `{"action": text, …}` or of plain texts) and
+optionally `solver`, `sample` (default 0), `step_cap` (default 20), `modality`, `dataset_hash`, `solved`, and
+per step `command`, `outcome`, `d`, `state`, `ms`. Nothing a file says is believed: the actions are replayed
+from the episode's start through the same engine the agents use, and every field the line does carry must
+agree with the replay. A log must be complete (solved, or exactly at its step cap) and must not go on after
+the goal. Every problem is reported as `FILE:LINE: …` (the first 20), and nothing is returned unless the
+whole file passed.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .dataset import SgpDataset
+from .play import STEP_CAP, EpisodeLog, Replay
+
+MAX_ERRORS = 20
+MAX_LINE_CHARS = 32 * 2**20
+
+
+class SgpLogError(ValueError):
+    """An episode-log file that does not hold valid, complete, consistent episodes (problems by file:line)."""
+
+
+def _check_line(obj: Any, ds: SgpDataset, default_solver: str | None) -> tuple[EpisodeLog | None, list[str]]:
+    if not isinstance(obj, dict):
+        return None, [f"expected a JSON object, got {type(obj).__name__}"]
+    errs: list[str] = []
+    eid = obj.get("episode_id")
+    if not isinstance(eid, str):
+        return None, [f"episode_id: expected a string, got {eid!r}"]
+    if eid not in ds.episodes:
+        return None, [f"episode_id {eid!r} is not in this dataset"]
+    h = obj.get("dataset_hash")
+    if h is not None and h != ds.dataset_hash:
+        return None, [f"dataset_hash {h!r} is not this dataset's ({ds.dataset_hash})"]
+    solver = obj.get("solver", default_solver)
+    if not isinstance(solver, str) or not solver:
+        return None, ["solver: missing (give it on the line or pass a default solver name)"]
+    sample, cap = obj.get("sample", 0), obj.get("step_cap", STEP_CAP)
+    for name, v in (("sample", sample), ("step_cap", cap)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < (0 if name == "sample" else 1):
+            return None, [f"{name}: expected a {'non-negative' if name == 'sample' else 'positive'} integer, got {v!r}"]
+    steps = obj.get("steps")
+    if not isinstance(steps, list):
+        return None, [f"steps: expected a list, got {type(steps).__name__}"]
+    ep = ds.episodes[eid]
+    r = Replay(ep, cap)
+    for k, st in enumerate(steps, 1):
+        if r.done:
+            errs.append(f"steps[{k - 1}]: the episode was already over after step {k - 1} "
+                        f"({'solved' if r.d == 0 else 'step cap'})")
+            break
+        claim = {"action": st} if isinstance(st, str) else st
+        if not isinstance(claim, dict) or not isinstance(claim.get("action"), str):
+            errs.append(f"steps[{k - 1}]: expected the action text (a string, or an object with 'action')")
+            break
+        ms = claim.get("ms")
+        if ms is not None and (not isinstance(ms, (int, float)) or isinstance(ms, bool) or ms < 0):
+            errs.append(f"steps[{k - 1}].ms: expected a non-negative number, got {ms!r}")
+            ms = None
+        extra = {key: v for key, v in claim.items() if key not in ("t", "action", "command", "outcome", "d", "state", "ms")}
+        got = r.send(claim["action"], ms, extra)
+        for field_name in ("t", "command", "outcome", "d", "state"):
+            if field_name in claim and claim[field_name] != getattr(got, field_name):
+                errs.append(f"steps[{k - 1}].{field_name}: the file says {claim[field_name]!r}, replaying the "
+                            f"actions gives {getattr(got, field_name)!r}")
+    if not errs and not r.done:
+        errs.append(f"incomplete episode: {len(r.steps)} steps, neither solved nor at the step cap ({cap})")
+    if "solved" in obj and not errs and obj["solved"] != (r.d == 0):
+        errs.append(f"solved: the file says {obj['solved']!r}, replaying the actions gives {r.d == 0}")
+    modality = obj.get("modality")
+    if modality is not None and modality not in ("2d", "3d", "text"):
+        errs.append(f"modality: {modality!r} is not one of 2d, 3d, text")
+    meta = obj.get("meta") if isinstance(obj.get("meta"), dict) else {}
+    if errs:
+        return None, errs
+    return r.log(solver, sample, ds.dataset_hash, modality, meta), []
+
+
+def read_logs(path: Path | str, ds: SgpDataset, default_solver: str | None = None) -> list[EpisodeLog]:
+    """Every episode log in `path`, replayed and checked; raises `SgpLogError` naming file:line otherwise."""
+    path = Path(path)
+    problems: list[str] = []
+    logs: list[EpisodeLog] = []
+    seen: dict[tuple[str, str, int], int] = {}
+    with path.open("rb") as f:
+        for no, raw in enumerate(f, 1):
+            if len(problems) >= MAX_ERRORS:
+                problems.append(f"{path}: … stopped after {MAX_ERRORS} problems")
+                break
+            if len(raw) > MAX_LINE_CHARS:
+                problems.append(f"{path}:{no}: line longer than {MAX_LINE_CHARS:,} bytes")
+                continue
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as e:
+                problems.append(f"{path}:{no}: not JSON ({e})")
+                continue
+            log, errs = _check_line(obj, ds, default_solver)
+            problems += [f"{path}:{no}: {e}" for e in errs]
+            if log is not None:
+                key = (log.solver, log.episode_id, log.sample)
+                if key in seen:
+                    problems.append(f"{path}:{no}: {log.solver!r} episode {log.episode_id} sample {log.sample} "
+                                    f"was already on line {seen[key]}")
+                    continue
+                seen[key] = no
+                logs.append(log)
+    if problems:
+        raise SgpLogError("\n".join(problems))
+    if not logs:
+        raise SgpLogError(f"{path}: no episode logs in the file")
+    return logs

@@ -1,0 +1,161 @@
+"""Play SGP episodes with a model behind any OpenAI-compatible chat endpoint, with iVISPAR's prompt structure.
+
+Every step sends one user message: the task instructions (repeated at every step, as iVISPAR does for models
+with short context), the last two steps as context (the board before each, and the action the model took),
+the current state and the goal state, each as an image (2D or 3D modality) or as text. The model's whole
+reply is the step's action text; the command is its last `action:` line. HTTP, retries and backoff are the
+project's (`rose_core.run_model.post_with_retries`).
+
+Resume: the output gets one line per finished play (an `EpisodeLog` with every reply and raw API response),
+so running the same command again skips finished (episode, sample) pairs and replays only the rest from
+their start; a file holding plays of another dataset build, model or modality is refused.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ...run_model import ModelRunSummary, RunFileMismatch, message_text, post_with_retries
+from .actions import find_command
+from .board import COLOURS, SHAPE_2D, SHAPES, Board, StateKind, board_from_state
+from .dataset import SgpDataset
+from .play import STEP_CAP, PlayView, Replay
+from .render import Modality, render_png, render_text
+
+CONTEXT_STEPS = 2
+
+
+def instructions(size: int, modality: Modality, step_cap: int) -> str:
+    shapes = [SHAPE_2D[s] for s in SHAPES] if modality == "2d" else list(SHAPES)
+    last = f"{chr(ord('A') + size - 1)}{size}"
+    return (
+        f"You are playing the Sliding Geom Puzzle on a {size}x{size} board. Each geom has a colour "
+        f"({', '.join(COLOURS)}) and a shape ({', '.join(shapes)}); no two geoms share both. Squares are named "
+        f"like a chess board: columns A to {chr(ord('A') + size - 1)} from left to right, rows 1 to {size} from "
+        f"bottom to top (A1 is bottom-left, {last} top-right).\n"
+        "Your task: move the geoms until the board matches the goal state. One action moves one geom by one "
+        "square up, down, left or right onto a free square; a geom cannot leave the board or move onto another "
+        "geom. 'up' means towards the higher row numbers, 'right' towards the later letters.\n"
+        f"You see the current state and the goal state, and your last {CONTEXT_STEPS} steps. You have at most "
+        f"{step_cap} actions.\n"
+        "Write an action as: move <colour> <shape> <direction>   (for example: move red "
+        f"{shapes[0]} up)\n"
+        "Think step by step, then end your reply with one line of the form\n"
+        "action: move <colour> <shape> <direction>")
+
+
+def _image_part(board: Board, modality: str, kind: StateKind) -> dict[str, Any]:
+    data = base64.b64encode(render_png(board, modality, kind)).decode()  # type: ignore[arg-type]
+    return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}
+
+
+def _state_parts(label: str, board: Board, modality: Modality, kind: StateKind) -> list[dict[str, Any]]:
+    if modality == "text":
+        return [{"type": "text", "text": f"{label}\n{render_text(board, kind)}"}]
+    return [{"type": "text", "text": label}, _image_part(board, modality, kind)]
+
+
+def prompt_content(view: PlayView, modality: Modality, step_cap: int) -> list[dict[str, Any]]:
+    """The content parts of one step's user message."""
+    parts: list[dict[str, Any]] = [{"type": "text", "text": instructions(view.board.size, modality, step_cap)}]
+    hist = view.history[-CONTEXT_STEPS:]
+    if hist:
+        parts.append({"type": "text", "text": f"Your last {len(hist)} step(s), oldest first:"})
+        boards = [view.episode.start_board()] + [board_from_state(s.state) for s in view.history]
+        first = len(view.history) - len(hist)
+        for k, s in enumerate(hist):
+            parts += _state_parts(f"Step {s.t}: the board before it", boards[first + k], modality, "past")
+            parts.append({"type": "text", "text": f"Step {s.t}: your action: {find_command(s.action) or '(none)'}"})
+    parts += _state_parts("The current state:", view.board, modality, "active")
+    parts += _state_parts("The goal state:", view.goal, modality, "goal")
+    parts.append({"type": "text", "text": "What is your next action?"})
+    return parts
+
+
+def _done(out: Path, dataset_hash: str, model: str, modality: str) -> set[tuple[str, int]]:
+    done: set[tuple[str, int]] = set()
+    if not out.exists():
+        return done
+    for line in out.read_text(errors="replace").splitlines():
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            continue   # a torn last line from a crash
+        if not isinstance(obj, dict):
+            continue
+        if (obj.get("dataset_hash"), obj.get("solver"), obj.get("modality")) != (dataset_hash, model, modality):
+            raise RunFileMismatch(f"{out}: holds plays of {obj.get('solver')!r} ({obj.get('modality')}) on dataset "
+                                  f"{obj.get('dataset_hash')!r}, not {model!r} ({modality}) on {dataset_hash}: "
+                                  "choose another --out")
+        done.add((obj["episode_id"], int(obj.get("sample", 0))))
+    return done
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    base_url: str
+    model: str
+    modality: Modality = "3d"
+    step_cap: int = STEP_CAP
+    samples: int = 1
+    concurrency: int = 4
+    max_retries: int = 5
+    timeout: float = 120.0
+    max_tokens: int = 2048
+    temperature: float = 0.0
+    api_key_env: str = "OPENAI_API_KEY"
+    backoff_base: float = 1.0
+
+
+def run_model_episodes(ds: SgpDataset, cfg: ModelConfig, out: Path | str, limit: int | None = None,
+                       progress: Callable[[int, int], None] | None = None) -> ModelRunSummary:
+    """Play every (episode, sample) not yet in `out`; append each finished play as one line."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = _done(out, ds.dataset_hash, cfg.model, cfg.modality)
+    todo = [(eid, s) for eid in ds.episodes for s in range(cfg.samples) if (eid, s) not in done]
+    if limit is not None:
+        todo = todo[:limit]
+    url = cfg.base_url.rstrip("/") + "/chat/completions"
+    key = os.environ.get(cfg.api_key_env)
+    lock = threading.Lock()
+    failed: dict[str, str] = {}
+    ok = 0
+
+    def play(eid: str, sample: int) -> tuple[str, dict | None, str | None]:
+        r = Replay(ds.episodes[eid], cfg.step_cap)
+        while not r.done:
+            body = {"model": cfg.model, "temperature": cfg.temperature, "max_tokens": cfg.max_tokens,
+                    "messages": [{"role": "user", "content": prompt_content(r.view(), cfg.modality, cfg.step_cap)}]}
+            raw, err, attempts, secs = post_with_retries(url, key, body, cfg.timeout, cfg.max_retries, cfg.backoff_base)
+            if raw is None:
+                return f"{eid}#{sample}", None, f"step {len(r.steps) + 1}: {err}"
+            try:
+                reply = message_text(raw)
+            except (KeyError, IndexError, TypeError) as e:
+                return f"{eid}#{sample}", None, f"step {len(r.steps) + 1}: unexpected response shape ({type(e).__name__}: {e})"
+            r.send(reply, round(1000 * secs, 3), {"raw": raw, "attempts": attempts})
+        log = r.log(cfg.model, sample, ds.dataset_hash, cfg.modality,
+                    {"base_url": cfg.base_url, "temperature": cfg.temperature, "max_tokens": cfg.max_tokens})
+        return f"{eid}#{sample}", log.to_json(), None
+
+    with out.open("a") as f, ThreadPoolExecutor(max(1, cfg.concurrency)) as pool:
+        futures = [pool.submit(play, eid, s) for eid, s in todo]
+        for k, fut in enumerate(as_completed(futures), 1):
+            name, line, err = fut.result()
+            with lock:
+                if line is not None:
+                    f.write(json.dumps(line, sort_keys=True) + "\n")
+                    f.flush()
+                    ok += 1
+                else:
+                    failed[name] = err or "unknown error"
+            if progress:
+                progress(k, len(todo))
+    return ModelRunSummary(len(done), len(todo), ok, failed)

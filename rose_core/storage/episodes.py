@@ -1,0 +1,154 @@
+"""Episodes (iVISPAR's sliding geom puzzle): the SQL of their moves and results.
+
+A move is one `episode_steps` row, stored once by (run, participant, view, seq) like a click; a finished
+episode is one `episode_results` row (the item's scored `ItemResult` plus who, when and under which cap).
+Both tables are apart from ROSE's `responses`, so ROSE's analyses, exports and rescore never read an episode.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import astuple, dataclass, fields
+from typing import Any, Literal, Sequence
+
+EpisodeKind = Literal["practice", "main"]
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """One move: what was sent (the command string a model would write), what it did, the board after it."""
+
+    run_id: str
+    participant_id: str
+    episode_id: str
+    view_id: str
+    seq: int                      # 0, 1, 2, … : the move's number in the episode (t = seq + 1)
+    command: str
+    outcome: str                  # effective, ineffective, occupied, out_of_bounds, illegal (the engine's classes)
+    valid: int
+    state: str                    # JSON: the board after the move
+    distance: int | None          # d_t: A* distance from that board to the goal
+    ended: str | None             # solved / step_cap when this move ended the episode
+    input: str | None             # how a participant made it: click, keyboard, typed (None: a model or agent)
+    client_ms: float | None       # the page's time since the episode was first shown
+    active_ms: float | None
+    server_ts: float
+
+    def board(self) -> dict[str, Any]:
+        return json.loads(self.state)
+
+
+@dataclass(frozen=True)
+class EpisodeResultRow:
+    run_id: str
+    participant_id: str
+    episode_id: str
+    kind: EpisodeKind
+    attempt: int
+    sample: int
+    modality: str
+    step_cap: int | None          # None: no cap (recorded, as iVISPAR's humans had none)
+    ended: str                    # solved / failed / step_cap
+    steps: int
+    response: str
+    protocol: str | None
+    parsed: str                   # JSON
+    valid: int
+    passed: int
+    failure: str | None
+    errors: str                   # JSON list
+    first_action_ms: float | None
+    total_ms: float | None        # server: assigned -> ended
+    active_ms: float | None
+    view_id: str | None
+    submitted_at: float
+
+
+_STEP_COLS = [f.name for f in fields(StepRow)]
+_INSERT_STEP = (f"INSERT OR IGNORE INTO episode_steps({', '.join(_STEP_COLS)}) "
+                f"VALUES ({', '.join('?' * len(_STEP_COLS))})")
+_RESULT_COLS = [f.name for f in fields(EpisodeResultRow)]
+_INSERT_RESULT = (f"INSERT INTO episode_results({', '.join(_RESULT_COLS)}) "
+                  f"VALUES ({', '.join('?' * len(_RESULT_COLS))})")
+
+
+def insert_step(conn: sqlite3.Connection, row: StepRow) -> bool:
+    """True when stored; False when this (run, participant, view, seq) was stored before (the first one stays)."""
+    before = conn.total_changes
+    conn.execute(_INSERT_STEP, astuple(row))
+    return conn.total_changes > before
+
+
+def view_steps(conn: sqlite3.Connection, run_id: str, participant_id: str, view_id: str) -> list[StepRow]:
+    cur = conn.execute(f"SELECT {', '.join(_STEP_COLS)} FROM episode_steps WHERE run_id = ? AND participant_id = ? "
+                       "AND view_id = ? ORDER BY seq", (run_id, participant_id, view_id))
+    return [StepRow(*r) for r in cur.fetchall()]
+
+
+def write_episode_results(conn: sqlite3.Connection, rows: Sequence[EpisodeResultRow]) -> int:
+    """Inside the caller's transaction; a second row for the same episode and attempt raises IntegrityError."""
+    conn.executemany(_INSERT_RESULT, [astuple(r) for r in rows])
+    return len(rows)
+
+
+def episode_result_of(conn: sqlite3.Connection, run_id: str, participant_id: str, episode_id: str, kind: str,
+                      attempt: int) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM episode_results WHERE run_id = ? AND participant_id = ? AND episode_id = ? "
+                        "AND kind = ? AND attempt = ? AND sample = 0",
+                        (run_id, participant_id, episode_id, kind, attempt)).fetchone()
+
+
+def practice_round_solved(conn: sqlite3.Connection, run_id: str, participant_id: str, attempt: int) -> list[int]:
+    return [r[0] for r in conn.execute("SELECT passed FROM episode_results WHERE run_id = ? AND participant_id = ? "
+                                       "AND kind = 'practice' AND attempt = ?", (run_id, participant_id, attempt))]
+
+
+def main_result_counts(conn: sqlite3.Connection, run_id: str) -> dict[str, int]:
+    return dict(conn.execute("SELECT episode_id, count(*) FROM episode_results WHERE run_id = ? AND kind = 'main' "
+                             "GROUP BY episode_id", (run_id,)).fetchall())
+
+
+def results(conn: sqlite3.Connection, run_ids: Sequence[str] | None = None, kind: str = "main") -> list[dict]:
+    """Finished episodes (every run, or these), oldest first, with the run's solver."""
+    sql = ("SELECT e.*, r.solver_kind, r.solver_name, r.study_id FROM episode_results e JOIN runs r USING (run_id) "
+           "WHERE e.kind = ?")
+    params: list[Any] = [kind]
+    if run_ids is not None:
+        if not run_ids:
+            return []
+        sql += f" AND e.run_id IN ({', '.join('?' * len(run_ids))})"
+        params += list(run_ids)
+    return [dict(r) for r in conn.execute(sql + " ORDER BY e.result_id", params)]
+
+
+def episode_steps(conn: sqlite3.Connection, run_id: str, participant_id: str, view_id: str) -> list[dict]:
+    """One episode's moves as plain rows (the replay page)."""
+    return [dict(zip(_STEP_COLS, astuple(s))) for s in view_steps(conn, run_id, participant_id, view_id)]
+
+
+def participants_summary(conn: sqlite3.Connection, run_id: str, study_id: str) -> list[dict]:
+    """One row per participant of an SGP study: main episodes finished and solved, practice solved."""
+    rows = conn.execute(
+        """SELECT p.participant_id, p.external_id, p.source, p.created_at, p.last_seen_at, p.consent_at,
+                  p.practice_attempts, p.practice_passed, p.finished_at, p.end_reason,
+                  coalesce(sum(e.kind = 'main'), 0) AS main_episodes,
+                  avg(CASE WHEN e.kind = 'main' THEN e.passed END) AS main_solved_rate,
+                  avg(CASE WHEN e.kind = 'practice' THEN e.passed END) AS practice_solved_rate
+           FROM participants p LEFT JOIN episode_results e ON e.participant_id = p.participant_id AND e.run_id = ?
+           WHERE p.study_id = ? GROUP BY p.participant_id ORDER BY p.created_at, p.participant_id""",
+        (run_id, study_id))
+    return [dict(r) for r in rows]
+
+
+EXPORT_TABLES = ("episode_results", "episode_steps")
+
+
+def export_rows(conn: sqlite3.Connection, table: str, run_id: str) -> list[dict]:
+    """A study's episode results or moves, with the participant's external id, for download."""
+    if table not in EXPORT_TABLES:
+        raise ValueError(f"unknown table {table!r}: expected one of {', '.join(EXPORT_TABLES)}")
+    order = "t.result_id" if table == "episode_results" else "t.participant_id, t.view_id, t.seq"
+    return [dict(r) for r in conn.execute(
+        f"SELECT t.*, p.external_id FROM {table} t LEFT JOIN participants p ON p.participant_id = t.participant_id "
+        f"WHERE t.run_id = ? ORDER BY {order}", (run_id,))]
+

@@ -1,0 +1,184 @@
+"""The SGP pages through AppTest, on a database filled through the real session: a participant plays a study
+(link → consent → puzzle), and the results and replay pages show what was stored."""
+import os
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.episode_session import EpisodeScreen, EpisodeSession, create_sgp_study
+from rose_core.instrument.ids import FakeClock, SequentialIds
+from rose_core.instrument.session import join
+from rose_core.store import Store
+from rose_core.study import list_studies
+from tests.sgp_players import play, run_to_end, sgp_small, solution  # noqa: F401  (sgp_small: the fixture)
+
+from .conftest import PASSWORD, ROOT
+
+
+@pytest.fixture
+def sgp_env(app_env, sgp_small, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("ROSE_SGP_DATASET_DIR", str(sgp_small.root))
+    st.cache_resource.clear()
+    yield Store(os.environ["ROSE_DB"])
+
+
+def played_study(store, ds, **kw):
+    cfg = dict(name="sgp apptest", benchmark="sgp", practice_items=0, items_per_participant=2, target_per_instance=2,
+               attention_every=0, step_cap=6)
+    cfg.update(kw)
+    study = create_sgp_study(store, ds, StudyConfig(**cfg), ids=SequentialIds("app"), clock=FakeClock())
+    clock = FakeClock()
+    for k in range(3):
+        p = join(store, study, f"H{k}", "prolific", None, None, ids=SequentialIds(f"H{k}"), clock=clock)
+        s = EpisodeSession(store, ds, study, p.participant_id, clock=clock)
+        s.consent()
+        s.finish_instructions()
+        # H0 solves every puzzle; H1 too, but too fast (excluded); H2 spends the cap on moves that cannot be read
+        run_to_end(s, solved=lambda screen, k=k: k != 2, clock=None if k == 1 else clock)
+    return study
+
+
+def experimenter(page: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.text_input(key="auth_given").input(PASSWORD)
+    at.button[0].click()
+    at.run()
+    at.switch_page(page)
+    return at.run()
+
+
+def test_participant_link_of_an_sgp_study_opens_the_puzzle_flow(sgp_env, sgp_small):  # noqa: F811
+    study = create_sgp_study(sgp_env, sgp_small, StudyConfig(name="link", benchmark="sgp", practice_items=0,
+                                                             attention_every=0, items_per_participant=1))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params["study"] = study.study_id
+    at.query_params["PROLIFIC_PID"] = "L1"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Welcome" and "sliding puzzles" in at.markdown[0].value
+    at.checkbox(key="part_agree").check().run()
+    at.button(key="part_consent_btn").click().run()
+    assert at.title[0].value == "How it works" and "20 moves" in at.markdown[0].value
+    at.button(key="part_instr_btn").click().run()
+    assert not at.exception, at.exception
+    s = EpisodeSession(sgp_env, sgp_small, study, at.session_state["part_pid"])
+    screen = s.screen()
+    assert isinstance(screen, EpisodeScreen) and screen.kind == "main"
+    play(s, screen, solution(screen))
+    at.run()
+    assert not at.exception and at.title[0].value == "Thank you!"
+
+
+def test_results_page_shows_humans_beside_the_agents(sgp_env, sgp_small):  # noqa: F811
+    played_study(sgp_env, sgp_small)
+    at = experimenter("pages/sgp_results.py")
+    assert not at.exception, at.exception
+    assert "4 episodes under another step cap left out" in at.caption[0].value   # the study's cap is 6, not 20
+    at.number_input(key="sgpres_cap").set_value(6).run()
+    assert not at.exception, at.exception
+    summary = at.dataframe[0].value
+    rows = summary.set_index(["solver", "modality"])
+    assert set(rows.index) == {("Human", "2d"), ("optimal (agent)", "-"), ("random (agent)", "-")}
+    human = rows.loc[("Human", "2d")]
+    assert human["plays"] == 4 and human["solved"] == 2                  # H1 excluded: median time per episode 0 s
+    assert human["solved_pct"] == pytest.approx(50) and human["lo"] < 50 < human["hi"]
+    assert human["illegal"] == pytest.approx(12 / 4)                     # H2: 2 episodes × 6 unreadable moves
+    opt = rows.loc[("optimal (agent)", "-")]
+    assert opt["solved_pct"] == 100 and opt["deviation"] == 0 and opt["plays"] == opt["episodes"]
+    cap = at.caption[0].value
+    assert "(1 participants excluded)" in cap and "agents on the" in cap
+    parts = at.dataframe[-1].value.set_index("participant_id")
+    assert sorted(parts["excluded"]) == ["", "", "too fast"]
+
+
+def test_replay_page_shows_every_move_of_an_episode(sgp_env, sgp_small):  # noqa: F811
+    study = played_study(sgp_env, sgp_small)
+    at = experimenter("pages/sgp_replay.py")
+    assert not at.exception, at.exception
+    steps = at.dataframe[0].value
+    row = sgp_env.query("SELECT * FROM episode_results WHERE run_id = ? ORDER BY result_id LIMIT 1",
+                        (study.run_id,))[0]
+    assert len(steps) == row["steps"]
+    assert list(steps["step"]) == list(range(1, row["steps"] + 1))
+    assert set(steps.columns) >= {"command", "outcome", "d_t", "server_s", "page_s", "input"}
+    assert len(at.get("image")) == 2 and at.slider(key="sgprep_step").value == row["steps"]  # board after it, goal
+    at.slider(key="sgprep_step").set_value(0).run()
+    assert not at.exception and "Board after the start" in [m.value for m in at.markdown]
+
+
+def test_studies_page_sets_up_an_sgp_study_and_watches_its_own_pool(sgp_env, sgp_small, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("ROSE_PUBLIC_URL", "https://rose.example.org/")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.text_input(key="auth_given").input(PASSWORD)
+    at.button[0].click()
+    at.run()
+    at.toggle(key="studies_sgp_open").set_value(True).run()
+    at.text_input(key="studies_sgp_name").input("Puzzle pilot")
+    at.selectbox(key="studies_sgp_modality").select("3d")
+    at.selectbox(key="studies_sgp_input").select("keyboard")
+    at.selectbox(key="studies_sgp_goal").select("toggle")
+    at.checkbox(key="studies_sgp_nocap").check()
+    at.number_input(key="studies_sgp_items").set_value(4)
+    at.number_input(key="studies_sgp_practice").set_value(1)
+    at.multiselect(key="studies_sgp_c1").set_value([3])
+    next(b for b in at.button if b.label == "Create SGP study").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert any("Created SGP study" in s.value for s in at.success)
+    (study,) = [s for s in list_studies(sgp_env) if s.config.benchmark == "sgp"]
+    c = study.config
+    assert (c.sgp_modality, c.sgp_input, c.sgp_goal_view, c.step_cap, c.items_per_participant, c.sgp_c1) == \
+        ("3d", "keyboard", "toggle", None, 4, [3])                      # "no cap" recorded as None
+    assert study.dataset_hash == sgp_small.dataset_hash
+    at.selectbox(key="studies_pick").select(study.study_id).run()
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    pool = [e for e in sgp_small.episodes.values() if e.c1 == 3 and e.episode_id not in c.practice_scene_ids]
+    assert metrics["Pool episodes"] == str(len(pool)) and "Pool instances" not in metrics
+    assert metrics["Participants needed"] == str(-(-len(pool) * 3 // 4))
+    assert any("step cap: none" in cap.value for cap in at.caption)
+    assert f"https://rose.example.org/?study={study.study_id}" in at.code[0].value
+
+
+def test_a_practice_episode_gets_feedback_that_survives_a_reload(sgp_env, sgp_small):  # noqa: F811
+    study = create_sgp_study(sgp_env, sgp_small, StudyConfig(name="practice", benchmark="sgp", practice_items=1,
+                                                             attention_every=0, items_per_participant=1))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params["study"] = study.study_id
+    at.query_params["PROLIFIC_PID"] = "F1"
+    at.run()
+    at.checkbox(key="part_agree").check().run()
+    at.button(key="part_consent_btn").click().run()
+    at.button(key="part_instr_btn").click().run()
+    s = EpisodeSession(sgp_env, sgp_small, study, at.session_state["part_pid"])
+    screen = s.screen()
+    assert screen.kind == "practice"
+    path = solution(screen)
+    play(s, screen, ["move red cube sideways"] + path)            # one move that cannot be read, then the path
+    at.run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Practice"
+    assert at.success[0].value == f"Solved in {len(path) + 1} moves. The shortest solution takes {screen.item.c1}."
+    assert "1 move could not be read as a move" in at.markdown[0].value
+    assert len(at.get("image")) == 2                                  # the board at the end, the goal
+    again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    again.query_params["study"] = study.study_id
+    again.query_params["PROLIFIC_PID"] = "F1"
+    again.run()                                                       # a reload: the feedback again, until Continue
+    assert again.title[0].value == "Practice"
+    again.button(key="sgpp_fb_btn").click().run()
+    assert not again.exception, again.exception
+    assert isinstance(s.screen(), EpisodeScreen) and s.screen().kind == "main"
+
+
+def test_results_page_without_participants_plays_the_agents_only_when_asked(sgp_env, sgp_small):  # noqa: F811
+    at = experimenter("pages/sgp_results.py")
+    assert not at.exception, at.exception
+    assert "No participant episode" in at.info[0].value and not at.dataframe
+    at.checkbox(key="sgpres_agents_all").check().run()
+    assert not at.exception, at.exception
+    rows = at.dataframe[0].value.set_index("solver")
+    assert rows.loc["optimal (agent)", "plays"] == len(sgp_small.episodes)
+    assert rows.loc["random (agent)", "plays"] == 3 * len(sgp_small.episodes)

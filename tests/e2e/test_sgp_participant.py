@@ -1,0 +1,121 @@
+"""An SGP study in real Chromium against the real server: a person plays an episode to the goal with the board's
+buttons (a reload in the middle resumes at the current board), with the keyboard, and by typing."""
+import re
+
+import pytest
+
+from rose_core.benchmarks.sgp import SHAPE_2D
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.episode_session import EpisodeScreen, create_sgp_study, open_episode_session
+from rose_core.store import Store
+from tests.sgp_players import sgp_small, solution  # noqa: F401  (sgp_small: the fixture)
+
+from .conftest import start_server
+from .helpers import participant_id, start, wait_until
+
+
+@pytest.fixture(scope="module")
+def sgp_server(small_dataset, sgp_small, tmp_path_factory):  # noqa: F811
+    srv = start_server(small_dataset, tmp_path_factory.mktemp("sgp"), ROSE_SGP_DATASET_DIR=str(sgp_small.root))
+    yield srv
+    srv.stop()
+
+
+def make(server, ds, **kw):
+    cfg = dict(name="e2e sgp", benchmark="sgp", practice_items=0, items_per_participant=2, target_per_instance=1,
+               attention_every=0, completion_code="SGP-OK")
+    cfg.update(kw)
+    return create_sgp_study(Store(server.db), ds, StudyConfig(**cfg))
+
+
+def shown(store, ds, study, ext) -> EpisodeScreen:
+    screen = open_episode_session(store, ds, study.study_id, participant_id(store, study.study_id, ext)).screen()
+    assert isinstance(screen, EpisodeScreen), screen
+    return screen
+
+
+def acked(page, view: str, n: int) -> None:
+    page.locator(f'.sb-root[data-view="{view}"][data-ack="{n}"][data-pending="0"]').wait_for()
+
+
+def piece_name(command: str, modality: str) -> tuple[str, str]:
+    _, color, shape, direction = command.split()
+    return f"{color} {SHAPE_2D[shape] if modality == '2d' else shape}", direction
+
+
+def test_an_episode_to_the_goal_by_clicking_with_a_reload_in_the_middle(sgp_server, page, sgp_small):  # noqa: F811
+    store = Store(sgp_server.db)
+    study = make(sgp_server, sgp_small)
+    start(page, f"{sgp_server.url}/?study={study.study_id}&PROLIFIC_PID=G1")
+    page.locator(".sb-root").wait_for()
+    screen = shown(store, sgp_small, study, "G1")
+    path = solution(screen)
+    assert len(path) >= 2
+    root = page.locator(f'.sb-root[data-view="{screen.view_id}"]')
+    for k, command in enumerate(path):
+        if k == 1:  # a reload mid-episode: the board the server holds, nothing lost or repeated
+            page.reload()
+            acked(page, screen.view_id, 1)
+            now = shown(store, sgp_small, study, "G1")
+            assert now.ack_seq == 1 and now.state != screen.item.start()
+            for g in now.item.geoms(now.state):
+                assert root.get_by_role("button", name=f"{g['name']} at {g['coord']}", exact=True).count() == 1
+        name, direction = piece_name(command, "2d")
+        root.get_by_role("button", name=re.compile(f"^{name} at ")).click()
+        if k == 2:   # the cell next to the chosen piece, on the board itself
+            root.locator(f'.sb-cell.sb-target[data-dir="{direction}"]').click()
+        else:
+            root.get_by_role("button", name=f"move {direction}", exact=True).click()
+        if k < len(path) - 1:
+            acked(page, screen.view_id, k + 1)
+    page.wait_for_function("v => !document.querySelector(`.sb-root[data-view=\"${v}\"]`)", arg=screen.view_id)
+    r = wait_until(lambda: store.query("SELECT * FROM episode_results"), lambda rows: len(rows) == 1)[0]
+    assert (r["passed"], r["ended"], r["steps"], r["step_cap"]) == (1, "solved", len(path), 20)
+    steps = store.query("SELECT * FROM episode_steps ORDER BY seq")
+    assert [s["seq"] for s in steps] == list(range(len(path)))
+    # the command a model shown the 2D board writes (2D shape names), read by the same parser
+    assert [s["command"] for s in steps] == [f"move {piece_name(c, '2d')[0]} {c.split()[-1]}" for c in path]
+    assert r["protocol"] == "; ".join(path)                             # canonical: the 3D names
+    assert {s["input"] for s in steps} == {"click"} and all(s["outcome"] == "effective" for s in steps)
+    assert all(a["server_ts"] <= b["server_ts"] for a, b in zip(steps, steps[1:]))
+    assert page.locator(".sb-root").count() == 1                       # the next puzzle is up
+
+
+def test_keyboard_and_typed_moves_in_3d_and_text(sgp_server, browser, sgp_small):  # noqa: F811
+    store = Store(sgp_server.db)
+    for how, modality, ext in (("keyboard", "3d", "K1"), ("typed", "text", "T1")):
+        study = make(sgp_server, sgp_small, name=f"e2e {how}", sgp_input=how, sgp_modality=modality,
+                     items_per_participant=1, sgp_goal_view="toggle" if how == "keyboard" else "side_by_side")
+        ctx = browser.new_context(viewport={"width": 1200, "height": 1000})
+        page = ctx.new_page()
+        page.set_default_timeout(20_000)
+        start(page, f"{sgp_server.url}/?study={study.study_id}&PROLIFIC_PID={ext}")
+        page.locator(".sb-root").wait_for()
+        screen = shown(store, sgp_small, study, ext)
+        path = solution(screen)
+        if how == "keyboard":  # the goal behind a toggle: one board on screen, the goal or the participant's own
+            assert page.locator(".sb-board:visible").count() == 1
+            page.get_by_role("button", name="Show the goal").click()
+            assert page.locator(".sb-current figcaption").inner_text() == "Goal"
+            page.get_by_role("button", name="Show my board").click()
+            assert page.locator(".sb-current figcaption").inner_text() == "Your board"
+        else:
+            assert page.locator(".sb-text").count() == 2 and "Goal" in page.locator(".sb-goal").inner_text()
+        for k, command in enumerate(path):
+            if how == "keyboard":
+                name, direction = piece_name(command, modality)
+                names = [g["name"] for g in shown(store, sgp_small, study, ext).item.geoms(
+                    shown(store, sgp_small, study, ext).state)]
+                page.keyboard.press(str(names.index(name) + 1))
+                page.keyboard.press({"up": "ArrowUp", "down": "ArrowDown", "left": "ArrowLeft",
+                                     "right": "ArrowRight"}[direction])
+            else:
+                page.get_by_label("Your move:").fill(command.replace("move", "Move", 1))
+                page.keyboard.press("Enter")
+            if k < len(path) - 1:
+                acked(page, screen.view_id, k + 1)
+        page.get_by_text("SGP-OK").wait_for()                         # one episode: the end page and its code
+        rows = store.query("SELECT e.passed, e.modality, s.input FROM episode_results e JOIN episode_steps s "
+                           "USING (run_id, participant_id, view_id) WHERE e.run_id = ?", (study.run_id,))
+        assert rows and all(r["passed"] == 1 and r["modality"] == modality and r["input"] == how for r in rows)
+        ctx.close()

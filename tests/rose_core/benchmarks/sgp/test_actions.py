@@ -1,0 +1,74 @@
+import pytest
+
+from rose_core.benchmarks.sgp import apply_action, find_command, parse_action
+
+from .helpers import state
+
+# red cube on A1 must go to B1; blue sphere on B2 stays; green pyramid on A2 stays.
+START = state(red_cube="A1", blue_sphere="B2", green_pyramid="A2")
+GOAL = state(red_cube="B1", blue_sphere="B2", green_pyramid="A2")
+
+
+@pytest.mark.parametrize("text, outcome, moved_to", [
+    ("move red cube right", "effective", "B1"),
+    ("move red cube up", "occupied", None),            # green pyramid on A2
+    ("move red cube left", "out_of_bounds", None),
+    ("move red cube down", "out_of_bounds", None),
+    ("move blue sphere up", "ineffective", "B3"),
+    ("move yellow cube up", "illegal", None),          # no such geom on the board
+    ("move red cube diagonally", "illegal", None),
+    ("please move the red cube right", "illegal", None),
+    ("", "illegal", None),
+])
+def test_outcomes_on_a_crafted_board(text, outcome, moved_to):
+    r = apply_action(START, text, GOAL)
+    assert r.outcome == outcome
+    if moved_to is None:
+        assert r.state == START          # invalid actions leave the board unchanged
+        assert r.distance == 1
+        assert not r.valid
+    else:
+        assert r.valid
+        geom = text.split()[1:3]
+        where = {(g["color"], g["shape"]): g["coord"] for g in r.state["geoms"]}
+        assert where[tuple(geom)] == moved_to
+        assert r.distance == (0 if outcome == "effective" else 2)
+
+
+def test_effective_means_the_exact_distance_drops_not_the_manhattan_sum():
+    # blue sphere must go from A1 to C1; the red cube is home on B1, in the way. Distance 4: sphere up,
+    # right, right, down (or: cube up, sphere right, right, cube down).
+    start = state(blue_sphere="A1", red_cube="B1")
+    goal = state(blue_sphere="C1", red_cube="B1")
+    up = apply_action(start, "move blue sphere up", goal)         # away from its goal row, yet on a shortest path
+    assert (up.outcome, up.distance) == ("effective", 3)
+    aside = apply_action(start, "move red cube up", goal)         # the cube leaves its goal: also on a shortest path
+    assert (aside.outcome, aside.distance) == ("effective", 3)
+    # cube onto the sphere's goal: cube up, sphere right, right, cube left, down = 5
+    wrong = apply_action(start, "move red cube right", goal)
+    assert (wrong.outcome, wrong.distance) == ("ineffective", 5)
+
+
+def test_final_action_line_inside_free_text():
+    reply = ("The red cube must go right. I considered action: move blue sphere up, but no.\n"
+             "**Action:** `move red cube right`.\nThanks")
+    assert find_command(reply) == "`move red cube right`."
+    p = parse_action(reply)
+    assert p.action is not None and p.action.command() == "move red cube right"
+    assert apply_action(START, reply, GOAL).outcome == "effective"
+
+
+def test_two_d_shape_names_and_case_name_the_same_geoms():
+    for text in ("MOVE Red Square Right", "action: move red square right", "move red cube right."):
+        assert apply_action(START, text, GOAL).command == "move red cube right"
+    assert parse_action("move blue circle up").action.shape == "sphere"
+    assert parse_action("move green triangle up").action.shape == "pyramid"
+    assert parse_action("move yellow hexagon up").action.shape == "cylinder"
+
+
+def test_illegal_commands_say_why():
+    assert "unknown colour" in parse_action("move pink cube up").error
+    assert "unknown shape" in parse_action("move red cone up").error
+    assert "unknown direction" in parse_action("move red cube north").error
+    assert "nothing after" in parse_action("I will think.\naction:").error
+    assert apply_action(START, "move yellow cube up", GOAL).error == "there is no yellow cube on the board"

@@ -1,0 +1,27 @@
+"""`python -m rose_core sgp build | agent | score` through the real entry point."""
+import json
+
+from rose_core.cli import main
+
+
+def test_build_agent_score(tmp_path, capsys):
+    ds = tmp_path / "sgp"
+    assert main(["sgp", "build", "--out", str(ds), "--geoms", "2-3", "--c1", "2,3", "--per-cell", "1",
+                 "--seed", "9", "--workers", "1"]) == 0
+    assert "episodes 4  images 16" in capsys.readouterr().out
+    assert main(["sgp", "build", "--out", str(ds), "--geoms", "2", "--c1", "2", "--workers", "1"]) == 2
+    assert "already holds an SGP dataset" in capsys.readouterr().err
+    opt, rnd = tmp_path / "opt.jsonl", tmp_path / "rnd.jsonl"
+    assert main(["sgp", "agent", "optimal", "--episodes", str(ds), "--out", str(opt)]) == 0
+    assert main(["sgp", "agent", "random", "--episodes", str(ds), "--out", str(rnd), "--samples", "2"]) == 0
+    capsys.readouterr()
+    assert main(["sgp", "score", str(opt), str(rnd), "--episodes", str(ds), "--json", "--boot", "100"]) == 0
+    rows = {r["solver"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["optimal"]["solved_pct"] == 100.0 and rows["optimal"]["deviation"] == 0.0
+    assert rows["random (seed 0)"]["plays"] == 8
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"episode_id": "sgp-g02-c02-0", "solver": "x", "steps": ["move red cube up"]}\n')
+    assert main(["sgp", "score", str(bad), "--episodes", str(ds)]) == 2
+    assert f"{bad}:1: incomplete episode" in capsys.readouterr().err
+    assert main(["sgp", "agent", "random", "--episodes", str(tmp_path / "none"), "--out", str(rnd)]) == 2
+    assert "no SGP manifest.json" in capsys.readouterr().err

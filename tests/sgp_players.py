@@ -1,0 +1,73 @@
+"""Drive an EpisodeSession the way the board component does (the messages of its CONTRACT); the helpers use the
+engine's own A* to know a shortest solution, and send only what the component sends (command strings)."""
+from __future__ import annotations
+
+from rose_core.benchmarks.sgp import astar_path, board_from_state
+from rose_core.instrument.episode_session import EpisodeFeedback, EpisodeScreen, EpisodeSession
+from rose_core.instrument.session import End
+
+
+def solution(screen: EpisodeScreen) -> list[str]:
+    """A shortest sequence of commands from the board on screen to the goal."""
+    item = screen.item
+    path = astar_path(board_from_state(screen.state), board_from_state(item.goal_state))
+    return [f"move {m.geom.color} {m.geom.shape} {m.direction}" for m in path]
+
+
+def payload(screen: EpisodeScreen, texts: list[str], start: int | None = None, how: str = "click",
+            give_up: int | None = None) -> dict:
+    s = screen.ack_seq if start is None else start
+    return {"view_id": screen.view_id, "give_up": give_up,
+            "moves": [{"seq": s + i, "text": t, "input": how, "t": 1000.0 * (s + i + 1),
+                       "active_ms": 900.0 * (s + i + 1)} for i, t in enumerate(texts)]}
+
+
+def play(session: EpisodeSession, screen: EpisodeScreen, texts: list[str], how: str = "click", clock=None):
+    """One move per message, as the component sends them (it waits for each board)."""
+    rep = None
+    for text in texts:
+        if clock is not None:
+            clock.advance(2.0)
+        rep = session.record_moves(screen, payload(screen, [text], how=how))
+        if rep.ended:
+            return rep
+        screen = session.screen()
+    return rep
+
+
+def solve(session: EpisodeSession, screen: EpisodeScreen, how: str = "click", clock=None):
+    return play(session, screen, solution(screen), how, clock)
+
+
+def run_to_end(session: EpisodeSession, solved=lambda screen: True, how: str = "click", max_screens: int = 200,
+               clock=None):
+    """Play every episode (solving it, or spending the cap on illegal moves), acknowledging feedback."""
+    kinds = []
+    for _ in range(max_screens):
+        screen = session.screen()
+        if isinstance(screen, End):
+            return kinds, screen
+        if isinstance(screen, EpisodeFeedback):
+            session.acknowledge_feedback(screen.view_id)
+            continue
+        assert isinstance(screen, EpisodeScreen), screen
+        if solved(screen):
+            solve(session, screen, how, clock)
+        else:
+            play(session, screen, ["hello"] * (screen.item.step_cap - screen.ack_seq), how, clock)
+        kinds.append(screen.kind)
+    raise AssertionError("no end reached")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def sgp_small(tmp_path_factory):
+    """A small real SGP build (2–3 geoms × c1 2–3 × 3 episodes = 12), on disk for the app to serve."""
+    from rose_core.benchmarks.sgp.dataset import SgpDataset, build_sgp_dataset
+    from rose_core.benchmarks.sgp.generate import BuildParams
+
+    root = tmp_path_factory.mktemp("sgp") / "small"
+    build_sgp_dataset(root, BuildParams(seed=1, geoms=(2, 3), c1=(2, 3), per_cell=3), workers=1)
+    return SgpDataset.load(root)
