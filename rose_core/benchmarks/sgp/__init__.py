@@ -30,7 +30,10 @@ from .render import (
     BACKGROUND, GEOM_RGB, KIND_LABEL, MODALITIES, Modality, render, render_2d, render_3d, render_png, render_text,
     text_lines,
 )
-from .search import Move, SearchLimit, astar_distance, astar_path, bfs_distance, interference, legal_moves, manhattan
+from .search import (
+    Move, SearchLimit, astar_distance, astar_path, bfs_distance, distance_after_move, interference, legal_moves,
+    manhattan,
+)
 
 __all__ = [
     "OUTCOMES", "VALID_OUTCOMES", "Action", "BoardStep", "Outcome", "ParsedAction", "StepResult", "apply_action",
@@ -48,5 +51,6 @@ __all__ = [
     "IMAGE_KEYS", "Episode", "EpisodeGeom",
     "BACKGROUND", "GEOM_RGB", "KIND_LABEL", "MODALITIES", "Modality", "render", "render_2d", "render_3d",
     "render_png", "render_text", "text_lines",
-    "Move", "SearchLimit", "astar_distance", "astar_path", "bfs_distance", "interference", "legal_moves", "manhattan",
+    "Move", "SearchLimit", "astar_distance", "astar_path", "bfs_distance", "distance_after_move", "interference",
+    "legal_moves", "manhattan",
 ]

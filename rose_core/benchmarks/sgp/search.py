@@ -77,8 +77,11 @@ def _heuristic_table(size: int, goal: Key) -> list[list[int]]:
     return [[abs(cell % size - g % size) + abs(cell // size - g // size) for cell in range(size * size)] for g in goal]
 
 
-def _astar(size: int, start: Key, goal: Key, want_path: bool) -> tuple[int, list[tuple[int, int]]]:
-    """(distance, [(geom index, direction number), …]) by A*; ties on f prefer the deeper board."""
+def _astar(size: int, start: Key, goal: Key, want_path: bool,
+           bound: int | None = None) -> tuple[int, list[tuple[int, int]]] | None:
+    """(distance, [(geom index, direction number), …]) by A*; ties on f prefer the deeper board. With a
+    `bound`: None as soon as every board left has f > bound (f never decreases: the heuristic is consistent),
+    i.e. when the distance is more than `bound`."""
     if start == goal:
         return 0, []
     nbs = _neighbours(size)
@@ -91,6 +94,8 @@ def _astar(size: int, start: Key, goal: Key, want_path: bool) -> tuple[int, list
     n = len(start)
     while heap:
         f, neg_g, key = heapq.heappop(heap)
+        if bound is not None and f > bound:
+            return None
         g = -neg_g
         if g != g_of.get(key):
             continue  # a stale entry: this board was reached more cheaply since
@@ -123,21 +128,46 @@ def _astar(size: int, start: Key, goal: Key, want_path: bool) -> tuple[int, list
     raise ValueError("the goal cannot be reached from this board")
 
 
-@lru_cache(maxsize=500_000)
-def _distance(size: int, start: Key, goal: Key) -> int:
-    return _astar(size, start, goal, False)[0]
+_known: dict[tuple[int, Key, Key], int] = {}
+CACHE_SIZE = 500_000
+
+
+def _remember(k: tuple[int, Key, Key], d: int) -> int:
+    if len(_known) >= CACHE_SIZE:
+        _known.clear()
+    _known[k] = d
+    return d
 
 
 def astar_distance(board: Board, goal: Board) -> int:
     """The exact number of moves from `board` to `goal` (A*, Manhattan heuristic; cached)."""
     same_geoms(board, goal)
-    return _distance(board.size, _key(board), _key(goal))
+    k = (board.size, _key(board), _key(goal))
+    d = _known.get(k)
+    if d is None:
+        d = _remember(k, _astar(*k, False)[0])  # type: ignore[index]
+    return d
+
+
+def distance_after_move(moved: Board, goal: Board, before: int) -> int:
+    """The exact distance of a board one legal move away from a board at distance `before`.
+
+    It is before − 1 or before + 1 (see the module's note on parity), so one search bounded at before − 1
+    decides it: found, it is before − 1; not found, before + 1. The bounded search never expands the last
+    layer a full A* would for a move away from the goal."""
+    same_geoms(moved, goal)
+    k = (moved.size, _key(moved), _key(goal))
+    d = _known.get(k)
+    if d is None:
+        found = _astar(*k, False, bound=before - 1) if before > 0 else None
+        d = _remember(k, before - 1 if found is not None else before + 1)
+    return d
 
 
 def astar_path(board: Board, goal: Board) -> list[Move]:
     """One shortest sequence of moves from `board` to `goal`, deterministic for the same boards."""
     same_geoms(board, goal)
-    _, steps = _astar(board.size, _key(board), _key(goal), True)
+    _, steps = _astar(board.size, _key(board), _key(goal), True)  # type: ignore[misc]
     names = list(DIRECTIONS)
     out = []
     for i, d in steps:

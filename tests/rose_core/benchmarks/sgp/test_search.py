@@ -3,7 +3,8 @@ import random
 import pytest
 
 from rose_core.benchmarks.sgp import (
-    ALL_GEOMS, Board, astar_distance, astar_path, bfs_distance, interference, legal_moves, manhattan,
+    ALL_GEOMS, Board, astar_distance, astar_path, bfs_distance, distance_after_move, interference, legal_moves,
+    manhattan,
 )
 
 from .helpers import board
@@ -16,10 +17,13 @@ def _random_pair(rng: random.Random, size: int, n: int) -> tuple[Board, Board]:
             Board.of(size, dict(zip(geoms, rng.sample(cells, n)))))
 
 
-@pytest.mark.parametrize("size, n", [(2, 1), (2, 2), (3, 2), (3, 4), (3, 6), (3, 7), (4, 2), (4, 3)])
-def test_astar_equals_bfs_on_small_boards(size, n):
+@pytest.mark.parametrize("size, n, pairs", [(2, 1, 6), (2, 2, 6), (3, 2, 12), (3, 4, 12), (3, 6, 4), (3, 7, 2),
+                                             (4, 2, 12), (4, 3, 12)])
+def test_astar_equals_bfs_on_small_boards(size, n, pairs):
+    """Random start/goal pairs; 3x3 with 7 geoms (two free cells) is where interference is densest and BFS
+    explores up to 181,440 boards per pair."""
     rng = random.Random(f"astar-bfs-{size}-{n}")
-    for _ in range(12 if size > 2 else 6):
+    for _ in range(pairs):
         start, goal = _random_pair(rng, size, n)
         d = astar_distance(start, goal)
         assert d == bfs_distance(start, goal)
@@ -33,13 +37,16 @@ def test_astar_equals_bfs_on_small_boards(size, n):
         assert b == goal
 
 
-def test_a_legal_move_changes_the_distance_by_exactly_one():
+def test_a_legal_move_changes_the_distance_by_exactly_one_and_the_bounded_search_knows_which_way():
     rng = random.Random("parity")
     for _ in range(20):
         start, goal = _random_pair(rng, 3, 5)
-        d = astar_distance(start, goal)
+        d = bfs_distance(start, goal)
         for mv in legal_moves(start):
-            assert abs(astar_distance(start.moved(mv.index, mv.to), goal) - d) == 1
+            moved = start.moved(mv.index, mv.to)
+            truth = bfs_distance(moved, goal)
+            assert abs(truth - d) == 1
+            assert distance_after_move(moved, goal, d) == truth == astar_distance(moved, goal)
 
 
 def test_interference_counts_the_detour():
