@@ -10,8 +10,8 @@ import streamlit as st
 from rose_core.study import (
     Consent, End, Instructions, ItemScreen, ParticipantSession, PracticeFeedback, StudyError, get_study, join,
 )
-from rose_core.views import identity_from_query, image_bytes, practice_feedback_png, worked_example
-from ui.click_grid import click_grid, image_url
+from rose_core.views import identity_from_query, practice_feedback_png, worked_example
+from ui.click_grid import click_grid, image_url, item_png
 from ui.redirect import redirect
 from ui.resources import dataset, store
 
@@ -71,8 +71,9 @@ def show_item(first: ItemScreen) -> None:
         if ss.pop("part_leave_item", False):
             st.rerun(scope="app")
         screen: ItemScreen = ss["part_item"]
-        st.progress(screen.progress_fraction)
-        data = screen.component_data(image_url(image_bytes(str(ds.root / screen.item.image))))
+        # One element per rerun: the progress bar is drawn by the component, the PNG read once per process.
+        data = screen.component_data(image_url(item_png(str(ds.root / screen.item.image))))
+        data["progress_fraction"] = screen.progress_fraction
         res = click_grid(key=f"part_grid_{screen.view_id}", data=data, on_submit=partial(on_submit, screen))
         try:
             if res.grid:
