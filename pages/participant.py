@@ -52,7 +52,7 @@ def show_item(first: ItemScreen) -> None:
     known = ss.setdefault("part_known_seq", {})
 
     def on_submit(screen: ItemScreen) -> None:
-        sub = (ss.get(f"part_grid_{screen.view_id}") or {}).get("submit")
+        sub = (ss.get("part_grid") or {}).get("submit")
         if not sub or sub.get("view_id") != screen.view_id:
             return
         try:
@@ -74,7 +74,9 @@ def show_item(first: ItemScreen) -> None:
         # One element per rerun: the progress bar is drawn by the component, the PNG read once per process.
         data = screen.component_data(image_url(item_png(str(ds.root / screen.item.image))))
         data["progress_fraction"] = screen.progress_fraction
-        res = click_grid(key=f"part_grid_{screen.view_id}", data=data, on_submit=partial(on_submit, screen))
+        # One key for every item: the component rebuilds itself for a new view_id, and Streamlit keeps one widget
+        # state instead of one per item answered since the last full rerun (each is re-read at every rerun).
+        res = click_grid(key="part_grid", data=data, on_submit=partial(on_submit, screen))
         try:
             if res.grid:
                 known[screen.view_id] = session.record_events(screen, res.grid, known.get(screen.view_id, -1))
