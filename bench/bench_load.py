@@ -183,8 +183,10 @@ async def until_screen(ws, changed) -> dict:
                 found["grid"] = (el.bidi_component.id, m.delta.fragment_id, component_data(el.bidi_component))
             elif t == "button":
                 found["buttons"][el.button.label] = el.button.id
+                found["fragment"] = m.delta.fragment_id  # a widget in a fragment reruns only that fragment
             elif t == "checkbox":
                 found["checkbox"] = el.checkbox.id
+                found["fragment"] = m.delta.fragment_id
             elif t == "heading":
                 found["headings"].append(el.heading.body)
         if kind == "script_finished" and changed(found):
@@ -240,16 +242,17 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
                 return
             if screen == "consent":  # tick the box (the button is enabled by that rerun), then press Continue
                 box = WidgetState(id=found["checkbox"], bool_value=True)
-                await send([box])
+                await send([box], found.get("fragment", ""))
                 found = await until_screen(ws, lambda f: "Continue" in f["buttons"])
                 await asyncio.sleep(interval * (0.5 + rng.random()))
-                await send([box, WidgetState(id=found["buttons"]["Continue"], trigger_value=True)])
+                await send([box, WidgetState(id=found["buttons"]["Continue"], trigger_value=True)],
+                           found.get("fragment", ""))
                 found = await until_screen(ws, lambda f: _screen(f) not in ("?", "consent"))
                 continue
             if screen in ("instructions", "feedback"):
                 label = next(b for b in found["buttons"] if b.startswith("I understand") or b == "Continue")
                 await asyncio.sleep(interval * (0.5 + rng.random()))
-                await send([WidgetState(id=found["buttons"][label], trigger_value=True)])
+                await send([WidgetState(id=found["buttons"][label], trigger_value=True)], found.get("fragment", ""))
                 found = await until_screen(ws, lambda f, s=screen: _screen(f) not in ("?", s))
                 continue
             wid, frag, data = found["grid"]
