@@ -116,7 +116,7 @@ def encode_data(data: dict[str, Any]) -> bytes:
     """`data` as the UTF-8 JSON the component parses. Streamlit forwards bytes untouched, whereas a dict is
     sniffed value by value for dataframes and serialized twice (payload and identity): 1.4 ms of every
     click's rerun on the development machine, against ~0.1 ms for this."""
-    return json.dumps(data, separators=(",", ":")).encode()
+    return json.dumps(data).encode()
 
 
 def click_grid(key: str, data: dict[str, Any], *, on_grid: Callable[[], None] | None = None,
