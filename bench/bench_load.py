@@ -15,18 +15,25 @@ does before it can show it), 0 lost (every submit the client saw acknowledged is
 instance answered more often than the target), server CPU per answered item. Target: p95 <= 300 ms at 100
 participants (single-user figure before the session rebuild: 183 ms median, 305 ms p95).
 
-    python bench/bench_load.py [--participants 100] [--clicks 20] [--interval 1.0]
-    python bench/bench_load.py --flow [--participants 100] [--items 8] [--interval 1.0]
+Both modes first run one participant alone on the same server (the single-participant floor of that run),
+then the crowd, then the one-button floor app; they print `uptime` and how late the client's own event loop
+woke (a latency is only as good as the client that measures it). `--profile FILE` samples the app server with
+py-spy during the crowd's run (collapsed stacks, GIL-holding threads only).
+
+    python bench/bench_load.py [--participants 100] [--clicks 20] [--interval 1.0] [--profile FILE]
+    python bench/bench_load.py --flow [--participants 100] [--items 8] [--interval 1.0] [--profile FILE]
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import json
 import os
 import random
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -46,6 +53,11 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates  # noqa: 
 from tools.serve import Server  # noqa: E402
 
 
+def component_data(bc) -> dict:
+    """What the grid component got: UTF-8 JSON bytes (ui/click_grid.py encode_data), or JSON."""
+    return json.loads(bc.bytes if bc.WhichOneof("data") == "bytes" else bc.json)
+
+
 async def until_finished(ws, found: dict) -> None:
     while True:
         m = ForwardMsg()
@@ -55,7 +67,7 @@ async def until_finished(ws, found: dict) -> None:
             el = m.delta.new_element
             t = el.WhichOneof("type")
             if t == "bidi_component":
-                found["grid"] = (el.bidi_component.id, m.delta.fragment_id, json.loads(el.bidi_component.json))
+                found["grid"] = (el.bidi_component.id, m.delta.fragment_id, component_data(el.bidi_component))
             elif t == "button":
                 found["button"] = (el.button.id, m.delta.fragment_id)
         if kind == "script_finished":
@@ -103,23 +115,42 @@ async def participant(url: str, query: str, clicks: int, interval: float, lat: l
             await asyncio.sleep(interval * (0.5 + rng.random()))
 
 
+async def _loop_lag(stop: asyncio.Event, lags: list[float]) -> None:
+    """How late this client's own event loop wakes (10 ms ticks): a latency is only as good as its client."""
+    while not stop.is_set():
+        t = time.perf_counter()
+        await asyncio.sleep(0.01)
+        lags.append((time.perf_counter() - t - 0.01) * 1000)
+
+
 async def _run_together(server: Server, tasks: list, ready: list[str], go: asyncio.Event,
-                        n: int) -> tuple[float, float]:
+                        n: int, profile: str | None = None) -> tuple[float, float, float]:
     """Wait until all n simulated participants are connected, release them at once, and return the run's
-    (wall seconds, server CPU seconds); a participant that failed while connecting fails the run."""
+    (wall seconds, server CPU seconds, p95 of the client's event-loop lag in ms); a participant that failed
+    while connecting fails the run. `profile`: py-spy samples the server from the release to the end."""
     while len(ready) < n:
         failed = [t for t in tasks if t.done() and t.exception()]
         if failed:
             raise failed[0].exception()
         await asyncio.sleep(0.05)
+    spy = profiler(server, profile)
+    stop, lags = asyncio.Event(), []
+    lag = asyncio.create_task(_loop_lag(stop, lags))
     cpu0 = server.cpu_seconds()
     t0 = time.perf_counter()
     go.set()
-    await asyncio.gather(*tasks)
-    return time.perf_counter() - t0, server.cpu_seconds() - cpu0
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        stop_profiler(spy)
+        stop.set()
+        await lag
+    lags.sort()
+    return time.perf_counter() - t0, server.cpu_seconds() - cpu0, lags[int(0.95 * (len(lags) - 1))] if lags else 0.0
 
 
-async def run_load(server: Server, queries: list[str], clicks: int, interval: float) -> dict:
+async def run_load(server: Server, queries: list[str], clicks: int, interval: float,
+                   profile: str | None = None) -> dict:
     url = f"ws://127.0.0.1:{server.port}/_stcore/stream"
     lat: list[float] = []
     sent: dict[str, int] = {}
@@ -128,11 +159,11 @@ async def run_load(server: Server, queries: list[str], clicks: int, interval: fl
     rng = random.Random(7)
     tasks = [asyncio.create_task(participant(url, q, clicks, interval, lat, sent, ready, go,
                                              random.Random(rng.random()), q)) for q in queries]
-    dt, cpu = await _run_together(server, tasks, ready, go, len(queries))
+    dt, cpu, lag = await _run_together(server, tasks, ready, go, len(queries), profile)
     s = sorted(lat)
     return {"clicks": len(lat), "clicks_per_s": len(lat) / dt, "median": statistics.median(s),
             "p95": s[int(0.95 * (len(s) - 1))], "max": s[-1], "cpu_util": cpu / dt,
-            "cpu_ms_per_click": cpu * 1000 / len(lat), "sent": sent}
+            "cpu_ms_per_click": cpu * 1000 / len(lat), "sent": sent, "lag": lag}
 
 
 def _trigger_id(base: str) -> str:
@@ -154,11 +185,13 @@ async def until_screen(ws, changed) -> dict:
             el = m.delta.new_element
             t = el.WhichOneof("type")
             if t == "bidi_component":
-                found["grid"] = (el.bidi_component.id, m.delta.fragment_id, json.loads(el.bidi_component.json))
+                found["grid"] = (el.bidi_component.id, m.delta.fragment_id, component_data(el.bidi_component))
             elif t == "button":
                 found["buttons"][el.button.label] = el.button.id
+                found["fragment"] = m.delta.fragment_id  # a widget in a fragment reruns only that fragment
             elif t == "checkbox":
                 found["checkbox"] = el.checkbox.id
+                found["fragment"] = m.delta.fragment_id
             elif t == "heading":
                 found["headings"].append(el.heading.body)
         if kind == "script_finished" and changed(found):
@@ -214,16 +247,17 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
                 return
             if screen == "consent":  # tick the box (the button is enabled by that rerun), then press Continue
                 box = WidgetState(id=found["checkbox"], bool_value=True)
-                await send([box])
+                await send([box], found.get("fragment", ""))
                 found = await until_screen(ws, lambda f: "Continue" in f["buttons"])
                 await asyncio.sleep(interval * (0.5 + rng.random()))
-                await send([box, WidgetState(id=found["buttons"]["Continue"], trigger_value=True)])
+                await send([box, WidgetState(id=found["buttons"]["Continue"], trigger_value=True)],
+                           found.get("fragment", ""))
                 found = await until_screen(ws, lambda f: _screen(f) not in ("?", "consent"))
                 continue
             if screen in ("instructions", "feedback"):
                 label = next(b for b in found["buttons"] if b.startswith("I understand") or b == "Continue")
                 await asyncio.sleep(interval * (0.5 + rng.random()))
-                await send([WidgetState(id=found["buttons"][label], trigger_value=True)])
+                await send([WidgetState(id=found["buttons"][label], trigger_value=True)], found.get("fragment", ""))
                 found = await until_screen(ws, lambda f, s=screen: _screen(f) not in ("?", s))
                 continue
             wid, frag, data = found["grid"]
@@ -270,13 +304,15 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
                 [{"event": "submit", "value": submit}]))], frag)
             found = await until_screen(ws, lambda f: _screen(f) in ("end", "feedback") or (
                 _screen(f) == "item" and f["grid"][2]["view_id"] != view))
+            t_rerun = time.perf_counter()
             if _screen(found) == "item":  # visible once its image is loaded
                 loaded = await fetch_image(http, found["grid"][2])
             lat.append((time.perf_counter() - t0) * 1000)
+            stats.setdefault("_image_ms", []).append((time.perf_counter() - t_rerun) * 1000)
             stats[name] = stats.get(name, 0) + 1
 
 
-async def run_flows(server: Server, queries: list[str], interval: float) -> dict:
+async def run_flows(server: Server, queries: list[str], interval: float, profile: str | None = None) -> dict:
     url = f"ws://127.0.0.1:{server.port}/_stcore/stream"
     lat: list[float] = []
     stats: dict[str, int] = {}
@@ -285,10 +321,29 @@ async def run_flows(server: Server, queries: list[str], interval: float) -> dict
     rng = random.Random(11)
     tasks = [asyncio.create_task(flow_participant(url, q, interval, lat, stats, ready, go,
                                                   random.Random(rng.random()), q)) for q in queries]
-    dt, cpu = await _run_together(server, tasks, ready, go, len(queries))
+    loop = asyncio.get_running_loop()  # image fetches block in threads: one per participant, as browsers do
+    loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(max(4, len(queries))))
+    dt, cpu, lag = await _run_together(server, tasks, ready, go, len(queries), profile)
     s = sorted(lat)
+    img = sorted(stats.pop("_image_ms", [0.0]))
     return {"submits": len(lat), "median": statistics.median(s), "p95": s[int(0.95 * (len(s) - 1))], "max": s[-1],
-            "seconds": dt, "cpu": cpu, "per_participant": stats}
+            "seconds": dt, "cpu": cpu, "per_participant": stats, "lag": lag,
+            "image_median": statistics.median(img), "image_p95": img[int(0.95 * (len(img) - 1))]}
+
+
+def profiler(server: Server, out: str | None) -> subprocess.Popen | None:
+    """`--profile FILE`: py-spy samples the app server (threads holding the GIL, collapsed stacks) for the run."""
+    if not out:
+        return None
+    spy = Path(sys.executable).with_name("py-spy")
+    return subprocess.Popen([str(spy), "record", "-p", str(server.pid), "-o", out, "-f", "raw", "-g", "-r", "200",
+                             "--nonblocking"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_profiler(spy: subprocess.Popen | None) -> None:
+    if spy is not None:
+        spy.send_signal(2)  # SIGINT: py-spy writes its file and exits
+        spy.wait(30)
 
 
 def main_flow(a) -> None:
@@ -296,13 +351,16 @@ def main_flow(a) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         ds_root, db_file, sid, ids = prepare(
-            tmp, a.participants, intro=False, templates=["T1", "T3", "T4", "T5"], items_per_participant=a.items,
+            tmp, a.participants + 1, intro=False, templates=["T1", "T3", "T4", "T5"], items_per_participant=a.items,
             target_per_instance=target, practice_items=4, practice_max_attempts=1, practice_pass_fraction=0.0,
             attention_every=0, same_scene_multiple_templates=False)
         app = Server(tmp / "app.log", {"ROSE_DATASET_DIR": str(ds_root), "ROSE_DB": str(db_file)}).start()
         floor = Server(tmp / "floor.log", script="bench/floor_app.py").start()
         try:
-            flow = asyncio.run(run_flows(app, [f"study={sid}&PROLIFIC_PID={i}" for i in ids], a.interval))
+            # The single-participant floor first, alone on the same server, then the crowd.
+            one = asyncio.run(run_flows(app, [f"study={sid}&PROLIFIC_PID={ids[0]}"], a.interval))
+            flow = asyncio.run(run_flows(app, [f"study={sid}&PROLIFIC_PID={i}" for i in ids[1:]], a.interval,
+                                         a.profile))
             base = asyncio.run(run_load(floor, [f"floor={i}" for i in range(a.participants)],
                                         max(1, flow["submits"] // a.participants), a.interval))
         finally:
@@ -318,11 +376,18 @@ def main_flow(a) -> None:
         con.close()
         log = (tmp / "app.log").read_text()
     answered = sum(stored.values())
-    lost = sum(max(0, flow["per_participant"].get(f"study={sid}&PROLIFIC_PID={i}", 0) - stored.get(i, 0)) for i in ids)
+    seen = {**one["per_participant"], **flow["per_participant"]}
+    lost = sum(max(0, seen.get(f"study={sid}&PROLIFIC_PID={i}", 0) - stored.get(i, 0)) for i in ids)
+    print(f"uptime: {_uptime()}")
     print(f"flow: {a.participants} participants, consent -> instructions -> 4 practice items with feedback -> "
           f"up to {a.items} main items; ~{a.interval:.1f} s between actions; one server process")
     print(f"  submit -> next screen  median {flow['median']:6.1f} ms  p95 {flow['p95']:6.1f} ms  max {flow['max']:7.1f} ms"
-          f"  ({flow['submits']} submits in {flow['seconds']:.0f} s)")
+          f"  ({flow['submits']} submits in {flow['seconds']:.0f} s; client loop lag p95 {flow['lag']:.1f} ms)")
+    print(f"    of which the image fetch after the rerun: median {flow['image_median']:6.1f} ms  "
+          f"p95 {flow['image_p95']:6.1f} ms")
+    print(f"  1 participant alone (same server, just before)  median {one['median']:6.1f} ms  p95 {one['p95']:6.1f} ms"
+          f"  server CPU {1000 * one['cpu'] / max(1, one['submits']):.1f} ms per answered item;"
+          f"  ratio {a.participants}/1: median {flow['median'] / one['median']:.1f}  p95 {flow['p95'] / one['p95']:.1f}")
     print(f"  floor (1-button rerun, same pace) median {base['median']:6.1f} ms  p95 {base['p95']:6.1f} ms  "
           f"server CPU {base['cpu_ms_per_click']:.1f} ms per rerun")
     print(f"  server CPU {flow['cpu']:.1f} s = {1000 * flow['cpu'] / max(1, answered):.1f} ms per answered item "
@@ -334,6 +399,10 @@ def main_flow(a) -> None:
     print(f"  target p95 <= 300 ms, 0 lost, 0 over target: {'met' if ok else 'NOT met'}")
 
 
+def _uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--participants", type=int, default=100)
@@ -341,17 +410,21 @@ def main() -> None:
     ap.add_argument("--interval", type=float, default=1.0, help="mean seconds between a participant's clicks")
     ap.add_argument("--flow", action="store_true", help="whole participant flows instead of clicks")
     ap.add_argument("--items", type=int, default=8, help="main items per participant (--flow)")
+    ap.add_argument("--profile", metavar="FILE", help="sample the app server with py-spy (collapsed stacks) into FILE")
     a = ap.parse_args()
     if a.flow:
         main_flow(a)
         return
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        ds_root, db_file, sid, ids = prepare(tmp, a.participants)
+        ds_root, db_file, sid, ids = prepare(tmp, a.participants + 1)
         app = Server(tmp / "app.log", {"ROSE_DATASET_DIR": str(ds_root), "ROSE_DB": str(db_file)}).start()
         floor = Server(tmp / "floor.log", script="bench/floor_app.py").start()
         try:
-            grid = asyncio.run(run_load(app, [f"study={sid}&PROLIFIC_PID={i}" for i in ids], a.clicks, a.interval))
+            # The single-participant floor first, alone on the same server, then the crowd.
+            one = asyncio.run(run_load(app, [f"study={sid}&PROLIFIC_PID={ids[0]}"], a.clicks, a.interval))
+            grid = asyncio.run(run_load(app, [f"study={sid}&PROLIFIC_PID={i}" for i in ids[1:]], a.clicks,
+                                        a.interval, a.profile))
             base = asyncio.run(run_load(floor, [f"floor={i}" for i in range(a.participants)], a.clicks, a.interval))
         finally:
             app.stop()
@@ -360,17 +433,21 @@ def main() -> None:
         stored = dict(con.execute("SELECT p.external_id, count(*) FROM events e JOIN participants p "
                                   "USING (participant_id) GROUP BY p.external_id").fetchall())
         con.close()
-        lost = sum(max(0, grid["sent"].get(f"study={sid}&PROLIFIC_PID={i}", 0) - stored.get(i, 0)) for i in ids)
+        seen = {**one["sent"], **grid["sent"]}
+        lost = sum(max(0, seen.get(f"study={sid}&PROLIFIC_PID={i}", 0) - stored.get(i, 0)) for i in ids)
         locked = (tmp / "app.log").read_text().count("database is locked")
         errors = (tmp / "app.log").read_text().count("Traceback")
+    print(f"uptime: {_uptime()}")
     print(f"load: {a.participants} participants x {a.clicks} clicks, ~{a.interval:.1f} s apart, one server process")
-    for name, r in (("participant grid", grid), ("floor (1 button)", base)):
-        print(f"  {name:17s} ack median {r['median']:6.1f} ms  p95 {r['p95']:6.1f} ms  max {r['max']:7.1f} ms  "
+    for name, r in (("participant grid", grid), ("1 participant alone", one), ("floor (1 button)", base)):
+        print(f"  {name:19s} ack median {r['median']:6.1f} ms  p95 {r['p95']:6.1f} ms  max {r['max']:7.1f} ms  "
               f"{r['clicks_per_s']:6.1f} clicks/s  server CPU {r['cpu_ms_per_click']:5.1f} ms/click "
               f"({100 * r['cpu_util']:.0f} % of a core)")
+    print(f"  client loop lag p95 {grid['lag']:.1f} ms (grid run), {base['lag']:.1f} ms (floor run)")
+    print(f"  ratio grid/1 alone  ack median {grid['median'] / one['median']:5.2f}  p95 {grid['p95'] / one['p95']:5.2f}")
     print(f"  ratio grid/floor  ack median {grid['median'] / base['median']:5.2f}  p95 {grid['p95'] / base['p95']:5.2f}  "
           f"CPU/click {grid['cpu_ms_per_click'] / base['cpu_ms_per_click']:5.2f}")
-    print(f"  events sent {grid['clicks']}, stored {sum(stored.values())}, lost {lost}; "
+    print(f"  events sent {grid['clicks'] + one['clicks']}, stored {sum(stored.values())}, lost {lost}; "
           f"'database is locked' {locked}; server tracebacks {errors}")
     ok = grid["p95"] <= 50 and lost == 0 and locked == 0
     print(f"  target ack p95 <= 50 ms, zero lost, zero locked: {'met' if ok else 'NOT met'}")

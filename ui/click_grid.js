@@ -16,7 +16,18 @@ const BOTTOM_GAP_PX = 12;
 const MIN_STAGE_PX = 120;
 const MIN_ITEM_PX = 800;
 
-export default function (component) {
+// `data` arrives as UTF-8 JSON bytes (ui/click_grid.py encode_data: Streamlit forwards bytes untouched,
+// whereas a dict is sniffed for dataframes on every rerun); a plain object is accepted as well.
+const DECODER = new TextDecoder();
+function decoded(component) {
+  const d = component.data;
+  if (!(d instanceof Uint8Array || d instanceof ArrayBuffer)) return component;
+  return { data: JSON.parse(DECODER.decode(d)), parentElement: component.parentElement,
+           setStateValue: component.setStateValue, setTriggerValue: component.setTriggerValue };
+}
+
+export default function (raw) {
+  const component = decoded(raw);
   const { data, parentElement } = component;
   let item = ITEMS.get(parentElement);
   if (item && item.viewId === data.view_id) {
@@ -98,9 +109,15 @@ function mountItem(component) {
   root.dataset.view = data.view_id;
   root.dataset.ack = String(S.ack);
   const head = el("div", "rg-head");
+  // The study's progress bar (data.progress_fraction, when given): drawn here rather than as a Streamlit
+  // element, so a click's rerun has one element to send, not two.
+  const meter = el("div", "rg-meter", { role: "progressbar", "aria-label": "Progress", "aria-valuemin": "0",
+                                        "aria-valuemax": "100" });
+  const meterFill = el("div", "rg-meter-fill");
+  meter.appendChild(meterFill);
   const progress = el("div", "rg-progress");
   const instruction = el("div", "rg-instruction", { id: "rg-instruction-" + data.view_id });
-  head.append(progress, instruction);
+  head.append(meter, progress, instruction);
   const stage = el("div", "rg-stage");
   stage.style.aspectRatio = data.width + " / " + data.height;
   const img = el("img", "", { alt: "grid image", draggable: "false" });
@@ -119,6 +136,12 @@ function mountItem(component) {
   const status = el("div", "rg-status", { "aria-live": "polite" });
 
   function setText(d) {
+    const frac = typeof d.progress_fraction === "number" ? Math.min(1, Math.max(0, d.progress_fraction)) : null;
+    meter.hidden = frac === null;
+    if (frac !== null) {
+      meterFill.style.width = (100 * frac).toFixed(1) + "%";
+      meter.setAttribute("aria-valuenow", String(Math.round(100 * frac)));
+    }
     progress.textContent = d.progress || "";
     progress.hidden = !d.progress;
     instruction.textContent = d.instruction || "";

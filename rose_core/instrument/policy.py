@@ -12,12 +12,13 @@ from ..benchmarks.rose.records import Instance
 from .config import StudyConfig
 from .ids import stable_hash
 
-_POOLS: dict[tuple[int, str], list[Instance]] = {}
+_POOLS: dict[tuple, list[Instance]] = {}
 
 
 def main_pool(ds: Dataset, cfg: StudyConfig) -> list[Instance]:
     """The instances a study may assign as main items (practice scenes excluded); cached per dataset and config."""
-    key = (id(ds), cfg.to_json())
+    # Keyed on exactly what selects the pool (serializing the whole config for the key cost ~1 ms per screen).
+    key = (id(ds), cfg.split, tuple(cfg.subsets), tuple(cfg.templates), tuple(cfg.practice_scene_ids))
     pool = _POOLS.get(key)
     if pool is None:
         excluded = set(cfg.practice_scene_ids)
