@@ -5,6 +5,7 @@ participant has seen and a tie-break, so tests seed them and get the same assign
 """
 from __future__ import annotations
 
+import os
 from typing import Callable, Mapping, Sequence
 
 from ..benchmarks.rose.dataset import Dataset
@@ -12,17 +13,31 @@ from ..benchmarks.rose.records import Instance
 from .config import StudyConfig
 from .ids import stable_hash
 
-_POOLS: dict[tuple[int, str], list[Instance]] = {}
+_POOLS: dict[tuple[int, int, str], list[Instance]] = {}
+
+CLOSED_TAB_GRACE_S = 60.0      # a tab closed this long (and silent) loses its held item: time for a reload
+HOLDS_PER_ADDRESS_ENV = "ROSE_MAX_HOLDS_PER_ADDRESS"
+DEFAULT_HOLDS_PER_ADDRESS = 5
+
+
+def holds_per_address() -> int:
+    """How many main items the connected tabs of one client address may hold at once (0: no cap). Behind a proxy
+    every participant may share the proxy's address: raise it, or set 0, there."""
+    try:
+        return max(0, int(os.environ.get(HOLDS_PER_ADDRESS_ENV, DEFAULT_HOLDS_PER_ADDRESS)))
+    except ValueError:
+        return DEFAULT_HOLDS_PER_ADDRESS
 
 
 def main_pool(ds: Dataset, cfg: StudyConfig) -> list[Instance]:
-    """The instances a study may assign as main items (practice scenes excluded); cached per dataset and config."""
-    key = (id(ds), cfg.to_json())
+    """The instances a study may assign as main items (practice scenes and damaged images excluded); cached per
+    dataset, its known damaged images and config."""
+    key = (id(ds), len(ds.damaged_images), cfg.to_json())
     pool = _POOLS.get(key)
     if pool is None:
         excluded = set(cfg.practice_scene_ids)
         pool = [i for i in ds.select(None if cfg.split == "all" else cfg.split, cfg.subsets, cfg.templates)
-                if i.scene_id not in excluded]
+                if i.scene_id not in excluded and i.image not in ds.damaged_images]
         if len(_POOLS) > 64:
             _POOLS.clear()
         _POOLS[key] = pool
