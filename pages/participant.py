@@ -2,27 +2,83 @@
 
 Layout only: `ParticipantSession.screen()` decides what to show from the database (one transaction), so a
 reload, a closed tab or a restarted server resumes at the same screen; this script matches on it.
+
+Faults never reach the participant as a traceback: a database that cannot store (disk full, read-only,
+corrupt) keeps the item on screen with its selection and sends the answer again every few seconds; a damaged
+image is replaced by another item; a second tab is asked which one to continue in.
 """
+import sys
 from functools import partial
 
 import streamlit as st
 
+from rose_core.benchmarks.rose.dataset import DatasetError
+from rose_core.instrument.session import Client, OtherTab, OtherTabError, StorageError, Wait, open_session
 from rose_core.study import (
-    Consent, End, Instructions, ItemScreen, ParticipantSession, PracticeFeedback, StudyError, get_study, join,
+    Consent, End, Instructions, ItemScreen, PracticeFeedback, StudyError, get_study, join,
 )
-from rose_core.views import identity_from_query, image_bytes, practice_feedback_png, worked_example
+from rose_core.views import identity_from_query, practice_feedback_png, worked_example
 from ui.click_grid import click_grid, image_url
 from ui.redirect import redirect
 from ui.resources import dataset, store
 
 ss = st.session_state
-db = store()
-ds = dataset()
+RETRY_S = 3.0          # a pending answer is sent again this often while storage fails
+WAIT_S = 5.0           # a waiting participant (items held, another tab) checks this often
+UNAVAILABLE = ("The study cannot be shown right now because of a problem on our side. This page tries again by "
+               "itself; you can also come back later with the same link.")
+
+
+def _log(what: str, e: BaseException) -> None:
+    print(f"ROSE participant page: {what}: {e}", file=sys.stderr, flush=True)
+
+
+def _client() -> Client | None:
+    """This tab: its Streamlit session id, its address, and the runtime's registry of connected sessions (a
+    closed tab's session leaves it at once, so its held item can go back to the pool)."""
+    from streamlit import runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not runtime.exists() or not isinstance(ctx.session_id, str):
+        return None
+    address = st.context.ip_address
+    return Client(ctx.session_id, address if isinstance(address, str) else None,
+                  runtime.get_instance().is_active_session)
+
+
+def _retry_soon(seconds: float) -> None:
+    """Rerun the whole page after `seconds` (a fragment timer; its first run, inside this run, does nothing)."""
+    ss["part_tick_armed"] = False
+
+    @st.fragment(run_every=seconds)
+    def tick() -> None:
+        if ss.get("part_tick_armed"):
+            st.rerun(scope="app")
+        ss["part_tick_armed"] = True
+
+    tick()
+
+
+try:
+    db = store()
+    ds = dataset()
+except DatasetError as e:
+    _log("dataset", e)
+    st.error(UNAVAILABLE)
+    st.caption(f"For the researcher: {e}")
+    st.stop()
 
 # -- who is this? ------------------------------------------------------------------------------
 if "part_pid" not in ss:
     ident = identity_from_query(st.query_params.to_dict())
-    study = get_study(db, ident.study_id) if ident.study_id else None
+    try:
+        study = get_study(db, ident.study_id) if ident.study_id else None
+    except Exception as e:  # a database that cannot even be read: calm message, try again
+        _log("reading the study", e)
+        st.info(UNAVAILABLE)
+        _retry_soon(WAIT_S)
+        st.stop()
     if study is None or not study.active:
         st.error("This study link is not valid or the study is closed. Please check the link you were given.")
         st.stop()
@@ -33,21 +89,81 @@ if "part_pid" not in ss:
         st.query_params["pid"] = ident.external_id  # a reload keeps the same anonymous participant
     try:
         p = join(db, study, ident.external_id, ident.source, ident.prolific_study_id, ident.prolific_session_id)
-    except StudyError as e:
+    except StudyError as e:  # a bad id, or a known id arriving with another Prolific session (recorded)
         st.error(f"Cannot start: {e}")
+        st.stop()
+    except StorageError as e:
+        _log("joining", e)
+        st.info(UNAVAILABLE)
+        _retry_soon(WAIT_S)
         st.stop()
     ss["part_pid"], ss["part_study"] = p.participant_id, study.study_id
 
-session = ParticipantSession(db, ds, get_study(db, ss["part_study"]), ss["part_pid"])
-screen = session.screen()
+PENDING_NOTE = ("Your answer could not be saved just yet (a problem on our side). Your selection is kept and the "
+                "answer is sent again by itself in a few seconds: there is nothing you need to do.")
+REFUSED_NOTE = {
+    "released": "That item had been given to another participant after a long pause, so your answer to it was not "
+                "counted. Here is another one.",
+    "late": "The time limit had passed, so that answer was not counted.",
+}
+
+try:
+    session = open_session(db, ds, ss["part_study"], ss["part_pid"], client=_client())
+    if session is None:
+        st.error("This study link is not valid or the study is closed. Please check the link you were given.")
+        st.stop()
+    pending = ss.get("part_pending")
+    if pending is not None:  # an answer kept while storage failed: send it first (refused if it may not count)
+        rec = session.submit(*pending)
+        ss.pop("part_pending", None)
+        if rec.refused in REFUSED_NOTE:
+            ss["part_notice"] = REFUSED_NOTE[rec.refused]
+    screen = session.screen()
+except StorageError as e:
+    _log("storage", e)
+    screen = None
+except StudyError as e:  # a practice picture that cannot be shown: nothing the participant can do
+    _log("study", e)
+    st.info(UNAVAILABLE)
+    _retry_soon(30.0)
+    st.stop()
 
 
-def show_item(first: ItemScreen) -> None:
+def send(screen: ItemScreen, sub: dict) -> str:
+    """Store an answer. "next": the next item is in `part_item` (this fragment shows it); "rerun": a full rerun
+    shows what comes (feedback, the end, a notice, another tab); "pending": storage failed, the answer is kept
+    to send again; "unreadable": a malformed message, said on the item."""
+    try:
+        rec = session.submit(screen, sub)
+    except StorageError as e:
+        _log("storing an answer", e)
+        ss["part_pending"] = (screen, sub)
+        return "pending"
+    except StudyError as e:
+        ss["part_grid_error"] = str(e)
+        return "unreadable"
+    ss.pop("part_pending", None)
+    if rec.refused == "other_tab":
+        return "rerun"
+    if rec.refused in REFUSED_NOTE:
+        ss["part_notice"] = REFUSED_NOTE[rec.refused]
+    try:
+        nxt = session.screen()
+    except (StorageError, StudyError):
+        return "rerun"
+    if isinstance(nxt, ItemScreen) and "part_notice" not in ss:
+        ss["part_item"] = nxt
+        return "next"
+    return "rerun"
+
+
+def show_item(first: ItemScreen, retrying: bool = False) -> None:
     """The item: the component shows the instruction, "Item k of n", the grid and DONE/SUBMIT.
 
     The answer is stored in the component's submit callback, before the fragment reruns, and the next screen
     is computed there from the database: when it is another item, that one fragment rerun shows it (no full
-    rerun per item); anything else (feedback, the end) is shown by a full rerun."""
+    rerun per item); anything else (feedback, the end) is shown by a full rerun. While storage fails
+    (`retrying`), the same fragment sends the kept answer again every RETRY_S seconds."""
     ss["part_item"] = first  # what this full run computed; the submit callback moves it on to the next item
     known = ss.setdefault("part_known_seq", {})
 
@@ -55,35 +171,81 @@ def show_item(first: ItemScreen) -> None:
         sub = (ss.get(f"part_grid_{screen.view_id}") or {}).get("submit")
         if not sub or sub.get("view_id") != screen.view_id:
             return
-        try:
-            session.submit(screen, sub)
-        except StudyError as e:
-            ss["part_grid_error"] = str(e)
-            return
-        nxt = session.screen()
-        if isinstance(nxt, ItemScreen):
-            ss["part_item"] = nxt
-        else:
-            ss["part_leave_item"] = True
+        outcome = send(screen, sub)
+        if outcome == "rerun" or (outcome == "pending" and not retrying):
+            ss["part_leave_item"] = True  # a full rerun: the next screen, or the retry timer armed
 
-    @st.fragment
+    @st.fragment(run_every=RETRY_S if retrying else None)
     def item() -> None:
         if ss.pop("part_leave_item", False):
             st.rerun(scope="app")
         screen: ItemScreen = ss["part_item"]
+        pending = ss.get("part_pending")
+        if pending is not None and pending[0].view_id == screen.view_id and ss.get("part_retry_armed"):
+            if send(*pending) != "pending":
+                st.rerun(scope="app")  # stored: the next screen, without the retry timer
+        ss["part_retry_armed"] = True  # the first run (inside the full run) only shows the item
         st.progress(screen.progress_fraction)
-        data = screen.component_data(image_url(image_bytes(str(ds.root / screen.item.image))))
-        res = click_grid(key=f"part_grid_{screen.view_id}", data=data, on_submit=partial(on_submit, screen))
+        png = ss.get("part_png")
+        if png is None or png[0] != screen.view_id:
+            try:
+                png = ss["part_png"] = (screen.view_id, ds.read_image(screen.item.image))
+            except DatasetError as e:  # missing or changed on disk: never shown; another item instead
+                _log("image", e)
+                try:
+                    session.drop_item(screen, str(e))
+                except (StorageError, StudyError) as e2:
+                    _log("releasing an item", e2)
+                st.rerun(scope="app")
+        res = click_grid(key=f"part_grid_{screen.view_id}", data=screen.component_data(image_url(png[1])),
+                         on_submit=partial(on_submit, screen))
         try:
             if res.grid:
                 known[screen.view_id] = session.record_events(screen, res.grid, known.get(screen.view_id, -1))
+        except OtherTabError:
+            st.rerun(scope="app")
+        except StorageError as e:  # not acknowledged: the browser sends these events again with the next ones
+            _log("storing events", e)
         except StudyError as e:
             ss["part_grid_error"] = str(e)
+        if "part_pending" in ss:
+            st.warning(PENDING_NOTE)
         err = ss.pop("part_grid_error", None)
         if err:
             st.error(f"Your answer could not be read ({err}). Please try again.")
 
+    ss["part_retry_armed"] = False
     item()
+
+
+def wait_for_change(current) -> None:
+    """Check again every WAIT_S seconds; the page moves on by itself once the screen is another one."""
+    ss["part_wait_armed"] = False
+
+    @st.fragment(run_every=WAIT_S)
+    def watch() -> None:
+        if ss.get("part_wait_armed"):
+            try:
+                if session.screen() != current:
+                    st.rerun(scope="app")
+            except StorageError as e:
+                _log("storage", e)
+        ss["part_wait_armed"] = True
+
+    watch()
+
+
+notice = ss.pop("part_notice", None)
+if notice:
+    st.info(notice)
+
+if screen is None:  # storage is failing
+    if isinstance(ss.get("part_item"), ItemScreen) and "part_pending" in ss:
+        show_item(ss["part_item"], retrying=True)
+    else:
+        st.info(UNAVAILABLE)
+        _retry_soon(RETRY_S)
+    st.stop()
 
 
 def show_feedback(fb: PracticeFeedback) -> None:
@@ -111,8 +273,19 @@ def show_feedback(fb: PracticeFeedback) -> None:
     elif fb.outcome == "screened_out":
         st.info("That was the last practice round.")
     # Stored in the callback, before the rerun: that one rerun already shows the next screen.
-    st.button("Continue", type="primary", key="part_fb_btn", on_click=session.acknowledge_feedback,
+    st.button("Continue", type="primary", key="part_fb_btn", on_click=calmly(session.acknowledge_feedback),
               args=(fb.view_id,))
+
+
+def calmly(action):
+    """A button's callback: a storage fault leaves the screen as it was (the next run says so) instead of a
+    traceback."""
+    def run(*args):
+        try:
+            action(*args)
+        except StorageError as e:
+            _log("storage", e)
+    return run
 
 
 match screen:
@@ -127,7 +300,8 @@ match screen:
         if limit:
             st.info(f"The study has a time limit of {limit} minutes from the moment you agree.")
         agree = st.checkbox("I have read the above and agree to take part.", key="part_agree")
-        st.button("Continue", type="primary", disabled=not agree, key="part_consent_btn", on_click=session.consent)
+        st.button("Continue", type="primary", disabled=not agree, key="part_consent_btn",
+                  on_click=calmly(session.consent))
 
     case Instructions(has_practice=has_practice):
         st.title("How it works")
@@ -147,13 +321,31 @@ match screen:
         if has_practice:
             st.markdown("First a short practice with feedback: one screen of each kind you will meet.")
         st.button("I understand, start the practice" if has_practice else "I understand, start",
-                  type="primary", key="part_instr_btn", on_click=session.finish_instructions)
+                  type="primary", key="part_instr_btn", on_click=calmly(session.finish_instructions))
 
     case PracticeFeedback():
         show_feedback(screen)
 
     case ItemScreen():
-        show_item(screen)
+        show_item(screen, retrying="part_pending" in ss)
+
+    case OtherTab():
+        st.title("This study is open in another tab")
+        st.markdown("You have this study open in another tab or window. Please continue there, or continue here: "
+                    "the other tab then stops. (Only one tab at a time can record your answers.)")
+        st.button("Continue here", type="primary", key="part_take_over", on_click=calmly(session.take_over))
+        wait_for_change(screen)
+
+    case Wait(reason=reason):
+        st.title("Please wait a moment")
+        if reason == "held":
+            st.info("Every remaining item is being answered by other participants right now. Please keep this page "
+                    "open: it continues by itself as soon as an item is free. You can also come back later with the "
+                    "same link; your progress is kept.")
+        else:
+            st.info("Several people from your network are taking part at the same time. Please keep this page open: "
+                    "it continues by itself as soon as one of them has finished an item.")
+        wait_for_change(screen)
 
     case End(reason=reason, completion_code=code, completion_url=url):
         st.title("Thank you!")
