@@ -30,7 +30,11 @@ UNAVAILABLE = ("The study cannot be shown right now because of a problem on our 
 
 
 def _log(what: str, e: BaseException) -> None:
-    print(f"ROSE participant page: {what}: {e}", file=sys.stderr, flush=True)
+    """For the operator, in the server's log; a full disk may refuse even that, which must not reach the page."""
+    try:
+        print(f"ROSE participant page: {what}: {e}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 def _client() -> Client | None:
