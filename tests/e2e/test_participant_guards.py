@@ -134,3 +134,29 @@ def test_a_full_disk_on_submit_keeps_the_selection_and_sends_the_answer_once_it_
     finally:
         resource.prlimit(live.pid, resource.RLIMIT_FSIZE, (soft, hard))
         ctx.close()
+
+
+def test_while_every_item_is_held_the_page_waits_and_continues_by_itself(live, browser, small_dataset):
+    from rose_core.instrument.ids import system_clock
+    from rose_core.study import main_pool
+    from tests.participants import new_session
+
+    study = _study(live, small_dataset, "wait", items_per_participant=1, target_per_instance=1)
+    store = Store(live.db)
+    holders = [new_session(store, small_dataset, study, f"HOLD{k}", clock=system_clock)  # seen just now
+               for k in range(len(main_pool(small_dataset, study.config)))]
+    for h in holders:
+        h.screen()                                               # every instance held, none answered
+    ctx = browser.new_context(**DESKTOP)
+    try:
+        page = _page(ctx)
+        start(page, _link(live, study, "WAITER"))
+        page.get_by_text("Please wait a moment").wait_for()
+        page.get_by_text("it continues by itself as soon as an item is free").wait_for()
+        assert store.query("SELECT finished_at FROM participants WHERE external_id = 'WAITER'")[0]["finished_at"] \
+            is None                                              # never ended as "no item left"
+        with store.write() as c:                                 # one holder's item comes free (as after a release)
+            c.execute("UPDATE assignments SET released_at = 1 WHERE participant_id = ?", (holders[0].participant_id,))
+        page.locator(".rg-root").wait_for()                      # the page moved on by itself
+    finally:
+        ctx.close()
