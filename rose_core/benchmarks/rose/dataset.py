@@ -114,10 +114,10 @@ def build_dataset(out: Path, seed: int = comp.DEFAULT_SEED, scale: float = 1.0, 
     """Build the dataset into `out` (atomically) and return its manifest."""
     out = Path(out)
     if out.exists() and any(out.iterdir()) and not replace:
-        what = ("has no manifest.json: an incomplete or damaged dataset, or not a dataset at all"
-                if not (out / "manifest.json").exists() else "already holds a dataset")
-        raise DatasetError(f"{out} is not empty and {what}; nothing was built over it. Move the folder away, or "
-                           f"rebuild it on purpose with `python -m rose_core build --out {out} --force`")
+        what = ("no manifest.json: an incomplete or damaged dataset, or not a dataset at all"
+                if not (out / "manifest.json").exists() else "it already holds a dataset")
+        raise DatasetError(f"{out} exists and is not empty ({what}); nothing was built over it. Move the folder "
+                           f"away, or rebuild it on purpose with `python -m rose_core build --out {out} --force`")
     plans = comp.plan(scale)
     pack = load_assets()
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -24,7 +24,7 @@ def copy(small_dataset, tmp_path):
 def test_a_missing_manifest_never_makes_a_build_over_the_folder(copy):
     (copy / "manifest.json").unlink()
     before = sorted(p.relative_to(copy) for p in copy.rglob("*"))
-    with pytest.raises(DatasetError, match=f"{copy} is not empty and has no manifest.json") as e:
+    with pytest.raises(DatasetError, match=f"{copy} exists and is not empty \\(no manifest.json") as e:
         ensure_dataset(copy)
     assert "nothing was built over it" in str(e.value)
     assert sorted(p.relative_to(copy) for p in copy.rglob("*")) == before          # every image still there
