@@ -55,13 +55,22 @@ class ItemUnavailable(StudyError):
 
 
 @contextmanager
-def storage() -> Iterator[None]:
-    """Database faults as StorageError (a duplicate key stays an IntegrityError: that is a bug, not a fault)."""
+def storage(store: Store) -> Iterator[None]:
+    """Database faults as StorageError (a duplicate key stays an IntegrityError: that is a bug, not a fault).
+
+    A COMMIT refused for a full disk leaves SQLite's transaction open; it is rolled back here, so the next write
+    of this thread (a rerun's events, the retry) starts clean instead of failing as a nested transaction."""
     try:
         yield
     except sqlite3.IntegrityError:
         raise
     except sqlite3.DatabaseError as e:
+        try:
+            with store.connect() as c:
+                if c.in_transaction:
+                    c.execute("ROLLBACK")
+        except sqlite3.DatabaseError:
+            pass
         raise StorageError(str(e)) from e
 
 
@@ -194,7 +203,7 @@ def join(store: Store, study: Study, external_id: str, source: str, prolific_stu
         raise StudyError("participant id: expected 1-128 characters")
     prolific_study_id, prolific_session_id = _link_id(prolific_study_id), _link_id(prolific_session_id)
     t = clock()
-    with storage(), store.write() as c:
+    with storage(store), store.write() as c:
         p = sp.find_participant(c, study.study_id, external_id)
         if p is None:
             pid = (ids or RandomIds()).participant_id()
@@ -241,12 +250,12 @@ class ParticipantSession:
 
     # ---- the intro
     def consent(self) -> None:
-        with storage(), self.store.write() as c:
+        with storage(self.store), self.store.write() as c:
             if self._owns(c):
                 sp.set_consent(c, self.participant_id, self.clock())
 
     def finish_instructions(self) -> None:
-        with storage(), self.store.write() as c:
+        with storage(self.store), self.store.write() as c:
             if self._owns(c):
                 sp.set_instructions(c, self.participant_id, self.clock())
 
@@ -275,14 +284,14 @@ class ParticipantSession:
         """'Continue here': this tab drives the participant from now on; the other tab's messages are refused."""
         if self.client is None:
             return
-        with storage(), self.store.write() as c:
+        with storage(self.store), self.store.write() as c:
             sp.set_client(c, self.participant_id, self.client.client_id, self.client.address)
 
     # ---- what to show
     def screen(self) -> Screen:
         for _ in range(10):
             try:
-                with storage(), self.store.write() as c:
+                with storage(self.store), self.store.write() as c:
                     return self._screen(c)
             except ItemUnavailable as e:
                 self._drop(e.assignment, e.why)
@@ -291,7 +300,7 @@ class ParticipantSession:
     def drop_item(self, screen: ItemScreen, why: str) -> None:
         """The page could not read the item's image: never show it again; the participant gets another item."""
         self.ds.mark_damaged(screen.item.image, why)
-        with storage(), self.store.write() as c:
+        with storage(self.store), self.store.write() as c:
             a = self._assignment_of(c, screen.view_id)
         if a is not None:
             self._drop(a, why)
@@ -299,7 +308,7 @@ class ParticipantSession:
     def _drop(self, a: sp.Assignment, why: str) -> None:
         if a.kind == "practice":
             raise ItemUnavailable(a, why)
-        with storage(), self.store.write() as c:
+        with storage(self.store), self.store.write() as c:
             sp.release(c, a, self.clock())
             sp.record_flag(c, self.study.study_id, a.participant_id, None, "damaged_image",
                            f"{a.kind} {a.instance_id}: {why}", self.clock())
@@ -461,7 +470,7 @@ class ParticipantSession:
     # ---- what they did
     def acknowledge_feedback(self, view_id: str) -> None:
         """'Continue' on a practice feedback: stored, so the feedback is shown until then and never again after."""
-        with storage(), self.store.write() as c:
+        with storage(self.store), self.store.write() as c:
             if not self._owns(c):
                 return
             for a in sp.participant_assignments(c, self.participant_id):
@@ -478,7 +487,7 @@ class ParticipantSession:
         if not new:
             return known_max_seq
         t = self.clock()
-        with storage(), self.store.write() as c:
+        with storage(self.store), self.store.write() as c:
             if not self._owns(c):
                 raise OtherTabError("the study continues in another tab")
             insert_events(c, self.participant_id, screen.item.item_id, screen.view_id, new, t)
@@ -495,7 +504,7 @@ class ParticipantSession:
         result = item.result(OneShotAnswer(sub.selection, sub.count))
         t = self.clock()
         pid = self.participant_id
-        with storage(), self.store.write() as c:
+        with storage(self.store), self.store.write() as c:
             if not self._owns(c):
                 return Recorded(None, duplicate=True, refused="other_tab")
             assigns = sp.participant_assignments(c, pid)
@@ -556,6 +565,6 @@ class ParticipantSession:
 
 def open_session(store: Store, ds: Dataset, study_id: str, participant_id: str,
                  clock: Clock = system_clock, client: Client | None = None) -> ParticipantSession | None:
-    with storage(), store.connect() as c:
+    with storage(store), store.connect() as c:
         study = sp.get_study(c, study_id)
     return None if study is None else ParticipantSession(store, ds, study, participant_id, clock, client)

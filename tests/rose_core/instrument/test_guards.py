@@ -288,3 +288,56 @@ def test_a_storage_fault_while_showing_a_screen_is_a_storage_error(store, small_
         s.screen()
     _heal(store)
     assert isinstance(s.screen(), ItemScreen)
+
+
+_CHILD = r'''
+import json, resource, sqlite3, sys
+from rose_core.benchmarks.rose.dataset import Dataset
+from rose_core.instrument.session import StorageError
+from rose_core.store import Store
+from rose_core.study import StudyConfig, create_study
+from tests.participants import events_for, new_session, right_answer, submit_payload
+
+ds, store = Dataset.load(sys.argv[1]), Store(sys.argv[2])
+study = create_study(store, ds, StudyConfig(name="fsize", split="dev", items_per_participant=2, practice_items=0,
+                                            attention_every=0, templates=["T3"], subsets=["PixelContent"]))
+s = new_session(store, ds, study, "FSIZE")
+screen = s.screen()
+payload = submit_payload(screen, *right_answer(screen))
+store.checkpoint()                                      # an empty WAL: the next commit must grow a file
+soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+resource.setrlimit(resource.RLIMIT_FSIZE, (0, hard))    # as a full disk: no file of this process may grow
+out = {}
+for what, call in (("submit", lambda: s.submit(screen, payload)),
+                   ("events", lambda: s.record_events(screen, {"view_id": screen.view_id,
+                                                               "events": events_for([(1, 1)])}))):
+    try:
+        call()
+        out[what] = "stored"
+    except StorageError as e:
+        out[what] = "StorageError"
+    except Exception as e:
+        out[what] = type(e).__name__ + ": " + str(e)
+resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+out["retry"] = s.submit(screen, payload).refused
+out["rows"] = store.query("SELECT count(*) AS n FROM responses")[0]["n"]
+print(json.dumps(out))
+'''
+
+
+def test_a_commit_refused_by_a_full_disk_leaves_no_open_transaction(small_dataset, tmp_path):
+    """RLIMIT_FSIZE 0 in a child process: SQLite cannot append to its (emptied) WAL at COMMIT, the way a full disk
+    refuses it. The session reports StorageError, the next write of the same thread is a StorageError too (SQLite
+    rolls this write error back itself; `storage()` also rolls back what a refused COMMIT leaves open), and once
+    writes work the kept answer is stored exactly once."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    r = subprocess.run([sys.executable, "-c", _CHILD, str(small_dataset.root), str(tmp_path / "rose.db")],
+                       cwd=root, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out == {"submit": "StorageError", "events": "StorageError", "retry": None, "rows": 1}
