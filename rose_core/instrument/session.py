@@ -335,6 +335,7 @@ class ParticipantSession:
             return Consent(cfg.time_limit_minutes)
         if p.finished_at is None and cfg.time_limit_minutes and t - p.consent_at > 60 * cfg.time_limit_minutes:
             sp.finish(c, pid, "timed_out", t)
+            sp.release_holds(c, [pid], t)  # their held item goes back to the pool at once
             return self._end("timed_out")
         if p.instructions_at is None:
             return Instructions(bool(cfg.practice_rounds))
@@ -546,6 +547,7 @@ class ParticipantSession:
                        f"{a.kind} {a.instance_id} answered {t - a.assigned_at:.1f} s after it was assigned", t)
         if late:
             sp.finish(c, pid, "timed_out", t)
+            sp.release_holds(c, [pid], t)
         return why
 
     def _close_round(self, c, pid: str, attempt: int, t: float) -> None:

@@ -126,8 +126,9 @@ def test_an_answer_after_the_time_limit_is_refused_and_ends_the_study(store, sma
     assert rec.duplicate and rec.refused == "late"
     assert responses(store) == [] and s.screen() == End("timed_out", "", "")
     assert store.query("SELECT kind FROM participant_flags") == [{"kind": "late_answer"}]
-    counts = store.query("SELECT count(*) AS n FROM assignments WHERE answered_at IS NOT NULL")
-    assert counts[0]["n"] == 0                                   # out of the target count too
+    held = store.query("SELECT answered_at, released_at FROM assignments")
+    assert [h["answered_at"] for h in held] == [None] and held[0]["released_at"] is not None  # out of the target
+    assert isinstance(new_session(store, small_dataset, study, "NEXT").screen(), ItemScreen)   # count: free again
 
 
 # --------------------------------------------------------------------------- 3. holds
