@@ -4,6 +4,7 @@ friendly message or Streamlit's size refusal: no traceback, nothing stored, and 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 
 import websockets
@@ -128,7 +129,9 @@ def test_crafted_messages_get_a_friendly_refusal_and_nothing_is_stored(live, sma
             await submit(send, wid, frag, data["view_id"], {})
         return outcomes
 
-    outcomes = asyncio.run(main())
+    # on a thread of its own: Playwright's sync API may already run an event loop on this one
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        outcomes = pool.submit(asyncio.run, main()).result(timeout=600)
     for name in CRAFTED:
         run = outcomes[name]
         assert run["exceptions"] == [], (name, run["exceptions"])
