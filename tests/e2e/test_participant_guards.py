@@ -114,20 +114,21 @@ def test_a_full_disk_on_submit_keeps_the_selection_and_sends_the_answer_once_it_
 
         resource.prlimit(live.pid, resource.RLIMIT_FSIZE, (0, hard))
         with sqlite3.connect(live.db) as c:                      # an empty WAL: the next write must grow it
-            busy, _, _ = c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        assert busy == 0
+            wait_until(lambda: c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0], lambda busy: busy == 0,
+                       what="the WAL emptied")
         page.locator(f'.rg-root[data-view="{item.view_id}"] .rg-submit').click()
-        page.get_by_text("Your answer could not be saved just yet").wait_for()
+        page.get_by_text("Your answer could not be saved just yet").wait_for(timeout=40_000)
         assert page.get_by_text("Traceback").count() == 0 and page.locator(".stException").count() == 0
         assert pressed_cells(page) == {(1, 2), (2, 1)}           # the selection is kept on screen
         assert store.query("SELECT count(*) AS n FROM responses WHERE participant_id = ?", (pid,))[0]["n"] == 0
 
         resource.prlimit(live.pid, resource.RLIMIT_FSIZE, (soft, hard))   # storage works again
         rows = wait_until(lambda: store.query("SELECT view_id, parsed FROM responses WHERE participant_id = ?",
-                                              (pid,)), lambda r: len(r) == 1, timeout=30, what="the answer re-sent")
+                                              (pid,)), lambda r: len(r) == 1, timeout=60, what="the answer re-sent")
         assert rows[0]["view_id"] == item.view_id and '"clicks": [[1, 2], [2, 1]]' in rows[0]["parsed"]
-        page.wait_for_function("v => document.querySelector('.rg-root')?.dataset.view !== v", arg=item.view_id)
-        page.get_by_text("Your answer could not be saved just yet").wait_for(state="detached")
+        page.wait_for_function("v => document.querySelector('.rg-root')?.dataset.view !== v", arg=item.view_id,
+                               timeout=40_000)
+        page.get_by_text("Your answer could not be saved just yet").wait_for(state="detached", timeout=40_000)
         assert errors == []
         ev = _events(store, pid, item.view_id)
         assert [e["seq"] for e in ev] == list(range(len(ev)))
