@@ -53,7 +53,7 @@ humans = d["responses"][d["responses"]["solver_kind"] == "human"]
 if not humans.empty:
     st.markdown("#### Replay")
     pid = st.selectbox("Participant", sorted(humans["participant_id"].unique()), key="drill_participant")
-    ev = replay(v.db, pid, iid)
+    ev = replay(v.db, pid, iid, grid=(scene.rows, scene.cols))
     if ev.empty:
         st.info("No event was logged for this participant on this instance.")
     else:
@@ -62,7 +62,7 @@ if not humans.empty:
         stored = humans.loc[humans["participant_id"] == pid, "parsed"]
         if inst.gold.cells is not None and len(stored) and (why := replay_disagrees(ev, stored.iloc[0])):
             st.warning(why)
-        step = st.slider("Step", 1, len(ev), len(ev), key="drill_step")
+        step = st.slider("Step", 1, len(ev), len(ev), key="drill_step") if len(ev) > 1 else 1
         table(ev.iloc[:step][["view", "seq", "type", "row", "col", "t (s)", "selection after"]],
               f"rose_replay_{pid}_{iid}", "drill_replay")
         rfig = go.Figure(go.Image(z=im))

@@ -2,33 +2,93 @@
 
 Layout only: `ParticipantSession.screen()` decides what to show from the database (one transaction), so a
 reload, a closed tab or a restarted server resumes at the same screen; this script matches on it.
+
+Faults never reach the participant as a traceback: a database that cannot store (disk full, read-only,
+corrupt) keeps the item on screen with its selection and sends the answer again every few seconds; a damaged
+image is replaced by another item; a second tab is asked which one to continue in.
 """
 import runpy
+import sys
 from functools import partial
 from pathlib import Path
 
 import streamlit as st
 
+from rose_core.benchmarks.rose.dataset import DatasetError
 from rose_core.instrument.episode_session import study_benchmark
+from rose_core.instrument.session import Client, OtherTab, OtherTabError, StorageError, Wait, open_session
 from rose_core.study import (
-    Consent, End, Instructions, ItemScreen, ParticipantSession, PracticeFeedback, StudyError, get_study, join,
+    Consent, End, Instructions, ItemScreen, PracticeFeedback, StudyError, get_study, join,
 )
 from rose_core.views import identity_from_query, practice_feedback_png, worked_example
-from ui.click_grid import click_grid, image_url, item_png
+from ui.click_grid import click_grid, image_url
 from ui.redirect import redirect
 from ui.resources import dataset, store
 
 ss = st.session_state
-db = store()
-if study_benchmark(db, ss.get("part_study") or st.query_params.get("study")) == "sgp":
-    runpy.run_path(str(Path(__file__).with_name("sgp_participant.py")))  # iVISPAR's puzzle: its own flow
+RETRY_S = 3.0          # a pending answer is sent again this often while storage fails
+WAIT_S = 5.0           # a waiting participant (items held, another tab) checks this often
+UNAVAILABLE = ("The study cannot be shown right now because of a problem on our side. This page tries again by "
+               "itself; you can also come back later with the same link.")
+
+
+def _log(what: str, e: BaseException) -> None:
+    """For the operator, in the server's log; a full disk may refuse even that, which must not reach the page."""
+    try:
+        print(f"ROSE participant page: {what}: {e}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _client() -> Client | None:
+    """This tab: its Streamlit session id, its address, and the runtime's registry of connected sessions (a
+    closed tab's session leaves it at once, so its held item can go back to the pool)."""
+    from streamlit import runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not runtime.exists() or not isinstance(ctx.session_id, str):
+        return None
+    address = st.context.ip_address
+    return Client(ctx.session_id, address if isinstance(address, str) else None,
+                  runtime.get_instance().is_active_session)
+
+
+def _retry_soon(seconds: float) -> None:
+    """Rerun the whole page after `seconds` (a fragment timer; its first run, inside this run, does nothing)."""
+    ss["part_tick_armed"] = False
+
+    @st.fragment(run_every=seconds)
+    def tick() -> None:
+        if ss.get("part_tick_armed"):
+            st.rerun(scope="app")
+        ss["part_tick_armed"] = True
+
+    tick()
+
+
+try:
+    db = store()
+    if study_benchmark(db, ss.get("part_study") or st.query_params.get("study")) == "sgp":
+        runpy.run_path(str(Path(__file__).with_name("sgp_participant.py")))  # iVISPAR's puzzle: its own flow
+        st.stop()
+    ds = dataset()
+except DatasetError as e:
+    _log("dataset", e)
+    st.error(UNAVAILABLE)
+    st.caption(f"For the researcher: {e}")
     st.stop()
-ds = dataset()
 
 # -- who is this? ------------------------------------------------------------------------------
 if "part_pid" not in ss:
     ident = identity_from_query(st.query_params.to_dict())
-    study = get_study(db, ident.study_id) if ident.study_id else None
+    try:
+        study = get_study(db, ident.study_id) if ident.study_id else None
+    except Exception as e:  # a database that cannot even be read: calm message, try again
+        _log("reading the study", e)
+        st.info(UNAVAILABLE)
+        _retry_soon(WAIT_S)
+        st.stop()
     if study is None or not study.active:
         st.error("This study link is not valid or the study is closed. Please check the link you were given.")
         st.stop()
@@ -39,58 +99,165 @@ if "part_pid" not in ss:
         st.query_params["pid"] = ident.external_id  # a reload keeps the same anonymous participant
     try:
         p = join(db, study, ident.external_id, ident.source, ident.prolific_study_id, ident.prolific_session_id)
-    except StudyError as e:
+    except StudyError as e:  # a bad id, or a known id arriving with another Prolific session (recorded)
         st.error(f"Cannot start: {e}")
+        st.stop()
+    except StorageError as e:
+        _log("joining", e)
+        st.info(UNAVAILABLE)
+        _retry_soon(WAIT_S)
         st.stop()
     ss["part_pid"], ss["part_study"] = p.participant_id, study.study_id
 
-session = ParticipantSession(db, ds, get_study(db, ss["part_study"]), ss["part_pid"])
-# A full run (first request, reload, reopened tab) computes the screen from the database; after that every step
-# (consent, instructions, an answer, Continue) stores what the participant did and computes the next screen in
-# its widget's callback, and one rerun of the `participant_screen` fragment below shows it: no full rerun
-# between screens, and a click's rerun only re-renders the item.
-ss["part_screen"] = session.screen()
+PENDING_NOTE = ("Your answer could not be saved just yet (a problem on our side). Your selection is kept and the "
+                "answer is sent again by itself in a few seconds: there is nothing you need to do.")
+REFUSED_NOTE = {
+    "released": "That item had been given to another participant after a long pause, so your answer to it was not "
+                "counted. Here is another one.",
+    "late": "The time limit had passed, so that answer was not counted.",
+}
+
+try:
+    session = open_session(db, ds, ss["part_study"], ss["part_pid"], client=_client())
+    if session is None:
+        st.error("This study link is not valid or the study is closed. Please check the link you were given.")
+        st.stop()
+    pending = ss.get("part_pending")
+    if pending is not None:  # an answer kept while storage failed: send it first (refused if it may not count)
+        rec = session.submit(*pending)
+        ss.pop("part_pending", None)
+        if rec.refused in REFUSED_NOTE:
+            ss["part_notice"] = REFUSED_NOTE[rec.refused]
+    screen = session.screen()
+except StorageError as e:
+    _log("storage", e)
+    screen = None
+except StudyError as e:  # a practice picture that cannot be shown: nothing the participant can do
+    _log("study", e)
+    st.info(UNAVAILABLE)
+    _retry_soon(30.0)
+    st.stop()
 
 
-def go_on(action, *args) -> None:
-    """A button's callback: store the step, then compute the next screen (before the fragment reruns)."""
-    action(*args)
-    ss["part_screen"] = session.screen()
-
-
-def on_submit(screen: ItemScreen) -> None:
-    """DONE / SUBMIT: store the answer and compute the next screen, before the fragment reruns."""
-    sub = (ss.get("part_grid") or {}).get("submit")
-    if not sub or sub.get("view_id") != screen.view_id:
-        return
+def send(screen: ItemScreen, sub: dict) -> str:
+    """Store an answer. "next": the next item is in `part_item` (this fragment shows it); "rerun": a full rerun
+    shows what comes (feedback, the end, a notice, another tab); "pending": storage failed, the answer is kept
+    to send again; "unreadable": a malformed message, said on the item."""
     try:
-        session.submit(screen, sub)
+        rec = session.submit(screen, sub)
+    except StorageError as e:
+        _log("storing an answer", e)
+        ss["part_pending"] = (screen, sub)
+        return "pending"
     except StudyError as e:
         ss["part_grid_error"] = str(e)
-        return
-    ss["part_screen"] = session.screen()
+        return "unreadable"
+    ss.pop("part_pending", None)
+    if rec.refused == "other_tab":
+        return "rerun"
+    if rec.refused in REFUSED_NOTE:
+        ss["part_notice"] = REFUSED_NOTE[rec.refused]
+    try:
+        nxt = session.screen()
+    except (StorageError, StudyError):
+        return "rerun"
+    if isinstance(nxt, ItemScreen) and "part_notice" not in ss:
+        ss["part_item"] = nxt
+        return "next"
+    return "rerun"
 
 
-def show_item(screen: ItemScreen) -> None:
-    """The item: the component shows the progress, "Item k of n", the instruction, the grid and DONE/SUBMIT.
+def show_item(first: ItemScreen, retrying: bool = False) -> None:
+    """The item: the component shows the instruction, "Item k of n", the grid and DONE/SUBMIT.
 
-    A click reruns this fragment only: its events are stored (validated, once by seq) and the rerun sends the
-    new `ack_seq` back; nothing else is recomputed."""
+    The answer is stored in the component's submit callback, before the fragment reruns, and the next screen
+    is computed there from the database: when it is another item, that one fragment rerun shows it (no full
+    rerun per item); anything else (feedback, the end) is shown by a full rerun. While storage fails
+    (`retrying`), the same fragment sends the kept answer again every RETRY_S seconds."""
+    ss["part_item"] = first  # what this full run computed; the submit callback moves it on to the next item
     known = ss.setdefault("part_known_seq", {})
-    # The PNG is read once per process and registered by URL (the browser fetches it once per item).
-    data = screen.component_data(image_url(item_png(str(ds.root / screen.item.image))))
-    data["progress_fraction"] = screen.progress_fraction
-    # One key for every item: the component rebuilds itself for a new view_id, and Streamlit keeps one widget
-    # state instead of one per item answered since the last full rerun (each is re-read at every rerun).
-    res = click_grid(key="part_grid", data=data, on_submit=partial(on_submit, screen))
-    try:
-        if res.grid:
-            known[screen.view_id] = session.record_events(screen, res.grid, known.get(screen.view_id, -1))
-    except StudyError as e:
-        ss["part_grid_error"] = str(e)
-    err = ss.pop("part_grid_error", None)
-    if err:
-        st.error(f"Your answer could not be read ({err}). Please try again.")
+
+    def on_submit(screen: ItemScreen) -> None:
+        sub = (ss.get("part_grid") or {}).get("submit")
+        if not sub or sub.get("view_id") != screen.view_id:
+            return
+        outcome = send(screen, sub)
+        if outcome == "rerun" or (outcome == "pending" and not retrying):
+            ss["part_leave_item"] = True  # a full rerun: the next screen, or the retry timer armed
+
+    @st.fragment(run_every=RETRY_S if retrying else None)
+    def item() -> None:
+        if ss.pop("part_leave_item", False):
+            st.rerun(scope="app")
+        screen: ItemScreen = ss["part_item"]
+        pending = ss.get("part_pending")
+        if pending is not None and pending[0].view_id == screen.view_id and ss.get("part_retry_armed"):
+            if send(*pending) != "pending":
+                st.rerun(scope="app")  # stored: the next screen, without the retry timer
+        ss["part_retry_armed"] = True  # the first run (inside the full run) only shows the item
+        png = ss.get("part_png")
+        if png is None or png[0] != screen.view_id:
+            try:
+                png = ss["part_png"] = (screen.view_id, ds.read_image(screen.item.image))
+            except DatasetError as e:  # missing or changed on disk: never shown; another item instead
+                _log("image", e)
+                try:
+                    session.drop_item(screen, str(e))
+                except (StorageError, StudyError) as e2:
+                    _log("releasing an item", e2)
+                st.rerun(scope="app")
+        data = screen.component_data(image_url(png[1]))
+        data["progress_fraction"] = screen.progress_fraction  # drawn by the component: one element per rerun
+        # One key for every item: the component rebuilds itself for a new view_id, and Streamlit keeps one widget
+        # state instead of one per item answered since the last full rerun (each is re-read at every rerun).
+        res = click_grid(key="part_grid", data=data, on_submit=partial(on_submit, screen))
+        try:
+            if res.grid:
+                known[screen.view_id] = session.record_events(screen, res.grid, known.get(screen.view_id, -1))
+        except OtherTabError:
+            st.rerun(scope="app")
+        except StorageError as e:  # not acknowledged: the browser sends these events again with the next ones
+            _log("storing events", e)
+        except StudyError as e:
+            ss["part_grid_error"] = str(e)
+        if "part_pending" in ss:
+            st.warning(PENDING_NOTE)
+        err = ss.pop("part_grid_error", None)
+        if err:
+            st.error(f"Your answer could not be read ({err}). Please try again.")
+
+    ss["part_retry_armed"] = False
+    item()
+
+
+def wait_for_change(current) -> None:
+    """Check again every WAIT_S seconds; the page moves on by itself once the screen is another one."""
+    ss["part_wait_armed"] = False
+
+    @st.fragment(run_every=WAIT_S)
+    def watch() -> None:
+        if ss.get("part_wait_armed"):
+            try:
+                if session.screen() != current:
+                    st.rerun(scope="app")
+            except StorageError as e:
+                _log("storage", e)
+        ss["part_wait_armed"] = True
+
+    watch()
+
+
+notice = ss.pop("part_notice", None)
+if notice:
+    st.info(notice)
+
+if screen is None:  # storage is failing
+    if isinstance(ss.get("part_item"), ItemScreen) and "part_pending" in ss:
+        show_item(ss["part_item"], retrying=True)
+    else:
+        st.info(UNAVAILABLE)
+        _retry_soon(RETRY_S)
+    st.stop()
 
 
 def show_feedback(fb: PracticeFeedback) -> None:
@@ -118,71 +285,94 @@ def show_feedback(fb: PracticeFeedback) -> None:
     elif fb.outcome == "screened_out":
         st.info("That was the last practice round.")
     # Stored in the callback, before the rerun: that one rerun already shows the next screen.
-    st.button("Continue", type="primary", key="part_fb_btn", on_click=go_on,
-              args=(session.acknowledge_feedback, fb.view_id))
+    st.button("Continue", type="primary", key="part_fb_btn", on_click=calmly(session.acknowledge_feedback),
+              args=(fb.view_id,))
 
 
-@st.fragment
-def participant_screen() -> None:
-    screen = ss["part_screen"]
-    match screen:
-        case Consent(time_limit_minutes=limit):
-            st.title("Welcome")
-            st.markdown(
-                "You are invited to take part in a short research study on how people find the odd items in a grid of "
-                "pictures. Each screen shows a grid; you will count or click the cells that look different from the "
-                "rest. Your answers, the clicks you make and their timing are recorded together with your participant "
-                "id. No other personal data is collected. Participation is voluntary and you may stop at any time by "
-                "closing this page.")
-            if limit:
-                st.info(f"The study has a time limit of {limit} minutes from the moment you agree.")
-            agree = st.checkbox("I have read the above and agree to take part.", key="part_agree")
-            st.button("Continue", type="primary", disabled=not agree, key="part_consent_btn",
-                      on_click=go_on, args=(session.consent,))
-
-        case Instructions(has_practice=has_practice):
-            st.title("How it works")
-            plain, solved, cells = worked_example()
-            st.markdown(
-                "Each picture is a grid. Rows are numbered **R1, R2, …** from the top and columns **C1, C2, …** from "
-                "the left. Almost every cell shows the same item; **a few cells show a slightly different item: these "
-                "are the odd cells**. Which item is the odd one is never said: you decide from what most cells show.\n\n"
-                "Depending on the screen you will **count** odd cells, or **click** them, sometimes only inside a "
-                "region (a row, a column, a rectangle, a highlighted area) or only outside an excluded area. Read the "
-                "instruction above each picture. Click a cell again to unselect it; **Undo** and **Clear** help. "
-                "The keyboard works too: arrow keys move, Enter or Space selects. Press **DONE** (or **SUBMIT**) "
-                "when you are finished; if no cell fits the instruction, press DONE without clicking anything.")
-            a, b = st.columns(2)
-            a.image(plain, output_format="PNG", caption="Example grid")
-            b.image(solved, output_format="PNG", caption=f"The odd cells, outlined: {cells}")
-            if has_practice:
-                st.markdown("First a short practice with feedback: one screen of each kind you will meet.")
-            st.button("I understand, start the practice" if has_practice else "I understand, start",
-                      type="primary", key="part_instr_btn", on_click=go_on, args=(session.finish_instructions,))
-
-        case PracticeFeedback():
-            show_feedback(screen)
-
-        case ItemScreen():
-            show_item(screen)
-
-        case End(reason=reason, completion_code=code, completion_url=url):
-            st.title("Thank you!")
-            if reason == "completed":
-                st.success("You have finished the study.")
-                if code:
-                    st.markdown(f"Your completion code is **`{code}`**.")
-                if url:
-                    st.link_button("Return to the study platform", url, type="primary")
-                    st.caption("You will be redirected in a few seconds.")
-                    redirect(url)
-            elif reason == "screened_out":
-                st.info("Thank you for your time. Your practice answers did not reach the study's criterion, so the "
-                        "study ends here.")
-            elif reason == "timed_out":
-                st.info("The time limit for this study has passed. Thank you for your time.")
-            else:
-                st.info("Every item of this study already has enough answers. Thank you for your time.")
+def calmly(action):
+    """A button's callback: a storage fault leaves the screen as it was (the next run says so) instead of a
+    traceback."""
+    def run(*args):
+        try:
+            action(*args)
+        except StorageError as e:
+            _log("storage", e)
+    return run
 
 
-participant_screen()
+match screen:
+    case Consent(time_limit_minutes=limit):
+        st.title("Welcome")
+        st.markdown(
+            "You are invited to take part in a short research study on how people find the odd items in a grid of "
+            "pictures. Each screen shows a grid; you will count or click the cells that look different from the "
+            "rest. Your answers, the clicks you make and their timing are recorded together with your participant "
+            "id. No other personal data is collected. Participation is voluntary and you may stop at any time by "
+            "closing this page.")
+        if limit:
+            st.info(f"The study has a time limit of {limit} minutes from the moment you agree.")
+        agree = st.checkbox("I have read the above and agree to take part.", key="part_agree")
+        st.button("Continue", type="primary", disabled=not agree, key="part_consent_btn",
+                  on_click=calmly(session.consent))
+
+    case Instructions(has_practice=has_practice):
+        st.title("How it works")
+        plain, solved, cells = worked_example()
+        st.markdown(
+            "Each picture is a grid. Rows are numbered **R1, R2, …** from the top and columns **C1, C2, …** from "
+            "the left. Almost every cell shows the same item; **a few cells show a slightly different item: these "
+            "are the odd cells**. Which item is the odd one is never said: you decide from what most cells show.\n\n"
+            "Depending on the screen you will **count** odd cells, or **click** them, sometimes only inside a "
+            "region (a row, a column, a rectangle, a highlighted area) or only outside an excluded area. Read the "
+            "instruction above each picture. Click a cell again to unselect it; **Undo** and **Clear** help. "
+            "The keyboard works too: arrow keys move, Enter or Space selects. Press **DONE** (or **SUBMIT**) "
+            "when you are finished; if no cell fits the instruction, press DONE without clicking anything.")
+        a, b = st.columns(2)
+        a.image(plain, output_format="PNG", caption="Example grid")
+        b.image(solved, output_format="PNG", caption=f"The odd cells, outlined: {cells}")
+        if has_practice:
+            st.markdown("First a short practice with feedback: one screen of each kind you will meet.")
+        st.button("I understand, start the practice" if has_practice else "I understand, start",
+                  type="primary", key="part_instr_btn", on_click=calmly(session.finish_instructions))
+
+    case PracticeFeedback():
+        show_feedback(screen)
+
+    case ItemScreen():
+        show_item(screen, retrying="part_pending" in ss)
+
+    case OtherTab():
+        st.title("This study is open in another tab")
+        st.markdown("You have this study open in another tab or window. Please continue there, or continue here: "
+                    "the other tab then stops. (Only one tab at a time can record your answers.)")
+        st.button("Continue here", type="primary", key="part_take_over", on_click=calmly(session.take_over))
+        wait_for_change(screen)
+
+    case Wait(reason=reason):
+        st.title("Please wait a moment")
+        if reason == "held":
+            st.info("Every remaining item is being answered by other participants right now. Please keep this page "
+                    "open: it continues by itself as soon as an item is free. You can also come back later with the "
+                    "same link; your progress is kept.")
+        else:
+            st.info("Several people from your network are taking part at the same time. Please keep this page open: "
+                    "it continues by itself as soon as one of them has finished an item.")
+        wait_for_change(screen)
+
+    case End(reason=reason, completion_code=code, completion_url=url):
+        st.title("Thank you!")
+        if reason == "completed":
+            st.success("You have finished the study.")
+            if code:
+                st.markdown(f"Your completion code is **`{code}`**.")
+            if url:
+                st.link_button("Return to the study platform", url, type="primary")
+                st.caption("You will be redirected in a few seconds.")
+                redirect(url)
+        elif reason == "screened_out":
+            st.info("Thank you for your time. Your practice answers did not reach the study's criterion, so the "
+                    "study ends here.")
+        elif reason == "timed_out":
+            st.info("The time limit for this study has passed. Thank you for your time.")
+        else:
+            st.info("Every item of this study already has enough answers. Thank you for your time.")

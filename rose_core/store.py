@@ -149,6 +149,23 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE events ADD COLUMN active_ms REAL",
         "CREATE INDEX assignments_open ON assignments(participant_id) WHERE answered_at IS NULL",
     ],
+    5: [
+        # The browser tab (Streamlit session id) driving a participant and the address it connects from: one tab
+        # at a time, held items of closed tabs released early, held items per address capped.
+        "ALTER TABLE participants ADD COLUMN client_id TEXT",
+        "ALTER TABLE participants ADD COLUMN client_address TEXT",
+        # Requests the instrument refused, kept for the experimenter: an identity that does not match the stored
+        # one, an answer after the time limit or for an item given to someone else, a damaged image.
+        """CREATE TABLE participant_flags (
+            study_id TEXT NOT NULL,
+            participant_id TEXT,
+            external_id TEXT,
+            kind TEXT NOT NULL,
+            detail TEXT NOT NULL,
+            at REAL NOT NULL
+        )""",
+        "CREATE INDEX participant_flags_study ON participant_flags(study_id, kind)",
+    ],
     6: [
         # Every experimenter sign-in attempt, to slow down and audit password guessing (rose_core.auth).
         """CREATE TABLE sign_in_attempts (

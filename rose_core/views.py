@@ -24,7 +24,7 @@ def ensure_dataset(root: Path, progress: Progress | None = None) -> Path:
     with open(root.parent / f".{root.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (root / "manifest.json").exists():
-            build_dataset(root, progress=progress, replace=True)
+            build_dataset(root, progress=progress)  # never over a non-empty folder (DatasetError names it)
     return root
 
 

@@ -5,7 +5,7 @@ only what the component sends."""
 from __future__ import annotations
 
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.session import End, ItemScreen, ParticipantSession, PracticeFeedback, Recorded, join
+from rose_core.instrument.session import End, ItemScreen, ParticipantSession, PracticeFeedback, Recorded, Wait, join
 
 
 def events_for(cells, count=None, start_seq: int = 0) -> list[dict]:
@@ -52,13 +52,24 @@ def new_session(store, ds, study, ext: str, ids=None, clock=None, intro: bool = 
     return s
 
 
-def run_to_end(session: ParticipantSession, right=lambda screen: True, on_item=None, max_steps: int = 500):
-    """Answer every item (acknowledging feedback) until the end; returns (kinds answered, End)."""
+def run_to_end(session: ParticipantSession, right=lambda screen: True, on_item=None, max_steps: int = 500,
+               max_waits: int = 20_000):
+    """Answer every item (acknowledging feedback) until the end; returns (kinds answered, End). A `Wait` (every
+    remaining item held by someone else, as with participants answering in other threads) is waited out."""
+    import time
+
     kinds = []
-    for _ in range(max_steps):
+    steps = 0
+    while steps < max_steps:
         screen = session.screen()
         if isinstance(screen, End):
             return kinds, screen
+        if isinstance(screen, Wait):
+            max_waits -= 1
+            assert max_waits > 0, "waited too long for a held item"
+            time.sleep(0.002)
+            continue
+        steps += 1
         if isinstance(screen, PracticeFeedback):
             session.acknowledge_feedback(screen.view_id)
             continue

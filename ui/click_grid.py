@@ -14,7 +14,6 @@ Browser -> server (see README "How it answers"):
 """
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -103,13 +102,6 @@ def image_url(png: bytes, coordinates: str = "rose_click_grid.image") -> str:
     url = runtime.get_instance().media_file_mgr.add(png, "image/png", coordinates)
     base = (st.get_option("server.baseUrlPath") or "").strip("/")
     return f"/{base}{url}" if base else url
-
-
-@functools.lru_cache(maxsize=256)
-def item_png(path: str) -> bytes:
-    """An instance's PNG, read once per process (static per-item data, shared by every participant; ~20-40 KB
-    each, so 256 items are a few MB). The page registers it with `image_url` at every rerun without rereading."""
-    return Path(path).read_bytes()
 
 
 def encode_data(data: dict[str, Any]) -> bytes:

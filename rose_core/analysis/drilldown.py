@@ -62,6 +62,14 @@ def decode_event(row: Mapping[str, Any]) -> Event:
                  float(row["server_ts"]))
 
 
+def _decode_or_none(row: Mapping[str, Any]) -> Event | None:
+    """A stored event, or None when it cannot be placed at all (no integer sequence number or no server time)."""
+    try:
+        return decode_event(row)
+    except (TypeError, ValueError):
+        return None
+
+
 def step(selection: list[Cell], e: Event) -> list[Cell]:
     """The selection after one event, as the click grid computes it (one definition, in grid_input)."""
     return apply_event(selection, e.type, e.cell, e.value)
@@ -71,15 +79,25 @@ def fmt_cells(cells: list[Cell]) -> str:
     return "; ".join(f"R{r}C{c}" for r, c in cells)
 
 
-def replay(store: Store, participant_id: str, instance_id: str) -> pd.DataFrame:
+def _in_grid(e: Event, grid: tuple[int, int] | None) -> Event:
+    """An event whose cell lies outside the grid names no cell (stored by hand or by an older version): it changes
+    no selection, and no chart is asked to draw a box that does not exist."""
+    if grid is None or e.cell is None or (1 <= e.cell[0] <= grid[0] and 1 <= e.cell[1] <= grid[1]):
+        return e
+    return Event(e.view_id, e.seq, e.type, None, e.value, e.client_ts, e.server_ts)
+
+
+def replay(store: Store, participant_id: str, instance_id: str, grid: tuple[int, int] | None = None) -> pd.DataFrame:
     """A participant's events on an instance in order, with the selection after each step.
 
     Order: page views by the server time of their first stored event, then the view id; within a view by
     sequence number. A view is one assignment: a reload keeps its view id and continues its numbering (the
-    page restores the selection from these same events), so a replay runs straight across reloads."""
-    events = [decode_event(r) for r in store.query(
+    page restores the selection from these same events), so a replay runs straight across reloads.
+    `grid` (rows, cols): cells outside it are dropped from the replay. Events no browser of ours sends (a click
+    with no cell, an unknown type, an unreadable sequence number) are shown but change nothing."""
+    events = [_in_grid(e, grid) for e in (_decode_or_none(r) for r in store.query(
         "SELECT view_id, seq, type, row, col, value, client_ts, server_ts FROM events "
-        "WHERE participant_id = ? AND instance_id = ?", (participant_id, instance_id))]
+        "WHERE participant_id = ? AND instance_id = ?", (participant_id, instance_id))) if e is not None]
     cols = ["view", "view_id", "seq", "type", "row", "col", "value", "t (s)", "server_ts", "selection after",
             "cells after"]
     if not events:

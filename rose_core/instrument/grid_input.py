@@ -19,10 +19,13 @@ from .config import StudyError
 EventType = Literal["click", "unclick", "undo", "clear", "count_input", "focus", "blur", "hidden", "visible"]
 EVENT_TYPES: frozenset[str] = frozenset(EventType.__args__)  # type: ignore[attr-defined]
 ACTION_TYPES = frozenset({"click", "unclick", "undo", "clear", "count_input"})
+CELL_TYPES = frozenset({"click", "unclick", "undo"})   # the events that name a cell (r, c); no other does
 MAX_EVENTS = 2000          # per message
-MAX_SEQ = 100_000
+MAX_SEQ = 20_000           # per view: bounds what one item can store
 MAX_VALUE = 64
-MAX_MS = 7 * 24 * 3600 * 1000.0
+MAX_MS = 24 * 3600 * 1000.0   # a client time beyond a day is absurd for one item: stored as NULL
+MAX_VIEWPORT = 20_000
+DPR_RANGE = (0.1, 16.0)
 SUBMIT_LABEL: dict[str, str] = {"count": "Submit", "click": "DONE", "click_submit": "SUBMIT"}
 COUNT_LABEL: dict[str, str] = {"count": "Number of odd cells:",
                                "click_submit": "Number of odd cells outside the excluded area:"}
@@ -82,28 +85,37 @@ def _err(what: str) -> StudyError:
     return StudyError(f"malformed message from the browser: {what}")
 
 
+def _short(v: Any) -> str:
+    """A value for an error message, never long (a crafted 13 MB string must not be echoed back)."""
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
 def _int(v: Any, what: str, lo: int, hi: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v):
-        raise _err(f"{what}: expected a whole number, got {v!r}")
-    v = int(v)
+    """A whole number the browser sent as a JSON integer (2.0 or "2" is not a cell number)."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise _err(f"{what}: expected a whole number, got {_short(v)}")
     if not lo <= v <= hi:
-        raise _err(f"{what}: expected {lo}..{hi}, got {v}")
+        raise _err(f"{what}: expected {lo}..{hi}, got {_short(v)}")
     return v
 
 
 def _ms(v: Any, what: str) -> float | None:
-    if v is None:
+    """A client time in ms. The page's clock is secondary and never trusted: anything but a finite number in
+    0..MAX_MS (null, NaN, Infinity, negative, absurd, text) is kept as NULL rather than refusing the answer."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise _err(f"{what}: expected a finite number, got {v!r}")
-    return float(v)
+    v = float(v)
+    return v if math.isfinite(v) and 0 <= v <= MAX_MS else None
 
 
 def _str(v: Any, what: str, n: int = MAX_VALUE) -> str | None:
     if v is None:
         return None
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        v = str(int(v)) if float(v).is_integer() else str(v)
+        if not math.isfinite(v):
+            raise _err(f"{what}: expected text, got {_short(v)}")
+        v = str(int(v)) if float(v).is_integer() and abs(v) < 1e15 else str(v)
     if not isinstance(v, str) or len(v) > n:
         raise _err(f"{what}: expected text of at most {n} characters")
     return v
@@ -122,7 +134,8 @@ def _cells(v: Any, rows: int, cols: int) -> tuple[Cell, ...]:
     if v is None:
         return ()
     if not isinstance(v, list) or len(v) > rows * cols:
-        raise _err(f"selection: expected a list of at most {rows * cols} cells")
+        raise _err(f"selection: expected a list of at most {rows * cols} cells"
+                   + (f", got {len(v)}" if isinstance(v, list) else ""))
     out = []
     for i, rc in enumerate(v):
         if not isinstance(rc, (list, tuple)) or len(rc) != 2:
@@ -138,19 +151,22 @@ def _events(v: Any, rows: int, cols: int) -> tuple[GridEvent, ...]:
     if v is None:
         return ()
     if not isinstance(v, list) or len(v) > MAX_EVENTS:
-        raise _err(f"events: expected a list of at most {MAX_EVENTS}")
+        raise _err(f"events: expected a list of at most {MAX_EVENTS}"
+                   + (f", got {len(v)}" if isinstance(v, list) else ""))
     out = []
     for i, e in enumerate(v):
         if not isinstance(e, dict):
             raise _err(f"events[{i}]: expected an object")
         typ = e.get("type")
         if typ not in EVENT_TYPES:
-            raise _err(f"events[{i}].type: expected one of {sorted(EVENT_TYPES)}, got {typ!r}")
+            raise _err(f"events[{i}].type: expected one of {sorted(EVENT_TYPES)}, got {_short(typ)}")
         seq = _int(e.get("seq"), f"events[{i}].seq", 0, MAX_SEQ)
         r = None if e.get("r") is None else _int(e.get("r"), f"events[{i}].r", 1, rows)
         c = None if e.get("c") is None else _int(e.get("c"), f"events[{i}].c", 1, cols)
-        if typ in ("click", "unclick", "undo") and (r is None or c is None):
+        if typ in CELL_TYPES and (r is None or c is None):
             raise _err(f"events[{i}]: a {typ} needs r and c")
+        if typ not in CELL_TYPES and (r is not None or c is not None):
+            raise _err(f"events[{i}]: a {typ} names no cell")
         if typ == "undo" and e.get("value") not in ("click", "unclick"):
             raise _err(f"events[{i}].value: an undo names the action it undid, 'click' or 'unclick'")
         out.append(GridEvent(seq, typ, r, c, _str(e.get("value"), f"events[{i}].value"),
@@ -178,17 +194,29 @@ def parse_submit(payload: Any, rows: int, cols: int) -> GridSubmit:
     text = _count_text(payload.get("count"))
     if text is not None and not _COUNT.fullmatch(text):
         raise _err(f"count: expected a whole number 0-999999, got {text!r}")
-    vp = payload.get("viewport")
-    if vp is not None:
-        if not isinstance(vp, list) or len(vp) != 2:
-            raise _err("viewport: expected [width, height]")
-        vp = (_int(vp[0], "viewport width", 0, 100_000), _int(vp[1], "viewport height", 0, 100_000))
-    total = payload.get("client_total_ms")
+    focus_lost = payload.get("focus_lost")
+    if focus_lost is not None and not isinstance(focus_lost, bool):
+        raise _err(f"focus_lost: expected true or false, got {_short(focus_lost)}")
     return GridSubmit(
         view, _cells(payload.get("selection"), rows, cols),
         None if text is None else int(text), text, _events(payload.get("events"), rows, cols),
         _ms(payload.get("first_action_ms"), "first_action_ms"), _ms(payload.get("active_ms"), "active_ms"),
-        _ms(total, "client_total_ms"), vp, _ms(payload.get("dpr"), "dpr"), bool(payload.get("focus_lost")))
+        _ms(payload.get("client_total_ms"), "client_total_ms"), _viewport(payload.get("viewport")),
+        _dpr(payload.get("dpr")), bool(focus_lost))
+
+
+def _viewport(v: Any) -> tuple[int, int] | None:
+    """[width, height] in CSS pixels; like the client times, secondary: anything out of bounds is NULL."""
+    if (isinstance(v, list) and len(v) == 2
+            and all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= MAX_VIEWPORT for x in v)):
+        return v[0], v[1]
+    return None
+
+
+def _dpr(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return float(v) if DPR_RANGE[0] <= v <= DPR_RANGE[1] else None
 
 
 def apply_event(selection: list[Cell], type: str, cell: Cell | None, value: str | None) -> list[Cell]:

@@ -5,6 +5,7 @@ participant has seen and a tie-break, so tests seed them and get the same assign
 """
 from __future__ import annotations
 
+import os
 from typing import Callable, Mapping, Sequence
 
 from ..benchmarks.rose.dataset import Dataset
@@ -14,16 +15,31 @@ from .ids import stable_hash
 
 _POOLS: dict[tuple, list[Instance]] = {}
 
+CLOSED_TAB_GRACE_S = 60.0      # a tab closed this long (and silent) loses its held item: time for a reload
+HOLDS_PER_ADDRESS_ENV = "ROSE_MAX_HOLDS_PER_ADDRESS"
+DEFAULT_HOLDS_PER_ADDRESS = 5
+
+
+def holds_per_address() -> int:
+    """How many main items the connected tabs of one client address may hold at once (0: no cap). Behind a proxy
+    every participant may share the proxy's address: raise it, or set 0, there."""
+    try:
+        return max(0, int(os.environ.get(HOLDS_PER_ADDRESS_ENV, DEFAULT_HOLDS_PER_ADDRESS)))
+    except ValueError:
+        return DEFAULT_HOLDS_PER_ADDRESS
+
 
 def main_pool(ds: Dataset, cfg: StudyConfig) -> list[Instance]:
-    """The instances a study may assign as main items (practice scenes excluded); cached per dataset and config."""
+    """The instances a study may assign as main items (practice scenes and damaged images excluded); cached per
+    dataset, its known damaged images and config."""
     # Keyed on exactly what selects the pool (serializing the whole config for the key cost ~1 ms per screen).
-    key = (id(ds), cfg.split, tuple(cfg.subsets), tuple(cfg.templates), tuple(cfg.practice_scene_ids))
+    key = (id(ds), len(ds.damaged_images), cfg.split, tuple(cfg.subsets), tuple(cfg.templates),
+           tuple(cfg.practice_scene_ids))
     pool = _POOLS.get(key)
     if pool is None:
         excluded = set(cfg.practice_scene_ids)
         pool = [i for i in ds.select(None if cfg.split == "all" else cfg.split, cfg.subsets, cfg.templates)
-                if i.scene_id not in excluded]
+                if i.scene_id not in excluded and i.image not in ds.damaged_images]
         if len(_POOLS) > 64:
             _POOLS.clear()
         _POOLS[key] = pool

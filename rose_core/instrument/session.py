@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import random
+import sqlite3
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Callable, Iterator, Literal, Union
 
 from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import Cell
@@ -24,9 +26,62 @@ from .grid_input import Restore, component_data, parse_state, parse_submit, rest
 from .ids import Clock, Ids, RandomIds, stable_hash, system_clock
 from .items import ItemResult, OneShotAnswer, RoseItem, attention_item_id, item_for
 from .policy import (
-    attention_scene, attention_slot_due, default_tiebreak, main_pool, pick_main, progress_text, shown_at,
+    CLOSED_TAB_GRACE_S, attention_scene, attention_slot_due, default_tiebreak, holds_per_address, main_pool,
+    pick_main, progress_text, shown_at,
 )
 from .practice import plan_practice
+
+
+class StorageError(RuntimeError):
+    """The database cannot store or read right now (disk full, read-only, corrupt). Nothing was half-stored: the
+    page keeps the participant's selection and sends the answer again once storage works."""
+
+
+class OtherTabError(StudyError):
+    """This tab no longer drives the participant: the study was continued in another tab or window."""
+
+
+class IdentityMismatch(StudyError):
+    """The participant id is known, but arrived with another Prolific study / session id or another source."""
+
+
+class ItemUnavailable(StudyError):
+    """An item's image is missing or damaged: a main or attention item is released and replaced; a practice item
+    cannot be replaced, and the participant is asked to come back later."""
+
+    def __init__(self, assignment: sp.Assignment, why: str):
+        super().__init__(why)
+        self.assignment, self.why = assignment, why
+
+
+@contextmanager
+def storage(store: Store) -> Iterator[None]:
+    """Database faults as StorageError (a duplicate key stays an IntegrityError: that is a bug, not a fault).
+
+    A COMMIT refused for a full disk leaves SQLite's transaction open; it is rolled back here, so the next write
+    of this thread (a rerun's events, the retry) starts clean instead of failing as a nested transaction."""
+    try:
+        yield
+    except sqlite3.IntegrityError:
+        raise
+    except sqlite3.DatabaseError as e:
+        try:
+            with store.connect() as c:
+                if c.in_transaction:
+                    c.execute("ROLLBACK")
+        except sqlite3.DatabaseError:
+            pass
+        raise StorageError(str(e)) from e
+
+
+@dataclass(frozen=True)
+class Client:
+    """The browser tab driving a participant: its Streamlit session id, the address it connects from, and a probe
+    saying whether a tab (any session id) is still connected to this server."""
+
+    client_id: str
+    address: str | None = None
+    live: Callable[[str], bool] = field(default=lambda _client_id: True, repr=False, compare=False)
 
 
 def view_id_for(participant_id: str, kind: str, attempt: int, position: int) -> str:
@@ -91,19 +146,34 @@ class PracticeFeedback:
 
 
 @dataclass(frozen=True)
+class OtherTab:
+    """The participant is driven by another open tab; this one may take over (`take_over`)."""
+
+
+@dataclass(frozen=True)
+class Wait:
+    """No item can be given now, but one may be soon: every remaining item is held by someone who has not answered
+    yet ("held"), or this address already holds as many items as one client may ("address")."""
+
+    reason: Literal["held", "address"]
+
+
+@dataclass(frozen=True)
 class End:
     reason: EndReason
     completion_code: str
     completion_url: str
 
 
-Screen = Union[Consent, Instructions, PracticeFeedback, ItemScreen, End]
+Screen = Union[Consent, Instructions, PracticeFeedback, ItemScreen, OtherTab, Wait, End]
+Refusal = Literal["answered", "unknown", "released", "late", "other_tab"]
 
 
 @dataclass(frozen=True)
 class Recorded:
     result: ItemResult | None
-    duplicate: bool               # the view was already answered (or is not this participant's): nothing stored
+    duplicate: bool               # nothing stored (already answered, not this participant's, or refused)
+    refused: Refusal | None = None  # why nothing was stored
 
 
 # --------------------------------------------------------------------------- studies and participants
@@ -133,17 +203,35 @@ def join(store: Store, study: Study, external_id: str, source: str, prolific_stu
     external_id = external_id.strip()
     if not external_id or len(external_id) > 128:
         raise StudyError("participant id: expected 1-128 characters")
+    prolific_study_id, prolific_session_id = _link_id(prolific_study_id), _link_id(prolific_session_id)
     t = clock()
-    with store.write() as c:
+    with storage(store), store.write() as c:
         p = sp.find_participant(c, study.study_id, external_id)
         if p is None:
             pid = (ids or RandomIds()).participant_id()
             sp.insert_participant(c, pid, study.study_id, external_id, source, prolific_study_id,
                                   prolific_session_id, t)
-        else:
-            pid = p.participant_id
-            sp.touch(c, pid, t)
-        return sp.get_participant(c, pid)
+            return sp.get_participant(c, pid)
+        stored, given = (p.source, p.prolific_study_id, p.prolific_session_id), (source, prolific_study_id,
+                                                                                 prolific_session_id)
+        if stored == given:
+            sp.touch(c, p.participant_id, t)
+            return sp.get_participant(c, p.participant_id)
+        # Someone with this id arrived another way: they never take over the stored progress (recorded, refused).
+        sp.record_flag(c, study.study_id, p.participant_id, external_id, "identity_mismatch",
+                       json.dumps({"stored": dict(zip(("source", "study_id", "session_id"), stored)),
+                                   "given": dict(zip(("source", "study_id", "session_id"), given))}), t)
+    raise IdentityMismatch("this participant id is already taking part in the study under another session. "
+                           "Please open the study again from the link you were given; if this keeps happening, "
+                           "contact the researcher")
+
+
+def _link_id(v: str | None) -> str | None:
+    """A Prolific STUDY_ID / SESSION_ID from the link: None when absent, refused when absurd."""
+    v = (v or "").strip()
+    if len(v) > 128:
+        raise StudyError("study or session id: expected at most 128 characters")
+    return v or None
 
 
 # --------------------------------------------------------------------------- the session
@@ -151,8 +239,12 @@ def join(store: Store, study: Study, external_id: str, source: str, prolific_stu
 class ParticipantSession:
     """One participant of one study: `screen()` says what to show; the other methods store what they did."""
 
-    def __init__(self, store: Store, ds: Dataset, study: Study, participant_id: str, clock: Clock = system_clock):
+    def __init__(self, store: Store, ds: Dataset, study: Study, participant_id: str, clock: Clock = system_clock,
+                 client: Client | None = None):
+        """`client`: the tab this session serves. With it, one tab at a time drives the participant, and held
+        items of closed tabs go back to the pool; without it (scripts, tests of the flow) neither is checked."""
         self.store, self.ds, self.study, self.participant_id, self.clock = store, ds, study, participant_id, clock
+        self.client = client
 
     @property
     def cfg(self) -> StudyConfig:
@@ -160,17 +252,73 @@ class ParticipantSession:
 
     # ---- the intro
     def consent(self) -> None:
-        with self.store.write() as c:
-            sp.set_consent(c, self.participant_id, self.clock())
+        with storage(self.store), self.store.write() as c:
+            if self._owns(c):
+                sp.set_consent(c, self.participant_id, self.clock())
 
     def finish_instructions(self) -> None:
-        with self.store.write() as c:
-            sp.set_instructions(c, self.participant_id, self.clock())
+        with storage(self.store), self.store.write() as c:
+            if self._owns(c):
+                sp.set_instructions(c, self.participant_id, self.clock())
+
+    # ---- which tab drives the participant
+    def _claim(self, c, p: sp.Participant) -> bool:
+        """True when this tab drives the participant (claimed now if no other tab is connected)."""
+        if self.client is None:
+            return True
+        mine, current = self.client.client_id, p.client_id
+        if current == mine:
+            return True
+        if current is not None and self.client.live(current):
+            return False
+        sp.set_client(c, p.participant_id, mine, self.client.address)
+        return True
+
+    def _owns(self, c) -> bool:
+        """Writes come only from the tab that drives the participant (another tab's events would collide with its
+        sequence numbers); a tab that lost the participant is told so and shows `OtherTab`."""
+        if self.client is None:
+            return True
+        p = sp.get_participant(c, self.participant_id)
+        return p is not None and p.client_id in (None, self.client.client_id) and self._claim(c, p)
+
+    def take_over(self) -> None:
+        """'Continue here': this tab drives the participant from now on; the other tab's messages are refused."""
+        if self.client is None:
+            return
+        with storage(self.store), self.store.write() as c:
+            sp.set_client(c, self.participant_id, self.client.client_id, self.client.address)
 
     # ---- what to show
     def screen(self) -> Screen:
-        with self.store.write() as c:
-            return self._screen(c)
+        for _ in range(10):
+            try:
+                with storage(self.store), self.store.write() as c:
+                    return self._screen(c)
+            except ItemUnavailable as e:
+                self._drop(e.assignment, e.why)
+        raise StudyError("too many items of this study cannot be shown (damaged images)")
+
+    def drop_item(self, screen: ItemScreen, why: str) -> None:
+        """The page could not read the item's image: never show it again; the participant gets another item."""
+        self.ds.mark_damaged(screen.item.image, why)
+        with storage(self.store), self.store.write() as c:
+            a = self._assignment_of(c, screen.view_id)
+        if a is not None:
+            self._drop(a, why)
+
+    def _drop(self, a: sp.Assignment, why: str) -> None:
+        if a.kind == "practice":
+            raise ItemUnavailable(a, why)
+        with storage(self.store), self.store.write() as c:
+            sp.release(c, a, self.clock())
+            sp.record_flag(c, self.study.study_id, a.participant_id, None, "damaged_image",
+                           f"{a.kind} {a.instance_id}: {why}", self.clock())
+
+    def _assignment_of(self, c, view_id: str) -> sp.Assignment | None:
+        pid = self.participant_id
+        return next((a for a in sp.participant_assignments(c, pid)
+                     if view_id_for(pid, a.kind, a.attempt, a.position) == view_id), None)
 
     def _end(self, reason: EndReason) -> End:
         return End(reason, self.cfg.completion_code, self.cfg.completion_url)
@@ -183,10 +331,13 @@ class ParticipantSession:
         sp.touch(c, pid, t)
         if p.finished_at is not None and p.end_reason != "screened_out":
             return self._end(p.end_reason)
+        if not self._claim(c, p):
+            return OtherTab()
         if p.consent_at is None:
             return Consent(cfg.time_limit_minutes)
         if p.finished_at is None and cfg.time_limit_minutes and t - p.consent_at > 60 * cfg.time_limit_minutes:
             sp.finish(c, pid, "timed_out", t)
+            sp.release_holds(c, [pid], t)  # their held item goes back to the pool at once
             return self._end("timed_out")
         if p.instructions_at is None:
             return Instructions(bool(cfg.practice_rounds))
@@ -201,10 +352,13 @@ class ParticipantSession:
         return self._main(c, p, assigns, t)
 
     def _item_screen(self, c, a: sp.Assignment, progress: str, fraction: float) -> ItemScreen:
+        item = item_for(self.ds, a.kind, a.instance_id)
+        problem = self.ds.image_problem(item.image)
+        if problem is not None:
+            raise ItemUnavailable(a, f"{self.ds.root / item.image}: {problem}")
         view = view_id_for(a.participant_id, a.kind, a.attempt, a.position)
         restored = restore(view_events(c, a.participant_id, view))
-        return ItemScreen(view, a.kind, item_for(self.ds, a.kind, a.instance_id), progress, fraction,
-                          restored.next_seq, restored)
+        return ItemScreen(view, a.kind, item, progress, fraction, restored.next_seq, restored)
 
     def _round(self, attempt: int) -> list[str]:
         rounds = self.cfg.practice_rounds
@@ -243,6 +397,7 @@ class ParticipantSession:
         if answered_main >= cfg.items_per_participant:
             sp.finish(c, pid, "completed", t)
             return self._end("completed")
+        self._release_closed_tabs(c, t)
         pool = main_pool(self.ds, cfg)
         slot = attention_slot_due(cfg, answered_main, {a.position for a in atts})
         if slot is not None:
@@ -250,15 +405,42 @@ class ParticipantSession:
             sp.insert_assignment(c, pid, "attention", slot, 0, attention_item_id(scene_id, f"{pid}-{slot}"),
                                  scene_id, t)
             return self._refetch(c, pid, "attention", slot, progress, fraction)
-        inst = pick_main(pool, cfg, sp.main_assignment_counts(c, self.study.study_id),
-                         {a.instance_id for a in mains}, {a.scene_id for a in mains}, p.counterbalance,
+        if self._address_full(c):
+            return Wait("address")
+        seen = {a.instance_id for a in mains}, {a.scene_id for a in mains}
+        inst = pick_main(pool, cfg, sp.main_assignment_counts(c, self.study.study_id), *seen, p.counterbalance,
                          answered_main, default_tiebreak(pid))
         if inst is None:
+            # Only answers fill an instance for good: while a held item may still come free, ask them to wait.
+            if pick_main(pool, cfg, sp.main_answered_counts(c, self.study.study_id), *seen, p.counterbalance,
+                         answered_main, default_tiebreak(pid)) is not None:
+                return Wait("held")
             reason: EndReason = "completed" if answered_main else "pool_exhausted"
             sp.finish(c, pid, reason, t)
             return self._end(reason)
         sp.insert_assignment(c, pid, "main", len(mains), 0, inst.instance_id, inst.scene_id, t)
         return self._refetch(c, pid, "main", len(mains), progress, fraction)
+
+    def _release_closed_tabs(self, c, t: float) -> None:
+        """Held main items of participants whose tab closed (no longer connected to this server) more than
+        CLOSED_TAB_GRACE_S ago go back to the pool, long before the study's silence limit."""
+        if self.client is None:
+            return
+        gone = [h.participant_id for h in sp.holders(c, self.study.study_id)
+                if h.participant_id != self.participant_id and h.client_id is not None
+                and h.last_seen_at < t - CLOSED_TAB_GRACE_S and not self.client.live(h.client_id)]
+        sp.release_holds(c, gone, t)
+
+    def _address_full(self, c) -> bool:
+        """One client address holds at most `holds_per_address()` main items at once (connected tabs only)."""
+        address = self.client.address if self.client is not None else None
+        cap = holds_per_address()
+        if address is None or not cap:
+            return False
+        same = [h for h in sp.holders(c, self.study.study_id)
+                if h.client_address == address and h.participant_id != self.participant_id
+                and (h.client_id is None or self.client.live(h.client_id))]
+        return len(same) >= cap
 
     def _refetch(self, c, pid: str, kind: str, position: int, progress: str, fraction: float) -> ItemScreen:
         a = next(a for a in sp.participant_assignments(c, pid) if a.kind == kind and a.position == position
@@ -291,7 +473,9 @@ class ParticipantSession:
     # ---- what they did
     def acknowledge_feedback(self, view_id: str) -> None:
         """'Continue' on a practice feedback: stored, so the feedback is shown until then and never again after."""
-        with self.store.write() as c:
+        with storage(self.store), self.store.write() as c:
+            if not self._owns(c):
+                return
             for a in sp.participant_assignments(c, self.participant_id):
                 if a.kind == "practice" and view_id_for(a.participant_id, a.kind, a.attempt, a.position) == view_id:
                     sp.acknowledge(c, a, self.clock())
@@ -306,7 +490,9 @@ class ParticipantSession:
         if not new:
             return known_max_seq
         t = self.clock()
-        with self.store.write() as c:
+        with storage(self.store), self.store.write() as c:
+            if not self._owns(c):
+                raise OtherTabError("the study continues in another tab")
             insert_events(c, self.participant_id, screen.item.item_id, screen.view_id, new, t)
             sp.touch(c, self.participant_id, t)
         return max(known_max_seq, max(e.seq for e in new))
@@ -321,11 +507,14 @@ class ParticipantSession:
         result = item.result(OneShotAnswer(sub.selection, sub.count))
         t = self.clock()
         pid = self.participant_id
-        with self.store.write() as c:
+        with storage(self.store), self.store.write() as c:
+            if not self._owns(c):
+                return Recorded(None, duplicate=True, refused="other_tab")
             assigns = sp.participant_assignments(c, pid)
             a = next((a for a in assigns if view_id_for(pid, a.kind, a.attempt, a.position) == screen.view_id), None)
-            if a is None or a.released_at is not None or not sp.mark_answered(c, a, t):
-                return Recorded(result, duplicate=True)
+            refused = self._refusal(c, a, t)
+            if refused is not None or not sp.mark_answered(c, a, t):
+                return Recorded(result, duplicate=True, refused=refused or "answered")
             insert_events(c, pid, item.item_id, screen.view_id, sub.events, t)
             vp = sub.viewport
             write_responses(c, [ResponseRow.scored(
@@ -340,6 +529,28 @@ class ParticipantSession:
             if a.kind == "practice":
                 self._close_round(c, pid, a.attempt, t)
         return Recorded(result, duplicate=False)
+
+    def _refusal(self, c, a: sp.Assignment | None, t: float) -> Refusal | None:
+        """Why an answer for this assignment must not count (recorded), or None. An item released to someone else
+        or answered after the time limit is never stored: it would count twice against the target, or count
+        time the study did not allow."""
+        if a is None:
+            return "unknown"
+        if a.answered_at is not None:
+            return "answered"
+        pid, cfg = self.participant_id, self.cfg
+        p = sp.get_participant(c, pid)
+        late = bool(cfg.time_limit_minutes and p.consent_at is not None
+                    and t - p.consent_at > 60 * cfg.time_limit_minutes)
+        if a.released_at is None and not late and p.finished_at is None:
+            return None
+        why: Refusal = "released" if a.released_at is not None else "late"
+        sp.record_flag(c, self.study.study_id, pid, None, f"{why}_answer",
+                       f"{a.kind} {a.instance_id} answered {t - a.assigned_at:.1f} s after it was assigned", t)
+        if late:
+            sp.finish(c, pid, "timed_out", t)
+            sp.release_holds(c, [pid], t)
+        return why
 
     def _close_round(self, c, pid: str, attempt: int, t: float) -> None:
         """After the last answer of a round: passed, another round on fresh items, or screened out."""
@@ -357,7 +568,7 @@ class ParticipantSession:
 
 
 def open_session(store: Store, ds: Dataset, study_id: str, participant_id: str,
-                 clock: Clock = system_clock) -> ParticipantSession | None:
-    with store.connect() as c:
+                 clock: Clock = system_clock, client: Client | None = None) -> ParticipantSession | None:
+    with storage(store), store.connect() as c:
         study = sp.get_study(c, study_id)
-    return None if study is None else ParticipantSession(store, ds, study, participant_id, clock)
+    return None if study is None else ParticipantSession(store, ds, study, participant_id, clock, client)

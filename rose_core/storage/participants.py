@@ -55,13 +55,18 @@ class Participant:
     end_reason: str | None
     started_main_at: float | None
     last_seen_at: float
+    prolific_study_id: str | None = None
+    prolific_session_id: str | None = None
+    client_id: str | None = None          # the browser tab (Streamlit session) driving this participant now
+    client_address: str | None = None
 
 
 def _participant(row: Any) -> Participant:
     return Participant(row["participant_id"], row["study_id"], row["external_id"], row["source"],
                        row["counterbalance"], row["consent_at"], row["instructions_at"], row["practice_attempts"],
                        None if row["practice_passed"] is None else bool(row["practice_passed"]),
-                       row["finished_at"], row["end_reason"], row["started_main_at"], row["last_seen_at"])
+                       row["finished_at"], row["end_reason"], row["started_main_at"], row["last_seen_at"],
+                       row["prolific_study_id"], row["prolific_session_id"], row["client_id"], row["client_address"])
 
 
 def get_participant(conn: sqlite3.Connection, participant_id: str) -> Participant | None:
@@ -86,6 +91,24 @@ def insert_participant(conn: sqlite3.Connection, participant_id: str, study_id: 
 
 def touch(conn: sqlite3.Connection, participant_id: str, t: float) -> None:
     conn.execute("UPDATE participants SET last_seen_at = ? WHERE participant_id = ?", (t, participant_id))
+
+
+def set_client(conn: sqlite3.Connection, participant_id: str, client_id: str, address: str | None) -> None:
+    """This tab drives the participant from now on (another tab's messages are refused)."""
+    conn.execute("UPDATE participants SET client_id = ?, client_address = ? WHERE participant_id = ?",
+                 (client_id, address, participant_id))
+
+
+def record_flag(conn: sqlite3.Connection, study_id: str, participant_id: str | None, external_id: str | None,
+                kind: str, detail: str, t: float) -> None:
+    """A refused request kept for the experimenter (identity mismatch, late answer, damaged image…)."""
+    conn.execute("INSERT INTO participant_flags(study_id, participant_id, external_id, kind, detail, at) "
+                 "VALUES (?,?,?,?,?,?)", (study_id, participant_id, external_id, kind, detail[:500], t))
+
+
+def flags(conn: sqlite3.Connection, study_id: str) -> list[dict]:
+    return [dict(r) for r in conn.execute("SELECT * FROM participant_flags WHERE study_id = ? ORDER BY at, kind",
+                                          (study_id,))]
 
 
 def set_consent(conn: sqlite3.Connection, participant_id: str, t: float) -> None:
@@ -193,6 +216,44 @@ def release_stale(conn: sqlite3.Connection, study_id: str, cutoff: float, except
         "UPDATE assignments SET released_at = ? WHERE kind = 'main' AND answered_at IS NULL AND released_at IS NULL "
         "AND participant_id IN (SELECT participant_id FROM participants WHERE study_id = ? AND last_seen_at < ? "
         "AND participant_id != ?)", (t, study_id, cutoff, except_participant))
+
+
+@dataclass(frozen=True)
+class Holder:
+    """A participant of the study holding a main item not answered yet."""
+
+    participant_id: str
+    client_id: str | None
+    client_address: str | None
+    last_seen_at: float
+
+
+def holders(conn: sqlite3.Connection, study_id: str) -> list[Holder]:
+    return [Holder(*r) for r in conn.execute(
+        "SELECT DISTINCT q.participant_id, q.client_id, q.client_address, q.last_seen_at FROM participants q "
+        "JOIN assignments a ON a.participant_id = q.participant_id WHERE q.study_id = ? AND a.kind = 'main' "
+        "AND a.answered_at IS NULL AND a.released_at IS NULL ORDER BY q.participant_id", (study_id,))]
+
+
+def release_holds(conn: sqlite3.Connection, participant_ids: list[str], t: float) -> None:
+    """These participants' held main items go back to the pool (a late answer for them is refused)."""
+    conn.executemany("UPDATE assignments SET released_at = ? WHERE participant_id = ? AND kind = 'main' "
+                     "AND answered_at IS NULL AND released_at IS NULL", [(t, p) for p in participant_ids])
+
+
+def release(conn: sqlite3.Connection, a: Assignment, t: float) -> None:
+    """One held item back to the pool (its image cannot be shown)."""
+    conn.execute("UPDATE assignments SET released_at = coalesce(released_at, ?) WHERE participant_id = ? AND kind = ? "
+                 "AND attempt = ? AND position = ? AND answered_at IS NULL",
+                 (t, a.participant_id, a.kind, a.attempt, a.position))
+
+
+def main_answered_counts(conn: sqlite3.Connection, study_id: str) -> dict[str, int]:
+    """Answered main items per instance (what a held item may still free up is not in it)."""
+    return dict(conn.execute(
+        "SELECT a.instance_id, count(*) FROM assignments a JOIN participants q ON q.participant_id = a.participant_id "
+        "WHERE q.study_id = ? AND a.kind = 'main' AND a.answered_at IS NOT NULL GROUP BY a.instance_id",
+        (study_id,)).fetchall())
 
 
 def main_assignment_counts(conn: sqlite3.Connection, study_id: str) -> dict[str, int]:

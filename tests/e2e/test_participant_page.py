@@ -30,7 +30,9 @@ def _study(live, ds, name: str, **kw):
 
 
 def _link(live, study, pid: str) -> str:
-    return f"{live.url}/?study={study.study_id}&PROLIFIC_PID={pid}&STUDY_ID=PS&SESSION_ID=SS"
+    """The participant's Prolific link; the same study and session ids tests.participants.new_session joins with
+    (another session id would be refused as an identity mismatch)."""
+    return f"{live.url}/?study={study.study_id}&PROLIFIC_PID={pid}&STUDY_ID=S&SESSION_ID=X"
 
 
 def _two_cells(screen: ItemScreen) -> list[tuple[int, int]]:

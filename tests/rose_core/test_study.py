@@ -197,14 +197,15 @@ def test_replay_follows_the_component(small_dataset):
     ({"view_id": "v", "selection": [[1, 1], [1, 1]]}, "listed twice"),
     ({"view_id": "v", "count": "3.5"}, "count: expected a whole number"),
     ({"view_id": "v", "count": "-1"}, "count: expected a whole number"),
-    ({"view_id": "v", "first_action_ms": float("nan")}, "first_action_ms: expected a finite number"),
+    ({"view_id": "v", "selection": [[1.0, 1]]}, "row: expected a whole number"),
     ({"view_id": "v", "events": [{"seq": -1, "type": "click", "r": 1, "c": 1}]}, "seq: expected 0.."),
     ({"view_id": "v", "events": [{"seq": 0, "type": "hack"}]}, "type: expected one of"),
     ({"view_id": "v", "events": [{"seq": 0, "type": "click"}]}, "needs r and c"),
     ({"view_id": "v", "events": [{"seq": 0, "type": "count_input", "value": "x" * 65}]}, "at most 64"),
     ({"view_id": "v", "events": [{"seq": i, "type": "blur"} for i in range(2001)]}, "at most 2000"),
     ({"selection": []}, "view_id: expected"),
-    ({"view_id": "v", "viewport": [1, 2, 3]}, "viewport"),
+    ({"view_id": "v", "focus_lost": "yes"}, "focus_lost: expected true or false"),
+    ({"view_id": "v", "events": [{"seq": 0, "type": "blur", "r": 1, "c": 1}]}, "a blur names no cell"),
 ])
 def test_malformed_browser_messages_are_refused(payload, needle):
     with pytest.raises(StudyError, match=needle):

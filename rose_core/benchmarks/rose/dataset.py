@@ -114,7 +114,10 @@ def build_dataset(out: Path, seed: int = comp.DEFAULT_SEED, scale: float = 1.0, 
     """Build the dataset into `out` (atomically) and return its manifest."""
     out = Path(out)
     if out.exists() and any(out.iterdir()) and not replace:
-        raise DatasetError(f"{out} exists and is not empty (pass replace=True / --force to rebuild it)")
+        what = ("no manifest.json: an incomplete or damaged dataset, or not a dataset at all"
+                if not (out / "manifest.json").exists() else "it already holds a dataset")
+        raise DatasetError(f"{out} exists and is not empty ({what}); nothing was built over it. Move the folder "
+                           f"away, or rebuild it on purpose with `python -m rose_core build --out {out} --force`")
     plans = comp.plan(scale)
     pack = load_assets()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -209,15 +212,19 @@ class Dataset:
     scenes: dict[str, Scene]
     instances: dict[str, Instance]
     _keys: dict[str, ScoreKey] = field(default_factory=dict, repr=False)
+    # image path (relative to root) -> what is wrong with it; items on these images are never shown
+    damaged_images: dict[str, str] = field(default_factory=dict)
 
     @staticmethod
     def load(root: Path | str, verify: bool = True) -> Dataset:
+        """Load and check a dataset folder; with `verify`, the two record files and every image are checked
+        against the hashes stored at build time (a missing or changed image is listed in `damaged_images`)."""
         root = Path(root)
         man_path = root / "manifest.json"
         if not man_path.exists():
             raise DatasetError(f"{root}: no manifest.json (is this a dataset folder? build one with "
                                "`python -m rose_core build --out DIR`)")
-        manifest = json.loads(man_path.read_text())
+        manifest = _read_manifest(man_path)
         blobs = {}
         for name in ("scenes.jsonl", "instances.jsonl"):
             p = root / name
@@ -234,7 +241,46 @@ class Dataset:
         for line in blobs["instances.jsonl"].decode().splitlines():
             i = Instance.from_json(json.loads(line))
             instances[i.instance_id] = i
-        return Dataset(root, manifest, scenes, instances)
+        ds = Dataset(root, manifest, scenes, instances)
+        if verify:
+            for rel in ds.image_hashes:
+                ds.image_problem(rel, check=True)
+        return ds
+
+    @functools.cached_property
+    def image_hashes(self) -> dict[str, str]:
+        """Relative image path -> the sha256 stored for it at build time."""
+        return {rel: s.image_sha256.get(kind, "") for s in self.scenes.values() for kind, rel in s.images.items()}
+
+    def image_problem(self, rel: str, check: bool = False) -> str | None:
+        """What is wrong with an image (None: fine). `check` reads and hashes the file now; otherwise only what a
+        check or a failed read already found is reported."""
+        if rel in self.damaged_images or not check:
+            return self.damaged_images.get(rel)
+        try:
+            self.read_image(rel)
+        except DatasetError:
+            pass
+        return self.damaged_images.get(rel)
+
+    def mark_damaged(self, rel: str, why: str) -> None:
+        self.damaged_images.setdefault(rel, why)
+
+    def read_image(self, rel: str) -> bytes:
+        """An image's bytes, checked against the stored hash; a missing or changed file is recorded in
+        `damaged_images` and raises DatasetError naming the file."""
+        path = self.root / rel
+        want = self.image_hashes.get(rel)
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            self.mark_damaged(rel, f"cannot be read ({e.strerror or e})")
+            raise DatasetError(f"{path}: {self.damaged_images[rel]}") from e
+        if want is None or sha256_hex(data) != want:
+            self.mark_damaged(rel, "content does not match the hash stored at build time" if want
+                              else "not an image of this dataset")
+            raise DatasetError(f"{path}: {self.damaged_images[rel]}")
+        return data
 
     @property
     def dataset_hash(self) -> str:
@@ -268,6 +314,22 @@ class Dataset:
         return [i for i in self.instances.values()
                 if (split is None or i.split == split) and (subs is None or i.subset in subs)
                 and (tmpl is None or i.template in tmpl)]
+
+
+def _read_manifest(path: Path) -> dict:
+    """manifest.json, refused with the file's name when it is not a dataset manifest."""
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise DatasetError(f"{path}: not a readable dataset manifest ({e}); rebuild the dataset or restore the "
+                           "file") from None
+    missing = [k for k in ("dataset_hash", "files") if not isinstance(manifest, dict) or k not in manifest]
+    if not missing and not all(isinstance(manifest["files"], dict) and n in manifest["files"]
+                               for n in ("scenes.jsonl", "instances.jsonl")):
+        missing = ["files.scenes.jsonl / files.instances.jsonl"]
+    if missing:
+        raise DatasetError(f"{path}: not a dataset manifest (missing {', '.join(missing)})")
+    return manifest
 
 
 def dataset_dir() -> Path:

@@ -1,0 +1,163 @@
+"""The participant page in Chromium when someone games or breaks the study: a second tab of the same participant,
+a disk that refuses writes while an answer is sent, a known Prolific id arriving with another session."""
+from __future__ import annotations
+
+import resource
+import sqlite3
+
+from rose_core.store import Store
+from rose_core.study import StudyConfig, create_study
+
+from .grid_harness import DESKTOP
+from .helpers import participant_id, pressed_cells, shown_item, start, wait_until
+
+
+def _study(live, ds, name: str, **kw):
+    cfg = dict(name=name, split="test", practice_items=0, attention_every=0, items_per_participant=2, seed=9,
+               templates=["T3"])
+    cfg.update(kw)
+    return create_study(Store(live.db), ds, StudyConfig(**cfg))
+
+
+def _link(live, study, pid: str, session: str = "SS") -> str:
+    return f"{live.url}/?study={study.study_id}&PROLIFIC_PID={pid}&STUDY_ID=PS&SESSION_ID={session}"
+
+
+def _page(ctx):
+    page = ctx.new_page()
+    page.set_default_timeout(20_000)
+    return page
+
+
+def _events(store: Store, pid: str, view: str) -> list[dict]:
+    return store.query("SELECT seq, type, row, col FROM events WHERE participant_id = ? AND view_id = ? ORDER BY seq",
+                       (pid, view))
+
+
+def _cell(page, view: str, r: int, c: int):
+    return page.locator(f'.rg-root[data-view="{view}"] .rg-cell[data-r="{r}"][data-c="{c}"]')
+
+
+def test_a_second_tab_asks_and_takes_over_and_events_never_collide(live, browser, small_dataset):
+    study = _study(live, small_dataset, "tabs")
+    store = Store(live.db)
+    url = _link(live, study, "TABS")
+    ctx = browser.new_context(**DESKTOP)
+    try:
+        one = _page(ctx)
+        start(one, url)
+        pid = participant_id(store, study.study_id, "TABS")
+        item = shown_item(store, small_dataset, study.study_id, "TABS")
+        _cell(one, item.view_id, 1, 1).click()
+        wait_until(lambda: _events(store, pid, item.view_id), lambda ev: len(ev) >= 1, what="tab one's click")
+
+        two = _page(ctx)
+        two.goto(url)                                            # the same link in a second tab
+        two.get_by_text("This study is open in another tab").wait_for()
+        assert two.locator(".rg-root").count() == 0
+        two.get_by_role("button", name="Continue here").click()
+        two.locator(f'.rg-root[data-view="{item.view_id}"]').wait_for()
+        assert pressed_cells(two) == {(1, 1)}                    # restored from tab one's stored events
+
+        _cell(one, item.view_id, 2, 2).click()                   # tab one no longer records…
+        one.get_by_text("This study is open in another tab").wait_for()   # …and says why
+        _cell(two, item.view_id, 3, 3).click()
+        wait_until(lambda: _events(store, pid, item.view_id), lambda ev: any(e["row"] == 3 for e in ev),
+                   what="tab two's click")
+        ev = _events(store, pid, item.view_id)
+        assert [e["seq"] for e in ev] == list(range(len(ev)))    # one numbering, no gap, nothing dropped
+        assert [(e["row"], e["col"]) for e in ev if e["type"] == "click"] == [(1, 1), (3, 3)]
+        two.locator(f'.rg-root[data-view="{item.view_id}"] .rg-submit').click()
+        rows = wait_until(lambda: store.query("SELECT parsed FROM responses WHERE participant_id = ?", (pid,)),
+                          lambda r: len(r) == 1, what="the answer from tab two")
+        assert '"clicks": [[1, 1], [3, 3]]' in rows[0]["parsed"]
+    finally:
+        ctx.close()
+
+
+def test_a_known_prolific_id_with_another_session_is_refused_and_recorded(live, browser, small_dataset):
+    study = _study(live, small_dataset, "identity")
+    store = Store(live.db)
+    ctx = browser.new_context(**DESKTOP)
+    try:
+        page = _page(ctx)
+        start(page, _link(live, study, "SAMEPID"))
+        page.locator(".rg-root").wait_for()
+        other = _page(browser.new_context(**DESKTOP))
+        other.goto(_link(live, study, "SAMEPID", session="ANOTHER"))
+        other.get_by_text("Cannot start: this participant id is already taking part").wait_for()
+        assert other.locator(".rg-root").count() == 0 and other.get_by_text("Traceback").count() == 0
+        flags = store.query("SELECT kind, detail FROM participant_flags WHERE study_id = ?", (study.study_id,))
+        assert [f["kind"] for f in flags] == ["identity_mismatch"] and '"ANOTHER"' in flags[0]["detail"]
+        other.context.close()
+    finally:
+        ctx.close()
+
+
+def test_a_full_disk_on_submit_keeps_the_selection_and_sends_the_answer_once_it_works(live, browser, small_dataset):
+    """The server may not grow any file (RLIMIT_FSIZE 0, as a full disk: SQLite cannot append to its WAL, emptied
+    first); the answer is refused by storage, the participant sees a calm note, then the limit is lifted."""
+    study = _study(live, small_dataset, "disk")
+    store = Store(live.db)
+    ctx = browser.new_context(**DESKTOP)
+    errors: list[str] = []
+    soft, hard = resource.prlimit(live.pid, resource.RLIMIT_FSIZE)
+    try:
+        page = _page(ctx)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        start(page, _link(live, study, "DISK"))
+        pid = participant_id(store, study.study_id, "DISK")
+        item = shown_item(store, small_dataset, study.study_id, "DISK")
+        _cell(page, item.view_id, 1, 2).click()
+        _cell(page, item.view_id, 2, 1).click()
+        wait_until(lambda: _events(store, pid, item.view_id), lambda ev: len(ev) >= 2, what="the clicks stored")
+
+        resource.prlimit(live.pid, resource.RLIMIT_FSIZE, (0, hard))
+        with sqlite3.connect(live.db) as c:                      # an empty WAL: the next write must grow it
+            wait_until(lambda: c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0], lambda busy: busy == 0,
+                       what="the WAL emptied")
+        page.locator(f'.rg-root[data-view="{item.view_id}"] .rg-submit').click()
+        page.get_by_text("Your answer could not be saved just yet").wait_for(timeout=40_000)
+        assert page.get_by_text("Traceback").count() == 0 and page.locator(".stException").count() == 0
+        assert pressed_cells(page) == {(1, 2), (2, 1)}           # the selection is kept on screen
+        assert store.query("SELECT count(*) AS n FROM responses WHERE participant_id = ?", (pid,))[0]["n"] == 0
+
+        resource.prlimit(live.pid, resource.RLIMIT_FSIZE, (soft, hard))   # storage works again
+        rows = wait_until(lambda: store.query("SELECT view_id, parsed FROM responses WHERE participant_id = ?",
+                                              (pid,)), lambda r: len(r) == 1, timeout=60, what="the answer re-sent")
+        assert rows[0]["view_id"] == item.view_id and '"clicks": [[1, 2], [2, 1]]' in rows[0]["parsed"]
+        page.wait_for_function("v => document.querySelector('.rg-root')?.dataset.view !== v", arg=item.view_id,
+                               timeout=40_000)
+        page.get_by_text("Your answer could not be saved just yet").wait_for(state="detached", timeout=40_000)
+        assert errors == []
+        ev = _events(store, pid, item.view_id)
+        assert [e["seq"] for e in ev] == list(range(len(ev)))
+    finally:
+        resource.prlimit(live.pid, resource.RLIMIT_FSIZE, (soft, hard))
+        ctx.close()
+
+
+def test_while_every_item_is_held_the_page_waits_and_continues_by_itself(live, browser, small_dataset):
+    from rose_core.instrument.ids import system_clock
+    from rose_core.study import main_pool
+    from tests.participants import new_session
+
+    study = _study(live, small_dataset, "wait", items_per_participant=1, target_per_instance=1)
+    store = Store(live.db)
+    holders = [new_session(store, small_dataset, study, f"HOLD{k}", clock=system_clock)  # seen just now
+               for k in range(len(main_pool(small_dataset, study.config)))]
+    for h in holders:
+        h.screen()                                               # every instance held, none answered
+    ctx = browser.new_context(**DESKTOP)
+    try:
+        page = _page(ctx)
+        start(page, _link(live, study, "WAITER"))
+        page.get_by_text("Please wait a moment").wait_for()
+        page.get_by_text("it continues by itself as soon as an item is free").wait_for()
+        assert store.query("SELECT finished_at FROM participants WHERE external_id = 'WAITER'")[0]["finished_at"] \
+            is None                                              # never ended as "no item left"
+        with store.write() as c:                                 # one holder's item comes free (as after a release)
+            c.execute("UPDATE assignments SET released_at = 1 WHERE participant_id = ?", (holders[0].participant_id,))
+        page.locator(".rg-root").wait_for()                      # the page moved on by itself
+    finally:
+        ctx.close()
