@@ -45,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import websockets  # noqa: E402
 from setup_study import prepare  # noqa: E402
+from ui.click_grid import element_data  # noqa: E402
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ClientState_pb2 import ClientState  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
@@ -53,9 +54,6 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates  # noqa: 
 from tools.serve import Server  # noqa: E402
 
 
-def component_data(bc) -> dict:
-    """What the grid component got: UTF-8 JSON bytes (ui/click_grid.py encode_data), or JSON."""
-    return json.loads(bc.bytes if bc.WhichOneof("data") == "bytes" else bc.json)
 
 
 async def until_finished(ws, found: dict) -> None:
@@ -67,7 +65,7 @@ async def until_finished(ws, found: dict) -> None:
             el = m.delta.new_element
             t = el.WhichOneof("type")
             if t == "bidi_component":
-                found["grid"] = (el.bidi_component.id, m.delta.fragment_id, component_data(el.bidi_component))
+                found["grid"] = (el.bidi_component.id, m.delta.fragment_id, element_data(el.bidi_component))
             elif t == "button":
                 found["button"] = (el.button.id, m.delta.fragment_id)
         if kind == "script_finished":
@@ -185,7 +183,7 @@ async def until_screen(ws, changed) -> dict:
             el = m.delta.new_element
             t = el.WhichOneof("type")
             if t == "bidi_component":
-                found["grid"] = (el.bidi_component.id, m.delta.fragment_id, component_data(el.bidi_component))
+                found["grid"] = (el.bidi_component.id, m.delta.fragment_id, element_data(el.bidi_component))
             elif t == "button":
                 found["buttons"][el.button.label] = el.button.id
                 found["fragment"] = m.delta.fragment_id  # a widget in a fragment reruns only that fragment

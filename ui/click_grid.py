@@ -111,6 +111,12 @@ def encode_data(data: dict[str, Any]) -> bytes:
     return json.dumps(data).encode()
 
 
+def element_data(element) -> dict[str, Any]:
+    """The data a sent component element carries (a `BidiComponent` proto, as a protocol-level client reads it):
+    the inverse of `encode_data`, and plain JSON for components that send a dict."""
+    return json.loads(element.bytes if element.WhichOneof("data") == "bytes" else element.json)
+
+
 def click_grid(key: str, data: dict[str, Any], *, on_grid: Callable[[], None] | None = None,
                on_submit: Callable[[], None] | None = None):
     """Mount the grid; the result has `.grid` (live selection + unacknowledged events) and `.submit`

@@ -15,6 +15,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 
 from rose_core.store import Store
 from rose_core.study import StudyConfig, create_study
+from ui.click_grid import element_data
 
 
 def _trigger_id(base: str) -> str:
@@ -34,7 +35,7 @@ async def _run(ws) -> dict:
             el = m.delta.new_element
             t = el.WhichOneof("type")
             if t == "bidi_component":
-                found["grid"] = (el.bidi_component.id, m.delta.fragment_id, json.loads(el.bidi_component.json))
+                found["grid"] = (el.bidi_component.id, m.delta.fragment_id, element_data(el.bidi_component))
             elif t == "button":
                 found["buttons"][el.button.label] = el.button.id
             elif t == "checkbox":
