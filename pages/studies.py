@@ -9,7 +9,7 @@ from rose_core.exports import frame_bytes, table_frame
 from rose_core.monitor import coverage, participants_frame
 from rose_core.study import StudyConfig, StudyError, create_study, list_studies, set_active
 from rose_core.views import PUBLIC_URL_ENV, app_base_url, participant_links
-from ui.dash import warm_up
+from ui.dash import table, warm_up
 from ui.resources import dataset, store
 
 db, ds = store(), dataset()
@@ -105,7 +105,7 @@ parts = participants_frame(db, study)
 if parts.empty:
     st.info("Nobody has opened the link yet.")
 else:
-    st.dataframe(parts, hide_index=True, width="stretch")
+    table(parts, f"{sid}-participants", "studies_parts")
 
 st.markdown("#### Export")
 for table in ("responses", "events"):

@@ -292,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     rs.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
     rs.add_argument("--json", action="store_true")
     rs.set_defaults(fn=cmd_rescore)
+    from .analysis.plan import add_command as add_plan_command
+
+    add_plan_command(sub, str(db_path()), str(dataset_dir()))
     a = ap.parse_args(argv)
     try:
         return a.fn(a)

@@ -15,6 +15,8 @@ from rose_core.analysis import (
     human_agreement, human_model_agreement, human_version, instance_params, main_rows, participant_table, scorer_note,
     scorer_versions, select, with_published,
 )
+from rose_core.analysis.formats import Kind, format_frame, human_label
+from rose_core.exports import frame_bytes
 from rose_core.store import Store
 from rose_core.study import list_studies
 from ui.resources import dataset, store
@@ -88,6 +90,20 @@ class View:
         self.participants = self.selection.participants
         self.df, self.n_excluded = self.selection.df, self.selection.n_excluded
         self.everything = everything
+        humans = self.df.loc[self.df["solver_kind"] == "human", "study_id"].unique() if len(self.df) else []
+        names = study_names(db)
+        self.human_label = human_label(names.get(s, s) for s in sorted(humans))
+        # Humans the filters chose before the exclusions (only counted when the exclusions left none).
+        self.humans_before = 0
+        if len(humans) == 0 and len(everything):
+            self.humans_before = int(self.filters.apply(everything[everything["solver_kind"] == "human"])[
+                "participant_id"].nunique())
+
+    def shown(self, df: pd.DataFrame, col: str = "solver") -> pd.DataFrame:
+        """`df` with the pooled human row named by its studies (e.g. "Human (pilot)")."""
+        if col not in df or df.empty:
+            return df
+        return df.assign(**{col: df[col].replace({"Human": self.human_label})})
 
     def compute(self, kind: str, arg: object = None):
         """An analysis of the current selection, assembled from per-solver cached parts."""
@@ -126,41 +142,98 @@ class View:
         scored = ", ".join(f"scorer {v}" for v in scorer_versions(self.df)) or "no responses"
         return f"{len(self.df):,} responses ({scored}) · " + " · ".join(bits) + " · " + ex
 
+    def all_humans_excluded(self) -> bool:
+        return self.humans_before > 0
+
     def header(self) -> None:
-        """How the data was chosen, and a loud warning when some verdicts come from an older scorer."""
+        """How the data was chosen, a loud error when the exclusions removed every participant (the human rows
+        are then absent, not empty-looking data), and a warning when some verdicts come from an older scorer."""
+        if self.all_humans_excluded():
+            st.error(f"**The exclusions removed every participant** ({self.humans_before} in this selection; rules: "
+                     f"{self.rules.describe()}). No human figure on this page: the human rows, human–human "
+                     "agreement and human heatmaps are absent. Loosen the participant exclusions in the sidebar "
+                     "to see them.", icon="🚫")
         st.caption(self.caption())
         stale = scorer_note(scorer_versions(self.df))
         if stale:
             st.warning(stale)
 
 
+CHOICES = "dash_choices"  # the one place the sidebar's choices live: every analysis page reads and writes it
+DEFAULT_CHOICES = {"dash_split": "all", "dash_subsets": [], "dash_templates": [], "dash_studies": [],
+                   "dash_solvers": [], "dash_ex_att": True, "dash_ex_fast": True, "dash_ex_fast_s": 1.5,
+                   "dash_ex_streak": True, "dash_ex_streak_n": 10}
+
+
+def _remember(key: str) -> None:
+    st.session_state[CHOICES][key] = st.session_state[key]
+
+
+def _kept(key: str, options: list | None = None) -> dict:
+    """Seed a sidebar widget from the shared choices and keep them current when it changes.
+
+    Streamlit scopes a widget's state to the page that drew it, so without this a choice made on Results
+    would be back at its default on Agreement; the choice lives in `CHOICES` instead (written by the widget's
+    callback, before the rerun) and every page's widget starts from it."""
+    choices = st.session_state.setdefault(CHOICES, dict(DEFAULT_CHOICES))
+    value = choices.get(key, DEFAULT_CHOICES[key])
+    if options is not None and isinstance(value, list):
+        value = [v for v in value if v in options]   # a study or run that is gone is no longer offered
+    st.session_state[key] = value
+    return {"key": key, "on_change": _remember, "args": (key,)}
+
+
 def sidebar(df: pd.DataFrame) -> tuple[Filters, ExclusionRules]:
     sb = st.sidebar
     sb.markdown("### Filters")
-    split = sb.selectbox("Split", ["all", "dev", "test"], key="dash_split")
-    subsets = sb.multiselect("Subsets", SUBSETS, key="dash_subsets")
-    templates = sb.multiselect("Templates", TEMPLATES, key="dash_templates")
-    studies = {s.study_id: s.name for s in list_studies(store())}
-    chosen = sb.multiselect("Studies (human rows)", list(studies), format_func=lambda s: studies[s], key="dash_studies")
-    solvers = sb.multiselect("Solvers", sorted(df["solver"].unique()) if len(df) else [], key="dash_solvers")
+    split = sb.selectbox("Split", ["all", "dev", "test"], **_kept("dash_split"))
+    subsets = sb.multiselect("Subsets", SUBSETS, **_kept("dash_subsets", list(SUBSETS)))
+    templates = sb.multiselect("Templates", TEMPLATES, **_kept("dash_templates", list(TEMPLATES)))
+    studies = study_names()
+    chosen = sb.multiselect("Studies (human rows)", list(studies), format_func=lambda s: studies[s],
+                            **_kept("dash_studies", list(studies)))
+    solver_options = sorted(df["solver"].unique()) if len(df) else []
+    solvers = sb.multiselect("Solvers", solver_options, **_kept("dash_solvers", solver_options))
     sb.markdown("### Participant exclusions")
-    att = sb.checkbox("Failed an attention check", value=True, key="dash_ex_att")
-    fast_on = sb.checkbox("Too fast", value=True, key="dash_ex_fast")
-    fast = sb.number_input("… median seconds per item below", 0.1, 60.0, 1.5, key="dash_ex_fast_s") if fast_on else None
-    streak_on = sb.checkbox("Response streaks", value=True, key="dash_ex_streak")
-    streak = sb.number_input("… answers in a row saying the same", 2, 100, 10, key="dash_ex_streak_n") if streak_on else None
+    sb.caption("Chosen once, applied on every analysis page.")
+    att = sb.checkbox("Failed an attention check", **_kept("dash_ex_att"))
+    fast_on = sb.checkbox("Too fast", **_kept("dash_ex_fast"))
+    fast = sb.number_input("… median seconds per item below", 0.1, 60.0, **_kept("dash_ex_fast_s")) if fast_on else None
+    streak_on = sb.checkbox("Response streaks", **_kept("dash_ex_streak"))
+    streak = sb.number_input("… answers in a row saying the same", 2, 100, **_kept("dash_ex_streak_n")) \
+        if streak_on else None
     return (Filters(None if split == "all" else split, tuple(subsets), tuple(templates), tuple(chosen), tuple(solvers)),
             ExclusionRules(att, fast * 1000 if fast else None, int(streak) if streak else None))
+
+
+def study_names(db: Store | None = None) -> dict[str, str]:
+    """study_id -> name, for the sidebar and for naming the human row."""
+    return {s.study_id: s.name for s in list_studies(db or store())}
 
 
 def _suffix(note: str) -> str:
     return "__" + "-".join(note.replace(":", "").split()) if note else ""
 
 
-def table(df: pd.DataFrame, name: str, key: str, note: str = "", **kw) -> None:
-    st.dataframe(df, hide_index=True, width="stretch", **kw)
-    st.download_button("CSV", lambda: df.to_csv(index=False).encode(), f"{name}{_suffix(note)}.csv", "text/csv",
+def column_widths(df: pd.DataFrame) -> dict[str, int]:
+    """Pixel widths wide enough for every cell's whole text and the header, so no interval is cut off."""
+    widths = {}
+    for col in df.columns:
+        longest = max([len(str(col))] + [len(str(v)) for v in df[col]])
+        widths[str(col)] = int(14 + 7.6 * longest) + 16
+    return widths
+
+
+def table(df: pd.DataFrame, name: str, key: str, note: str = "", kinds: dict[str, Kind] | None = None,
+          intervals: tuple[str, ...] = (), drop: tuple[str, ...] = (), **kw) -> pd.DataFrame:
+    """Show `df` in the one number format (`rose_core.analysis.formats`), columns wide enough for their text,
+    with a CSV of exactly what is shown (through `frame_bytes`, the one CSV encoder). Returns the shown table."""
+    shown = format_frame(df, kinds, intervals=intervals, drop=drop)
+    config = {c: st.column_config.TextColumn(width=w) for c, w in column_widths(shown).items()}
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=config, **kw)
+    st.download_button("CSV", lambda: frame_bytes(shown, "csv"), f"{name}{_suffix(note)}.csv", "text/csv",
                        key=f"{key}_csv", on_click="ignore")
+    return shown
 
 
 def chart(fig: go.Figure, name: str, key: str, note: str = "") -> None:

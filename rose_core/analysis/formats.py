@@ -19,9 +19,9 @@ MISSING = "–"          # no value: nothing to compute it from (no responses, n
 NOT_APPLICABLE = "n/a"  # the figure does not exist for this row (e.g. a published row has no interval)
 P_FLOOR = 0.001         # p-values below this are shown as "< 0.001"
 
-Kind = Literal["rate", "p", "count", "stat", "seconds", "text", "flag"]
-KINDS: tuple[Kind, ...] = ("rate", "p", "count", "stat", "seconds", "text", "flag")
-DECIMALS: dict[str, int] = {"rate": 1, "stat": 3, "seconds": 1}
+Kind = Literal["rate", "p", "count", "stat", "seconds", "number", "text", "flag"]
+KINDS: tuple[Kind, ...] = ("rate", "p", "count", "stat", "seconds", "number", "text", "flag")
+DECIMALS: dict[str, int] = {"rate": 1, "stat": 3, "seconds": 1, "number": 1}
 
 
 def is_missing(v: Any) -> bool:
@@ -49,7 +49,8 @@ def _finite(v: Any, what: str) -> float:
     return f
 
 
-def fmt_number(v: Any, decimals: int = 1) -> str:
+def fmt_number(v: Any, decimals: int = DECIMALS["number"]) -> str:
+    """Any other quantity (a median of counts, a size): one decimal."""
     if is_missing(v):
         return MISSING
     return _fixed(_finite(v, "number"), decimals)
@@ -117,7 +118,12 @@ def fmt_seconds(v: Any, decimals: int = DECIMALS["seconds"]) -> str:
 
 
 def fmt_text(v: Any) -> str:
-    return MISSING if is_missing(v) else str(v)
+    """A label; a whole float (a parameter value pandas stored as 4.0) reads as 4."""
+    if is_missing(v):
+        return MISSING
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
 
 
 def fmt_flag(v: Any) -> str:
@@ -126,8 +132,15 @@ def fmt_flag(v: Any) -> str:
     return "yes" if bool(v) else "no"
 
 
+def human_label(study_names: Iterable[str]) -> str:
+    """The pooled human row, named by the studies its participants come from: "Human (pilot)",
+    "Human (pilot; main)"; plain "Human" when no study contributes."""
+    names = list(dict.fromkeys(n for n in study_names if n))
+    return f"Human ({'; '.join(names)})" if names else "Human"
+
+
 FORMATTERS = {"rate": fmt_rate, "p": fmt_p, "count": fmt_count, "stat": fmt_stat, "seconds": fmt_seconds,
-              "text": fmt_text, "flag": fmt_flag}
+              "number": fmt_number, "text": fmt_text, "flag": fmt_flag}
 
 
 def fmt(v: Any, kind: Kind) -> str:
