@@ -122,7 +122,7 @@ def test_drilldown_page_with_replay(dash_env):
     at.selectbox(key="drill_participant").select(row["participant_id"]).run()
     assert not at.exception, at.exception
     responses = at.dataframe[0].value
-    assert {"solver", "protocol", "passed"} <= set(responses.columns) and "Human" in set(responses["solver"])
+    assert {"solver", "protocol", "passed"} <= set(responses.columns) and "Human (pilot)" in set(responses["solver"])
     replay = at.dataframe[1].value
     assert list(replay["type"])[0] == "click" and replay["selection after"].iloc[0].startswith("R")
     assert not replay["selection after"].str.contains(r"\.").any() and set(replay["view"]) == {"1"}
