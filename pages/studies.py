@@ -42,10 +42,10 @@ def plan_section() -> None:
             st.error(f"Cannot plan this study: {e}")
         else:
             m1, m2, m3, m4 = st.columns(4)
-            m1.metric("Participants needed", fmt_count(plan.participants))
-            m2.metric("Minutes per participant", fmt_number(plan.minutes_per_participant))
-            m3.metric("Human Avg: 95 % interval width", fmt_rate(plan.avg_width) + ("" if plan.avg_width is None else " pp"))
-            m4.metric("Cost", MISSING if plan.cost is None else f"{p_cur}{plan.cost:,.2f}")
+            m1.metric("Plan: participants", fmt_count(plan.participants))
+            m2.metric("Plan: minutes per participant", fmt_number(plan.minutes_per_participant))
+            m3.metric("Plan: human Avg 95 % interval width", fmt_rate(plan.avg_width) + ("" if plan.avg_width is None else " pp"))
+            m4.metric("Plan: cost", MISSING if plan.cost is None else f"{p_cur}{plan.cost:,.2f}")
             show_table(pd.DataFrame(plan_rows(plan)), "rose_study_plan", "plan_table")
             st.caption(" · ".join(summary_lines(plan, p_cur)) + ". Template widths: 95 % Wilson interval at the "
                        "expected accuracy; Avg: normal approximation of the bootstrap over participants.")

@@ -4,6 +4,8 @@ own camera button)."""
 from __future__ import annotations
 
 import threading
+import time
+from contextlib import contextmanager
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -15,6 +17,7 @@ from rose_core.analysis import (
     human_agreement, human_model_agreement, human_version, instance_params, main_rows, participant_table, scorer_note,
     scorer_versions, select, with_published,
 )
+from rose_core.analysis.agreement import HumanTrials, human_trials
 from rose_core.analysis.formats import Kind, format_frame, human_label
 from rose_core.exports import frame_bytes
 from rose_core.store import Store
@@ -44,7 +47,7 @@ def _signature(g: pd.DataFrame, generation: int) -> tuple[int, int, int]:
 
 @st.cache_data(show_spinner=False, max_entries=1024)
 def _per_solver(kind: str, arg: object, solver: str, signature: tuple, human_signature: tuple, rules: ExclusionRules,
-                filters: Filters, _g: pd.DataFrame, _humans: pd.DataFrame, _ds) -> object:
+                filters: Filters, _g: pd.DataFrame, _humans: "pd.DataFrame | HumanTrials", _ds) -> object:
     """One solver's share of an analysis, cached by that solver's own rows: new responses of one run (or of
     the participants) recompute only that run's (or the humans') part."""
     if kind == "main":
@@ -55,11 +58,17 @@ def _per_solver(kind: str, arg: object, solver: str, signature: tuple, human_sig
         return bridge_table(_g)
     if kind == "failures":
         return failure_table(_g)
-    if kind == "human_model":
-        return human_model_agreement(pd.concat([_humans, _g]))
+    if kind == "human_model":  # _humans: the humans' trials, prepared once (`_human_trials`)
+        return human_model_agreement(_g, humans=_humans)
     if kind == "difficulty":
         return difficulty_table(_g, cached_instance_params(_ds.dataset_hash), str(arg))
     raise ValueError(kind)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _human_trials(human_signature: tuple, rules: ExclusionRules, filters: Filters, _humans: pd.DataFrame) -> HumanTrials:
+    """The humans' side of every human–model comparison, once per human data (read-only once built)."""
+    return human_trials(_humans)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -72,12 +81,63 @@ def cached_instance_params(dataset_hash: str) -> pd.DataFrame:
     return instance_params(dataset())
 
 
+class _Priority:
+    """Pages before the warm-up: while a page is computing, the background warm-up waits between its units of
+    work (one solver's share of one analysis), so on 2 cores a page opened at sign-in does not share the CPU
+    with analyses nobody is looking at yet. The warm-up never waits while holding a cache's lock."""
+
+    GRACE_S = 0.5  # after a page's last computation, room for it to lay out its tables and charts
+
+    def __init__(self) -> None:
+        self._busy = 0
+        self._last = 0.0
+        self._cv = threading.Condition()
+
+    @contextmanager
+    def page(self, background: bool):
+        if background:
+            yield
+            return
+        with self._cv:
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._busy -= 1
+                self._last = time.monotonic()
+                self._cv.notify_all()
+
+    def wait_idle(self, timeout: float = 30.0) -> None:
+        """Return once no page has computed for GRACE_S (or after `timeout`: the warm-up is never starved)."""
+        end = time.monotonic() + timeout
+        with self._cv:
+            while time.monotonic() < end:
+                if self._busy:
+                    self._cv.wait(timeout=max(0.0, end - time.monotonic()))
+                    continue
+                rest = self._last + self.GRACE_S - time.monotonic()
+                if rest <= 0:
+                    return
+                self._cv.wait(timeout=rest)
+
+
+PRIORITY = _Priority()
+
+
 class View:
     """The filtered, exclusion-applied responses a page works on, and how they were chosen (from the
-    sidebar, or given: the warm-up uses the sidebar's defaults without drawing it)."""
+    sidebar, or given: the warm-up uses the sidebar's defaults without drawing it). `background`: the
+    warm-up's view, which yields to pages (`PRIORITY`)."""
 
     def __init__(self, filters: Filters | None = None, rules: ExclusionRules | None = None,
-                 db: Store | None = None, ds: Dataset | None = None):
+                 db: Store | None = None, ds: Dataset | None = None, background: bool = False):
+        self.background = background
+        with PRIORITY.page(background):
+            self._load(filters, rules, db, ds)
+
+    def _load(self, filters: Filters | None, rules: ExclusionRules | None, db: Store | None,
+              ds: Dataset | None) -> None:
         db = db or store()
         self.db = db
         self.ds = ds or dataset()
@@ -107,16 +167,27 @@ class View:
 
     def compute(self, kind: str, arg: object = None):
         """An analysis of the current selection, assembled from per-solver cached parts."""
+        with PRIORITY.page(self.background):
+            return self._compute(kind, arg)
+
+    def _yield(self) -> None:
+        if self.background:
+            PRIORITY.wait_idle()
+
+    def _compute(self, kind: str, arg: object):
+        self._yield()
         humans = self.df[self.df["solver_kind"] == "human"]
         hsig = _signature(humans, self.version[2])
         if kind == "human_agreement":
             return _human_agreement(hsig, self.rules, self.filters, humans, self.ds)
         parts = []
+        side = _human_trials(hsig, self.rules, self.filters, humans) if kind == "human_model" else humans
         for solver, g in self.df.groupby("solver", sort=False):
             if kind == "human_model" and solver == "Human":
                 continue
+            self._yield()
             parts.append(_per_solver(kind, arg, solver, _signature(g, self.version[2]), hsig if kind == "human_model" else (),
-                                     self.rules, self.filters, g, humans, self.ds))
+                                     self.rules, self.filters, g, side, self.ds))
         out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         if kind == "main":
             out = with_published(out)
@@ -259,7 +330,8 @@ def _warm(done: threading.Event, db: Store, ds: Dataset) -> None:
         import sklearn.metrics  # noqa: F401
         import statsmodels.stats.proportion  # noqa: F401
 
-        v = View(Filters(), ExclusionRules(), db=db, ds=ds)
+        PRIORITY.wait_idle()
+        v = View(Filters(), ExclusionRules(), db=db, ds=ds, background=True)
         for kind, arg in WARM_ANALYSES:
             v.compute(kind, arg)
     finally:

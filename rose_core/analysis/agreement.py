@@ -162,51 +162,86 @@ def error_consistency(a: pd.Series, b: pd.Series) -> ErrorConsistency:
     return ErrorConsistency(kappa, c_obs, c_exp, len(x), p1, p2)
 
 
-def error_consistency_pairs(df: pd.DataFrame, min_trials: int = MIN_SHARED_TRIALS) -> pd.DataFrame:
+@dataclass(frozen=True)
+class HumanTrials:
+    """The humans' side of every human–model comparison, prepared once: each human response as (participant
+    code, instance code, 0/1) and each instance's human accuracy. The dashboards cache it per human data
+    version, so a model's agreement is computed from that model's rows alone (not from a copy of every human
+    response per model)."""
+
+    instances: pd.Index            # instances answered by humans, sorted
+    inst_codes: np.ndarray         # per human response: its instance's position in `instances`
+    people: np.ndarray             # participant ids, sorted
+    p_codes: np.ndarray            # per human response: its participant's position in `people`
+    passed: np.ndarray             # per human response: 0/1
+    accuracy: pd.Series            # per instance: share of its participants who were right (majority panel)
+
+
+def human_trials(df: pd.DataFrame) -> HumanTrials:
+    """The humans' trials of `df` (its human rows); refuses a participant answering one instance twice."""
+    h = df[df["solver_kind"] == "human"] if "solver_kind" in df else df
+    inst_codes, instances = pd.factorize(h["instance_id"], sort=True)
+    p_codes, people = pd.factorize(h["participant_id"], sort=True)
+    if len(h):
+        pairs_key = p_codes.astype(np.int64) * max(1, len(instances)) + inst_codes
+        if len(np.unique(pairs_key)) < len(pairs_key):
+            _refuse_repeats(h, ["participant_id", "instance_id"], "error consistency")
+    passed = h["passed"].to_numpy().astype(np.int64)
+    acc = pd.Series(np.bincount(inst_codes, weights=passed, minlength=len(instances))
+                    / np.maximum(np.bincount(inst_codes, minlength=len(instances)), 1), index=pd.Index(instances))
+    return HumanTrials(pd.Index(instances), inst_codes, np.asarray(people), p_codes, passed, acc)
+
+
+def _model_pairs(ht: HumanTrials, solver: str, g: pd.DataFrame, min_trials: int) -> pd.DataFrame:
+    """One model's κ with each individual human (rows of `error_consistency_pairs`)."""
+    if g["instance_id"].duplicated().any():
+        _refuse_repeats(g, ["instance_id"], f"error consistency ({solver})")
+    codes = ht.instances.get_indexer(g["instance_id"])
+    known = codes >= 0                                       # instances no human answered play no part
+    outcome = np.full(len(ht.instances), -1, dtype=np.int64)  # -1: the model did not answer this instance
+    outcome[codes[known]] = g["passed"].to_numpy()[known].astype(np.int64)
+    m = outcome[ht.inst_codes]
+    shared = m >= 0
+    who = ht.p_codes[shared]
+    n_people = len(ht.people)
+    h_pass = ht.passed[shared]
+    n = np.bincount(who, minlength=n_people).astype(float)
+    a = np.bincount(who, weights=h_pass, minlength=n_people)
+    b = np.bincount(who, weights=m[shared], minlength=n_people)
+    same = np.bincount(who, weights=(h_pass == m[shared]), minlength=n_people)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p1, p2, c_obs = a / n, b / n, same / n
+        c_exp = p1 * p2 + (1 - p1) * (1 - p2)
+        kappa = (c_obs - c_exp) / (1 - c_exp)
+    few = n < min_trials
+    undefined = ~few & (((a == n) & (b == n)) | ((a == 0) & (b == 0)))
+    skipped = np.where(few, f"fewer than {min_trials} shared trials",
+                       np.where(undefined, "c_exp = 1 (both always right or both always wrong): κ undefined", ""))
+    return pd.DataFrame({
+        "solver": solver, "participant_id": ht.people, "shared trials": n.astype(int),
+        "κ": np.where(skipped == "", kappa, np.nan), "c_obs": np.where(few, np.nan, c_obs),
+        "c_exp": np.where(few, np.nan, c_exp), "human acc": np.where(few, np.nan, 100 * p1),
+        "model acc": np.where(few, np.nan, 100 * p2), "skipped": skipped})
+
+
+PAIR_COLUMNS = ["solver", "participant_id", "shared trials", "κ", "c_obs", "c_exp", "human acc", "model acc",
+                "skipped"]
+
+
+def error_consistency_pairs(df: pd.DataFrame, min_trials: int = MIN_SHARED_TRIALS,
+                            humans: HumanTrials | None = None) -> pd.DataFrame:
     """κ between each model (or agent) and each individual human on their shared trials, one row per pair
     (participants in id order). Computed from per-pair counts over integer codes, so 2,000 participants x 10
     runs stay fast (a test checks it equals `error_consistency` pair by pair). A pair with fewer than
-    `min_trials` shared trials, or with c_exp = 1, gets no κ and says why in `skipped` (never a silent NaN)."""
-    cols = ["solver", "participant_id", "shared trials", "κ", "c_obs", "c_exp", "human acc", "model acc", "skipped"]
-    h = df[df["solver_kind"] == "human"]
+    `min_trials` shared trials, or with c_exp = 1, gets no κ and says why in `skipped` (never a silent NaN).
+    `humans`: the humans' side already prepared (`human_trials`); then `df` needs only the models' rows."""
+    ht = humans if humans is not None else human_trials(df)
     models = df[df["solver_kind"] != "human"]
-    if h.empty or models.empty:
-        return pd.DataFrame(columns=cols)
-    inst_codes, instances = pd.factorize(pd.concat([h["instance_id"], models["instance_id"]]), sort=True)
-    h_inst, m_inst = inst_codes[:len(h)], inst_codes[len(h):]
-    p_codes, people = pd.factorize(h["participant_id"], sort=True)
-    pairs_key = p_codes.astype(np.int64) * len(instances) + h_inst
-    if len(np.unique(pairs_key)) < len(pairs_key):
-        _refuse_repeats(h, ["participant_id", "instance_id"], "error consistency")
-    h_pass = h["passed"].to_numpy().astype(np.int64)
-    parts = []
-    for solver, idx in models.groupby("solver", sort=False).indices.items():
-        codes = m_inst[idx]
-        if len(np.unique(codes)) < len(codes):
-            _refuse_repeats(models.iloc[idx], ["instance_id"], f"error consistency ({solver})")
-        outcome = np.full(len(instances), -1, dtype=np.int64)    # -1: the model did not answer this instance
-        outcome[codes] = models["passed"].to_numpy()[idx].astype(np.int64)
-        m = outcome[h_inst]
-        shared = m >= 0
-        who = p_codes[shared]
-        n = np.bincount(who, minlength=len(people)).astype(float)
-        a = np.bincount(who, weights=h_pass[shared], minlength=len(people))
-        b = np.bincount(who, weights=m[shared], minlength=len(people))
-        same = np.bincount(who, weights=(h_pass[shared] == m[shared]), minlength=len(people))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            p1, p2, c_obs = a / n, b / n, same / n
-            c_exp = p1 * p2 + (1 - p1) * (1 - p2)
-            kappa = (c_obs - c_exp) / (1 - c_exp)
-        few = n < min_trials
-        undefined = ~few & (((a == n) & (b == n)) | ((a == 0) & (b == 0)))
-        skipped = np.where(few, f"fewer than {min_trials} shared trials",
-                           np.where(undefined, "c_exp = 1 (both always right or both always wrong): κ undefined", ""))
-        parts.append(pd.DataFrame({
-            "solver": solver, "participant_id": np.asarray(people), "shared trials": n.astype(int),
-            "κ": np.where(skipped == "", kappa, np.nan), "c_obs": np.where(few, np.nan, c_obs),
-            "c_exp": np.where(few, np.nan, c_exp), "human acc": np.where(few, np.nan, 100 * p1),
-            "model acc": np.where(few, np.nan, 100 * p2), "skipped": skipped}))
-    return pd.concat(parts, ignore_index=True)[cols]
+    if len(ht.people) == 0 or models.empty:
+        return pd.DataFrame(columns=PAIR_COLUMNS)
+    parts = [_model_pairs(ht, str(solver), models.iloc[idx], min_trials)
+             for solver, idx in models.groupby("solver", sort=False).indices.items()]
+    return pd.concat(parts, ignore_index=True)[PAIR_COLUMNS]
 
 
 def error_consistency_summary(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -232,7 +267,7 @@ def error_consistency_summary(pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def panel_consistency(df: pd.DataFrame) -> pd.DataFrame:
+def panel_consistency(df: pd.DataFrame, humans: HumanTrials | None = None) -> pd.DataFrame:
     """Per model or agent, against the humans' majority-vote panel (an instance counts as right for the
     humans when at least half of its participants were right): consistency with the panel (same κ formula,
     but the panel is not an individual observer, so this is not Geirhos et al.'s error consistency), Cohen's
@@ -241,7 +276,7 @@ def panel_consistency(df: pd.DataFrame) -> pd.DataFrame:
     from scipy.stats import pearsonr
     from sklearn.metrics import cohen_kappa_score
 
-    h = df[df["solver_kind"] == "human"].groupby("instance_id")["passed"].mean()
+    h = (humans if humans is not None else human_trials(df)).accuracy
     rows = []
     for solver, g in df[df["solver_kind"] != "human"].groupby("solver", sort=False):
         _refuse_repeats(g, ["instance_id"], f"panel consistency ({solver})")
@@ -267,11 +302,14 @@ def panel_consistency(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def human_model_agreement(df: pd.DataFrame, min_trials: int = MIN_SHARED_TRIALS) -> pd.DataFrame:
+def human_model_agreement(df: pd.DataFrame, min_trials: int = MIN_SHARED_TRIALS,
+                          humans: HumanTrials | None = None) -> pd.DataFrame:
     """Per model or agent: error consistency with each individual human (mean over humans and its spread,
-    `error_consistency_summary`), then the majority-panel figures (`panel_consistency`)."""
-    per_human = error_consistency_summary(error_consistency_pairs(df, min_trials))
-    panel = panel_consistency(df)
+    `error_consistency_summary`), then the majority-panel figures (`panel_consistency`). With `humans`
+    prepared (`human_trials`), `df` needs only the models' rows."""
+    ht = humans if humans is not None else human_trials(df)
+    per_human = error_consistency_summary(error_consistency_pairs(df, min_trials, ht))
+    panel = panel_consistency(df, ht)
     if per_human.empty:
         return panel
     return per_human.merge(panel, on="solver", how="outer", sort=False)
