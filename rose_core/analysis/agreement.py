@@ -155,6 +155,11 @@ def error_consistency(a: pd.Series, b: pd.Series) -> ErrorConsistency:
         raise AnalysisInputError("error consistency: no shared trial")
     x = a.sort_index().to_numpy().astype(int)
     y = b.loc[a.sort_index().index].to_numpy().astype(int)
+    return _consistency(x, y)
+
+
+def _consistency(x: np.ndarray, y: np.ndarray) -> ErrorConsistency:
+    """`error_consistency` of two aligned 0/1 vectors (same trial at the same position)."""
     p1, p2 = float(x.mean()), float(y.mean())
     c_obs = float((x == y).mean())
     c_exp = p1 * p2 + (1 - p1) * (1 - p2)
@@ -276,21 +281,27 @@ def panel_consistency(df: pd.DataFrame, humans: HumanTrials | None = None) -> pd
     from scipy.stats import pearsonr
     from sklearn.metrics import cohen_kappa_score
 
-    h = (humans if humans is not None else human_trials(df)).accuracy
+    ht = humans if humans is not None else human_trials(df)
+    acc = ht.accuracy.to_numpy()
     rows = []
     for solver, g in df[df["solver_kind"] != "human"].groupby("solver", sort=False):
         _refuse_repeats(g, ["instance_id"], f"panel consistency ({solver})")
-        m = g.set_index("instance_id")["passed"]
-        shared = h.index.intersection(m.index).sort_values()
+        codes = ht.instances.get_indexer(g["instance_id"])   # positions in the sorted human instances
+        known = codes >= 0
+        order = np.argsort(codes[known], kind="stable")       # shared instances in id order
+        shared = codes[known][order]
         if len(shared) < 2:
             rows.append({"solver": solver, "panel: shared items": len(shared)})
             continue
-        acc_h = h.loc[shared].to_numpy()
-        hum = pd.Series((acc_h >= 0.5).astype(int), index=shared)
-        ec = error_consistency(hum, m.loc[shared].astype(int))
-        mod = m.loc[shared].to_numpy().astype(int)
+        passed = g["passed"].to_numpy()[known][order]
+        if pd.isna(passed).any() or not np.isin(passed, [0, 1]).all():
+            raise AnalysisInputError(f"panel consistency ({solver}): outcomes must be 0/1")
+        acc_h = acc[shared]
+        hum = (acc_h >= 0.5).astype(int)
+        mod = passed.astype(int)
+        ec = _consistency(hum, mod)
         both_constant = len(set(hum)) < 2 and len(set(mod)) < 2
-        ck = np.nan if both_constant else float(cohen_kappa_score(hum.to_numpy(), mod))
+        ck = np.nan if both_constant else float(cohen_kappa_score(hum, mod))
         r = np.nan
         if acc_h.std() > 0 and mod.std() > 0:
             r = float(pearsonr(acc_h, mod).statistic)
