@@ -3,6 +3,7 @@ trial-by-trial consistency (error consistency after Geirhos, Meding & Wichmann 2
 and, under its own name, the model against the humans' majority-vote panel)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,70 +36,123 @@ class HumanAgreement:
     notes: list[str] = field(default_factory=list)
 
 
-def _context_cells(ds: Dataset) -> pd.DataFrame:
-    """(instance_id, r, c, gold) for every cell in every click instance's context."""
-    rows = []
-    for inst in ds.instances.values():
+_CLICK = re.compile(r"CLICK\(R(\d+),C(\d+)\)")
+_COUNT = re.compile(r"(?:COUNT|SUBMIT)\((\d+)\)")
+_CELL = 100       # cell key r * _CELL + c (grids are at most 8 x 8; clicks outside 1..99 are outside every grid)
+_INST = _CELL * _CELL
+
+
+@dataclass(frozen=True)
+class _Context:
+    """Every click instance's context cells as arrays, once per dataset: the instance's position in `ids`, the
+    cell key (r * 100 + c) and whether the cell is a gold cell."""
+
+    ids: pd.Index
+    inst: np.ndarray
+    key: np.ndarray
+    gold: np.ndarray
+
+
+def _context_arrays(ds: Dataset) -> _Context:
+    insts, keys, golds = [], [], []
+    for k, inst in enumerate(ds.instances.values()):
         if inst.gold.cells is None:
             continue
         scene = ds.scenes[inst.scene_id]
-        gold = set(inst.gold.cells)
-        rows += [(inst.instance_id, r, c, (r, c) in gold) for r in range(1, scene.rows + 1)
-                 for c in range(1, scene.cols + 1) if inst.in_context((r, c))]
-    return pd.DataFrame(rows, columns=["instance_id", "r", "c", "gold"])
+        rr, cc = np.meshgrid(np.arange(1, scene.rows + 1), np.arange(1, scene.cols + 1), indexing="ij")
+        box = inst.context
+        inside = (box.r0 <= rr) & (rr <= box.r1) & (box.c0 <= cc) & (cc <= box.c1)
+        mask = inside if inst.context_mode == "inside" else ~inside
+        key = (rr * _CELL + cc)[mask]
+        insts.append(np.full(len(key), k, dtype=np.int64))
+        keys.append(key.astype(np.int64))
+        golds.append(np.isin(key, [r * _CELL + c for r, c in inst.gold.cells]))
+    cat = (lambda xs, t: np.concatenate(xs) if xs else np.zeros(0, dtype=t))
+    return _Context(pd.Index(list(ds.instances)), cat(insts, np.int64), cat(keys, np.int64), cat(golds, bool))
 
 
-_CONTEXT_CACHE: dict[str, pd.DataFrame] = {}
+_CONTEXT_CACHE: dict[str, _Context] = {}
+
+
+def _parse_protocols(proto: pd.Series) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+    """Per response: the code of its distinct protocol string; per distinct string: its clicked cell keys (a
+    repeat counts once) and its count (NaN for DONE). Each distinct string is parsed once: 100,000 answers
+    hold a few thousand."""
+    codes, uniques = pd.factorize(proto.fillna("").astype(str))
+    cells, counts = [], np.full(len(uniques), np.nan)
+    for u, text in enumerate(uniques):
+        found = {int(r) * _CELL + int(c) for r, c in _CLICK.findall(text) if 0 < int(r) < _CELL and 0 < int(c) < _CELL}
+        cells.append(np.array(sorted(found), dtype=np.int64))
+        m = _COUNT.search(text)
+        if m:
+            counts[u] = int(m.group(1))
+    return codes, cells, counts
 
 
 def human_agreement(df: pd.DataFrame, ds: Dataset) -> HumanAgreement:
     """Krippendorff's alpha (Krippendorff 2011, "Computing Krippendorff's Alpha-Reliability"; Hayes &
     Krippendorff 2007) over per-cell click decisions (nominal) and counts (ratio), raters per item, and the
     panel's majority-vote accuracy next to the mean individual accuracy, on instances with two or more raters.
-    Refuses a participant who answered one instance twice (one rater, one value per unit)."""
+    Refuses a participant who answered one instance twice (one rater, one value per unit).
+
+    Computed on integer codes (instance position, cell key r * 100 + c), each distinct protocol string parsed
+    once: the same figures as the per-cell tables of the definition (the tests build them independently)."""
     import krippendorff
 
     h = df[df["solver_kind"] == "human"]
-    _refuse_repeats(h, ["participant_id", "instance_id"], "Krippendorff's alpha")
-    raters = h.groupby("instance_id")["participant_id"].nunique()
-    multi = raters[raters >= 2]
-    h = h[h["instance_id"].isin(multi.index)]
-    notes = []
-    if h.empty:
-        return HumanAgreement(None, None, 0, 0, {int(k): int(v) for k, v in raters.value_counts().sort_index().items()},
-                              None, None, 0, ["no instance has two or more human raters yet"])
-    # The canonical protocol string holds the answer's clicks and count; vectorized regex over it is far
-    # cheaper than decoding every parsed-JSON record.
-    proto = h["protocol"].fillna("").astype(str)
-    n_per = h.groupby("instance_id").size()
-    # Clicks: per (instance, cell) how many raters clicked it, against every context cell.
     if ds.dataset_hash not in _CONTEXT_CACHE:
-        _CONTEXT_CACHE[ds.dataset_hash] = _context_cells(ds)
+        _CONTEXT_CACHE[ds.dataset_hash] = _context_arrays(ds)
     ctx = _CONTEXT_CACHE[ds.dataset_hash]
-    ctx = ctx[ctx["instance_id"].isin(n_per.index)]
-    found = pd.DataFrame({"instance_id": h["instance_id"].to_numpy(), "rc": proto.str.findall(
-        r"CLICK\(R(\d+),C(\d+)\)").to_numpy()}).reset_index(names="response").explode("rc").dropna(subset=["rc"])
-    clicks = pd.DataFrame({"response": found["response"], "instance_id": found["instance_id"],
-                           "r": found["rc"].str[0].astype(int), "c": found["rc"].str[1].astype(int)})
-    clicks = clicks.drop_duplicates(["response", "r", "c"]).drop(columns="response")  # a repeat counts once
-    k = clicks.groupby(["instance_id", "r", "c"]).size().rename("k") if len(clicks) else pd.Series(dtype=int, name="k")
-    cells = ctx.merge(k.reset_index(), on=["instance_id", "r", "c"], how="left") if len(clicks) else ctx.assign(k=0)
-    cells["k"] = cells["k"].fillna(0)
-    cells["n"] = cells["instance_id"].map(n_per)
+    inst = ctx.ids.get_indexer(h["instance_id"])
+    if (inst < 0).any():
+        raise AnalysisInputError(f"Krippendorff's alpha: instance {h['instance_id'].iloc[int(np.argmax(inst < 0))]!r} "
+                                 "is not in this dataset")
+    people = pd.factorize(h["participant_id"])[0].astype(np.int64)
+    if len(np.unique(people * len(ctx.ids) + inst)) < len(inst):
+        _refuse_repeats(h, ["participant_id", "instance_id"], "Krippendorff's alpha")
+    n_all = np.bincount(inst, minlength=len(ctx.ids))             # raters per instance (each answers once)
+    raters = pd.Series(n_all[n_all > 0])
+    raters_per_item = {int(k): int(v) for k, v in raters.value_counts().sort_index().items()}
+    keep = n_all[inst] >= 2
+    notes = []
+    if not keep.any():
+        return HumanAgreement(None, None, 0, 0, raters_per_item, None, None, 0,
+                              ["no instance has two or more human raters yet"])
+    inst = inst[keep]
+    passed = h["passed"].to_numpy()[keep].astype(float)
+    codes, cells_of, count_of = _parse_protocols(h["protocol"][keep])
+    # Clicks: per (instance, cell) how many raters clicked it, against every context cell.
+    lens = np.array([len(c) for c in cells_of], dtype=np.int64)[codes]
+    flat = np.concatenate(cells_of) if cells_of else np.zeros(0, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum([len(c) for c in cells_of])])[:-1].astype(np.int64)
+    within = np.arange(lens.sum()) - np.repeat(np.cumsum(lens) - lens, lens)
+    clicked = np.repeat(inst, lens) * _INST + flat[np.repeat(starts[codes], lens) + within]
+    keys, k_of = np.unique(clicked, return_counts=True)
+    in_panel = (n_all >= 2)[ctx.inst]
+    c_inst, gold = ctx.inst[in_panel], ctx.gold[in_panel]
+    c_key = c_inst * _INST + ctx.key[in_panel]
+    if len(keys):
+        pos = np.minimum(np.searchsorted(keys, c_key), len(keys) - 1)
+        k = np.where(keys[pos] == c_key, k_of[pos], 0)
+    else:
+        k = np.zeros(len(c_key), dtype=np.int64)
+    n = n_all[c_inst].astype(float)
     alpha_cells = None
-    vc = np.stack([cells["n"] - cells["k"], cells["k"]], axis=1).astype(float)
+    vc = np.stack([n - k, k], axis=1).astype(float)
     if len(vc) >= 2 and vc[:, 0].sum() and vc[:, 1].sum():
         alpha_cells = float(krippendorff.alpha(value_counts=vc, level_of_measurement="nominal"))
-    cells["wrong"] = (cells["k"] * 2 > cells["n"]) != cells["gold"]
-    click_ok = ~cells.groupby("instance_id")["wrong"].any()
+    wrong = (k * 2 > n) != gold
+    click_insts = np.unique(c_inst)
+    click_ok = pd.Series(np.bincount(c_inst, weights=wrong, minlength=len(ctx.ids))[click_insts] == 0,
+                         index=click_insts)
     # Counts: per instance the answers' distribution; the panel answer is the unique mode.
-    counted = proto.str.extract(r"(?:COUNT|SUBMIT)\((\d+)\)")[0]
-    counts = pd.DataFrame({"instance_id": h["instance_id"].to_numpy(), "count": counted.to_numpy()}).dropna()
-    counts["count"] = counts["count"].astype(int)
+    said = count_of[codes]
+    has = ~np.isnan(said)
     alpha_counts = None
     count_ok = pd.Series(dtype=bool)
-    if len(counts):
-        tab = counts.groupby(["instance_id", "count"]).size().unstack(fill_value=0)
+    if has.any():
+        tab = pd.DataFrame({"inst": inst[has], "count": said[has].astype(np.int64)}).groupby(
+            ["inst", "count"]).size().unstack(fill_value=0)
         tab = tab[tab.sum(axis=1) >= 2]
         if tab.shape[1] > 1 and len(tab) >= 2:
             alpha_counts = float(krippendorff.alpha(value_counts=tab.to_numpy(float),
@@ -109,15 +163,15 @@ def human_agreement(df: pd.DataFrame, ds: Dataset) -> HumanAgreement:
         top = tab.max(axis=1)
         unique_mode = (tab.eq(top, axis=0)).sum(axis=1) == 1
         mode = tab.idxmax(axis=1)
-        gold_count = pd.Series({iid: ds.instances[iid].gold.count for iid in tab.index})
+        gold_count = pd.Series([ds.instances[ctx.ids[i]].gold.count for i in tab.index], index=tab.index)
         count_ok = unique_mode & (mode == gold_count)
     panel = pd.concat([click_ok.rename("click"), count_ok.rename("count")], axis=1)
     panel_pass = panel.fillna(True).all(axis=1)
-    indiv = h.groupby("instance_id")["passed"].mean()
-    return HumanAgreement(alpha_cells, alpha_counts, len(vc), int(len(count_ok)),
-                          {int(a): int(b) for a, b in raters.value_counts().sort_index().items()},
+    answered = np.bincount(inst, minlength=len(ctx.ids))
+    indiv = np.bincount(inst, weights=passed, minlength=len(ctx.ids))[panel_pass.index] / answered[panel_pass.index]
+    return HumanAgreement(alpha_cells, alpha_counts, len(vc), int(len(count_ok)), raters_per_item,
                           100 * float(panel_pass.mean()) if len(panel_pass) else None,
-                          100 * float(indiv.loc[panel_pass.index].mean()) if len(panel_pass) else None,
+                          100 * float(indiv.mean()) if len(panel_pass) else None,
                           len(panel_pass), notes)
 
 
