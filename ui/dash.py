@@ -174,19 +174,28 @@ class View:
         if self.background:
             PRIORITY.wait_idle()
 
+    def _split(self) -> tuple[pd.DataFrame, tuple, list[tuple[str, pd.DataFrame, tuple]]]:
+        """The humans' rows and each solver's rows with their signatures, split once per page run (a page asks
+        for several analyses; splitting 200,000 rows again for each costs more than a cache hit)."""
+        if getattr(self, "_parts", None) is None:
+            humans = self.df[self.df["solver_kind"] == "human"]
+            groups = [(str(solver), g, _signature(g, self.version[2]))
+                      for solver, g in self.df.groupby("solver", sort=False)]
+            self._parts = (humans, _signature(humans, self.version[2]), groups)
+        return self._parts
+
     def _compute(self, kind: str, arg: object):
         self._yield()
-        humans = self.df[self.df["solver_kind"] == "human"]
-        hsig = _signature(humans, self.version[2])
+        humans, hsig, groups = self._split()
         if kind == "human_agreement":
             return _human_agreement(hsig, self.rules, self.filters, humans, self.ds)
         parts = []
         side = _human_trials(hsig, self.rules, self.filters, humans) if kind == "human_model" else humans
-        for solver, g in self.df.groupby("solver", sort=False):
+        for solver, g, sig in groups:
             if kind == "human_model" and solver == "Human":
                 continue
             self._yield()
-            parts.append(_per_solver(kind, arg, solver, _signature(g, self.version[2]), hsig if kind == "human_model" else (),
+            parts.append(_per_solver(kind, arg, solver, sig, hsig if kind == "human_model" else (),
                                      self.rules, self.filters, g, side, self.ds))
         out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         if kind == "main":
