@@ -2,7 +2,8 @@
 
 Each page is run through Streamlit's AppTest (the real page script, no browser): "cold" is the first load
 after the data changed (caches empty), "warm" a rerun with the same data version (what every widget
-interaction costs). The floor is the one-button app. Target: well under 2 s.
+interaction costs). The floor is the one-button app. Targets: well under 2 s; a page opened at the moment of
+sign-in after a restart (empty caches, the warm-up just started) at most 1.5 s.
 
     python bench/bench_dashboards.py [--humans 100000] [--models 10] [--scale 1.0]
 """
@@ -123,18 +124,21 @@ def main() -> None:
         fcold, fwarm, _ = timed_page(None, a.warm_runs)
         print(f"  {'floor (1 button)':31s} first {fcold:6.2f} s   rerun {statistics.median(fwarm):6.3f} s")
         worst_warm = worst_fresh = 0.0
-        worst_signed_in = 0.0
+        worst_signed_in = worst_cold = 0.0
         for page in PAGES:
             cold, warm, fresh = timed_page(page, a.warm_runs)
             signed_in = warmed_first_load(page)
             w = statistics.median(warm)
             worst_warm, worst_fresh = max(worst_warm, w), max(worst_fresh, fresh)
-            worst_signed_in = max(worst_signed_in, signed_in)
+            worst_signed_in, worst_cold = max(worst_signed_in, signed_in), max(worst_cold, cold)
             print(f"  {page:31s} first {cold:6.2f} s   first after sign-in warm-up {signed_in:5.2f} s   "
                   f"rerun {w:6.3f} s   after 50 new responses {fresh:6.2f} s")
         print("  first = empty caches, page opened at once; first after sign-in warm-up = empty caches, the page "
               "opened once the warm-up started at sign-in finished; rerun = any widget interaction on unchanged "
               "data; after new responses = the frame is appended, the analyses of the changed solver recomputed")
+        print(f"  target <= 1.5 s for a page opened at the moment of sign-in (empty caches): "
+              f"{'met' if worst_cold <= 1.5 else 'NOT met'} (worst {worst_cold:.2f} s, {worst_cold / fcold:.2f}x the "
+              f"floor's first load)")
         ok = worst_warm < 2 and worst_fresh < 2 and worst_signed_in < 2
         print(f"  target < 2 s (reruns, after new data, first load after sign-in): {'met' if ok else 'NOT met'} "
               f"(worst {worst_warm:.2f} s, {worst_fresh:.2f} s, {worst_signed_in:.2f} s)")

@@ -4,6 +4,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from rose_core.analysis import DIFFICULTY_PARAMS, MIN_SHARED_TRIALS
+from rose_core.analysis.formats import fmt_rate, fmt_stat
 from ui.dash import View, chart, table
 
 v = View()
@@ -13,22 +14,24 @@ v.header()
 st.markdown("#### Human – human")
 ha = v.compute("human_agreement")
 c1, c2, c3, c4 = st.columns(4)
-fmt = lambda x, d=3: "–" if x is None else f"{x:.{d}f}"  # noqa: E731
-c1.metric("Krippendorff α, cell clicks (nominal)", fmt(ha.alpha_cells), help=f"{ha.click_units} cell units")
-c2.metric("Krippendorff α, counts (ratio)", fmt(ha.alpha_counts), help=f"{ha.count_units} count units")
-c3.metric("Panel (majority vote) accuracy", fmt(ha.panel_accuracy, 1) + (" %" if ha.panel_accuracy is not None else ""))
-c4.metric("Mean individual accuracy", fmt(ha.individual_accuracy, 1) + (" %" if ha.individual_accuracy is not None else ""))
+pct = lambda x: fmt_rate(x) + ("" if x is None else " %")  # noqa: E731
+c1.metric("Krippendorff α, cell clicks (nominal)", fmt_stat(ha.alpha_cells), help=f"{ha.click_units} cell units")
+c2.metric("Krippendorff α, counts (ratio)", fmt_stat(ha.alpha_counts), help=f"{ha.count_units} count units")
+c3.metric("Panel (majority vote) accuracy", pct(ha.panel_accuracy))
+c4.metric("Mean individual accuracy", pct(ha.individual_accuracy))
 st.caption(f"Over {ha.panel_items} instances with two or more human raters. Raters per instance: "
            + ", ".join(f"{k} raters: {n} instances" for k, n in ha.raters_per_item.items()))
 for note in ha.notes:
     st.info(note)
 
 st.markdown("#### Human – model")
-hm = v.compute("human_model")
+hm = v.shown(v.compute("human_model"))
 if hm.empty:
     st.info("No model or agent shares instances with the humans in this selection.")
 else:
-    table(hm.round(4), "rose_human_model_agreement", "agree_hm", v.note())
+    table(hm, "rose_human_model_agreement", "agree_hm", v.note(),
+          kinds={"panel: shared items": "count", "panel: human acc": "rate", "panel: model acc": "rate",
+                 "shared trials per human (median)": "number"})
     st.caption(f"Error consistency (Geirhos, Meding & Wichmann 2020): κ = (c_obs − c_exp) / (1 − c_exp), "
                "c_exp = p₁·p₂ + (1−p₁)(1−p₂), computed between the model and each individual participant on the "
                "instances both answered, then averaged over participants; spread across participants as SD "
@@ -49,11 +52,12 @@ else:
 
 st.markdown("#### Difficulty")
 param = st.selectbox("Generation parameter", list(DIFFICULTY_PARAMS), key="agree_param")
-diff = v.compute("difficulty", param)
+diff = v.shown(v.compute("difficulty", param))
 if diff.empty:
     st.info("No response has this parameter in the selection.")
 else:
-    table(diff.round(2), f"rose_difficulty_{DIFFICULTY_PARAMS[param]}", "agree_diff", v.note())
+    table(diff, f"rose_difficulty_{DIFFICULTY_PARAMS[param]}", "agree_diff", v.note(),
+          kinds={"value": "text", "n": "count", "PASS": "rate"})
     diff["value"] = diff["value"].astype(str)
     fig = px.line(diff.sort_values("value"), x="value", y="PASS", color="solver", markers=True, range_y=[0, 100],
                   hover_data=["n"], title=f"PASS by {param}")

@@ -9,6 +9,7 @@ from rose_core.analysis import run_summaries
 from rose_core.run_import import (
     ERRORED_POLICIES, RUN_FORMATS, RunImportError, delete_run, import_run, import_upload, list_runs,
 )
+from ui.dash import table
 from ui.resources import dataset, store
 
 db, ds = store(), dataset()
@@ -69,7 +70,8 @@ summary = run_summaries(db)
 if summary.empty:
     st.info("No run yet.")
     st.stop()
-st.dataframe(summary.round(1), hide_index=True, width="stretch")
+table(summary, "rose_runs", "runs_summary",
+      kinds={c: "rate" for c in summary.columns if c not in ("run", "solver", "kind", "responses")})
 st.caption("Avg = mean of the five template PASS rates (T1..T5); pooled = share of all T1..T5 responses passed. "
            "Human rows pool the study's participants (main items only).")
 meta = {r["run_id"]: r for r in list_runs(db)}

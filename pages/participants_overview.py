@@ -22,7 +22,9 @@ c4.metric("Completed", int((parts["end_reason"] == "completed").sum()))
 st.caption(f"Exclusion rules: {v.rules.describe()}. Reasons: "
            + (", ".join(f"{r}: {n}" for r, n in ex["excluded"].str.split(", ").explode().value_counts().items())
               or "none"))
-table(parts, "rose_participants", "parts_table", v.note())
+table(parts.assign(excluded=parts["excluded"].replace("", "no")), "rose_participants", "parts_table", v.note(),
+      kinds={"main_pass_rate": "rate", "practice_pass_rate": "rate", "median_item_s": "seconds",
+             "median_first_action_s": "seconds", "practice_attempts": "count", "practice_passed": "flag"})
 
 humans = v.everything[v.everything["solver_kind"] == "human"]
 if v.filters.studies:

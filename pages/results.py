@@ -7,18 +7,20 @@ import streamlit as st
 from rose_core.analysis import LABELS, published_bridges, published_gap, table_columns
 from ui.dash import View, chart, table
 
+BRIDGE_RATES = ["G-Cnt", "G-Clk", "V-Clk", "mL-Cnt", "L-Clk", "L-Clk†", "Fail†"]
+
 v = View()
 st.title("Results")
 v.header()
 
 st.markdown("#### Main table")
-main = v.compute("main")
+main = v.shown(v.compute("main"))
 table(table_columns(main), "rose_main_table", "results_main", v.note())
 st.caption("Avg = mean of the five template PASS rates (G-Cnt, L-Cnt, L-Clk, V-Clk, Excl-CS), as the ROSE spec "
            "defines it; 'pooled' is the share of all T1–T5 responses that pass. Intervals: Wilson (95 %) for rates "
            "over instances; bootstrap over participants (humans) or scenes (models, agents) for Avg and "
            "Glyph/Emoji/Pixel. Published rows come from the paper as printed: their Avg is shown beside the mean "
-           "of their own template columns (the published Human Avg 98.8 is not the mean of its columns, 98.44).")
+           "of their own template columns (the published Human Avg 98.8 is not the mean of its columns, 98.4).")
 long = main.melt(id_vars=["solver", "kind"], value_vars=LABELS, var_name="template", value_name="PASS")
 fig = px.bar(long, x="template", y="PASS", color="solver", barmode="group", range_y=[0, 100],
              title="PASS per template and solver")
@@ -26,10 +28,11 @@ chart(fig, "rose_pass_by_template", "results_fig_main", v.note())
 
 st.markdown("#### Perception-to-action gap")
 cond = st.toggle("Only scenes whose T1 (global count) answer was correct", key="results_conditioned")
-gap = v.compute("gap", cond)
+gap = v.shown(v.compute("gap", cond))
 if not cond:
     gap = pd.concat([gap, published_gap()], ignore_index=True)
-table(gap.round(2), "rose_gap" + ("_conditioned" if cond else ""), "results_gap", v.note())
+table(gap, "rose_gap" + ("_conditioned" if cond else ""), "results_gap", v.note(),
+      kinds={"scenes": "count", "Counting Avg": "rate", "Action Avg": "rate", "gap": "rate"})
 fig = go.Figure()
 fig.add_bar(name="Counting Avg", x=gap["solver"], y=gap["Counting Avg"])
 fig.add_bar(name="Action Avg", x=gap["solver"], y=gap["Action Avg"])
@@ -39,8 +42,9 @@ fig.update_layout(barmode="group", yaxis_title="%", title="Counting Avg − Acti
 chart(fig, "rose_gap", "results_fig_gap", v.note())
 
 st.markdown("#### Bridges")
-br = pd.concat([v.compute("bridges"), published_bridges()], ignore_index=True)
-table(br.round(4), "rose_bridges", "results_bridges", v.note())
+br = pd.concat([v.shown(v.compute("bridges")), published_bridges()], ignore_index=True)
+table(br, "rose_bridges", "results_bridges", v.note(),
+      kinds={**{c: "rate" for c in BRIDGE_RATES}, "pairs": "count"})
 st.caption("L-Clk† = L-Clk on the pairs (same solver, same scene) whose mL-Cnt was correct; Fail† = 100 − L-Clk†. "
            "p-values: McNemar's exact test on the paired answers (two-sided binomial test of the discordant pairs; "
            "McNemar 1947).")
@@ -50,11 +54,11 @@ fig = px.line(steps, x="step", y="PASS", color="solver", markers=True, range_y=[
 chart(fig, "rose_bridge_global", "results_fig_bridge", v.note())
 
 st.markdown("#### Failure kinds")
-fk = v.compute("failures")
+fk = v.shown(v.compute("failures"))
 if fk.empty:
     st.info("No failing response in this selection.")
 else:
-    table(fk.round(2), "rose_failure_kinds", "results_failures", v.note())
+    table(fk, "rose_failure_kinds", "results_failures", v.note(), kinds={"n": "count", "total": "count", "share": "rate"})
     fig = px.bar(fk, x="label", y="share", color="failure", facet_col="solver", facet_col_wrap=3,
                  title="Share of responses by failure kind", labels={"label": "template", "share": "% of responses"})
     chart(fig, "rose_failure_kinds", "results_fig_failures", v.note())

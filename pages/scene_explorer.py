@@ -7,8 +7,10 @@ import streamlit as st
 from PIL import Image
 
 from rose_core import SUBSETS
+from rose_core.analysis.formats import MISSING
 from rose_core.views import instance_rows, outline_cells, scene_ids, scene_summary
 from rose_core.benchmarks.rose.visibility import scene_difference_view
+from ui.dash import table
 from ui.resources import dataset
 
 st.title("Scene explorer")
@@ -55,12 +57,12 @@ if vis:
                f"hardest odd cell over both renderings (base {vis['visible_px_by_rendering']['base']}, highlight "
                f"{vis['visible_px_by_rendering']['highlight']}); above, the base PNG read back.")
 else:
-    m5.metric("Floor · redraws", "—")
+    m5.metric("Floor · redraws", MISSING)
     st.caption("This dataset was built before visibility was measured: no stored figure.")
 
 st.markdown("#### Instances")
 rows = instance_rows(ds, scene.scene_id)
-st.dataframe(pd.DataFrame(rows).drop(columns=["prompt"]), hide_index=True, width="stretch")
+table(pd.DataFrame(rows).drop(columns=["prompt"]), f"rose_instances_{scene.scene_id}", "scene_instances")
 with st.expander("Model-facing prompts"):
     for r in rows:
         st.markdown(f"**{r['instance']}** ({r['label']})")

@@ -5,14 +5,53 @@ import pandas as pd
 import streamlit as st
 
 from rose_core import MAIN_TEMPLATES, SUBSETS, TEMPLATES
+from rose_core.analysis.formats import MISSING, fmt_count, fmt_number, fmt_rate
+from rose_core.analysis.plan import plan_for_config, plan_rows, summary_lines
 from rose_core.exports import frame_bytes, table_frame
 from rose_core.monitor import coverage, participants_frame
 from rose_core.study import StudyConfig, StudyError, create_study, list_studies, set_active
 from rose_core.views import PUBLIC_URL_ENV, app_base_url, participant_links
-from ui.dash import warm_up
+from ui.dash import table as show_table, warm_up
 from ui.resources import dataset, store
 from ui.sgp_forms import sgp_study_form, sgp_study_monitor
 from ui.sgp_resources import sgp_dataset
+
+
+def plan_section() -> None:
+    """Planning: participants, expected interval widths, time and cost (rose_core.analysis.plan)."""
+    st.markdown("#### Plan a study")
+    with st.container(border=True):
+        c1, c2, c3 = st.columns(3)
+        p_split = c1.selectbox("Split", ["test", "dev", "all"], key="plan_split")
+        p_subsets = c2.multiselect("Subsets", SUBSETS, default=list(SUBSETS), key="plan_subsets")
+        p_templates = c3.multiselect("Templates", TEMPLATES, default=list(MAIN_TEMPLATES), key="plan_templates")
+        c1, c2, c3, c4 = st.columns(4)
+        p_items = c1.number_input("Items per participant", 1, 500, 20, key="plan_items")
+        p_target = c2.number_input("Participants per instance", 1, 100, 3, key="plan_target")
+        p_acc = c3.number_input("Expected accuracy (%)", 0.0, 100.0, 95.0, step=1.0, key="plan_acc")
+        p_rate = c4.number_input("Hourly rate (0 = no cost)", 0.0, 1000.0, 12.0, step=0.5, key="plan_rate")
+        c1, c2, c3, c4 = st.columns(4)
+        p_secs = c1.number_input("Seconds per item (0 = median so far)", 0.0, 3600.0, 0.0, key="plan_secs")
+        p_practice = c2.number_input("Practice items per round", 0, 20, 4, key="plan_practice")
+        p_att = c3.number_input("Attention check every N items", 0, 100, 10, key="plan_att")
+        p_cur = c4.text_input("Currency", "£", key="plan_currency")
+        try:
+            plan = plan_for_config(ds, StudyConfig(name="plan", split=p_split, subsets=p_subsets, templates=p_templates,
+                                                   items_per_participant=int(p_items), target_per_instance=int(p_target),
+                                                   practice_items=int(p_practice), attention_every=int(p_att)),
+                                   p_acc / 100, db, p_secs or None, p_rate or None)
+        except ValueError as e:
+            st.error(f"Cannot plan this study: {e}")
+        else:
+            m1, m2, m3, m4 = st.columns(4)
+            m1.metric("Plan: participants", fmt_count(plan.participants))
+            m2.metric("Plan: minutes per participant", fmt_number(plan.minutes_per_participant))
+            m3.metric("Plan: human Avg 95 % interval width", fmt_rate(plan.avg_width) + ("" if plan.avg_width is None else " pp"))
+            m4.metric("Plan: cost", MISSING if plan.cost is None else f"{p_cur}{plan.cost:,.2f}")
+            show_table(pd.DataFrame(plan_rows(plan)), "rose_study_plan", "plan_table")
+            st.caption(" · ".join(summary_lines(plan, p_cur)) + ". Template widths: 95 % Wilson interval at the "
+                       "expected accuracy; Avg: normal approximation of the bootstrap over participants.")
+
 
 db, ds = store(), dataset()
 st.title("Studies")
@@ -68,6 +107,7 @@ if st.toggle("Set up an SGP study (iVISPAR's sliding geom puzzle)", key="studies
 studies = list_studies(db)
 if not studies:
     st.info("No study yet.")
+    plan_section()
     st.stop()
 labels = {s.study_id: f"{s.name} ({s.study_id}){'' if s.active else ' · closed'}" for s in studies}
 sid = st.selectbox("Study", list(labels), format_func=labels.get, key="studies_pick")
@@ -113,7 +153,7 @@ parts = participants_frame(db, study)
 if parts.empty:
     st.info("Nobody has opened the link yet.")
 else:
-    st.dataframe(parts, hide_index=True, width="stretch")
+    show_table(parts, f"{sid}-participants", "studies_parts")
 
 st.markdown("#### Export")
 for table in ("responses", "events"):
@@ -125,3 +165,5 @@ for table in ("responses", "events"):
                        "application/octet-stream", key=f"studies_pq_{table}")
 with st.expander("Configuration"):
     st.json(pd.Series(cfg.__dict__).to_dict())
+
+plan_section()

@@ -295,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     from .benchmarks.sgp.cli import add_sgp_parser
 
     add_sgp_parser(sub)
+    from .analysis.plan import add_command as add_plan_command
+
+    add_plan_command(sub, str(db_path()), str(dataset_dir()))
     a = ap.parse_args(argv)
     try:
         return a.fn(a)

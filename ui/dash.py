@@ -4,6 +4,8 @@ own camera button)."""
 from __future__ import annotations
 
 import threading
+import time
+from contextlib import contextmanager
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -15,6 +17,8 @@ from rose_core.analysis import (
     human_agreement, human_model_agreement, human_version, instance_params, main_rows, participant_table, scorer_note,
     scorer_versions, select, with_published,
 )
+from rose_core.analysis.agreement import HumanTrials, human_trials
+from rose_core.analysis.formats import Kind, format_frame, human_label
 from rose_core.exports import frame_bytes
 from rose_core.store import Store
 from rose_core.study import list_studies
@@ -43,7 +47,7 @@ def _signature(g: pd.DataFrame, generation: int) -> tuple[int, int, int]:
 
 @st.cache_data(show_spinner=False, max_entries=1024)
 def _per_solver(kind: str, arg: object, solver: str, signature: tuple, human_signature: tuple, rules: ExclusionRules,
-                filters: Filters, _g: pd.DataFrame, _humans: pd.DataFrame, _ds) -> object:
+                filters: Filters, _g: pd.DataFrame, _humans: "pd.DataFrame | HumanTrials", _ds) -> object:
     """One solver's share of an analysis, cached by that solver's own rows: new responses of one run (or of
     the participants) recompute only that run's (or the humans') part."""
     if kind == "main":
@@ -54,11 +58,17 @@ def _per_solver(kind: str, arg: object, solver: str, signature: tuple, human_sig
         return bridge_table(_g)
     if kind == "failures":
         return failure_table(_g)
-    if kind == "human_model":
-        return human_model_agreement(pd.concat([_humans, _g]))
+    if kind == "human_model":  # _humans: the humans' trials, prepared once (`_human_trials`)
+        return human_model_agreement(_g, humans=_humans)
     if kind == "difficulty":
         return difficulty_table(_g, cached_instance_params(_ds.dataset_hash), str(arg))
     raise ValueError(kind)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _human_trials(human_signature: tuple, rules: ExclusionRules, filters: Filters, _humans: pd.DataFrame) -> HumanTrials:
+    """The humans' side of every human–model comparison, once per human data (read-only once built)."""
+    return human_trials(_humans)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -71,12 +81,63 @@ def cached_instance_params(dataset_hash: str) -> pd.DataFrame:
     return instance_params(dataset())
 
 
+class _Priority:
+    """Pages before the warm-up: while a page is computing, the background warm-up waits between its units of
+    work (one solver's share of one analysis), so on 2 cores a page opened at sign-in does not share the CPU
+    with analyses nobody is looking at yet. The warm-up never waits while holding a cache's lock."""
+
+    GRACE_S = 0.5  # after a page's last computation, room for it to lay out its tables and charts
+
+    def __init__(self) -> None:
+        self._busy = 0
+        self._last = 0.0
+        self._cv = threading.Condition()
+
+    @contextmanager
+    def page(self, background: bool):
+        if background:
+            yield
+            return
+        with self._cv:
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._busy -= 1
+                self._last = time.monotonic()
+                self._cv.notify_all()
+
+    def wait_idle(self, timeout: float = 30.0) -> None:
+        """Return once no page has computed for GRACE_S (or after `timeout`: the warm-up is never starved)."""
+        end = time.monotonic() + timeout
+        with self._cv:
+            while time.monotonic() < end:
+                if self._busy:
+                    self._cv.wait(timeout=max(0.0, end - time.monotonic()))
+                    continue
+                rest = self._last + self.GRACE_S - time.monotonic()
+                if rest <= 0:
+                    return
+                self._cv.wait(timeout=rest)
+
+
+PRIORITY = _Priority()
+
+
 class View:
     """The filtered, exclusion-applied responses a page works on, and how they were chosen (from the
-    sidebar, or given: the warm-up uses the sidebar's defaults without drawing it)."""
+    sidebar, or given: the warm-up uses the sidebar's defaults without drawing it). `background`: the
+    warm-up's view, which yields to pages (`PRIORITY`)."""
 
     def __init__(self, filters: Filters | None = None, rules: ExclusionRules | None = None,
-                 db: Store | None = None, ds: Dataset | None = None):
+                 db: Store | None = None, ds: Dataset | None = None, background: bool = False):
+        self.background = background
+        with PRIORITY.page(background):
+            self._load(filters, rules, db, ds)
+
+    def _load(self, filters: Filters | None, rules: ExclusionRules | None, db: Store | None,
+              ds: Dataset | None) -> None:
         db = db or store()
         self.db = db
         self.ds = ds or dataset()
@@ -89,19 +150,53 @@ class View:
         self.participants = self.selection.participants
         self.df, self.n_excluded = self.selection.df, self.selection.n_excluded
         self.everything = everything
+        humans = self.df.loc[self.df["solver_kind"] == "human", "study_id"].unique() if len(self.df) else []
+        names = study_names(db)
+        self.human_label = human_label(names.get(s, s) for s in sorted(humans))
+        # Humans the filters chose before the exclusions (only counted when the exclusions left none).
+        self.humans_before = 0
+        if len(humans) == 0 and len(everything):
+            self.humans_before = int(self.filters.apply(everything[everything["solver_kind"] == "human"])[
+                "participant_id"].nunique())
+
+    def shown(self, df: pd.DataFrame, col: str = "solver") -> pd.DataFrame:
+        """`df` with the pooled human row named by its studies (e.g. "Human (pilot)")."""
+        if col not in df or df.empty:
+            return df
+        return df.assign(**{col: df[col].replace({"Human": self.human_label})})
 
     def compute(self, kind: str, arg: object = None):
         """An analysis of the current selection, assembled from per-solver cached parts."""
-        humans = self.df[self.df["solver_kind"] == "human"]
-        hsig = _signature(humans, self.version[2])
+        with PRIORITY.page(self.background):
+            return self._compute(kind, arg)
+
+    def _yield(self) -> None:
+        if self.background:
+            PRIORITY.wait_idle()
+
+    def _split(self) -> tuple[pd.DataFrame, tuple, list[tuple[str, pd.DataFrame, tuple]]]:
+        """The humans' rows and each solver's rows with their signatures, split once per page run (a page asks
+        for several analyses; splitting 200,000 rows again for each costs more than a cache hit)."""
+        if getattr(self, "_parts", None) is None:
+            humans = self.df[self.df["solver_kind"] == "human"]
+            groups = [(str(solver), g, _signature(g, self.version[2]))
+                      for solver, g in self.df.groupby("solver", sort=False)]
+            self._parts = (humans, _signature(humans, self.version[2]), groups)
+        return self._parts
+
+    def _compute(self, kind: str, arg: object):
+        self._yield()
+        humans, hsig, groups = self._split()
         if kind == "human_agreement":
             return _human_agreement(hsig, self.rules, self.filters, humans, self.ds)
         parts = []
-        for solver, g in self.df.groupby("solver", sort=False):
+        side = _human_trials(hsig, self.rules, self.filters, humans) if kind == "human_model" else humans
+        for solver, g, sig in groups:
             if kind == "human_model" and solver == "Human":
                 continue
-            parts.append(_per_solver(kind, arg, solver, _signature(g, self.version[2]), hsig if kind == "human_model" else (),
-                                     self.rules, self.filters, g, humans, self.ds))
+            self._yield()
+            parts.append(_per_solver(kind, arg, solver, sig, hsig if kind == "human_model" else (),
+                                     self.rules, self.filters, g, side, self.ds))
         out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         if kind == "main":
             out = with_published(out)
@@ -127,41 +222,98 @@ class View:
         scored = ", ".join(f"scorer {v}" for v in scorer_versions(self.df)) or "no responses"
         return f"{len(self.df):,} responses ({scored}) · " + " · ".join(bits) + " · " + ex
 
+    def all_humans_excluded(self) -> bool:
+        return self.humans_before > 0
+
     def header(self) -> None:
-        """How the data was chosen, and a loud warning when some verdicts come from an older scorer."""
+        """How the data was chosen, a loud error when the exclusions removed every participant (the human rows
+        are then absent, not empty-looking data), and a warning when some verdicts come from an older scorer."""
+        if self.all_humans_excluded():
+            st.error(f"**The exclusions removed every participant** ({self.humans_before} in this selection; rules: "
+                     f"{self.rules.describe()}). No human figure on this page: the human rows, human–human "
+                     "agreement and human heatmaps are absent. Loosen the participant exclusions in the sidebar "
+                     "to see them.", icon="🚫")
         st.caption(self.caption())
         stale = scorer_note(scorer_versions(self.df))
         if stale:
             st.warning(stale)
 
 
+CHOICES = "dash_choices"  # the one place the sidebar's choices live: every analysis page reads and writes it
+DEFAULT_CHOICES = {"dash_split": "all", "dash_subsets": [], "dash_templates": [], "dash_studies": [],
+                   "dash_solvers": [], "dash_ex_att": True, "dash_ex_fast": True, "dash_ex_fast_s": 1.5,
+                   "dash_ex_streak": True, "dash_ex_streak_n": 10}
+
+
+def _remember(key: str) -> None:
+    st.session_state[CHOICES][key] = st.session_state[key]
+
+
+def _kept(key: str, options: list | None = None) -> dict:
+    """Seed a sidebar widget from the shared choices and keep them current when it changes.
+
+    Streamlit scopes a widget's state to the page that drew it, so without this a choice made on Results
+    would be back at its default on Agreement; the choice lives in `CHOICES` instead (written by the widget's
+    callback, before the rerun) and every page's widget starts from it."""
+    choices = st.session_state.setdefault(CHOICES, dict(DEFAULT_CHOICES))
+    value = choices.get(key, DEFAULT_CHOICES[key])
+    if options is not None and isinstance(value, list):
+        value = [v for v in value if v in options]   # a study or run that is gone is no longer offered
+    st.session_state[key] = value
+    return {"key": key, "on_change": _remember, "args": (key,)}
+
+
 def sidebar(df: pd.DataFrame) -> tuple[Filters, ExclusionRules]:
     sb = st.sidebar
     sb.markdown("### Filters")
-    split = sb.selectbox("Split", ["all", "dev", "test"], key="dash_split")
-    subsets = sb.multiselect("Subsets", SUBSETS, key="dash_subsets")
-    templates = sb.multiselect("Templates", TEMPLATES, key="dash_templates")
-    studies = {s.study_id: s.name for s in list_studies(store())}
-    chosen = sb.multiselect("Studies (human rows)", list(studies), format_func=lambda s: studies[s], key="dash_studies")
-    solvers = sb.multiselect("Solvers", sorted(df["solver"].unique()) if len(df) else [], key="dash_solvers")
+    split = sb.selectbox("Split", ["all", "dev", "test"], **_kept("dash_split"))
+    subsets = sb.multiselect("Subsets", SUBSETS, **_kept("dash_subsets", list(SUBSETS)))
+    templates = sb.multiselect("Templates", TEMPLATES, **_kept("dash_templates", list(TEMPLATES)))
+    studies = study_names()
+    chosen = sb.multiselect("Studies (human rows)", list(studies), format_func=lambda s: studies[s],
+                            **_kept("dash_studies", list(studies)))
+    solver_options = sorted(df["solver"].unique()) if len(df) else []
+    solvers = sb.multiselect("Solvers", solver_options, **_kept("dash_solvers", solver_options))
     sb.markdown("### Participant exclusions")
-    att = sb.checkbox("Failed an attention check", value=True, key="dash_ex_att")
-    fast_on = sb.checkbox("Too fast", value=True, key="dash_ex_fast")
-    fast = sb.number_input("… median seconds per item below", 0.1, 60.0, 1.5, key="dash_ex_fast_s") if fast_on else None
-    streak_on = sb.checkbox("Response streaks", value=True, key="dash_ex_streak")
-    streak = sb.number_input("… answers in a row saying the same", 2, 100, 10, key="dash_ex_streak_n") if streak_on else None
+    sb.caption("Chosen once, applied on every analysis page.")
+    att = sb.checkbox("Failed an attention check", **_kept("dash_ex_att"))
+    fast_on = sb.checkbox("Too fast", **_kept("dash_ex_fast"))
+    fast = sb.number_input("… median seconds per item below", 0.1, 60.0, **_kept("dash_ex_fast_s")) if fast_on else None
+    streak_on = sb.checkbox("Response streaks", **_kept("dash_ex_streak"))
+    streak = sb.number_input("… answers in a row saying the same", 2, 100, **_kept("dash_ex_streak_n")) \
+        if streak_on else None
     return (Filters(None if split == "all" else split, tuple(subsets), tuple(templates), tuple(chosen), tuple(solvers)),
             ExclusionRules(att, fast * 1000 if fast else None, int(streak) if streak else None))
+
+
+def study_names(db: Store | None = None) -> dict[str, str]:
+    """study_id -> name, for the sidebar and for naming the human row."""
+    return {s.study_id: s.name for s in list_studies(db or store())}
 
 
 def _suffix(note: str) -> str:
     return "__" + "-".join(note.replace(":", "").split()) if note else ""
 
 
-def table(df: pd.DataFrame, name: str, key: str, note: str = "", **kw) -> None:
-    st.dataframe(df, hide_index=True, width="stretch", **kw)
-    st.download_button("CSV", lambda: frame_bytes(df, "csv"), f"{name}{_suffix(note)}.csv", "text/csv",
+def column_widths(df: pd.DataFrame) -> dict[str, int]:
+    """Pixel widths wide enough for every cell's whole text and the header, so no interval is cut off."""
+    widths = {}
+    for col in df.columns:
+        longest = max([len(str(col))] + [len(str(v)) for v in df[col]])
+        widths[str(col)] = int(14 + 7.6 * longest) + 16
+    return widths
+
+
+def table(df: pd.DataFrame, name: str, key: str, note: str = "", kinds: dict[str, Kind] | None = None,
+          intervals: tuple[str, ...] = (), drop: tuple[str, ...] = (), **kw) -> pd.DataFrame:
+    """Show `df` in the one number format (`rose_core.analysis.formats`), columns wide enough for their text,
+    with a CSV of exactly what is shown (through `frame_bytes`, the one CSV encoder). Returns the shown table."""
+    shown = format_frame(df, kinds, intervals=intervals, drop=drop)
+    config = {c: st.column_config.TextColumn(width=w) for c, w in column_widths(shown).items()}
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=config, **kw)
+    st.download_button("CSV", lambda: frame_bytes(shown, "csv"), f"{name}{_suffix(note)}.csv", "text/csv",
                        key=f"{key}_csv", on_click="ignore")
+    return shown
 
 
 def chart(fig: go.Figure, name: str, key: str, note: str = "") -> None:
@@ -187,7 +339,8 @@ def _warm(done: threading.Event, db: Store, ds: Dataset) -> None:
         import sklearn.metrics  # noqa: F401
         import statsmodels.stats.proportion  # noqa: F401
 
-        v = View(Filters(), ExclusionRules(), db=db, ds=ds)
+        PRIORITY.wait_idle()
+        v = View(Filters(), ExclusionRules(), db=db, ds=ds, background=True)
         for kind, arg in WARM_ANALYSES:
             v.compute(kind, arg)
     finally:

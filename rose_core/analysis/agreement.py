@@ -3,6 +3,7 @@ trial-by-trial consistency (error consistency after Geirhos, Meding & Wichmann 2
 and, under its own name, the model against the humans' majority-vote panel)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,70 +36,123 @@ class HumanAgreement:
     notes: list[str] = field(default_factory=list)
 
 
-def _context_cells(ds: Dataset) -> pd.DataFrame:
-    """(instance_id, r, c, gold) for every cell in every click instance's context."""
-    rows = []
-    for inst in ds.instances.values():
+_CLICK = re.compile(r"CLICK\(R(\d+),C(\d+)\)")
+_COUNT = re.compile(r"(?:COUNT|SUBMIT)\((\d+)\)")
+_CELL = 100       # cell key r * _CELL + c (grids are at most 8 x 8; clicks outside 1..99 are outside every grid)
+_INST = _CELL * _CELL
+
+
+@dataclass(frozen=True)
+class _Context:
+    """Every click instance's context cells as arrays, once per dataset: the instance's position in `ids`, the
+    cell key (r * 100 + c) and whether the cell is a gold cell."""
+
+    ids: pd.Index
+    inst: np.ndarray
+    key: np.ndarray
+    gold: np.ndarray
+
+
+def _context_arrays(ds: Dataset) -> _Context:
+    insts, keys, golds = [], [], []
+    for k, inst in enumerate(ds.instances.values()):
         if inst.gold.cells is None:
             continue
         scene = ds.scenes[inst.scene_id]
-        gold = set(inst.gold.cells)
-        rows += [(inst.instance_id, r, c, (r, c) in gold) for r in range(1, scene.rows + 1)
-                 for c in range(1, scene.cols + 1) if inst.in_context((r, c))]
-    return pd.DataFrame(rows, columns=["instance_id", "r", "c", "gold"])
+        rr, cc = np.meshgrid(np.arange(1, scene.rows + 1), np.arange(1, scene.cols + 1), indexing="ij")
+        box = inst.context
+        inside = (box.r0 <= rr) & (rr <= box.r1) & (box.c0 <= cc) & (cc <= box.c1)
+        mask = inside if inst.context_mode == "inside" else ~inside
+        key = (rr * _CELL + cc)[mask]
+        insts.append(np.full(len(key), k, dtype=np.int64))
+        keys.append(key.astype(np.int64))
+        golds.append(np.isin(key, [r * _CELL + c for r, c in inst.gold.cells]))
+    cat = (lambda xs, t: np.concatenate(xs) if xs else np.zeros(0, dtype=t))
+    return _Context(pd.Index(list(ds.instances)), cat(insts, np.int64), cat(keys, np.int64), cat(golds, bool))
 
 
-_CONTEXT_CACHE: dict[str, pd.DataFrame] = {}
+_CONTEXT_CACHE: dict[str, _Context] = {}
+
+
+def _parse_protocols(proto: pd.Series) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+    """Per response: the code of its distinct protocol string; per distinct string: its clicked cell keys (a
+    repeat counts once) and its count (NaN for DONE). Each distinct string is parsed once: 100,000 answers
+    hold a few thousand."""
+    codes, uniques = pd.factorize(proto.fillna("").astype(str))
+    cells, counts = [], np.full(len(uniques), np.nan)
+    for u, text in enumerate(uniques):
+        found = {int(r) * _CELL + int(c) for r, c in _CLICK.findall(text) if 0 < int(r) < _CELL and 0 < int(c) < _CELL}
+        cells.append(np.array(sorted(found), dtype=np.int64))
+        m = _COUNT.search(text)
+        if m:
+            counts[u] = int(m.group(1))
+    return codes, cells, counts
 
 
 def human_agreement(df: pd.DataFrame, ds: Dataset) -> HumanAgreement:
     """Krippendorff's alpha (Krippendorff 2011, "Computing Krippendorff's Alpha-Reliability"; Hayes &
     Krippendorff 2007) over per-cell click decisions (nominal) and counts (ratio), raters per item, and the
     panel's majority-vote accuracy next to the mean individual accuracy, on instances with two or more raters.
-    Refuses a participant who answered one instance twice (one rater, one value per unit)."""
+    Refuses a participant who answered one instance twice (one rater, one value per unit).
+
+    Computed on integer codes (instance position, cell key r * 100 + c), each distinct protocol string parsed
+    once: the same figures as the per-cell tables of the definition (the tests build them independently)."""
     import krippendorff
 
     h = df[df["solver_kind"] == "human"]
-    _refuse_repeats(h, ["participant_id", "instance_id"], "Krippendorff's alpha")
-    raters = h.groupby("instance_id")["participant_id"].nunique()
-    multi = raters[raters >= 2]
-    h = h[h["instance_id"].isin(multi.index)]
-    notes = []
-    if h.empty:
-        return HumanAgreement(None, None, 0, 0, {int(k): int(v) for k, v in raters.value_counts().sort_index().items()},
-                              None, None, 0, ["no instance has two or more human raters yet"])
-    # The canonical protocol string holds the answer's clicks and count; vectorized regex over it is far
-    # cheaper than decoding every parsed-JSON record.
-    proto = h["protocol"].fillna("").astype(str)
-    n_per = h.groupby("instance_id").size()
-    # Clicks: per (instance, cell) how many raters clicked it, against every context cell.
     if ds.dataset_hash not in _CONTEXT_CACHE:
-        _CONTEXT_CACHE[ds.dataset_hash] = _context_cells(ds)
+        _CONTEXT_CACHE[ds.dataset_hash] = _context_arrays(ds)
     ctx = _CONTEXT_CACHE[ds.dataset_hash]
-    ctx = ctx[ctx["instance_id"].isin(n_per.index)]
-    found = pd.DataFrame({"instance_id": h["instance_id"].to_numpy(), "rc": proto.str.findall(
-        r"CLICK\(R(\d+),C(\d+)\)").to_numpy()}).reset_index(names="response").explode("rc").dropna(subset=["rc"])
-    clicks = pd.DataFrame({"response": found["response"], "instance_id": found["instance_id"],
-                           "r": found["rc"].str[0].astype(int), "c": found["rc"].str[1].astype(int)})
-    clicks = clicks.drop_duplicates(["response", "r", "c"]).drop(columns="response")  # a repeat counts once
-    k = clicks.groupby(["instance_id", "r", "c"]).size().rename("k") if len(clicks) else pd.Series(dtype=int, name="k")
-    cells = ctx.merge(k.reset_index(), on=["instance_id", "r", "c"], how="left") if len(clicks) else ctx.assign(k=0)
-    cells["k"] = cells["k"].fillna(0)
-    cells["n"] = cells["instance_id"].map(n_per)
+    inst = ctx.ids.get_indexer(h["instance_id"])
+    if (inst < 0).any():
+        raise AnalysisInputError(f"Krippendorff's alpha: instance {h['instance_id'].iloc[int(np.argmax(inst < 0))]!r} "
+                                 "is not in this dataset")
+    people = pd.factorize(h["participant_id"])[0].astype(np.int64)
+    if len(np.unique(people * len(ctx.ids) + inst)) < len(inst):
+        _refuse_repeats(h, ["participant_id", "instance_id"], "Krippendorff's alpha")
+    n_all = np.bincount(inst, minlength=len(ctx.ids))             # raters per instance (each answers once)
+    raters = pd.Series(n_all[n_all > 0])
+    raters_per_item = {int(k): int(v) for k, v in raters.value_counts().sort_index().items()}
+    keep = n_all[inst] >= 2
+    notes = []
+    if not keep.any():
+        return HumanAgreement(None, None, 0, 0, raters_per_item, None, None, 0,
+                              ["no instance has two or more human raters yet"])
+    inst = inst[keep]
+    passed = h["passed"].to_numpy()[keep].astype(float)
+    codes, cells_of, count_of = _parse_protocols(h["protocol"][keep])
+    # Clicks: per (instance, cell) how many raters clicked it, against every context cell.
+    lens = np.array([len(c) for c in cells_of], dtype=np.int64)[codes]
+    flat = np.concatenate(cells_of) if cells_of else np.zeros(0, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum([len(c) for c in cells_of])])[:-1].astype(np.int64)
+    within = np.arange(lens.sum()) - np.repeat(np.cumsum(lens) - lens, lens)
+    clicked = np.repeat(inst, lens) * _INST + flat[np.repeat(starts[codes], lens) + within]
+    keys, k_of = np.unique(clicked, return_counts=True)
+    in_panel = (n_all >= 2)[ctx.inst]
+    c_inst, gold = ctx.inst[in_panel], ctx.gold[in_panel]
+    c_key = c_inst * _INST + ctx.key[in_panel]
+    if len(keys):
+        pos = np.minimum(np.searchsorted(keys, c_key), len(keys) - 1)
+        k = np.where(keys[pos] == c_key, k_of[pos], 0)
+    else:
+        k = np.zeros(len(c_key), dtype=np.int64)
+    n = n_all[c_inst].astype(float)
     alpha_cells = None
-    vc = np.stack([cells["n"] - cells["k"], cells["k"]], axis=1).astype(float)
+    vc = np.stack([n - k, k], axis=1).astype(float)
     if len(vc) >= 2 and vc[:, 0].sum() and vc[:, 1].sum():
         alpha_cells = float(krippendorff.alpha(value_counts=vc, level_of_measurement="nominal"))
-    cells["wrong"] = (cells["k"] * 2 > cells["n"]) != cells["gold"]
-    click_ok = ~cells.groupby("instance_id")["wrong"].any()
+    wrong = (k * 2 > n) != gold
+    click_insts = np.unique(c_inst)
+    click_ok = pd.Series(np.bincount(c_inst, weights=wrong, minlength=len(ctx.ids))[click_insts] == 0,
+                         index=click_insts)
     # Counts: per instance the answers' distribution; the panel answer is the unique mode.
-    counted = proto.str.extract(r"(?:COUNT|SUBMIT)\((\d+)\)")[0]
-    counts = pd.DataFrame({"instance_id": h["instance_id"].to_numpy(), "count": counted.to_numpy()}).dropna()
-    counts["count"] = counts["count"].astype(int)
+    said = count_of[codes]
+    has = ~np.isnan(said)
     alpha_counts = None
     count_ok = pd.Series(dtype=bool)
-    if len(counts):
-        tab = counts.groupby(["instance_id", "count"]).size().unstack(fill_value=0)
+    if has.any():
+        tab = pd.DataFrame({"inst": inst[has], "count": said[has].astype(np.int64)}).groupby(
+            ["inst", "count"]).size().unstack(fill_value=0)
         tab = tab[tab.sum(axis=1) >= 2]
         if tab.shape[1] > 1 and len(tab) >= 2:
             alpha_counts = float(krippendorff.alpha(value_counts=tab.to_numpy(float),
@@ -109,15 +163,15 @@ def human_agreement(df: pd.DataFrame, ds: Dataset) -> HumanAgreement:
         top = tab.max(axis=1)
         unique_mode = (tab.eq(top, axis=0)).sum(axis=1) == 1
         mode = tab.idxmax(axis=1)
-        gold_count = pd.Series({iid: ds.instances[iid].gold.count for iid in tab.index})
+        gold_count = pd.Series([ds.instances[ctx.ids[i]].gold.count for i in tab.index], index=tab.index)
         count_ok = unique_mode & (mode == gold_count)
     panel = pd.concat([click_ok.rename("click"), count_ok.rename("count")], axis=1)
     panel_pass = panel.fillna(True).all(axis=1)
-    indiv = h.groupby("instance_id")["passed"].mean()
-    return HumanAgreement(alpha_cells, alpha_counts, len(vc), int(len(count_ok)),
-                          {int(a): int(b) for a, b in raters.value_counts().sort_index().items()},
+    answered = np.bincount(inst, minlength=len(ctx.ids))
+    indiv = np.bincount(inst, weights=passed, minlength=len(ctx.ids))[panel_pass.index] / answered[panel_pass.index]
+    return HumanAgreement(alpha_cells, alpha_counts, len(vc), int(len(count_ok)), raters_per_item,
                           100 * float(panel_pass.mean()) if len(panel_pass) else None,
-                          100 * float(indiv.loc[panel_pass.index].mean()) if len(panel_pass) else None,
+                          100 * float(indiv.mean()) if len(panel_pass) else None,
                           len(panel_pass), notes)
 
 
@@ -155,6 +209,11 @@ def error_consistency(a: pd.Series, b: pd.Series) -> ErrorConsistency:
         raise AnalysisInputError("error consistency: no shared trial")
     x = a.sort_index().to_numpy().astype(int)
     y = b.loc[a.sort_index().index].to_numpy().astype(int)
+    return _consistency(x, y)
+
+
+def _consistency(x: np.ndarray, y: np.ndarray) -> ErrorConsistency:
+    """`error_consistency` of two aligned 0/1 vectors (same trial at the same position)."""
     p1, p2 = float(x.mean()), float(y.mean())
     c_obs = float((x == y).mean())
     c_exp = p1 * p2 + (1 - p1) * (1 - p2)
@@ -162,51 +221,86 @@ def error_consistency(a: pd.Series, b: pd.Series) -> ErrorConsistency:
     return ErrorConsistency(kappa, c_obs, c_exp, len(x), p1, p2)
 
 
-def error_consistency_pairs(df: pd.DataFrame, min_trials: int = MIN_SHARED_TRIALS) -> pd.DataFrame:
+@dataclass(frozen=True)
+class HumanTrials:
+    """The humans' side of every human–model comparison, prepared once: each human response as (participant
+    code, instance code, 0/1) and each instance's human accuracy. The dashboards cache it per human data
+    version, so a model's agreement is computed from that model's rows alone (not from a copy of every human
+    response per model)."""
+
+    instances: pd.Index            # instances answered by humans, sorted
+    inst_codes: np.ndarray         # per human response: its instance's position in `instances`
+    people: np.ndarray             # participant ids, sorted
+    p_codes: np.ndarray            # per human response: its participant's position in `people`
+    passed: np.ndarray             # per human response: 0/1
+    accuracy: pd.Series            # per instance: share of its participants who were right (majority panel)
+
+
+def human_trials(df: pd.DataFrame) -> HumanTrials:
+    """The humans' trials of `df` (its human rows); refuses a participant answering one instance twice."""
+    h = df[df["solver_kind"] == "human"] if "solver_kind" in df else df
+    inst_codes, instances = pd.factorize(h["instance_id"], sort=True)
+    p_codes, people = pd.factorize(h["participant_id"], sort=True)
+    if len(h):
+        pairs_key = p_codes.astype(np.int64) * max(1, len(instances)) + inst_codes
+        if len(np.unique(pairs_key)) < len(pairs_key):
+            _refuse_repeats(h, ["participant_id", "instance_id"], "error consistency")
+    passed = h["passed"].to_numpy().astype(np.int64)
+    acc = pd.Series(np.bincount(inst_codes, weights=passed, minlength=len(instances))
+                    / np.maximum(np.bincount(inst_codes, minlength=len(instances)), 1), index=pd.Index(instances))
+    return HumanTrials(pd.Index(instances), inst_codes, np.asarray(people), p_codes, passed, acc)
+
+
+def _model_pairs(ht: HumanTrials, solver: str, g: pd.DataFrame, min_trials: int) -> pd.DataFrame:
+    """One model's κ with each individual human (rows of `error_consistency_pairs`)."""
+    if g["instance_id"].duplicated().any():
+        _refuse_repeats(g, ["instance_id"], f"error consistency ({solver})")
+    codes = ht.instances.get_indexer(g["instance_id"])
+    known = codes >= 0                                       # instances no human answered play no part
+    outcome = np.full(len(ht.instances), -1, dtype=np.int64)  # -1: the model did not answer this instance
+    outcome[codes[known]] = g["passed"].to_numpy()[known].astype(np.int64)
+    m = outcome[ht.inst_codes]
+    shared = m >= 0
+    who = ht.p_codes[shared]
+    n_people = len(ht.people)
+    h_pass = ht.passed[shared]
+    n = np.bincount(who, minlength=n_people).astype(float)
+    a = np.bincount(who, weights=h_pass, minlength=n_people)
+    b = np.bincount(who, weights=m[shared], minlength=n_people)
+    same = np.bincount(who, weights=(h_pass == m[shared]), minlength=n_people)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p1, p2, c_obs = a / n, b / n, same / n
+        c_exp = p1 * p2 + (1 - p1) * (1 - p2)
+        kappa = (c_obs - c_exp) / (1 - c_exp)
+    few = n < min_trials
+    undefined = ~few & (((a == n) & (b == n)) | ((a == 0) & (b == 0)))
+    skipped = np.where(few, f"fewer than {min_trials} shared trials",
+                       np.where(undefined, "c_exp = 1 (both always right or both always wrong): κ undefined", ""))
+    return pd.DataFrame({
+        "solver": solver, "participant_id": ht.people, "shared trials": n.astype(int),
+        "κ": np.where(skipped == "", kappa, np.nan), "c_obs": np.where(few, np.nan, c_obs),
+        "c_exp": np.where(few, np.nan, c_exp), "human acc": np.where(few, np.nan, 100 * p1),
+        "model acc": np.where(few, np.nan, 100 * p2), "skipped": skipped})
+
+
+PAIR_COLUMNS = ["solver", "participant_id", "shared trials", "κ", "c_obs", "c_exp", "human acc", "model acc",
+                "skipped"]
+
+
+def error_consistency_pairs(df: pd.DataFrame, min_trials: int = MIN_SHARED_TRIALS,
+                            humans: HumanTrials | None = None) -> pd.DataFrame:
     """κ between each model (or agent) and each individual human on their shared trials, one row per pair
     (participants in id order). Computed from per-pair counts over integer codes, so 2,000 participants x 10
     runs stay fast (a test checks it equals `error_consistency` pair by pair). A pair with fewer than
-    `min_trials` shared trials, or with c_exp = 1, gets no κ and says why in `skipped` (never a silent NaN)."""
-    cols = ["solver", "participant_id", "shared trials", "κ", "c_obs", "c_exp", "human acc", "model acc", "skipped"]
-    h = df[df["solver_kind"] == "human"]
+    `min_trials` shared trials, or with c_exp = 1, gets no κ and says why in `skipped` (never a silent NaN).
+    `humans`: the humans' side already prepared (`human_trials`); then `df` needs only the models' rows."""
+    ht = humans if humans is not None else human_trials(df)
     models = df[df["solver_kind"] != "human"]
-    if h.empty or models.empty:
-        return pd.DataFrame(columns=cols)
-    inst_codes, instances = pd.factorize(pd.concat([h["instance_id"], models["instance_id"]]), sort=True)
-    h_inst, m_inst = inst_codes[:len(h)], inst_codes[len(h):]
-    p_codes, people = pd.factorize(h["participant_id"], sort=True)
-    pairs_key = p_codes.astype(np.int64) * len(instances) + h_inst
-    if len(np.unique(pairs_key)) < len(pairs_key):
-        _refuse_repeats(h, ["participant_id", "instance_id"], "error consistency")
-    h_pass = h["passed"].to_numpy().astype(np.int64)
-    parts = []
-    for solver, idx in models.groupby("solver", sort=False).indices.items():
-        codes = m_inst[idx]
-        if len(np.unique(codes)) < len(codes):
-            _refuse_repeats(models.iloc[idx], ["instance_id"], f"error consistency ({solver})")
-        outcome = np.full(len(instances), -1, dtype=np.int64)    # -1: the model did not answer this instance
-        outcome[codes] = models["passed"].to_numpy()[idx].astype(np.int64)
-        m = outcome[h_inst]
-        shared = m >= 0
-        who = p_codes[shared]
-        n = np.bincount(who, minlength=len(people)).astype(float)
-        a = np.bincount(who, weights=h_pass[shared], minlength=len(people))
-        b = np.bincount(who, weights=m[shared], minlength=len(people))
-        same = np.bincount(who, weights=(h_pass[shared] == m[shared]), minlength=len(people))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            p1, p2, c_obs = a / n, b / n, same / n
-            c_exp = p1 * p2 + (1 - p1) * (1 - p2)
-            kappa = (c_obs - c_exp) / (1 - c_exp)
-        few = n < min_trials
-        undefined = ~few & (((a == n) & (b == n)) | ((a == 0) & (b == 0)))
-        skipped = np.where(few, f"fewer than {min_trials} shared trials",
-                           np.where(undefined, "c_exp = 1 (both always right or both always wrong): κ undefined", ""))
-        parts.append(pd.DataFrame({
-            "solver": solver, "participant_id": np.asarray(people), "shared trials": n.astype(int),
-            "κ": np.where(skipped == "", kappa, np.nan), "c_obs": np.where(few, np.nan, c_obs),
-            "c_exp": np.where(few, np.nan, c_exp), "human acc": np.where(few, np.nan, 100 * p1),
-            "model acc": np.where(few, np.nan, 100 * p2), "skipped": skipped}))
-    return pd.concat(parts, ignore_index=True)[cols]
+    if len(ht.people) == 0 or models.empty:
+        return pd.DataFrame(columns=PAIR_COLUMNS)
+    parts = [_model_pairs(ht, str(solver), models.iloc[idx], min_trials)
+             for solver, idx in models.groupby("solver", sort=False).indices.items()]
+    return pd.concat(parts, ignore_index=True)[PAIR_COLUMNS]
 
 
 def error_consistency_summary(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -232,7 +326,7 @@ def error_consistency_summary(pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def panel_consistency(df: pd.DataFrame) -> pd.DataFrame:
+def panel_consistency(df: pd.DataFrame, humans: HumanTrials | None = None) -> pd.DataFrame:
     """Per model or agent, against the humans' majority-vote panel (an instance counts as right for the
     humans when at least half of its participants were right): consistency with the panel (same κ formula,
     but the panel is not an individual observer, so this is not Geirhos et al.'s error consistency), Cohen's
@@ -241,21 +335,27 @@ def panel_consistency(df: pd.DataFrame) -> pd.DataFrame:
     from scipy.stats import pearsonr
     from sklearn.metrics import cohen_kappa_score
 
-    h = df[df["solver_kind"] == "human"].groupby("instance_id")["passed"].mean()
+    ht = humans if humans is not None else human_trials(df)
+    acc = ht.accuracy.to_numpy()
     rows = []
     for solver, g in df[df["solver_kind"] != "human"].groupby("solver", sort=False):
         _refuse_repeats(g, ["instance_id"], f"panel consistency ({solver})")
-        m = g.set_index("instance_id")["passed"]
-        shared = h.index.intersection(m.index).sort_values()
+        codes = ht.instances.get_indexer(g["instance_id"])   # positions in the sorted human instances
+        known = codes >= 0
+        order = np.argsort(codes[known], kind="stable")       # shared instances in id order
+        shared = codes[known][order]
         if len(shared) < 2:
             rows.append({"solver": solver, "panel: shared items": len(shared)})
             continue
-        acc_h = h.loc[shared].to_numpy()
-        hum = pd.Series((acc_h >= 0.5).astype(int), index=shared)
-        ec = error_consistency(hum, m.loc[shared].astype(int))
-        mod = m.loc[shared].to_numpy().astype(int)
+        passed = g["passed"].to_numpy()[known][order]
+        if pd.isna(passed).any() or not np.isin(passed, [0, 1]).all():
+            raise AnalysisInputError(f"panel consistency ({solver}): outcomes must be 0/1")
+        acc_h = acc[shared]
+        hum = (acc_h >= 0.5).astype(int)
+        mod = passed.astype(int)
+        ec = _consistency(hum, mod)
         both_constant = len(set(hum)) < 2 and len(set(mod)) < 2
-        ck = np.nan if both_constant else float(cohen_kappa_score(hum.to_numpy(), mod))
+        ck = np.nan if both_constant else float(cohen_kappa_score(hum, mod))
         r = np.nan
         if acc_h.std() > 0 and mod.std() > 0:
             r = float(pearsonr(acc_h, mod).statistic)
@@ -267,11 +367,14 @@ def panel_consistency(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def human_model_agreement(df: pd.DataFrame, min_trials: int = MIN_SHARED_TRIALS) -> pd.DataFrame:
+def human_model_agreement(df: pd.DataFrame, min_trials: int = MIN_SHARED_TRIALS,
+                          humans: HumanTrials | None = None) -> pd.DataFrame:
     """Per model or agent: error consistency with each individual human (mean over humans and its spread,
-    `error_consistency_summary`), then the majority-panel figures (`panel_consistency`)."""
-    per_human = error_consistency_summary(error_consistency_pairs(df, min_trials))
-    panel = panel_consistency(df)
+    `error_consistency_summary`), then the majority-panel figures (`panel_consistency`). With `humans`
+    prepared (`human_trials`), `df` needs only the models' rows."""
+    ht = humans if humans is not None else human_trials(df)
+    per_human = error_consistency_summary(error_consistency_pairs(df, min_trials, ht))
+    panel = panel_consistency(df, ht)
     if per_human.empty:
         return panel
     return per_human.merge(panel, on="solver", how="outer", sort=False)

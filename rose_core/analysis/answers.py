@@ -3,6 +3,7 @@ a grid cell from an answer or an event. Every analysis reads answers through her
 missing count or an unreadable record is handled once, the same way everywhere."""
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass
@@ -53,7 +54,21 @@ def decode_cell(row: Any, col: Any) -> Cell | None:
 
 
 def decode_answer(parsed: str | None) -> Answer:
-    """The scorer's stored `parsed` JSON ({"clicks": [[r, c], …], "count": n, …})."""
+    """The scorer's stored `parsed` JSON ({"clicks": [[r, c], …], "count": n, …}).
+
+    Memoized by the stored text (an `Answer` is immutable): 100,000 human answers hold a few thousand
+    distinct records, and the participant table decodes every one of them on a cold dashboard."""
+    if isinstance(parsed, str):
+        return _decode_text(parsed)
+    return _decode(parsed)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _decode_text(parsed: str) -> Answer:
+    return _decode(parsed)
+
+
+def _decode(parsed: Any) -> Answer:
     try:
         p = json.loads(parsed) if parsed else {}
         if not isinstance(p, dict):

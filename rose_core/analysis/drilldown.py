@@ -32,6 +32,24 @@ def drill_down(df: pd.DataFrame, ds: Dataset, instance_id: str) -> dict:
             "model_clicks": models}
 
 
+# Drill-down figure colours (Okabe & Ito's colour-blind-safe set): the human heatmap and the gold outline use
+# two of them, the models' markers the others, so no model's clicks can be mistaken for humans' or for gold.
+HEAT_RGB = (213, 94, 0)        # vermillion
+GOLD_COLOUR = "#009E73"        # bluish green
+MODEL_COLOURS = ("#0072B2", "#CC79A7", "#000000", "#56B4E9", "#F0E442", "#E69F00")
+
+
+def model_colours(solvers: list[str]) -> dict[str, str]:
+    """A marker colour per model or agent, in the given order, never the heatmap's or gold's."""
+    return {s: MODEL_COLOURS[k % len(MODEL_COLOURS)] for k, s in enumerate(solvers)}
+
+
+def instances_answered(df: pd.DataFrame, humans_only: bool = False) -> list[str]:
+    """The instances the drill-down picker offers: every one with a response, or only those humans answered."""
+    rows = df[df["solver_kind"] == "human"] if humans_only else df
+    return sorted(rows["instance_id"].unique())
+
+
 @dataclass(frozen=True)
 class Event:
     """One stored event of the click grid, decoded once (row and column may come back as 3, 3.0 or "3")."""

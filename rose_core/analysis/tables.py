@@ -151,21 +151,22 @@ def main_table(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED, published
 
 
 def table_columns(table: pd.DataFrame, with_intervals: bool = True) -> pd.DataFrame:
-    """The main table as shown: 'value [lo, hi]' strings per metric (one decimal)."""
+    """The main table as shown: 'value [lo, hi]' strings per metric (one decimal, `formats`), MISSING for no
+    value."""
+    from .formats import fmt_rate, fmt_rate_ci
+
     metrics = LABELS + list(GROUPS) + ["Avg", "pooled", "VALID"]
     out = table[["solver", "kind"]].copy()
     for m in metrics:
-        def fmt(r, m=m):
-            v = r.get(m)
-            if v is None or pd.isna(v):
-                return ""
-            lo, hi = r.get(f"{m} lo"), r.get(f"{m} hi")
-            if with_intervals and lo is not None and not pd.isna(lo):
-                return f"{v:.1f} [{lo:.1f}, {hi:.1f}]"
-            return f"{v:.1f}"
-        out[m] = table.apply(fmt, axis=1)
+        vals = table[m] if m in table else pd.Series(np.nan, index=table.index)
+        if with_intervals:
+            lo = table[f"{m} lo"] if f"{m} lo" in table else pd.Series(np.nan, index=table.index)
+            hi = table[f"{m} hi"] if f"{m} hi" in table else pd.Series(np.nan, index=table.index)
+            out[m] = [fmt_rate_ci(v, a, b) for v, a, b in zip(vals, lo, hi)]
+        else:
+            out[m] = [fmt_rate(v) for v in vals]
     if "Avg (mean of templates)" in table:
-        out["Avg (mean of templates)"] = table["Avg (mean of templates)"].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+        out["Avg (mean of templates)"] = table["Avg (mean of templates)"].map(fmt_rate)
     return out
 
 

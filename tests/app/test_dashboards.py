@@ -39,7 +39,7 @@ def test_results_page(dash_env):
     at = open_page("pages/results.py")
     assert not at.exception, at.exception
     main = at.dataframe[0].value
-    assert {"Human", "oracle (agent)", "GPT-5.5 (published)"} <= set(main["solver"])
+    assert {"Human (pilot)", "oracle (agent)", "GPT-5.5 (published)"} <= set(main["solver"])  # names its study
     assert main.set_index("solver").loc["oracle (agent)", "Avg"].startswith("100.0")
     assert "exclusions on" in at.caption[0].value and "participants excluded" in at.caption[0].value
     charts = at.get("plotly_chart")
@@ -64,7 +64,8 @@ def test_results_main_table_equals_report_json(dash_env, small_dataset):
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
-    pd.testing.assert_frame_equal(shown, table_columns(pd.DataFrame(report["rows"])), check_dtype=False)
+    rows = pd.DataFrame(report["rows"]).replace({"solver": {"Human": "Human (pilot)"}})
+    pd.testing.assert_frame_equal(shown, table_columns(rows), check_dtype=False)
     # the unformatted numbers, from the function the page calls (assembled from per-solver cached parts)
     raw = View(Filters(), ExclusionRules(), db=dash_env, ds=small_dataset).compute("main")
     assert json.loads(json.dumps([{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
@@ -91,7 +92,7 @@ def test_agreement_page(dash_env):
     labels = [m.label for m in at.metric]
     assert "Krippendorff α, cell clicks (nominal)" in labels and "Panel (majority vote) accuracy" in labels
     hm = at.dataframe[0].value.set_index("solver")
-    assert hm.loc["oracle (agent)", "humans"] >= 1
+    assert int(hm.loc["oracle (agent)", "humans"]) >= 1
     assert {"error consistency κ (mean over humans)", "κ SD", "κ Q1", "κ Q3",
             "κ vs majority panel"} <= set(hm.columns)
     for param in ("subset", "PixelEdit changed pixels", "context size (cells)"):
@@ -121,10 +122,89 @@ def test_drilldown_page_with_replay(dash_env):
     at.selectbox(key="drill_participant").select(row["participant_id"]).run()
     assert not at.exception, at.exception
     responses = at.dataframe[0].value
-    assert {"solver", "protocol", "passed"} <= set(responses.columns) and "Human" in set(responses["solver"])
+    assert {"solver", "protocol", "passed"} <= set(responses.columns) and "Human (pilot)" in set(responses["solver"])
     replay = at.dataframe[1].value
     assert list(replay["type"])[0] == "click" and replay["selection after"].iloc[0].startswith("R")
-    assert not replay["selection after"].str.contains(r"\.").any() and set(replay["view"]) == {1}
+    assert not replay["selection after"].str.contains(r"\.").any() and set(replay["view"]) == {"1"}
     at.slider(key="drill_step").set_value(1).run()
     assert not at.exception and len(at.dataframe[1].value) == 1
     assert len(at.get("plotly_chart")) == 2  # the instance and the replay
+
+
+NONE_LIKE = r"^(None|nan|NaN|<NA>|NaT|)$"
+
+
+def test_every_table_is_in_the_one_format(dash_env):
+    """Rates one decimal, intervals in brackets with both bounds, p-values '< 0.001' or three decimals, and no
+    None/nan/empty cell anywhere on the analysis pages."""
+    import re
+
+    at = open_page("pages/results.py")
+    assert not at.exception, at.exception
+    main = at.dataframe[0].value.set_index("solver")
+    human = main.loc["Human (pilot)"]
+    for col in ("G-Cnt", "L-Clk", "Avg", "pooled", "VALID"):
+        assert re.fullmatch(r"\d+\.\d \[\d+\.\d, \d+\.\d\]", human[col]), (col, human[col])
+    assert re.fullmatch(r"\d+\.\d", main.loc["GPT-5.5 (published)", "Avg"])
+    bridges = at.dataframe[2].value
+    for col in [c for c in bridges.columns if c.startswith("p(")]:
+        assert bridges[col].str.fullmatch(r"< 0\.001|[01]\.\d{3}|–").all(), bridges[col].tolist()
+    assert bridges["G-Cnt"].str.fullmatch(r"\d+\.\d|–").all()
+    # the dataframe's columns are wide enough for their longest text (no interval cut off)
+    cfg = json.loads(at.dataframe[0].proto.columns)
+    assert int(cfg["Avg"]["width"]) >= 7 * max(len(v) for v in at.dataframe[0].value["Avg"])
+    for page in PAGES:
+        at.switch_page(page).run()
+        assert not at.exception, (page, at.exception)
+        for df in at.dataframe:
+            frame = df.value
+            assert not frame.astype(str).apply(lambda c: c.str.fullmatch(NONE_LIKE)).any().any(), (page, frame)
+
+
+def test_exclusions_chosen_once_apply_on_every_page(dash_env):
+    at = open_page("pages/results.py")
+    at.sidebar.checkbox(key="dash_ex_att").uncheck().run()
+    assert "failed an attention check" not in at.caption[0].value
+    chosen = at.caption[0].value.split(" · ")[-1]
+    for page in ("pages/agreement.py", "pages/participants_overview.py", "pages/drilldown.py", "pages/results.py"):
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+        assert at.sidebar.checkbox(key="dash_ex_att").value is False, page
+        assert at.caption[0].value.split(" · ")[-1] == chosen, page
+
+
+def test_all_humans_excluded_is_said_at_the_top(dash_env):
+    at = open_page("pages/results.py")
+    assert not at.error
+    at.sidebar.number_input(key="dash_ex_fast_s").set_value(60.0)
+    at.sidebar.number_input(key="dash_ex_streak_n").set_value(2).run()
+    assert not at.exception, at.exception
+    for page in PAGES:
+        at.switch_page(page).run()
+        assert not at.exception, (page, at.exception)
+        assert at.error and "removed every participant" in at.error[0].value, page
+        assert "8 in this selection" in at.error[0].value
+    at.switch_page("pages/results.py").run()
+    assert not any(s.startswith("Human") and "published" not in s for s in at.dataframe[0].value["solver"])
+    at.sidebar.checkbox(key="dash_ex_fast").uncheck()
+    at.sidebar.checkbox(key="dash_ex_streak").uncheck().run()
+    assert not at.error
+
+
+def test_drilldown_picker_limited_to_instances_humans_answered(dash_env):
+    humans = {r["instance_id"] for r in dash_env.query(
+        "SELECT DISTINCT instance_id FROM responses WHERE kind = 'main' AND participant_id != ''")}
+    every = {r["instance_id"] for r in dash_env.query("SELECT DISTINCT instance_id FROM responses WHERE kind = 'main'")}
+    assert humans < every  # the agents answered instances no participant saw
+    at = open_page("pages/drilldown.py")
+    at.sidebar.checkbox(key="dash_ex_att").uncheck()
+    at.sidebar.checkbox(key="dash_ex_fast").uncheck()
+    at.sidebar.checkbox(key="dash_ex_streak").uncheck().run()
+    assert set(at.selectbox(key="drill_instance").options) == every
+    at.toggle(key="drill_humans_only").set_value(True).run()
+    assert not at.exception, at.exception
+    assert set(at.selectbox(key="drill_instance").options) == humans
+    assert "answered by humans" in at.selectbox(key="drill_instance").label
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    colours = {t["name"]: t["marker"]["color"] for t in fig["data"] if t.get("name")}
+    assert len(set(colours.values())) == len(colours)  # heatmap, gold and every model: distinct colours

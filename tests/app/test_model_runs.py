@@ -30,7 +30,7 @@ def test_agents_from_the_page_and_the_runs_table(app_env):
     table = at.dataframe[0].value
     assert set(table["solver"]) == {"oracle", "region-ignoring"}
     oracle = table[table["solver"] == "oracle"].iloc[0]
-    assert oracle["Avg"] == 100.0 and oracle["VALID"] == 100.0
+    assert oracle["Avg"] == "100.0" and oracle["VALID"] == "100.0"  # the one number format: one decimal
     at.selectbox(key="runs_delete_pick").select("agent:oracle")
     at.button(key="runs_delete_btn").click()
     at.run()
@@ -46,4 +46,4 @@ def test_imported_model_run_is_listed(app_env, tmp_path):
     at = runs_page()
     table = at.dataframe[0].value
     row = table[table["solver"] == "gpt-test"].iloc[0]
-    assert row["kind"] == "model" and row["L-Clk"] == 0.0 and row["responses"] == len(app_env.instances)
+    assert row["kind"] == "model" and row["L-Clk"] == "0.0" and row["responses"] == f"{len(app_env.instances):,}"

@@ -1,0 +1,99 @@
+"""The one number format: rates, intervals, p-values, counts, statistics, and no "None"/"nan" in any cell."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rose_core.analysis.formats import (
+    MISSING, combine_interval, fmt, fmt_count, fmt_interval, fmt_p, fmt_rate, fmt_rate_ci, fmt_seconds, fmt_stat,
+    fmt_text, format_frame, guess_kind, is_missing,
+)
+
+
+@pytest.mark.parametrize("v", [None, float("nan"), np.nan, pd.NA, pd.NaT, "", "None", "nan", np.float64("nan")])
+def test_missing_values_are_one_explicit_mark(v):
+    assert is_missing(v)
+    for kind in ("rate", "p", "count", "stat", "seconds", "text", "flag"):
+        assert fmt(v, kind) == MISSING
+
+
+def test_rates_have_one_decimal_and_no_negative_zero():
+    assert fmt_rate(98.44) == "98.4"
+    assert fmt_rate(98.46) == "98.5"
+    assert fmt_rate(100) == "100.0"
+    assert fmt_rate(0) == "0.0"
+    assert fmt_rate(-0.04) == "0.0"       # a rounded zero has no sign
+    assert fmt_rate(-3.25) == "-3.2"      # a gap may be negative (binary 3.25 is exact: half to even)
+    assert fmt_rate(np.float32(12.34)) == "12.3"
+
+
+def test_intervals_keep_both_bounds_in_brackets():
+    assert fmt_interval(97.14, 99.25) == "[97.1, 99.2]"
+    assert fmt_interval(0.0, 100.0) == "[0.0, 100.0]"
+    assert fmt_interval(None, np.nan) == MISSING
+    assert fmt_rate_ci(98.44, 97.06, 99.31) == "98.4 [97.1, 99.3]"
+    assert fmt_rate_ci(98.8, None, None) == "98.8"          # published: no interval, value alone
+    assert fmt_rate_ci(None, 1.0, 2.0) == MISSING
+    with pytest.raises(ValueError, match="one bound missing"):
+        fmt_interval(1.0, None)
+    with pytest.raises(ValueError, match="out of order"):
+        fmt_interval(5.0, 4.0)
+
+
+def test_p_values():
+    assert fmt_p(0.0) == "< 0.001"
+    assert fmt_p(0.000999) == "< 0.001"
+    assert fmt_p(0.001) == "0.001"
+    assert fmt_p(0.0314) == "0.031"
+    assert fmt_p(1.0) == "1.000"
+    assert fmt_p(None) == MISSING
+    for bad in (-0.01, 1.2, math.inf):
+        with pytest.raises(ValueError):
+            fmt_p(bad)
+
+
+def test_counts_stats_seconds_text():
+    assert fmt_count(1234567) == "1,234,567"
+    assert fmt_count(12.0) == "12"
+    with pytest.raises(ValueError, match="not a whole number"):
+        fmt_count(2.5)
+    assert fmt_stat(0.81234) == "0.812"
+    assert fmt_stat(-0.0001) == "0.000"
+    assert fmt_seconds(3.456) == "3.5"
+    assert fmt_text("Human") == "Human"
+    with pytest.raises(ValueError, match="unknown format kind"):
+        fmt(1, "percent")  # type: ignore[arg-type]
+
+
+def test_guess_kind_by_name_and_dtype():
+    assert guess_kind("p(G-Cnt vs G-Clk)", pd.Series([0.5])) == "p"
+    assert guess_kind("pairs", pd.Series([3, 4])) == "count"
+    assert guess_kind("κ", pd.Series([0.1])) == "stat"
+    assert guess_kind("solver", pd.Series(["a"])) == "text"
+    assert guess_kind("ok", pd.Series([True])) == "flag"
+
+
+def test_format_frame_joins_intervals_and_leaves_no_none():
+    df = pd.DataFrame({"solver": ["Human", "GPT (published)", None], "Avg": [98.44, 98.8, np.nan],
+                       "Avg lo": [97.06, np.nan, np.nan], "Avg hi": [99.31, np.nan, np.nan],
+                       "scenes": [12.0, np.nan, 3.0], "p(a vs b)": [0.0002, None, 0.5],
+                       "κ": [0.41234, np.nan, -0.2], "hidden": [1, 2, 3]})
+    out = format_frame(df, {"scenes": "count"}, intervals=["Avg"], drop=["hidden"])
+    assert list(out.columns) == ["solver", "Avg", "scenes", "p(a vs b)", "κ"]
+    assert out.to_dict(orient="list") == {
+        "solver": ["Human", "GPT (published)", MISSING],
+        "Avg": ["98.4 [97.1, 99.3]", "98.8", MISSING],
+        "scenes": ["12", MISSING, "3"],
+        "p(a vs b)": ["< 0.001", MISSING, "0.500"],
+        "κ": ["0.412", MISSING, "-0.200"],
+    }
+    text = out.to_csv(index=False)
+    assert "None" not in text and "nan" not in text.lower()
+
+
+def test_combine_interval_without_bound_columns_is_the_value():
+    df = pd.DataFrame({"G-Cnt": [50.0, None]})
+    assert combine_interval(df, "G-Cnt").tolist() == ["50.0", MISSING]
