@@ -66,9 +66,13 @@ logs = sel.logs + cached_agents(sgp.dataset_hash, episodes, int(samples), int(se
 
 res = results_tables(logs)
 st.markdown("#### Solved rate and step deviation")
-table(res["summary"], "sgp_summary", "sgpres_summary", note)
+OUTCOME_COLUMNS = ("effective", "ineffective", "occupied", "out_of_bounds", "illegal")
+table(res["summary"].rename(columns={"lo": "solved_pct lo", "hi": "solved_pct hi", "lo_dev": "deviation lo",
+                                     "hi_dev": "deviation hi"}),
+      "sgp_summary", "sgpres_summary", note, intervals=("solved_pct", "deviation"),
+      kinds={"plays": "count", "solved": "count", "episodes": "count", **{c: "number" for c in OUTCOME_COLUMNS}})
 st.caption("solved_pct: share of plays whose board reached the goal, [lo, hi] its 95 % Wilson interval. deviation: "
-           "mean d at t = c1 (the A* distance left after as many moves as the shortest path has), [lo_dev, hi_dev] "
+           "mean d at t = c1 (the A* distance left after as many moves as the shortest path has), [lo, hi] "
            "a 95 % percentile bootstrap over episodes. Outcome columns: mean moves of each class per play.")
 
 fig = go.Figure()

@@ -55,6 +55,10 @@ def start(page, url: str) -> None:
     page.get_by_text("I have read the above").click()
     page.get_by_role("button", name="Continue").click()
     page.get_by_role("button", name="I understand").click()
+    # The click's callback runs on the server after the click returns: wait for the screen after the
+    # instructions, so that what a test reads from the database next is that screen, not the instructions.
+    page.locator(".rg-root").or_(page.get_by_text("Please wait a moment")).or_(
+        page.get_by_text("Thank you!")).first.wait_for(timeout=30_000)
 
 
 def wait_until(fetch, pred, timeout: float = 15, what: str = ""):

@@ -21,7 +21,7 @@ def test_every_chart_renders(dash_server, page):
     page.goto(dash_server.url)
     page.get_by_label("Experimenter password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
-    page.get_by_role("link", name="Results").wait_for()
+    page.get_by_role("link", name="Results", exact=True).wait_for()
     for title, n_charts in PAGES.items():
         page.get_by_role("link", name=title).click()
         page.get_by_role("heading", name=title).first.wait_for(timeout=30_000)
