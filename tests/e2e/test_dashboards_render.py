@@ -23,7 +23,7 @@ def test_every_chart_renders(dash_server, page):
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("link", name="Results", exact=True).wait_for()
     for title, n_charts in PAGES.items():
-        page.get_by_role("link", name=title).click()
+        page.get_by_role("link", name=title, exact=True).click()
         page.get_by_role("heading", name=title).first.wait_for(timeout=30_000)
         page.wait_for_function(
             f"[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.main-svg')).length"
