@@ -79,7 +79,7 @@ def _counts(series: pd.Series) -> str:
 
 
 def _cfg(facts: HumanFacts, key: str) -> str:
-    vals = sorted({str(s["config"].get(key)) for s in facts.studies})
+    vals = sorted({f"{v:.3g}" if isinstance(v := s["config"].get(key), float) else str(v) for s in facts.studies})
     return " / ".join(vals) if vals else "?"
 
 
@@ -218,8 +218,8 @@ def methods_paragraph(paper: PaperReport, facts: HumanFacts, ds: Dataset) -> str
     hr = _human_row(paper)
     completed = int((p["end_reason"] == "completed").sum()) if len(p) else 0
     solvers = [s for s in paper.table("main").frame.query("kind != 'published' and kind != 'human'")["solver"]]
-    human = ("no human responses were analysed" if hr is None else
-             f"humans reached an Avg of {fmt_value(hr['Avg'], 'rate')}% "
+    human = ("No human responses were analysed" if hr is None else
+             f"Humans reached an Avg of {fmt_value(hr['Avg'], 'rate')}% "
              f"(95% bootstrap interval {fmt_interval(hr.get('Avg lo'), hr.get('Avg hi')) or 'not available'})")
     per = f.per_instance
     return (

@@ -99,7 +99,7 @@ def dot_figure(df: pd.DataFrame, metrics: list[tuple[str, str]], title: str, xti
                                                         "dash": "dot" if r["kind"] == "published" else "solid"})
     colours = _colours([label for _, label in metrics])
     for key, label in metrics:
-        fig.add_scatter(x=df[key], y=solvers, mode="markers", name=label,
+        fig.add_scatter(x=df[key], y=solvers, mode="markers", name=label, cliponaxis=False,
                         marker={"color": colours[label], "size": 11,
                                 "symbol": [_symbol(k, s) for k, s in zip(df["kind"], solvers)],
                                 "line": {"width": 2, "color": colours[label]}})
