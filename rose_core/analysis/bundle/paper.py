@@ -218,12 +218,15 @@ class PaperReport:
 
 
 def paper_report(store: Store, ds: Dataset, split: str | None = None, exclusions: bool = True,
-                 published: bool = True, n_boot: int | None = None, seed: int | None = None) -> PaperReport:
-    """Every paper table from one selection (the dashboards' `select`, their defaults). `report["tables"]`
-    holds each table's rows at full precision: what `report --json --tables` prints."""
+                 published: bool = True, n_boot: int | None = None, seed: int | None = None, *,
+                 filters: Filters | None = None, rules: ExclusionRules | None = None) -> PaperReport:
+    """Every paper table from one selection (the dashboards' `select`; by default their default filters and
+    exclusion rules, or a page's own `filters` and `rules`). `report["tables"]` holds each table's rows at full
+    precision: what `report --json --tables` prints."""
     check_dataset(store, ds)
-    rules = ExclusionRules() if exclusions else ExclusionRules(False, None, None)
-    sel = select_from_store(store, Filters(split=split), rules)
+    if rules is None:
+        rules = ExclusionRules() if exclusions else ExclusionRules(False, None, None)
+    sel = select_from_store(store, filters or Filters(split=split), rules)
     report, main = report_from_selection(sel, published, n_boot, seed)
     df = sel.df
     tables = (_main(main), _gap(df, published, False), _gap(df, published, True), *_bridges(df, published),

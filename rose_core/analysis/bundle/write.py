@@ -17,6 +17,7 @@ from ...benchmarks.rose.scoring import SCORER_VERSION
 from ...store import Store
 from .checklist import checklist_items, checklist_markdown, methods_paragraph
 from .figures import FORMATS, PNG_SCALE, paper_figures, render_figures
+from ..selection import ExclusionRules, Filters
 from .paper import BundleError, PaperReport, paper_report
 from .render import latex_document, to_csv, to_latex, to_markdown
 
@@ -75,7 +76,7 @@ def _write_contents(folder: Path, store: Store, ds: Dataset, paper: PaperReport,
         "studies": [{k: s[k] for k in ("study_id", "name", "dataset_hash")} for s in facts.studies],
         "exclusion_rules": {**asdict(sel.rules), "described": sel.rules.describe(),
                             "participants_excluded": sel.n_excluded},
-        "selection": {"split": sel.filters.split or "all", "published_rows": published,
+        "selection": {**asdict(sel.filters), "split": sel.filters.split or "all", "published_rows": published,
                       "boot": paper.report["boot"], "seed": paper.report["seed"]},
         "figures": [{"name": f.name, "formats": list(FORMATS), "width": f.width, "height": f.height,
                      "png_pixels": [f.width * PNG_SCALE, f.height * PNG_SCALE]} for f in figs]
@@ -85,12 +86,13 @@ def _write_contents(folder: Path, store: Store, ds: Dataset, paper: PaperReport,
 
 def write_bundle(store: Store, ds: Dataset, out: Path, *, split: str | None = None, exclusions: bool = True,
                  published: bool = True, n_boot: int | None = None, seed: int | None = None, figures: bool = True,
-                 force: bool = False) -> dict:
-    """Write the paper bundle to `out` (refused when it exists, unless `force`); returns the manifest."""
+                 force: bool = False, filters: Filters | None = None, rules: ExclusionRules | None = None) -> dict:
+    """Write the paper bundle to `out` (refused when it exists, unless `force`); returns the manifest.
+    `filters`/`rules` (a dashboard's selection) override `split`/`exclusions`."""
     out = Path(out)
     if out.exists() and not force:
         raise BundleError(f"{out} exists: choose a new folder, or --force to replace it")
-    paper = paper_report(store, ds, split, exclusions, published, n_boot, seed)
+    paper = paper_report(store, ds, split, exclusions, published, n_boot, seed, filters=filters, rules=rules)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
