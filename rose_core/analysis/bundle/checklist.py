@@ -215,6 +215,9 @@ def checklist_markdown(items: list[Item]) -> str:
 def methods_paragraph(paper: PaperReport, facts: HumanFacts, ds: Dataset) -> str:
     """One paragraph for the paper's methods section, every number filled in from the data."""
     rep, p, f = paper.report, facts.participants, facts
+    if not len(p):
+        return (f"No human baseline in this selection (dataset hash {ds.dataset_hash}, split {rep['split']}): no "
+                "participant of any study; the tables hold only runs and published rows.")
     hr = _human_row(paper)
     completed = int((p["end_reason"] == "completed").sum()) if len(p) else 0
     solvers = [s for s in paper.table("main").frame.query("kind != 'published' and kind != 'human'")["solver"]]

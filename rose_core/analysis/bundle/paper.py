@@ -22,6 +22,7 @@ from ..selection import ExclusionRules, Filters, Selection, select_from_store
 from ..tables import LABELS
 
 Kind = Literal["text", "rate", "count", "p", "coef"]
+GAP_COLUMNS = ["solver", "kind", "scenes", "Counting Avg", "Action Avg", "gap"]
 
 
 class BundleError(ValueError):
@@ -85,7 +86,7 @@ def _main(table: pd.DataFrame) -> PaperTable:
 
 
 def _gap(df: pd.DataFrame, published: bool, conditioned: bool) -> PaperTable:
-    g = gap_table(df, conditioned=conditioned)
+    g = gap_table(df, conditioned=conditioned).reindex(columns=GAP_COLUMNS)
     if published and not conditioned:
         g = pd.concat([g, published_gap()], ignore_index=True)
     cols = (Column("solver", "Solver", "text"), Column("scenes", "Scenes", "count"),
@@ -101,11 +102,12 @@ def _gap(df: pd.DataFrame, published: bool, conditioned: bool) -> PaperTable:
 
 
 def _bridges(df: pd.DataFrame, published: bool) -> tuple[PaperTable, PaperTable]:
-    br = bridge_table(df)
+    glob_cols = ["solver", "kind", "G-Cnt", "G-Clk", "V-Clk", "p(G-Cnt vs G-Clk)", "p(G-Clk vs V-Clk)"]
+    matched_cols = ["solver", "kind", "mL-Cnt", "L-Clk", "L-Clk†", "Fail†", "pairs", "p(mL-Cnt vs L-Clk)"]
+    br = bridge_table(df).reindex(columns=list(dict.fromkeys(glob_cols + matched_cols)))
     if published:
         br = pd.concat([br, published_bridges()], ignore_index=True)
-    glob = br[["solver", "kind", "G-Cnt", "G-Clk", "V-Clk", "p(G-Cnt vs G-Clk)", "p(G-Clk vs V-Clk)"]]
-    matched = br[["solver", "kind", "mL-Cnt", "L-Clk", "L-Clk†", "Fail†", "pairs", "p(mL-Cnt vs L-Clk)"]]
+    glob, matched = br.reindex(columns=glob_cols), br.reindex(columns=matched_cols)
     g = PaperTable(
         "bridge_global", "Global-click bridge: G-Cnt → G-Clk → V-Clk",
         "PASS (%) of the global count (G-Cnt), clicking every target in the whole grid (G-Clk) and in the "
@@ -125,8 +127,8 @@ def _bridges(df: pd.DataFrame, published: bool) -> tuple[PaperTable, PaperTable]
 
 
 def _failures(df: pd.DataFrame) -> PaperTable:
-    fk = failure_table(df)
-    fk = fk[["solver", "template", "label", "failure", "n", "total", "share"]].reset_index(drop=True)
+    cols = ["solver", "template", "label", "failure", "n", "total", "share"]
+    fk = failure_table(df).reindex(columns=cols).reset_index(drop=True) if len(df) else pd.DataFrame(columns=cols)
     return PaperTable("failure_kinds", "Failure kinds",
                       "Share (%) of a solver's responses to a template whose primary failure kind (the scorer's "
                       "precedence: invalid, failure to abstain, region ignored, count anchoring, false click, missed "

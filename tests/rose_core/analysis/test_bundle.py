@@ -332,3 +332,11 @@ def test_zip_holds_the_bundle(populated_db, small_dataset):
         manifest = json.loads(z.read("rose_paper_bundle/manifest.json"))
     assert "rose_paper_bundle/tables/main.tex" in names and "rose_paper_bundle/checklist.md" in names
     assert {f"rose_paper_bundle/{f}" for f in manifest["files"]} | {"rose_paper_bundle/manifest.json"} == names
+
+
+def test_an_empty_database_gives_a_bundle_that_says_so(small_dataset, tmp_path):
+    m = write_bundle(Store(tmp_path / "empty.db"), small_dataset, tmp_path / "out", n_boot=20, figures=False)
+    assert m["studies"] == [] and m["figures"] == "not rendered (--no-figures)"
+    assert "No human baseline in this selection" in (tmp_path / "out" / "methods.md").read_text()
+    main = (tmp_path / "out" / "tables" / "main.md").read_text()
+    assert "GPT-5.5 (published)" in main and "None" not in main and "nan" not in main
