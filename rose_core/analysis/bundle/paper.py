@@ -3,7 +3,7 @@ and CSV files, its figures, its checklist and `report --json --tables` all show.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -197,6 +197,13 @@ def _difficulty(df: pd.DataFrame, ds: Dataset) -> PaperTable:
                        Column("solver", "Solver", "text"), Column("n", "n", "count"), _rate("PASS", best=False)))
 
 
+def study_names(store: Store, study_ids: list[str]) -> list[dict]:
+    with store.connect() as conn:
+        rows = conn.execute(f"SELECT study_id, name FROM studies WHERE study_id IN ({','.join('?' * len(study_ids))}) "
+                            "ORDER BY study_id", study_ids).fetchall()
+    return [{"study_id": r[0], "name": r[1]} for r in rows]
+
+
 def check_dataset(store: Store, ds: Dataset) -> None:
     """Refuse a dataset other than the one every run and study of the database was scored against."""
     with store.connect() as conn:
@@ -231,7 +238,12 @@ def paper_report(store: Store, ds: Dataset, split: str | None = None, exclusions
     sel = select_from_store(store, filters or Filters(split=split), rules)
     report, main = report_from_selection(sel, published, n_boot, seed)
     df = sel.df
-    tables = (_main(main), _gap(df, published, False), _gap(df, published, True), *_bridges(df, published),
+    studies = sorted(set(df.loc[df["solver_kind"] == "human", "study_id"]))
+    main_t = _main(main)
+    if studies:  # the human row names its studies
+        main_t = replace(main_t, caption=main_t.caption + " Human: the participants of " + ", ".join(
+            f"{s['name']} ({s['study_id']})" for s in study_names(store, studies)) + ", pooled.")
+    tables = (main_t, _gap(df, published, False), _gap(df, published, True), *_bridges(df, published),
               _failures(df), *_agreement(df, ds), _difficulty(df, ds))
     report = {**report, "dataset_hash": ds.dataset_hash,
               "tables": {t.name: {"title": t.title, "rows": t.records()} for t in tables}}
