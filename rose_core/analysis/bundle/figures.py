@@ -17,10 +17,17 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ...benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
+from ...benchmarks.rose.scoring import FAILURES
 from .paper import BundleError, PaperReport
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable under the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
+# One meaning per colour across the bundle: counting is blue (G-Cnt, Counting Avg), clicking in a region orange
+# (L-Clk, Action Avg); no figure shows two metrics in one colour.
+METRIC_COLOUR = {"G-Cnt": "#0072B2", "L-Cnt": "#56B4E9", "L-Clk": "#E69F00", "V-Clk": "#D55E00",
+                 "Excl-CS": "#CC79A7", "G-Clk": "#009E73", "mL-Cnt": "#000000", "L-Clk†": "#882255",
+                 "Counting Avg": "#0072B2", "Action Avg": "#E69F00"}
+FAILURE_COLOUR = dict(zip(FAILURES, PALETTE))  # the scorer's precedence order, the eight Okabe–Ito colours
 KIND_SYMBOL = {"human": "circle", "model": "square", "agent": "diamond", "published": "circle-open"}
 KIND_ORDER = {"human": 0, "model": 1, "agent": 2, "published": 3}
 FORMATS = ("svg", "pdf", "png")
@@ -47,10 +54,16 @@ def chromium_path() -> str:
     return path
 
 
-def _colours(keys: list[str]) -> dict[str, str]:
-    if len(keys) > len(PALETTE):
-        raise BundleError(f"a figure needs {len(keys)} colours, the palette has {len(PALETTE)}")
-    return dict(zip(keys, PALETTE))
+def _colours(keys: list[str], fixed: dict[str, str]) -> dict[str, str]:
+    """Each key's fixed colour; keys without one take the palette's unused colours (never a repeat)."""
+    out = {k: fixed[k] for k in keys if k in fixed}
+    free = iter(c for c in PALETTE if c not in out.values())
+    for k in keys:
+        if k not in out:
+            out[k] = next(free, None)
+            if out[k] is None:
+                raise BundleError(f"a figure needs {len(keys)} colours, the palette has {len(PALETTE)}")
+    return out
 
 
 def _symbol(kind: str, solver: str) -> str:
@@ -65,11 +78,13 @@ def _ordered(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _layout(fig: go.Figure, title: str, n_rows: int, xtitle: str, xrange: tuple[float, float] | None = (0, 100)) -> int:
-    height = 170 + 26 * max(n_rows, 3)
+    top, bottom = 60, 150   # the legend sits in the bottom margin, below the axis title
+    plot = 30 * max(n_rows, 3)
+    height = top + bottom + plot
     fig.update_layout(
         title={"text": title, "x": 0.01}, width=WIDTH, height=height, template="simple_white",
-        font={"family": "Arial, Helvetica, sans-serif", "size": 13}, margin={"l": 10, "r": 20, "t": 60, "b": 50},
-        legend={"orientation": "h", "y": -0.12 - 8 / max(n_rows, 3) * 0.1, "x": 0, "yanchor": "top"})
+        font={"family": "Arial, Helvetica, sans-serif", "size": 13}, margin={"l": 10, "r": 20, "t": top, "b": bottom},
+        legend={"orientation": "h", "y": -62 / plot, "x": 0, "yanchor": "top"})
     fig.update_xaxes(title=xtitle, range=list(xrange) if xrange else None, showgrid=True, gridcolor="#e6e6e6")
     fig.update_yaxes(autorange="reversed", automargin=True)
     return height
@@ -85,26 +100,33 @@ def _kind_legend(fig: go.Figure, kinds: list[str]) -> None:
 
 def dot_figure(df: pd.DataFrame, metrics: list[tuple[str, str]], title: str, xtitle: str = "PASS (%)",
                connect: bool = True, xrange: tuple[float, float] | None = (0, 100)) -> tuple[go.Figure, int]:
-    """One row per solver, one coloured marker per metric (key, label), joined by a grey line (a dumbbell for
-    two metrics). Rows without any value are left out."""
-    df = _ordered(df[df[[k for k, _ in metrics]].notna().any(axis=1)])
+    """One row per solver, one coloured marker per metric (key, label), each metric a little lower than the one
+    before so that equal values stay visible, joined by a grey line (a dumbbell for two metrics). Rows without
+    any value are left out."""
+    df = _ordered(df[df[[k for k, _ in metrics]].notna().any(axis=1)]).reset_index(drop=True)
     fig = go.Figure()
     solvers = df["solver"].astype(str).tolist()
+    step = 0.5 / max(len(metrics), 2)
+    offset = {key: (k - (len(metrics) - 1) / 2) * step for k, (key, _) in enumerate(metrics)}
     if connect:
-        for _, r in df.iterrows():
-            xs = [r[k] for k, _ in metrics if pd.notna(r[k])]
-            if len(xs) >= 2:
-                fig.add_scatter(x=[min(xs), max(xs)], y=[r["solver"]] * 2, mode="lines", showlegend=False,
+        for i, r in df.iterrows():
+            pts = [(r[k], i + offset[k]) for k, _ in metrics if pd.notna(r[k])]
+            if len(pts) >= 2:
+                fig.add_scatter(x=[x for x, _ in pts], y=[y for _, y in pts], mode="lines", showlegend=False,
                                 hoverinfo="skip", line={"color": "#9a9a9a", "width": 2,
                                                         "dash": "dot" if r["kind"] == "published" else "solid"})
-    colours = _colours([label for _, label in metrics])
+    colours = _colours([key for key, _ in metrics], METRIC_COLOUR)
     for key, label in metrics:
-        fig.add_scatter(x=df[key], y=solvers, mode="markers", name=label, cliponaxis=False,
-                        marker={"color": colours[label], "size": 11,
+        fig.add_scatter(x=df[key], y=[i + offset[key] for i in range(len(df))], mode="markers", name=label,
+                        cliponaxis=False, text=solvers, hovertemplate="%{text}: %{x:.1f}",
+                        marker={"color": colours[key], "size": 10,
                                 "symbol": [_symbol(k, s) for k, s in zip(df["kind"], solvers)],
-                                "line": {"width": 2, "color": colours[label]}})
+                                "line": {"width": 2, "color": colours[key]}})
     _kind_legend(fig, df["kind"].tolist())
-    return fig, _layout(fig, title, len(df), xtitle, xrange)
+    height = _layout(fig, title, len(df), xtitle, xrange)
+    fig.update_yaxes(tickmode="array", tickvals=list(range(len(df))), ticktext=solvers, range=[len(df) - 0.5, -0.5],
+                     autorange=False)
+    return fig, height
 
 
 def failure_figure(fk: pd.DataFrame, title: str) -> tuple[go.Figure, int]:
@@ -115,8 +137,8 @@ def failure_figure(fk: pd.DataFrame, title: str) -> tuple[go.Figure, int]:
         return fig, _layout(fig, title, 1, "% of responses")
     fk = fk.assign(row=fk["solver"].astype(str) + " · " + fk["label"].astype(str))
     rows = list(dict.fromkeys(fk.sort_values(["solver", "template"], kind="stable")["row"]))
-    kinds = list(dict.fromkeys(fk["failure"]))
-    colours = _colours(kinds)
+    kinds = sorted(set(fk["failure"]), key=lambda k: FAILURES.index(k) if k in FAILURES else len(FAILURES))
+    colours = _colours(kinds, FAILURE_COLOUR)
     for k in kinds:
         part = fk[fk["failure"] == k]
         fig.add_bar(y=part["row"], x=part["share"], orientation="h", name=k.replace("_", " "),
