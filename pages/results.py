@@ -5,6 +5,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from rose_core.analysis import LABELS, published_bridges, published_gap, table_columns
+from rose_core.analysis.bundle import BundleError, bundle_zip
+from rose_core.analysis.bundle.figures import chromium_path
 from ui.dash import View, chart, table
 
 BRIDGE_RATES = ["G-Cnt", "G-Clk", "V-Clk", "mL-Cnt", "L-Clk", "L-Clk†", "Fail†"]
@@ -12,6 +14,18 @@ BRIDGE_RATES = ["G-Cnt", "G-Clk", "V-Clk", "mL-Cnt", "L-Clk", "L-Clk†", "Fail�
 v = View()
 st.title("Results")
 v.header()
+
+try:  # the paper bundle of this page's selection; built (figures in the system Chromium) only when clicked
+    chromium_path()
+    with_figures = True
+except BundleError as e:
+    with_figures = False
+    st.warning(f"The paper bundle will have no figures: {e}")
+st.download_button("Download the paper bundle", lambda: bundle_zip(v.db, v.ds, filters=v.filters, rules=v.rules,
+                                                                   figures=with_figures),
+                   "rose_paper_bundle.zip", "application/zip", key="results_bundle", on_click="ignore",
+                   help="Every table (Markdown, LaTeX, CSV), the figures (SVG, PDF, PNG), the human-baseline "
+                        "reporting checklist, a methods paragraph and a manifest, for this page's selection.")
 
 st.markdown("#### Main table")
 main = v.shown(v.compute("main"))

@@ -159,6 +159,8 @@ def cmd_report(a: argparse.Namespace) -> int:
     from .analysis import report_data
     from .store import Store
 
+    if a.out or a.tables:
+        return _paper_bundle(a)
     report, table = report_data(Store(a.db), a.split, a.exclusions, not a.no_published, a.boot, a.seed)
     if a.json:
         print(json.dumps(report, indent=1))
@@ -170,6 +172,33 @@ def cmd_report(a: argparse.Namespace) -> int:
         print(f"intervals: {report['intervals']}")
         print("scored by: " + (", ".join(f"scorer {v} ({n:,} responses)" for v, n in report["scorer_versions"].items())
                                or "no responses"))
+    if report["scorer_warning"]:
+        print(f"WARNING: {report['scorer_warning']}", file=sys.stderr)
+    return 0
+
+
+def _paper_bundle(a: argparse.Namespace) -> int:
+    """`report --out DIR` (the paper bundle) and `report --json --tables` (its numbers)."""
+    from .analysis.bundle import BundleError, paper_report, write_bundle
+    from .store import Store
+
+    store, ds = Store(a.db), Dataset.load(a.dataset)
+    opts = dict(split=a.split, exclusions=a.exclusions, published=not a.no_published, n_boot=a.boot, seed=a.seed)
+    try:
+        if a.out:
+            m = write_bundle(store, ds, Path(a.out), figures=a.figures, force=a.force, **opts)
+            print(f"wrote {a.out}: {len(m['files'])} files (tables as Markdown, LaTeX and CSV; "
+                  f"{len(m['figures']) if isinstance(m['figures'], list) else 0} figures as SVG, PDF and PNG; "
+                  f"checklist.md, methods.md, manifest.json)")
+            report = json.loads((Path(a.out) / "report.json").read_text(encoding="utf-8"))
+            if a.json:
+                print(json.dumps(report, indent=1, ensure_ascii=False))
+        else:
+            report = paper_report(store, ds, **opts).report
+            print(json.dumps(report, indent=1, ensure_ascii=False))
+    except BundleError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if report["scorer_warning"]:
         print(f"WARNING: {report['scorer_warning']}", file=sys.stderr)
     return 0
@@ -285,6 +314,13 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--no-exclusions", dest="exclusions", action="store_false",
                     help="keep every participant (default: apply the standard exclusion rules)")
     rp.add_argument("--no-published", action="store_true", help="leave out the paper's published rows")
+    rp.add_argument("--out", default=None, help="write the paper bundle to this new folder: every table (Markdown, "
+                    "LaTeX, CSV), the figures (SVG, PDF, PNG), the human-baseline checklist, methods and a manifest")
+    rp.add_argument("--tables", action="store_true", help="with --json: every paper table, not only the main one")
+    rp.add_argument("--dataset", default=str(dataset_dir()), help="the dataset build the database was scored "
+                    "against (for --out and --tables)")
+    rp.add_argument("--no-figures", dest="figures", action="store_false", help="with --out: no figures (no Chromium)")
+    rp.add_argument("--force", action="store_true", help="with --out: replace the folder if it exists")
     rp.set_defaults(fn=cmd_report)
     rs = sub.add_parser("rescore", help="re-score every stored response with the current scorer (one transaction)")
     rs.add_argument("--db", default=str(db_path()))

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..store import Store
 from .frame import scorer_note, scorer_versions
-from .selection import ExclusionRules, Filters, select_from_store
+from .selection import ExclusionRules, Filters, Selection, select_from_store
 from .tables import BOOT, SEED, main_table
 
 
@@ -17,7 +17,13 @@ def report_data(store: Store, split: str | None = None, exclusions: bool = True,
     """(the JSON report, the main table). Defaults are the dashboards': standard exclusions, BOOT resamples,
     base seed SEED."""
     rules = ExclusionRules() if exclusions else ExclusionRules(False, None, None)
-    sel = select_from_store(store, Filters(split=split), rules)
+    return report_from_selection(select_from_store(store, Filters(split=split), rules), published, n_boot, seed)
+
+
+def report_from_selection(sel: Selection, published: bool = True, n_boot: int | None = None,
+                          seed: int | None = None) -> tuple[dict, pd.DataFrame]:
+    """`report_data` over a selection already made (the paper bundle builds every table from one selection)."""
+    rules, split = sel.rules, sel.filters.split
     n_boot, seed = BOOT if n_boot is None else n_boot, SEED if seed is None else seed
     table = main_table(sel.df, n_boot=n_boot, seed=seed, published=published)
     rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}

@@ -1,0 +1,239 @@
+"""The human-baseline reporting checklist of Wei et al. (ICML 2025, "Position: Human Baselines in Model
+Evaluations Need Rigor and Transparency (With Recommendations & Reporting Checklist)", arXiv 2506.13776), filled
+from the database and the studies' configuration, and a methods paragraph with every number in it.
+
+What the data cannot tell (compensation, ethics review, how the sample size was chosen, who the participants
+were) is left as an explicit blank, `BLANK`, for the authors to fill: never guessed."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ...benchmarks.rose.dataset import Dataset
+from ...benchmarks.rose.records import TEMPLATE_LABEL
+from ...store import Store
+from ...study import get_study
+from ..agreement import MIN_SHARED_TRIALS
+from .paper import PaperReport
+from .render import fmt_interval, fmt_value
+
+BLANK = "**[TO FILL: not recorded in the database]**"
+
+
+@dataclass(frozen=True)
+class Item:
+    section: str
+    item: str
+    answer: str          # filled from data, or containing BLANK
+    source: str          # where the answer comes from ("database", "study configuration", "—" for a blank)
+
+    @property
+    def blank(self) -> bool:
+        return BLANK in self.answer
+
+
+@dataclass(frozen=True)
+class HumanFacts:
+    """What the database says about the human baseline of a selection."""
+
+    studies: list[dict]            # study_id, name, dataset_hash, config (dict)
+    participants: pd.DataFrame     # participant_table rows of those studies, with created/consent/finished times
+    analysed: int                  # participants whose responses the tables use
+    responses: int                 # human main responses analysed
+    instances: int                 # instances humans answered (analysed)
+    per_instance: pd.Series        # participants per answered instance
+
+
+def human_facts(store: Store, paper: PaperReport) -> HumanFacts:
+    sel = paper.selection
+    parts = sel.participants
+    if sel.filters.studies and len(parts):
+        parts = parts[parts["study_id"].isin(sel.filters.studies)]
+    study_ids = sorted(parts["study_id"].unique()) if len(parts) else []
+    studies = []
+    for sid in study_ids:
+        s = get_study(store, sid)
+        if s is not None:
+            studies.append({"study_id": s.study_id, "name": s.name, "dataset_hash": s.dataset_hash,
+                            "config": {k: v for k, v in s.config.__dict__.items()
+                                       if k not in ("practice_rounds", "practice_scene_ids")}})
+    if len(parts):
+        with store.connect() as conn:
+            times = pd.read_sql_query("SELECT participant_id, created_at, consent_at, finished_at FROM participants",
+                                      conn)
+        parts = parts.merge(times, on="participant_id", how="left")
+    h = sel.df[sel.df["solver_kind"] == "human"]
+    per = h.groupby("instance_id")["participant_id"].nunique()
+    return HumanFacts(studies, parts, int(h["participant_id"].nunique()), len(h), int(h["instance_id"].nunique()), per)
+
+
+def _date(ts: float | None) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d") if ts and pd.notna(ts) else "?"
+
+
+def _counts(series: pd.Series) -> str:
+    vc = series.fillna("unfinished").value_counts().sort_index()
+    return ", ".join(f"{k}: {v}" for k, v in vc.items()) or "none"
+
+
+def _cfg(facts: HumanFacts, key: str) -> str:
+    vals = sorted({f"{v:.3g}" if isinstance(v := s["config"].get(key), float) else str(v) for s in facts.studies})
+    return " / ".join(vals) if vals else "?"
+
+
+def _exclusion_counts(parts: pd.DataFrame) -> str:
+    if parts.empty:
+        return "none"
+    reasons = parts.loc[parts["excluded"] != "", "excluded"].str.split(", ").explode().value_counts().sort_index()
+    return ", ".join(f"{r}: {n}" for r, n in reasons.items()) or "none"
+
+
+def _human_row(paper: PaperReport) -> pd.Series | None:
+    main = paper.table("main").frame
+    h = main[main["solver"] == "Human"]
+    return h.iloc[0] if len(h) else None
+
+
+def _same_test_set(paper: PaperReport) -> str:
+    df = paper.selection.df
+    hum = set(df.loc[df["solver_kind"] == "human", "instance_id"])
+    if not hum:
+        return "no human responses in this selection"
+    bits = []
+    for solver, g in df[df["solver_kind"] != "human"].groupby("solver", sort=False):
+        both = len(hum & set(g["instance_id"]))
+        bits.append(f"{solver}: {both} of the {len(hum)} human-answered instances ({100 * both / len(hum):.1f}%)")
+    return ("the same ROSE instances (same images, same gold answers, same scorer); " + "; ".join(bits)) if bits \
+        else f"no model or agent run in this selection ({len(hum)} human-answered instances)"
+
+
+def checklist_items(store: Store, ds: Dataset, paper: PaperReport) -> tuple[list[Item], HumanFacts]:
+    f = human_facts(store, paper)
+    p = f.participants
+    rep = paper.report
+    hr = _human_row(paper)
+    avg = "no human row" if hr is None else (
+        f"Human Avg {fmt_value(hr['Avg'], 'rate')} {fmt_interval(hr.get('Avg lo'), hr.get('Avg hi')) or '(no interval)'}")
+    templates = sorted({t for s in f.studies for t in s["config"]["templates"]}, key=str)
+    per = f.per_instance
+    per_txt = (f"{per.min()}–{per.max()} (median {per.median():g})" if len(per) else "none")
+    completed = int((p["end_reason"] == "completed").sum()) if len(p) else 0
+    consented = int(p["consent_at"].notna().sum()) if len(p) else 0
+    med_item = (p["median_item_s"].median() if len(p) else float("nan"))
+    att_n = int(p["attention_checks"].sum()) if len(p) else 0
+    att_ok = int(p["attention_passed"].sum()) if len(p) else 0
+    study_txt = "; ".join(f"{s['name']} ({s['study_id']})" for s in f.studies) or "none"
+    items = [
+        Item("Baseline and metrics", "Which human baseline is reported and how it is scored",
+             f"Participants pooled over the studies {study_txt}; every answer is turned into the protocol string a "
+             "model writes and scored by the same scorer (versions: " +
+             (", ".join(f"scorer {v}: {n:,} responses" for v, n in rep["scorer_versions"].items()) or "none") + ")",
+             "database"),
+        Item("Baseline and metrics", "Same metrics for humans and models",
+             "yes: template PASS, Avg (mean of the five template rates), VALID, the gap and the bridges are computed "
+             "by the same functions for every solver", "code"),
+        Item("Tasks", "Same test set for humans and models", _same_test_set(paper), "database"),
+        Item("Tasks", "Test items, split and templates shown to humans",
+             f"split {_cfg(f, 'split')}; templates {', '.join(TEMPLATE_LABEL.get(t, t) for t in templates) or '?'}; "
+             f"{f.instances} instances answered (dataset hash {ds.dataset_hash})", "study configuration, database"),
+        Item("Tasks", "Equivalent instructions and interface",
+             "humans see the instance's own PNG (the bytes a model gets) with a short instruction naming the region "
+             "and answer by clicking cells and typing a number; models get the same PNG with a prompt that explains "
+             "coordinates and the protocol. Whether the model prompts used (system prompt, few-shot, sampling) match: "
+             + BLANK, "instrument; blank"),
+        Item("Tasks", "Practice, feedback and training",
+             f"practice items per round {_cfg(f, 'practice_items')}, pass fraction {_cfg(f, 'practice_pass_fraction')}, "
+             f"attempts {_cfg(f, 'practice_max_attempts')}; feedback after every practice answer, none on main items",
+             "study configuration"),
+        Item("Baseliner population", "Sample size (recruited, completed, analysed)",
+             f"{len(p)} joined, {consented} consented, {completed} completed, {rep['participants_excluded']} "
+             f"excluded, {f.analysed} analysed ({f.responses:,} main responses); end states: "
+             f"{_counts(p['end_reason']) if len(p) else 'none'}", "database"),
+        Item("Baseliner population", "Sample size justification",
+             f"design: {_cfg(f, 'target_per_instance')} participants per instance, {_cfg(f, 'items_per_participant')} "
+             f"items per participant; achieved {per_txt} participants per instance; precision: {avg}. Why this N: "
+             + BLANK, "study configuration, database; blank"),
+        Item("Baseliner population", "Recruitment (platform, criteria)",
+             f"sources: {_counts(p['source']) if len(p) else 'none'}; eligibility criteria and platform filters: "
+             + BLANK, "database; blank"),
+        Item("Baseliner population", "Demographics and expertise", BLANK, "—"),
+        Item("Ethics and compensation", "Compensation (amount, basis, effective hourly rate)",
+             f"{BLANK} (median time per main item {fmt_value(med_item, 'coef')} s on the server's clock)", "blank"),
+        Item("Ethics and compensation", "Informed consent", f"consent screen before any item; {consented} of "
+             f"{len(p)} participants consented", "database"),
+        Item("Ethics and compensation", "Ethics review (IRB) and approval number", BLANK, "—"),
+        Item("Data collection", "Collection period and mode",
+             f"online, unsupervised, in the participant's browser; first join {_date(p['created_at'].min() if len(p) else None)}"
+             f", last finish {_date(p['finished_at'].max() if len(p) else None)} (UTC)", "database"),
+        Item("Data collection", "Time limits and item order",
+             f"time limit {_cfg(f, 'time_limit_minutes')} min (0 = none); ordering {_cfg(f, 'ordering')} (seed "
+             f"{_cfg(f, 'seed')}); a held item is released after {_cfg(f, 'release_after_minutes')} silent minutes",
+             "study configuration"),
+        Item("Quality control", "Attention checks",
+             f"one after every {_cfg(f, 'attention_every')} main items (0 = none); {att_ok} of {att_n} passed",
+             "study configuration, database"),
+        Item("Quality control", "Exclusion rules (pre-registered?)",
+             f"rules: {rep['exclusions']}; excluded by reason: {_exclusion_counts(p)}. Pre-registration: " + BLANK,
+             "database; blank"),
+        Item("Analysis", "Uncertainty",
+             f"{rep['intervals']}; McNemar's exact test for the bridges; Krippendorff's α for agreement; error "
+             f"consistency per participant (pairs with < {MIN_SHARED_TRIALS} shared trials skipped)", "code"),
+        Item("Analysis", "Human–human agreement", _agreement_txt(paper), "database"),
+        Item("Documentation", "Data and code availability",
+             "this bundle (tables as CSV, manifest with file hashes, dataset hash, code version); public URL: " + BLANK,
+             "bundle; blank"),
+    ]
+    return items, f
+
+
+def _agreement_txt(paper: PaperReport) -> str:
+    r = paper.table("agreement_human").frame.iloc[0]
+    return (f"Krippendorff's α {fmt_value(r['alpha_cells'], 'coef')} (cell clicks, {fmt_value(r['click_units'], 'count')} "
+            f"units), {fmt_value(r['alpha_counts'], 'coef')} (counts, {fmt_value(r['count_units'], 'count')} units), over "
+            f"{fmt_value(r['panel_items'], 'count')} instances with two or more participants")
+
+
+def checklist_markdown(items: list[Item]) -> str:
+    lines = ["# Human-baseline reporting checklist", "",
+             "After Wei et al., \"Position: Human Baselines in Model Evaluations Need Rigor and Transparency (With "
+             "Recommendations & Reporting Checklist)\", ICML 2025 (arXiv 2506.13776); items paraphrased and grouped "
+             "by their stages. Filled by ROSE Studio from the database and the study configuration. "
+             f"{BLANK} marks what the data cannot tell: fill it before publishing.", ""]
+    section = None
+    for it in items:
+        if it.section != section:
+            lines += ["", f"## {it.section}", "", "| Item | Answer | Source |", "|---|---|---|"]
+            section = it.section
+        lines.append(f"| {it.item} | {it.answer.replace('|', '/')} | {it.source} |")
+    n_blank = sum(it.blank for it in items)
+    lines += ["", f"{n_blank} of {len(items)} items hold a blank to fill."]
+    return "\n".join(lines) + "\n"
+
+
+def methods_paragraph(paper: PaperReport, facts: HumanFacts, ds: Dataset) -> str:
+    """One paragraph for the paper's methods section, every number filled in from the data."""
+    rep, p, f = paper.report, facts.participants, facts
+    if not len(p):
+        return (f"No human baseline in this selection (dataset hash {ds.dataset_hash}, split {rep['split']}): no "
+                "participant of any study; the tables hold only runs and published rows.")
+    hr = _human_row(paper)
+    completed = int((p["end_reason"] == "completed").sum()) if len(p) else 0
+    solvers = [s for s in paper.table("main").frame.query("kind != 'published' and kind != 'human'")["solver"]]
+    human = ("No human responses were analysed" if hr is None else
+             f"Humans reached an Avg of {fmt_value(hr['Avg'], 'rate')}% "
+             f"(95% bootstrap interval {fmt_interval(hr.get('Avg lo'), hr.get('Avg hi')) or 'not available'})")
+    per = f.per_instance
+    return (
+        f"We collected a human baseline on ROSE (dataset hash {ds.dataset_hash}) in "
+        f"{len(f.studies)} {'study' if len(f.studies) == 1 else 'studies'} "
+        f"({', '.join(s['study_id'] for s in f.studies) or 'none'}). {len(p)} participants joined and {completed} "
+        f"completed; applying the exclusion rules ({rep['exclusions']}) removed {rep['participants_excluded']}, leaving "
+        f"{f.analysed} participants and {f.responses:,} main responses on {f.instances} instances "
+        f"({per.min() if len(per) else 0}–{per.max() if len(per) else 0} participants per instance; design target "
+        f"{_cfg(f, 'target_per_instance')}). Participants answered on the same images as the models, through a click "
+        f"grid whose answers are converted to the models' protocol and scored by the same scorer (scorer versions: "
+        f"{', '.join(rep['scorer_versions']) or 'none'}). Split: {rep['split']}. {human}; "
+        f"{len(solvers)} model or agent runs were scored on the same instances ({', '.join(solvers) or 'none'}). "
+        f"Intervals: {rep['intervals']}. {_agreement_txt(paper)}.")

@@ -1,0 +1,250 @@
+"""Every table the paper needs, from ONE selection of the database: the numbers the bundle's Markdown, LaTeX
+and CSV files, its figures, its checklist and `report --json --tables` all show."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from ...benchmarks.rose.dataset import Dataset
+from ...benchmarks.rose.records import GROUPS
+from ...store import Store
+from ..agreement import human_agreement, human_model_agreement
+from ..bridges import bridge_table, published_bridges
+from ..difficulty import DIFFICULTY_PARAMS, difficulty_table, instance_params
+from ..failures import failure_table
+from ..gap import gap_table, published_gap
+from ..report import report_from_selection
+from ..selection import ExclusionRules, Filters, Selection, select_from_store
+from ..tables import LABELS
+
+Kind = Literal["text", "rate", "count", "p", "coef"]
+GAP_COLUMNS = ["solver", "kind", "scenes", "Counting Avg", "Action Avg", "gap"]
+
+
+class BundleError(ValueError):
+    """A bundle that cannot be made right (another dataset's database, no browser for the figures, …)."""
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str                   # the frame's column
+    head: str                  # the header as printed
+    kind: Kind = "rate"
+    lo: str | None = None      # columns holding the interval, when there is one
+    hi: str | None = None
+    best: bool = False         # the best model's value is set in bold
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    name: str                  # file stem: tables/<name>.md|.tex|.csv
+    title: str
+    caption: str
+    frame: pd.DataFrame        # every number, at full precision (the CSV and the JSON)
+    columns: tuple[Column, ...]  # what the Markdown and LaTeX show
+
+    def records(self) -> list[dict]:
+        return json_records(self.frame)
+
+
+def _plain(v: object) -> object:
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating, float)):
+        return None if math.isnan(float(v)) else float(v)
+    if isinstance(v, np.bool_):
+        return bool(v)
+    if v is pd.NA or v is pd.NaT:
+        return None
+    return v
+
+
+def json_records(df: pd.DataFrame) -> list[dict]:
+    """Rows as JSON-ready dicts: numpy scalars as Python numbers at full precision, NaN as null."""
+    return [{str(k): _plain(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
+
+
+def _rate(key: str, head: str | None = None, interval: bool = False, best: bool = True) -> Column:
+    return Column(key, head or key, "rate", f"{key} lo" if interval else None, f"{key} hi" if interval else None, best)
+
+
+def _main(table: pd.DataFrame) -> PaperTable:
+    cols = (Column("solver", "Solver", "text"),
+            *(_rate(m, interval=True) for m in (*LABELS, *GROUPS, "Avg")),
+            _rate("VALID", interval=True, best=False))
+    return PaperTable(
+        "main", "ROSE main table",
+        "PASS (%) per template, per subset group (mean of the five template rates within Glyph, Emoji, Pixel), "
+        "Avg (mean of the five template rates) and VALID. Brackets: 95% Wilson intervals for template rates and "
+        "VALID; 95% percentile bootstrap over participants (humans) or scenes (models, agents) for the group "
+        "means and Avg. Published rows are the paper's printed numbers (no intervals). Bold: the best model.",
+        table, cols)
+
+
+def _gap(df: pd.DataFrame, published: bool, conditioned: bool) -> PaperTable:
+    g = gap_table(df, conditioned=conditioned).reindex(columns=GAP_COLUMNS)
+    if published and not conditioned:
+        g = pd.concat([g, published_gap()], ignore_index=True)
+    cols = (Column("solver", "Solver", "text"), Column("scenes", "Scenes", "count"),
+            _rate("Counting Avg", "Counting"), _rate("Action Avg", "Action"), _rate("gap", "Gap", best=False))
+    if conditioned:
+        return PaperTable("gap_conditioned", "Perception-to-action gap on scenes with a correct global count",
+                          "Counting Avg = mean(G-Cnt, L-Cnt), Action Avg = mean(L-Clk, V-Clk, Excl-CS), gap = "
+                          "Counting − Action (percentage points), only on scenes whose T1 (global count) answer was "
+                          "correct (pooled humans: correct for at least half of them).", g, cols)
+    return PaperTable("gap", "Perception-to-action gap",
+                      "Counting Avg = mean(G-Cnt, L-Cnt), Action Avg = mean(L-Clk, V-Clk, Excl-CS), gap = "
+                      "Counting − Action (percentage points). Bold: the best model.", g, cols)
+
+
+def _bridges(df: pd.DataFrame, published: bool) -> tuple[PaperTable, PaperTable]:
+    glob_cols = ["solver", "kind", "G-Cnt", "G-Clk", "V-Clk", "p(G-Cnt vs G-Clk)", "p(G-Clk vs V-Clk)"]
+    matched_cols = ["solver", "kind", "mL-Cnt", "L-Clk", "L-Clk†", "Fail†", "pairs", "p(mL-Cnt vs L-Clk)"]
+    br = bridge_table(df).reindex(columns=list(dict.fromkeys(glob_cols + matched_cols)))
+    if published:
+        br = pd.concat([br, published_bridges()], ignore_index=True)
+    glob, matched = br.reindex(columns=glob_cols), br.reindex(columns=matched_cols)
+    g = PaperTable(
+        "bridge_global", "Global-click bridge: G-Cnt → G-Clk → V-Clk",
+        "PASS (%) of the global count (G-Cnt), clicking every target in the whole grid (G-Clk) and in the "
+        "highlighted region (V-Clk); p: McNemar's exact test on paired answers (same solver unit, same scene).",
+        glob.reset_index(drop=True),
+        (Column("solver", "Solver", "text"), _rate("G-Cnt"), _rate("G-Clk"), _rate("V-Clk"),
+         Column("p(G-Cnt vs G-Clk)", "p (G-Cnt vs G-Clk)", "p"), Column("p(G-Clk vs V-Clk)", "p (G-Clk vs V-Clk)", "p")))
+    m = PaperTable(
+        "bridge_matched", "Matched local count-to-click",
+        "mL-Cnt: counting the targets of the L-Clk region; L-Clk†: L-Clk on the pairs (same unit, same scene) "
+        "whose mL-Cnt was correct; Fail† = 100 − L-Clk†; p: McNemar's exact test of mL-Cnt vs L-Clk on those pairs.",
+        matched.reset_index(drop=True),
+        (Column("solver", "Solver", "text"), _rate("mL-Cnt"), _rate("L-Clk"), _rate("L-Clk†"),
+         _rate("Fail†", best=False), Column("pairs", "Pairs", "count"),
+         Column("p(mL-Cnt vs L-Clk)", "p (mL-Cnt vs L-Clk)", "p")))
+    return g, m
+
+
+def _failures(df: pd.DataFrame) -> PaperTable:
+    cols = ["solver", "template", "label", "failure", "n", "total", "share"]
+    fk = failure_table(df).reindex(columns=cols).reset_index(drop=True) if len(df) else pd.DataFrame(columns=cols)
+    return PaperTable("failure_kinds", "Failure kinds",
+                      "Share (%) of a solver's responses to a template whose primary failure kind (the scorer's "
+                      "precedence: invalid, failure to abstain, region ignored, count anchoring, false click, missed "
+                      "target, repeated click, miscount) is the one named.", fk,
+                      (Column("solver", "Solver", "text"), Column("label", "Template", "text"),
+                       Column("failure", "Failure kind", "text"), Column("n", "n", "count"),
+                       Column("total", "Responses", "count"), _rate("share", "Share", best=False)))
+
+
+def _agreement(df: pd.DataFrame, ds: Dataset) -> tuple[PaperTable, PaperTable]:
+    humans = df[df["solver_kind"] == "human"]
+    ha = human_agreement(humans, ds)
+    hh = pd.DataFrame([{
+        "alpha_cells": ha.alpha_cells, "alpha_counts": ha.alpha_counts, "click_units": ha.click_units,
+        "count_units": ha.count_units, "panel_items": ha.panel_items, "panel_accuracy": ha.panel_accuracy,
+        "individual_accuracy": ha.individual_accuracy,
+        "raters_per_item": "; ".join(f"{k} raters: {n}" for k, n in ha.raters_per_item.items()),
+        "notes": "; ".join(ha.notes)}])
+    h = PaperTable("agreement_human", "Human–human agreement",
+                   "Krippendorff's α over per-cell click decisions (nominal) and counts (ratio), on instances with "
+                   "two or more participants; the majority-vote panel's accuracy next to the mean individual's.", hh,
+                   (Column("alpha_cells", "α (cell clicks)", "coef"), Column("alpha_counts", "α (counts)", "coef"),
+                    Column("click_units", "Cell units", "count"), Column("count_units", "Count units", "count"),
+                    Column("panel_items", "Instances", "count"), _rate("panel_accuracy", "Panel acc.", best=False),
+                    _rate("individual_accuracy", "Individual acc.", best=False),
+                    Column("raters_per_item", "Raters per instance", "text")))
+    hm = human_model_agreement(df) if len(humans) else pd.DataFrame()
+    ec = "error consistency κ (mean over humans)"
+    if hm.empty:
+        hm = pd.DataFrame(columns=["solver", ec])
+    for col in (ec, "κ SD", "κ Q1", "κ Q3", "humans", "humans skipped", "shared trials",
+                "κ vs majority panel", "Cohen's κ vs majority panel", "r(human acc, model correct)"):
+        if col not in hm:
+            hm[col] = np.nan
+    m = PaperTable("agreement_model", "Human–model error consistency",
+                   "Error consistency κ (Geirhos, Meding & Wichmann 2020) between the solver and each individual "
+                   "participant on the instances both answered, averaged over participants (SD and quartiles across "
+                   "them); pairs with fewer than 10 shared trials or c_exp = 1 are skipped. Then κ and Cohen's κ "
+                   "against the humans' majority vote, and Pearson's r of per-instance human accuracy with the "
+                   "solver's correctness.", hm.reset_index(drop=True),
+                   (Column("solver", "Solver", "text"), Column(ec, "κ (mean)", "coef"), Column("κ SD", "SD", "coef"),
+                    Column("κ Q1", "Q1", "coef"), Column("κ Q3", "Q3", "coef"), Column("humans", "Humans", "count"),
+                    Column("humans skipped", "Skipped", "count"), Column("shared trials", "Trials", "count"),
+                    Column("κ vs majority panel", "κ (panel)", "coef"),
+                    Column("Cohen's κ vs majority panel", "Cohen's κ (panel)", "coef"),
+                    Column("r(human acc, model correct)", "r", "coef")))
+    return h, m
+
+
+def _difficulty(df: pd.DataFrame, ds: Dataset) -> PaperTable:
+    params = instance_params(ds)
+    parts = []
+    for name in DIFFICULTY_PARAMS:
+        d = difficulty_table(df, params, name)
+        if len(d):
+            d.insert(0, "parameter", name)
+            d["value"] = d["value"].astype(str)
+            parts.append(d[["parameter", "value", "solver", "n", "PASS"]])
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["parameter", "value", "solver", "n", "PASS"])
+    return PaperTable("difficulty", "Difficulty by generation parameter",
+                      "PASS (%) per value of each generation parameter of the scene (grid cells, targets, context "
+                      "size, subset, EmojiStyle provider pair, PixelEdit changed pixels, ChineseGlyph similarity, "
+                      "template), per solver, with the number of responses.", out,
+                      (Column("parameter", "Parameter", "text"), Column("value", "Value", "text"),
+                       Column("solver", "Solver", "text"), Column("n", "n", "count"), _rate("PASS", best=False)))
+
+
+def study_names(store: Store, study_ids: list[str]) -> list[dict]:
+    with store.connect() as conn:
+        rows = conn.execute(f"SELECT study_id, name FROM studies WHERE study_id IN ({','.join('?' * len(study_ids))}) "
+                            "ORDER BY study_id", study_ids).fetchall()
+    return [{"study_id": r[0], "name": r[1]} for r in rows]
+
+
+def check_dataset(store: Store, ds: Dataset) -> None:
+    """Refuse a dataset other than the one every run and study of the database was scored against."""
+    with store.connect() as conn:
+        other = conn.execute("SELECT 'run ' || run_id, dataset_hash FROM runs WHERE dataset_hash != ? UNION ALL "
+                             "SELECT 'study ' || study_id, dataset_hash FROM studies WHERE dataset_hash != ? LIMIT 3",
+                             (ds.dataset_hash, ds.dataset_hash)).fetchall()
+    if other:
+        names = ", ".join(f"{w} ({h})" for w, h in other)
+        raise BundleError(f"the database holds data of another dataset build than {ds.root} (hash {ds.dataset_hash}): "
+                          f"{names}; pass --dataset with the build these were scored against")
+
+
+@dataclass(frozen=True)
+class PaperReport:
+    report: dict               # `report --json` (the main table's report), plus "tables"
+    tables: tuple[PaperTable, ...]
+    selection: Selection
+
+    def table(self, name: str) -> PaperTable:
+        return next(t for t in self.tables if t.name == name)
+
+
+def paper_report(store: Store, ds: Dataset, split: str | None = None, exclusions: bool = True,
+                 published: bool = True, n_boot: int | None = None, seed: int | None = None, *,
+                 filters: Filters | None = None, rules: ExclusionRules | None = None) -> PaperReport:
+    """Every paper table from one selection (the dashboards' `select`; by default their default filters and
+    exclusion rules, or a page's own `filters` and `rules`). `report["tables"]` holds each table's rows at full
+    precision: what `report --json --tables` prints."""
+    check_dataset(store, ds)
+    if rules is None:
+        rules = ExclusionRules() if exclusions else ExclusionRules(False, None, None)
+    sel = select_from_store(store, filters or Filters(split=split), rules)
+    report, main = report_from_selection(sel, published, n_boot, seed)
+    df = sel.df
+    studies = sorted(set(df.loc[df["solver_kind"] == "human", "study_id"]))
+    main_t = _main(main)
+    if studies:  # the human row names its studies
+        main_t = replace(main_t, caption=main_t.caption + " Human: the participants of " + ", ".join(
+            f"{s['name']} ({s['study_id']})" for s in study_names(store, studies)) + ", pooled.")
+    tables = (main_t, _gap(df, published, False), _gap(df, published, True), *_bridges(df, published),
+              _failures(df), *_agreement(df, ds), _difficulty(df, ds))
+    report = {**report, "dataset_hash": ds.dataset_hash,
+              "tables": {t.name: {"title": t.title, "rows": t.records()} for t in tables}}
+    return PaperReport(report, tables, sel)

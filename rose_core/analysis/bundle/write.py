@@ -1,0 +1,127 @@
+"""Writing the bundle: into a temporary sibling folder, then renamed into place (a failed run leaves nothing
+half-written), with a manifest that lets a reader check the bundle against the data."""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from dataclasses import asdict
+from pathlib import Path
+
+from ...benchmarks.rose.dataset import Dataset
+from ...benchmarks.rose.scoring import SCORER_VERSION
+from ...store import Store
+from .checklist import checklist_items, checklist_markdown, methods_paragraph
+from .figures import FORMATS, PNG_SCALE, paper_figures, render_figures
+from ..selection import ExclusionRules, Filters
+from .paper import BundleError, PaperReport, paper_report
+from .render import latex_document, to_csv, to_latex, to_markdown
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def code_version() -> str:
+    """`git describe` of the code that made the bundle (with -dirty for local changes), else the package's
+    installed version, else "unknown"."""
+    try:
+        out = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty", "--tags"],
+                             capture_output=True, text=True, timeout=10)
+        if out.returncode == 0 and out.stdout.strip():
+            return "git " + out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        from importlib.metadata import version
+
+        return "package " + version("rose-studio")
+    except Exception:  # noqa: BLE001 (not installed as a package)
+        return "unknown"
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _write_contents(folder: Path, store: Store, ds: Dataset, paper: PaperReport, figures: bool,
+                    published: bool) -> dict:
+    tables = folder / "tables"
+    tables.mkdir()
+    for t in paper.tables:
+        (tables / f"{t.name}.md").write_text(to_markdown(t), encoding="utf-8")
+        (tables / f"{t.name}.tex").write_text(to_latex(t), encoding="utf-8")
+        (tables / f"{t.name}.csv").write_bytes(to_csv(t))
+    (tables / "all_tables.tex").write_text(latex_document([t.name for t in paper.tables]), encoding="utf-8")
+    (tables / "all_tables.md").write_text("\n".join(to_markdown(t) for t in paper.tables), encoding="utf-8")
+    (folder / "report.json").write_text(json.dumps(paper.report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    items, facts = checklist_items(store, ds, paper)
+    (folder / "checklist.md").write_text(checklist_markdown(items), encoding="utf-8")
+    (folder / "checklist.json").write_text(json.dumps([asdict(i) | {"blank": i.blank} for i in items], indent=1,
+                                                      ensure_ascii=False) + "\n", encoding="utf-8")
+    (folder / "methods.md").write_text(methods_paragraph(paper, facts, ds) + "\n", encoding="utf-8")
+    figs = render_figures(paper_figures(paper), folder / "figures") if figures else []
+    sel = paper.selection
+    return {
+        "dataset_hash": ds.dataset_hash,
+        "scorer_version_current": SCORER_VERSION,
+        "scorer_versions": paper.report["scorer_versions"],
+        "code_version": code_version(),
+        "studies": [{k: s[k] for k in ("study_id", "name", "dataset_hash")} for s in facts.studies],
+        "exclusion_rules": {**asdict(sel.rules), "described": sel.rules.describe(),
+                            "participants_excluded": sel.n_excluded},
+        "selection": {**asdict(sel.filters), "split": sel.filters.split or "all", "published_rows": published,
+                      "boot": paper.report["boot"], "seed": paper.report["seed"]},
+        "figures": [{"name": f.name, "formats": list(FORMATS), "width": f.width, "height": f.height,
+                     "png_pixels": [f.width * PNG_SCALE, f.height * PNG_SCALE]} for f in figs]
+        if figures else "not rendered (--no-figures)",
+    }
+
+
+def write_bundle(store: Store, ds: Dataset, out: Path, *, split: str | None = None, exclusions: bool = True,
+                 published: bool = True, n_boot: int | None = None, seed: int | None = None, figures: bool = True,
+                 force: bool = False, filters: Filters | None = None, rules: ExclusionRules | None = None) -> dict:
+    """Write the paper bundle to `out` (refused when it exists, unless `force`); returns the manifest.
+    `filters`/`rules` (a dashboard's selection) override `split`/`exclusions`."""
+    out = Path(out)
+    if out.exists() and not force:
+        raise BundleError(f"{out} exists: choose a new folder, or --force to replace it")
+    paper = paper_report(store, ds, split, exclusions, published, n_boot, seed, filters=filters, rules=rules)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        manifest = _write_contents(tmp, store, ds, paper, figures, published)
+        manifest["files"] = {str(p.relative_to(tmp)): {"sha256": sha256(p), "bytes": p.stat().st_size}
+                             for p in sorted(tmp.rglob("*")) if p.is_file()}
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        old = None
+        if out.exists():
+            old = out.with_name(f".{out.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            out.rename(old)
+        tmp.rename(out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest
+
+
+def bundle_zip(store: Store, ds: Dataset, **kw) -> bytes:
+    """The bundle as one zip (the Results page's download), written through `write_bundle` in a scratch folder."""
+    with tempfile.TemporaryDirectory(prefix="rose-bundle-") as scratch:
+        root = Path(scratch) / "rose_paper_bundle"
+        write_bundle(store, ds, root, **kw)
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            for p in sorted(root.rglob("*")):
+                if p.is_file():
+                    z.write(p, str(Path("rose_paper_bundle") / p.relative_to(root)))
+        return buf.getvalue()

@@ -1,0 +1,342 @@
+"""The paper bundle from the populated test database, through the command line: every file present, every table's
+numbers (CSV at full precision, Markdown and LaTeX rounded) equal to `report --json --tables`, LaTeX that compiles
+(or, without a TeX engine, is syntactically sound), figures rendered by the system Chromium at the right size,
+a manifest whose hashes match, and a checklist that leaves what the data cannot tell blank."""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from PIL import Image
+
+from rose_core.analysis.bundle import BundleError, bundle_zip, paper_report, write_bundle
+from rose_core.analysis.bundle.checklist import BLANK
+from rose_core.analysis.bundle.render import latex_escape
+from rose_core.store import Store
+
+BOOT = ["--boot", "60", "--seed", "5"]
+TABLES = ["main", "gap", "gap_conditioned", "bridge_global", "bridge_matched", "failure_kinds", "agreement_human",
+          "agreement_model", "difficulty"]
+FIGURES = ["main_pass", "gap", "gap_conditioned", "bridge_global", "bridge_matched", "failure_kinds"]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rose_core", "report", *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.fixture(scope="module")
+def bundle(populated_db, small_dataset, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / "paper"
+    r = _cli("--db", str(populated_db.path), "--dataset", str(small_dataset.root), "--out", str(out), *BOOT)
+    assert r.returncode == 0, r.stderr
+    assert "wrote" in r.stdout
+    return out
+
+
+@pytest.fixture(scope="module")
+def report_json(populated_db, small_dataset) -> dict:
+    r = _cli("--db", str(populated_db.path), "--dataset", str(small_dataset.root), "--json", "--tables", *BOOT)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.fixture(scope="module")
+def paper(populated_db, small_dataset):
+    return paper_report(populated_db, small_dataset, n_boot=60, seed=5)
+
+
+def test_every_file_is_there(bundle):
+    for name in TABLES:
+        for ext in ("md", "tex", "csv"):
+            assert (bundle / "tables" / f"{name}.{ext}").stat().st_size > 0, (name, ext)
+    for name in FIGURES:
+        for ext in ("svg", "pdf", "png"):
+            assert (bundle / "figures" / f"{name}.{ext}").stat().st_size > 1000, (name, ext)
+    for f in ("report.json", "manifest.json", "checklist.md", "checklist.json", "methods.md", "tables/all_tables.tex"):
+        assert (bundle / f).is_file(), f
+    assert not [p for p in bundle.parent.iterdir() if p.name.startswith(".")], "a temporary folder was left behind"
+
+
+def test_report_json_is_the_bundles_and_the_main_report(bundle, report_json, populated_db):
+    assert json.loads((bundle / "report.json").read_text()) == report_json
+    assert set(report_json["tables"]) == set(TABLES)
+    # the main table is exactly `report --json`'s (the one selection path)
+    r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", str(populated_db.path), "--json", *BOOT],
+                       capture_output=True, text=True, timeout=300)
+    plain = json.loads(r.stdout)
+    assert plain["rows"] == report_json["rows"] == report_json["tables"]["main"]["rows"]
+    assert {k: v for k, v in report_json.items() if k not in ("tables", "dataset_hash")} == plain
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_csv_holds_the_json_numbers_exactly(bundle, report_json, name):
+    rows = report_json["tables"][name]["rows"]
+    csv = pd.read_csv(bundle / "tables" / f"{name}.csv", keep_default_na=False, na_values=[""])
+    assert len(csv) == len(rows)
+    for k, row in enumerate(rows):
+        for col, want in row.items():
+            got = csv.at[k, col]
+            if want is None or want == "":
+                assert pd.isna(got) or got == "", (name, k, col, got)
+            elif isinstance(want, (int, float)) and not isinstance(want, bool):
+                assert float(got) == float(want), (name, k, col, got, want)  # full precision, not rounded
+            else:
+                assert str(got) == str(want), (name, k, col, got, want)
+
+
+def _md_rows(text: str) -> tuple[list[str], list[list[str]]]:
+    lines = [ln for ln in text.splitlines() if ln.startswith("|")]
+    split = [[c.strip() for c in re.split(r"(?<!\\)\|", ln)[1:-1]] for ln in lines]
+    return split[0], split[2:]
+
+
+def _tex_rows(text: str) -> list[list[str]]:
+    body = text.split(r"\midrule", 1)[1].split(r"\bottomrule")[0]
+    rows = [ln.rstrip().removesuffix(r"\\").strip() for ln in body.splitlines()
+            if ln.strip() and not ln.startswith(r"\midrule")]
+    return [[c.strip() for c in re.split(r"(?<!\\)&", ln)] for ln in rows]
+
+
+def _number(cell: str, kind: str) -> tuple[str, bool, str | None]:
+    """(value text, bold, interval text) of a shown cell, Markdown or LaTeX."""
+    interval = None
+    m = re.search(r"\{\\scriptsize (\[[^\]]*\])\}$|(\[[-\d., ]+\])$", cell)
+    if m and kind == "rate":
+        interval = m.group(1) or m.group(2)
+        cell = cell[:m.start()].strip()
+    bold = False
+    for pre, post in (("**", "**"), (r"\textbf{", "}")):
+        if cell.startswith(pre) and cell.endswith(post):
+            cell, bold = cell[len(pre):-len(post)], True
+    return cell, bold, interval
+
+
+def _check_cell(shown: str, want, kind: str, where) -> None:
+    if want is None:
+        assert shown in ("–", "--"), where
+    elif kind == "rate":
+        assert abs(float(shown) - want) <= 0.05 + 1e-9, where
+    elif kind == "coef":
+        assert abs(float(shown) - want) <= 0.0005 + 1e-12, where
+    elif kind == "p":
+        if want < 0.001:
+            assert shown in ("< 0.001", r"\textless{} 0.001"), where
+        else:
+            assert abs(float(shown) - want) <= 0.0005 + 1e-12, where
+    elif kind == "count":
+        assert int(shown.replace(",", "").replace("{,}", "")) == round(want), where
+
+
+@pytest.mark.parametrize("fmt", ["md", "tex"])
+@pytest.mark.parametrize("name", TABLES)
+def test_markdown_and_latex_show_the_json_numbers(bundle, report_json, paper, name, fmt):
+    table = paper.table(name)
+    rows = report_json["tables"][name]["rows"]
+    text = (bundle / "tables" / f"{name}.{fmt}").read_text()
+    body = _md_rows(text)[1] if fmt == "md" else _tex_rows(text)
+    if fmt == "md":
+        assert _md_rows(text)[0] == [c.head for c in table.columns]
+    assert len(body) == len(rows), (name, fmt)
+    for k, (cells, row) in enumerate(zip(body, rows)):
+        assert len(cells) == len(table.columns), (name, fmt, k, cells)
+        for cell, col in zip(cells, table.columns):
+            shown, _, interval = _number(cell, col.kind)
+            want = row.get(col.key)
+            where = (name, fmt, k, col.key, cell, want)
+            if col.kind == "text":
+                expect = "–" if want in (None, "") else str(want)
+                assert shown == (latex_escape(expect) if fmt == "tex" else expect.replace("|", "\\|")), where
+                continue
+            _check_cell(shown, want, col.kind, where)
+            if col.lo and want is not None and row.get(col.lo) is not None:
+                lo, hi = map(float, interval.strip("[]").split(","))
+                assert abs(lo - row[col.lo]) <= 0.05 + 1e-9 and abs(hi - row[col.hi]) <= 0.05 + 1e-9, where
+
+
+def test_best_model_is_bold_and_only_it(bundle, report_json, paper):
+    table = paper.table("main")
+    rows = report_json["tables"]["main"]["rows"]
+    _, body = _md_rows((bundle / "tables" / "main.md").read_text())
+    models = [k for k, r in enumerate(rows)
+              if r["kind"] == "model" or (r["kind"] == "published" and not r["solver"].startswith("Human"))]
+    assert models, "the published rows are models"
+    checked = 0
+    for j, col in enumerate(table.columns):
+        if not col.best:
+            continue
+        vals = {k: rows[k][col.key] for k in models if rows[k][col.key] is not None}
+        top = max(vals.values())
+        for k, cells in enumerate(body):
+            bold = _number(cells[j], col.kind)[1]
+            assert bold == (k in vals and vals[k] == top), (col.key, k)
+            checked += bold
+    assert checked >= 9
+    assert r"\textbf{93.8}" in (bundle / "tables" / "main.tex").read_text()  # GPT-5.5's published G-Cnt
+
+
+def _strip_comments(tex: str) -> str:
+    return "\n".join(re.sub(r"(?<!\\)%.*$", "", ln) for ln in tex.splitlines())
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_latex_is_syntactically_sound(bundle, name):
+    tex = _strip_comments((bundle / "tables" / f"{name}.tex").read_text())
+    depth = 0
+    for ch in re.sub(r"\\[{}%&$#_]", "", tex):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        assert depth >= 0, name
+    assert depth == 0, name
+    envs = re.findall(r"\\(begin|end)\{(\w+)\}", tex)
+    stack = []
+    for what, env in envs:
+        if what == "begin":
+            stack.append(env)
+        else:
+            assert stack and stack.pop() == env, (name, env)
+    assert not stack and ("begin", "tabular") in envs and ("begin", "table") in envs
+    assert tex.index(r"\toprule") < tex.index(r"\midrule") < tex.index(r"\bottomrule")
+    assert "\\hline" not in tex  # booktabs rules only
+    spec = re.search(r"\\begin\{tabular\}\{([lrc]+)\}", tex).group(1)
+    body = tex.split(r"\toprule", 1)[1].split(r"\bottomrule")[0]
+    for ln in body.splitlines():
+        ln = ln.strip()
+        if ln and ln != r"\midrule":
+            assert ln.endswith(r"\\"), (name, ln)
+            assert len(re.split(r"(?<!\\)&", ln)) == len(spec), (name, ln)
+            # every special character in a cell is escaped
+            assert not re.search(r"(?<!\\)[_#%]", ln), (name, ln)
+            assert not re.search(r"[κα≥≤→†−±×]", ln), (name, ln)
+
+
+def test_latex_compiles_when_a_tex_engine_is_present(bundle, tmp_path):
+    engine = next((e for e in ("pdflatex", "xelatex", "lualatex") if shutil.which(e)), None)
+    if engine is None:
+        pytest.skip("no TeX engine on this machine: the syntactic check above stands in")
+    work = tmp_path / "tex"
+    shutil.copytree(bundle / "tables", work)
+    r = subprocess.run([engine, "-interaction=nonstopmode", "-halt-on-error", "all_tables.tex"], cwd=work,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:]
+
+
+def test_latex_escape():
+    assert latex_escape("a_b & 50% #1 {x} ~^\\") == \
+        r"a\_b \& 50\% \#1 \{x\} \textasciitilde{}\textasciicircum{}\textbackslash{}"
+    assert latex_escape("L-Clk† κ ≥ α") == r"L-Clk\textsuperscript{\dag} $\kappa$ $\geq$ $\alpha$"
+
+
+def test_figures_are_drawn_at_their_size(bundle):
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    figs = {f["name"]: f for f in manifest["figures"]}
+    assert sorted(figs) == sorted(FIGURES)
+    for name, f in figs.items():
+        img = Image.open(bundle / "figures" / f"{name}.png")
+        assert list(img.size) == f["png_pixels"] == [2 * f["width"], 2 * f["height"]], name
+        colours = img.convert("RGB").resize((300, 200)).getcolors(maxcolors=1 << 16)
+        assert colours is not None and len(colours) > 20, f"{name}.png looks blank"
+        svg = ET.parse(bundle / "figures" / f"{name}.svg").getroot()
+        assert svg.tag.endswith("svg") and float(svg.get("width")) == f["width"], name
+        assert (bundle / "figures" / f"{name}.svg").read_text().count('class="point"') + \
+            (bundle / "figures" / f"{name}.svg").read_text().count('class="bars"') > 0, name
+        pdf = (bundle / "figures" / f"{name}.pdf").read_bytes()
+        assert pdf.startswith(b"%PDF") and b"%%EOF" in pdf[-64:], name
+
+
+def test_no_colour_repeats_within_a_figure(paper):
+    from rose_core.analysis.bundle.figures import paper_figures
+
+    for name, (fig, _) in paper_figures(paper).items():
+        colours = [t.marker.color for t in fig.data if t.showlegend is not False and t.legendgroup != "kinds"]
+        assert len(colours) == len(set(colours)), name
+        # humans, agents and published rows are told apart by the marker, not only the colour
+        if name != "failure_kinds":
+            symbols = {s for t in fig.data if isinstance(t.marker.symbol, tuple) for s in t.marker.symbol}
+            # (the conditioned gap has no published rows: the paper did not print it)
+            assert {"circle", "diamond"} | ({"square-open"} if name != "gap_conditioned" else set()) <= symbols, name
+
+
+def test_manifest_describes_the_bundle(bundle, small_dataset, populated_db):
+    m = json.loads((bundle / "manifest.json").read_text())
+    assert m["dataset_hash"] == small_dataset.dataset_hash
+    assert m["scorer_versions"] and m["scorer_version_current"]
+    assert m["code_version"] and m["code_version"] != "unknown"
+    with sqlite3.connect(populated_db.path) as c:
+        studies = [r[0] for r in c.execute("SELECT study_id FROM studies")]
+    assert [s["study_id"] for s in m["studies"]] == studies
+    assert m["exclusion_rules"]["participants_excluded"] == 3 and m["exclusion_rules"]["streak"] == 10
+    files = {str(p.relative_to(bundle)) for p in bundle.rglob("*") if p.is_file()} - {"manifest.json"}
+    assert set(m["files"]) == files
+    for rel, f in m["files"].items():
+        assert hashlib.sha256((bundle / rel).read_bytes()).hexdigest() == f["sha256"], rel
+
+
+def test_checklist_fills_from_data_and_leaves_blanks(bundle, populated_db):
+    items = json.loads((bundle / "checklist.json").read_text())
+    by = {i["item"]: i for i in items}
+    with sqlite3.connect(populated_db.path) as c:
+        joined = c.execute("SELECT count(*) FROM participants").fetchone()[0]
+    assert by["Sample size (recruited, completed, analysed)"]["answer"].startswith(f"{joined} joined")
+    assert "5 analysed" in by["Sample size (recruited, completed, analysed)"]["answer"]
+    for blank in ("Compensation (amount, basis, effective hourly rate)", "Ethics review (IRB) and approval number",
+                  "Demographics and expertise", "Sample size justification"):
+        assert by[blank]["blank"] and BLANK in by[blank]["answer"], blank
+    assert not by["Same test set for humans and models"]["blank"]
+    assert "one after every 20 main items" in by["Attention checks"]["answer"]
+    md = (bundle / "checklist.md").read_text()
+    assert "arXiv 2506.13776" in md and md.count(BLANK) >= 6
+    methods = (bundle / "methods.md").read_text()
+    report = json.loads((bundle / "report.json").read_text())
+    human = next(r for r in report["rows"] if r["solver"] == "Human")
+    assert f"{joined} participants joined" in methods and "leaving 5 participants" in methods
+    assert f"Avg of {human['Avg']:.1f}%" in methods and f"[{human['Avg lo']:.1f}, {human['Avg hi']:.1f}]" in methods
+
+
+def test_existing_folder_is_refused_and_a_failure_leaves_nothing(bundle, populated_db, small_dataset, tmp_path,
+                                                                  monkeypatch):
+    before = (bundle / "manifest.json").read_bytes()
+    with pytest.raises(BundleError, match="exists"):
+        write_bundle(populated_db, small_dataset, bundle)
+    assert (bundle / "manifest.json").read_bytes() == before
+    monkeypatch.setenv("ROSE_CHROMIUM", str(tmp_path / "no-such-browser"))
+    with pytest.raises(BundleError, match="no Chromium"):
+        write_bundle(populated_db, small_dataset, tmp_path / "out", n_boot=20)
+    assert list(tmp_path.iterdir()) == []  # neither the folder nor its temporary sibling
+
+
+def test_another_datasets_database_is_refused(populated_db, small_dataset, tmp_path):
+    db = tmp_path / "rose.db"
+    with sqlite3.connect(populated_db.path) as src, sqlite3.connect(db) as dst:
+        src.backup(dst)
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE runs SET dataset_hash = 'feedfacefeedface' WHERE solver_name = 'pixel'")
+    with pytest.raises(BundleError, match="another dataset build.*feedfacefeedface"):
+        paper_report(Store(db), small_dataset, n_boot=20)
+
+
+def test_zip_holds_the_bundle(populated_db, small_dataset):
+    data = bundle_zip(populated_db, small_dataset, n_boot=20, figures=False)
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        names = set(z.namelist())
+        manifest = json.loads(z.read("rose_paper_bundle/manifest.json"))
+    assert "rose_paper_bundle/tables/main.tex" in names and "rose_paper_bundle/checklist.md" in names
+    assert {f"rose_paper_bundle/{f}" for f in manifest["files"]} | {"rose_paper_bundle/manifest.json"} == names
+
+
+def test_an_empty_database_gives_a_bundle_that_says_so(small_dataset, tmp_path):
+    m = write_bundle(Store(tmp_path / "empty.db"), small_dataset, tmp_path / "out", n_boot=20, figures=False)
+    assert m["studies"] == [] and m["figures"] == "not rendered (--no-figures)"
+    assert "No human baseline in this selection" in (tmp_path / "out" / "methods.md").read_text()
+    main = (tmp_path / "out" / "tables" / "main.md").read_text()
+    assert "GPT-5.5 (published)" in main and "None" not in main and "nan" not in main
