@@ -57,7 +57,7 @@ def start(page, url: str) -> None:
     page.get_by_role("button", name="I understand").click()
     # The click's callback runs on the server after the click returns: wait for the screen after the
     # instructions, so that what a test reads from the database next is that screen, not the instructions.
-    page.locator(".rg-root").or_(page.get_by_text("Please wait a moment")).or_(
+    page.locator(".rg-root, .sb-root").or_(page.get_by_text("Please wait a moment")).or_(
         page.get_by_text("Thank you!")).first.wait_for(timeout=30_000)
 
 

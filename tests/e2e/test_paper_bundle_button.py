@@ -28,7 +28,7 @@ def results_server(small_dataset, populated_db, tmp_path):
 
 def test_bundle_button_downloads_the_bundle(results_server, page, small_dataset, tmp_path):
     sign_in(page, results_server.url, PASSWORD)
-    page.get_by_role("link", name="Results").click()
+    page.get_by_role("link", name="Results", exact=True).click()
     button = page.get_by_role("button", name="Download the paper bundle")
     button.wait_for(timeout=60_000)
     assert page.get_by_text("will have no figures").count() == 0  # the system Chromium is there
