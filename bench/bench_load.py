@@ -164,6 +164,10 @@ async def run_load(server: Server, queries: list[str], clicks: int, interval: fl
             "cpu_ms_per_click": cpu * 1000 / len(lat), "sent": sent, "lag": lag}
 
 
+# Every simulated participant connects from 127.0.0.1: the per-address hold cap (participant-side guard, default 5)
+# would make all but five of them wait, so the bench switches it off, as a deployment behind a proxy must.
+SERVER_ENV = {"ROSE_MAX_HOLDS_PER_ADDRESS": "0"}
+
 def _trigger_id(base: str) -> str:
     from streamlit.components.v2.bidi_component.main import _make_trigger_id
 
@@ -352,7 +356,7 @@ def main_flow(a) -> None:
             tmp, a.participants + 1, intro=False, templates=["T1", "T3", "T4", "T5"], items_per_participant=a.items,
             target_per_instance=target, practice_items=4, practice_max_attempts=1, practice_pass_fraction=0.0,
             attention_every=0, same_scene_multiple_templates=False)
-        app = Server(tmp / "app.log", {"ROSE_DATASET_DIR": str(ds_root), "ROSE_DB": str(db_file)}).start()
+        app = Server(tmp / "app.log", SERVER_ENV | {"ROSE_DATASET_DIR": str(ds_root), "ROSE_DB": str(db_file)}).start()
         floor = Server(tmp / "floor.log", script="bench/floor_app.py").start()
         try:
             # The single-participant floor first, alone on the same server, then the crowd.
@@ -416,7 +420,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         ds_root, db_file, sid, ids = prepare(tmp, a.participants + 1)
-        app = Server(tmp / "app.log", {"ROSE_DATASET_DIR": str(ds_root), "ROSE_DB": str(db_file)}).start()
+        app = Server(tmp / "app.log", SERVER_ENV | {"ROSE_DATASET_DIR": str(ds_root), "ROSE_DB": str(db_file)}).start()
         floor = Server(tmp / "floor.log", script="bench/floor_app.py").start()
         try:
             # The single-participant floor first, alone on the same server, then the crowd.
