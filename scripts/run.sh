@@ -3,6 +3,6 @@
 # The default dataset (data/datasets/rose-v0.1) is built on first page load, with a progress bar.
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" requirements.txt
 # The paper bundle (`report --out`, the Results page's download) renders its figures in the system Chromium.
-source scripts/_chromium.sh
+source "$(dirname "${BASH_SOURCE[0]}")/_chromium.sh"
 ensure_chromium || echo "warning: could not install chromium: the paper bundle will have no figures" >&2
 exec streamlit run app.py --server.port "${PORT:-8501}" --server.address "${ADDRESS:-0.0.0.0}" "$@"
