@@ -22,7 +22,7 @@ from rose_core.study import (
 )
 from rose_core.views import identity_from_query, practice_feedback_png, worked_example
 from ui.click_grid import click_grid, image_url
-from ui.redirect import redirect
+from ui.redirect import end_page
 from ui.resources import dataset, store
 
 ss = st.session_state
@@ -359,20 +359,5 @@ match screen:
                     "it continues by itself as soon as one of them has finished an item.")
         wait_for_change(screen)
 
-    case End(reason=reason, completion_code=code, completion_url=url):
-        st.title("Thank you!")
-        if reason == "completed":
-            st.success("You have finished the study.")
-            if code:
-                st.markdown(f"Your completion code is **`{code}`**.")
-            if url:
-                st.link_button("Return to the study platform", url, type="primary")
-                st.caption("You will be redirected in a few seconds.")
-                redirect(url)
-        elif reason == "screened_out":
-            st.info("Thank you for your time. Your practice answers did not reach the study's criterion, so the "
-                    "study ends here.")
-        elif reason == "timed_out":
-            st.info("The time limit for this study has passed. Thank you for your time.")
-        else:
-            st.info("Every item of this study already has enough answers. Thank you for your time.")
+    case End():
+        end_page(screen)

@@ -14,7 +14,7 @@ from rose_core.instrument.episode_session import (
 from rose_core.study import Consent, End, Instructions, StudyError, get_study, join
 from rose_core.views import identity_from_query
 from ui.click_grid import image_url
-from ui.redirect import redirect
+from ui.redirect import end_page
 from ui.resources import store
 from ui.sgp_board import sgp_board
 from ui.sgp_resources import board_png, sgp_dataset
@@ -168,20 +168,5 @@ match screen:
     case EpisodeScreen():
         show_episode(screen)
 
-    case End(reason=reason, completion_code=code, completion_url=url):
-        st.title("Thank you!")
-        if reason == "completed":
-            st.success("You have finished the study.")
-            if code:
-                st.markdown(f"Your completion code is **`{code}`**.")
-            if url:
-                st.link_button("Return to the study platform", url, type="primary")
-                st.caption("You will be redirected in a few seconds.")
-                redirect(url)
-        elif reason == "screened_out":
-            st.info("Thank you for your time. Your practice puzzles did not reach the study's criterion, so the "
-                    "study ends here.")
-        elif reason == "timed_out":
-            st.info("The time limit for this study has passed. Thank you for your time.")
-        else:
-            st.info("Every puzzle of this study already has enough players. Thank you for your time.")
+    case End():
+        end_page(screen, practice="practice puzzles", exhausted="Every puzzle of this study already has enough players.")

@@ -40,3 +40,25 @@ def redirect_target(url: str) -> str:
 def redirect(url: str, delay_ms: int = 4000) -> None:
     """Go to `url` after `delay_ms` (raises ValueError for anything but an http(s) URL)."""
     _COMPONENT(key="redirect", data={"url": redirect_target(url), "delay_ms": int(delay_ms)}, height=0)
+
+
+def end_page(end, practice: str = "practice answers", exhausted: str = "Every item of this study already has enough "
+             "answers.") -> None:
+    """The end screen of any study (ROSE or SGP): completion code and the redirect back to the platform, or the
+    reason it ended. `practice` and `exhausted` word the benchmark's own units."""
+    st.title("Thank you!")
+    if end.reason == "completed":
+        st.success("You have finished the study.")
+        if end.completion_code:
+            st.markdown(f"Your completion code is **`{end.completion_code}`**.")
+        if end.completion_url:
+            st.link_button("Return to the study platform", end.completion_url, type="primary")
+            st.caption("You will be redirected in a few seconds.")
+            redirect(end.completion_url)
+    elif end.reason == "screened_out":
+        st.info(f"Thank you for your time. Your {practice} did not reach the study's criterion, so the study ends "
+                "here.")
+    elif end.reason == "timed_out":
+        st.info("The time limit for this study has passed. Thank you for your time.")
+    else:
+        st.info(f"{exhausted} Thank you for your time.")
