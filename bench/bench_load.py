@@ -21,7 +21,8 @@ woke (a latency is only as good as the client that measures it). `--profile FILE
 py-spy during the crowd's run (collapsed stacks, GIL-holding threads only).
 
     python bench/bench_load.py [--participants 100] [--clicks 20] [--interval 1.0] [--profile FILE]
-    python bench/bench_load.py --flow [--participants 100] [--items 8] [--interval 1.0] [--profile FILE]
+    python bench/bench_load.py --flow [--participants 100] [--items 8] [--interval 1.0] [--answer-every 0]
+                                      [--profile FILE]
 """
 from __future__ import annotations
 
@@ -196,13 +197,17 @@ async def until_screen(ws, changed) -> dict:
                 found["fragment"] = m.delta.fragment_id
             elif t == "heading":
                 found["headings"].append(el.heading.body)
-        if kind == "script_finished" and changed(found):
+        if kind == "auto_rerun":  # st.fragment(run_every=…): the browser reruns that fragment on a timer
+            found["auto_rerun"] = (m.auto_rerun.fragment_id, m.auto_rerun.interval)
+        if kind == "script_finished" and m.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN and changed(found):
             return found
 
 
 def _screen(found: dict) -> str:
     if "Thank you!" in found["headings"]:
         return "end"
+    if "Please wait a moment" in found["headings"]:
+        return "wait"
     if "checkbox" in found:
         return "consent"
     if any(b.startswith("I understand") for b in found["buttons"]):
@@ -229,7 +234,9 @@ async def fetch_image(http: str, data: dict) -> str:
 
 
 async def flow_participant(url: str, query: str, interval: float, lat: list, stats: dict, ready: list,
-                           go: asyncio.Event, rng: random.Random, name: str) -> None:
+                           go: asyncio.Event, rng: random.Random, name: str, answer_every: float = 0.0) -> None:
+    """One participant's whole flow. `interval`: mean seconds between actions (clicks, buttons);
+    `answer_every` (> 0): mean seconds from an item shown to its submit (the clicks fall inside it)."""
     http = url.replace("ws://", "http://").removesuffix("/_stcore/stream")
     async with websockets.connect(url, subprotocols=["streamlit"], max_size=None) as ws:
         async def send(widgets, fragment=""):
@@ -255,6 +262,15 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
                 await send([box, WidgetState(id=found["buttons"]["Continue"], trigger_value=True)],
                            found.get("fragment", ""))
                 found = await until_screen(ws, lambda f: _screen(f) not in ("?", "consent"))
+                continue
+            if screen == "wait":  # every remaining item is held by others: poll as the browser's timer does
+                fragment, every = found["auto_rerun"]
+                await asyncio.sleep(every)
+                await ws.send(BackMsg(rerun_script=ClientState(fragment_id=fragment, query_string=query))
+                              .SerializeToString())
+                found = await until_screen(ws, lambda f: True)
+                if _screen(found) == "?":  # the watcher found no change (a fragment run): the wait screen stays
+                    found = {**found, "headings": ["Please wait a moment"], "auto_rerun": (fragment, every)}
                 continue
             if screen in ("instructions", "feedback"):
                 label = next(b for b in found["buttons"] if b.startswith("I understand") or b == "Continue")
@@ -297,6 +313,8 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
                 count = str(rng.randint(0, 5))
                 ev(type="count_input", value=count)
             await asyncio.sleep(interval * (0.5 + rng.random()))
+            if answer_every > 0:  # a careful participant looks longer before answering
+                await asyncio.sleep(max(0.0, answer_every * (0.5 + rng.random()) - (time.perf_counter() - t_item)))
             submit = {"view_id": view, "selection": selection, "count": count, "events": events,
                       "first_action_ms": 500.0, "active_ms": (time.perf_counter() - t_item) * 1000,
                       "client_total_ms": (time.perf_counter() - t_item) * 1000, "viewport": [1280, 800],
@@ -304,7 +322,7 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
             t0 = time.perf_counter()
             await send([state(), WidgetState(id=_trigger_id(wid), json_trigger_value=json.dumps(
                 [{"event": "submit", "value": submit}]))], frag)
-            found = await until_screen(ws, lambda f: _screen(f) in ("end", "feedback") or (
+            found = await until_screen(ws, lambda f: _screen(f) in ("end", "feedback", "wait") or (
                 _screen(f) == "item" and f["grid"][2]["view_id"] != view))
             t_rerun = time.perf_counter()
             if _screen(found) == "item":  # visible once its image is loaded
@@ -314,7 +332,8 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
             stats[name] = stats.get(name, 0) + 1
 
 
-async def run_flows(server: Server, queries: list[str], interval: float, profile: str | None = None) -> dict:
+async def run_flows(server: Server, queries: list[str], interval: float, profile: str | None = None,
+                    answer_every: float = 0.0) -> dict:
     url = f"ws://127.0.0.1:{server.port}/_stcore/stream"
     lat: list[float] = []
     stats: dict[str, int] = {}
@@ -322,7 +341,7 @@ async def run_flows(server: Server, queries: list[str], interval: float, profile
     go = asyncio.Event()
     rng = random.Random(11)
     tasks = [asyncio.create_task(flow_participant(url, q, interval, lat, stats, ready, go,
-                                                  random.Random(rng.random()), q)) for q in queries]
+                                                  random.Random(rng.random()), q, answer_every)) for q in queries]
     loop = asyncio.get_running_loop()  # image fetches block in threads: one per participant, as browsers do
     loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(max(4, len(queries))))
     dt, cpu, lag = await _run_together(server, tasks, ready, go, len(queries), profile)
@@ -349,7 +368,7 @@ def stop_profiler(spy: subprocess.Popen | None) -> None:
 
 
 def main_flow(a) -> None:
-    target = 2
+    target = 3  # 288 instances x 3 >= 101 participants x 8 items: the pool lasts the run
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         ds_root, db_file, sid, ids = prepare(
@@ -360,9 +379,10 @@ def main_flow(a) -> None:
         floor = Server(tmp / "floor.log", script="bench/floor_app.py").start()
         try:
             # The single-participant floor first, alone on the same server, then the crowd.
-            one = asyncio.run(run_flows(app, [f"study={sid}&PROLIFIC_PID={ids[0]}"], a.interval))
+            one = asyncio.run(run_flows(app, [f"study={sid}&PROLIFIC_PID={ids[0]}"], a.interval,
+                                        answer_every=a.answer_every))
             flow = asyncio.run(run_flows(app, [f"study={sid}&PROLIFIC_PID={i}" for i in ids[1:]], a.interval,
-                                         a.profile))
+                                         a.profile, a.answer_every))
             base = asyncio.run(run_load(floor, [f"floor={i}" for i in range(a.participants)],
                                         max(1, flow["submits"] // a.participants), a.interval))
         finally:
@@ -382,7 +402,8 @@ def main_flow(a) -> None:
     lost = sum(max(0, seen.get(f"study={sid}&PROLIFIC_PID={i}", 0) - stored.get(i, 0)) for i in ids)
     print(f"uptime: {_uptime()}")
     print(f"flow: {a.participants} participants, consent -> instructions -> 4 practice items with feedback -> "
-          f"up to {a.items} main items; ~{a.interval:.1f} s between actions; one server process")
+          f"up to {a.items} main items; ~{a.interval:.1f} s between actions"
+          + (f", an answer every ~{a.answer_every:.0f} s" if a.answer_every else "") + "; one server process")
     print(f"  submit -> next screen  median {flow['median']:6.1f} ms  p95 {flow['p95']:6.1f} ms  max {flow['max']:7.1f} ms"
           f"  ({flow['submits']} submits in {flow['seconds']:.0f} s; client loop lag p95 {flow['lag']:.1f} ms)")
     print(f"    of which the image fetch after the rerun: median {flow['image_median']:6.1f} ms  "
@@ -411,6 +432,8 @@ def main() -> None:
     ap.add_argument("--clicks", type=int, default=20)
     ap.add_argument("--interval", type=float, default=1.0, help="mean seconds between a participant's clicks")
     ap.add_argument("--flow", action="store_true", help="whole participant flows instead of clicks")
+    ap.add_argument("--answer-every", type=float, default=0.0,
+                    help="--flow: mean seconds from an item shown to its submit (0: one interval after the last click)")
     ap.add_argument("--items", type=int, default=8, help="main items per participant (--flow)")
     ap.add_argument("--profile", metavar="FILE", help="sample the app server with py-spy (collapsed stacks) into FILE")
     a = ap.parse_args()
