@@ -158,9 +158,12 @@ def _check_declared(path: Path, infos: list[zipfile.ZipInfo], limits: Limits) ->
                               f"{limits.max_expanded_bytes:,} (--max-expanded-mb): refused before expanding it"])
 
 
-def _read_member(path: Path, f: io.BufferedReader, info: zipfile.ZipInfo, budget: int) -> bytes:
-    """One member's bytes, decompressed in bounded steps (stored, deflate or Zstandard); never more than
-    min(its declared size, budget) - a member that tries to expand further is a zip bomb."""
+CHUNK = 16 * 2**20   # decompression step
+
+
+def _member_chunks(path: Path, f: io.BufferedReader, info: zipfile.ZipInfo, budget: int) -> Iterator[bytes]:
+    """One member's bytes in bounded steps (stored, deflate or Zstandard); never more than min(its declared
+    size, budget) in all - a member that tries to expand further is a zip bomb - and its checksum checked."""
     where = f"{path}:{info.filename}"
     f.seek(info.header_offset)
     head = f.read(30)
@@ -173,30 +176,55 @@ def _read_member(path: Path, f: io.BufferedReader, info: zipfile.ZipInfo, budget
         raise RunImportError([f"{where}: the archive ends inside this member - truncated?"])
     cap = min(info.file_size, budget)
     if info.compress_type == zipfile.ZIP_STORED:
-        out = raw
+        pieces: Iterator[bytes] = iter([raw])
     elif info.compress_type == zipfile.ZIP_DEFLATED:
-        d = zlib.decompressobj(-15)
-        try:
-            out = d.decompress(raw, cap + 1)
-        except zlib.error as e:
-            raise RunImportError([f"{where}: corrupt deflate data ({e})"]) from None
+        pieces = _inflate(where, raw)
     elif info.compress_type == 93:  # Zstandard, what current inspect_ai writes
-        import zstandard
-
-        try:
-            with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True) as r:
-                out = r.read(cap + 1)
-        except zstandard.ZstdError as e:
-            raise RunImportError([f"{where}: corrupt Zstandard data ({e})"]) from None
+        pieces = _unzstd(where, raw)
     else:
         raise RunImportError([f"{where}: compression method {info.compress_type} is not supported (stored, deflate "
                               "and Zstandard are)"])
-    if len(out) > cap:
-        raise RunImportError([f"{where}: expands beyond {'its declared size' if cap == info.file_size else 'the limit'}"
-                              f" ({cap:,} bytes): a zip bomb? Refused"])
-    if zlib.crc32(out) != info.CRC:
+    size, crc = 0, 0
+    for piece in pieces:
+        size += len(piece)
+        if size > cap:
+            raise RunImportError([f"{where}: expands beyond "
+                                  f"{'its declared size' if cap == info.file_size else 'the limit'} ({cap:,} bytes): "
+                                  "a zip bomb? Refused"])
+        crc = zlib.crc32(piece, crc)
+        yield piece
+    if crc != info.CRC:
         raise RunImportError([f"{where}: checksum mismatch (corrupt or truncated archive)"])
-    return out
+
+
+def _inflate(where: str, raw: bytes) -> Iterator[bytes]:
+    d = zlib.decompressobj(-15)
+    data = raw
+    try:
+        while data and not d.eof:
+            out = d.decompress(data, CHUNK)
+            data = d.unconsumed_tail
+            if out:
+                yield out
+        if tail := d.flush():
+            yield tail
+    except zlib.error as e:
+        raise RunImportError([f"{where}: corrupt deflate data ({e})"]) from None
+
+
+def _unzstd(where: str, raw: bytes) -> Iterator[bytes]:
+    import zstandard
+
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True) as r:
+            while out := r.read(CHUNK):
+                yield out
+    except zstandard.ZstdError as e:
+        raise RunImportError([f"{where}: corrupt Zstandard data ({e})"]) from None
+
+
+def _read_member(path: Path, f: io.BufferedReader, info: zipfile.ZipInfo, budget: int) -> bytes:
+    return b"".join(_member_chunks(path, f, info, budget))
 
 
 def _zip_members(path: Path, limits: Limits, want) -> Iterator[tuple[str, bytes]]:
@@ -360,7 +388,62 @@ def _vlm_record(where: str, r: dict, problems: list[str]) -> RunRecord | None:
                      prompt=None if cell("question") is None else str(cell("question")), status=status, detail=detail)
 
 
-def _read_vlmevalkit(path: Path, limits: Limits, problems: list[str]) -> Iterator[RunRecord]:
+_XLSX_ELEMENT = re.compile(rb"<(?:[A-Za-z_][\w.\-]{0,31}:)?(row|c|si)[\s/>]")
+XLSX_MAX_COLUMNS = 100   # VLMEvalKit writes about ten; a row is refused long before this
+
+
+def _check_xlsx_elements(path: Path, limits: Limits, max_rows: int) -> None:
+    """Refuse a workbook that holds more rows, cells or shared strings than a run on this dataset can (one row
+    per instance), counted on the decompressed XML before openpyxl parses any of it. openpyxl costs tens of
+    microseconds per cell: a 2 MB workbook that expands to 512 MiB of cells would keep a core busy for
+    minutes, where a real run's workbook is read in seconds."""
+    caps = {b"row": max_rows, b"c": max_rows * XLSX_MAX_COLUMNS, b"si": max_rows * XLSX_MAX_COLUMNS}
+    what = {b"row": "rows", b"c": "cells", b"si": "shared strings"}
+    seen = Counter()
+
+    def want(name: str) -> bool:
+        return name.startswith("xl/worksheets/") and name.endswith(".xml") or name == "xl/sharedStrings.xml"
+
+    def count(where: str, buf: bytes, upto: int) -> None:
+        for m in _XLSX_ELEMENT.finditer(buf):
+            if m.start() >= upto:
+                return
+            kind = m.group(1)
+            seen[kind] += 1
+            if seen[kind] > caps[kind]:
+                raise RunImportError([f"{where}: more than {caps[kind]:,} {what[kind]}, more than a run on this "
+                                      f"dataset can hold ({max_rows - 1:,} instances, one row each): refused "
+                                      "before reading the workbook"])
+
+    # One cell's text: a response may be max_response_chars long, and XML writes a character in up to 6 bytes
+    # (`&quot;`); a longer stretch without a tag would only be refused after openpyxl held all of it in memory.
+    max_text = 6 * limits.max_response_chars + 4096
+    max_tags, tags = caps[b"c"] * 16, 0   # a cell is a handful of tags (<c><is><t>…</t></is></c>)
+    with zipfile.ZipFile(path) as z, path.open("rb") as f:
+        budget = limits.max_expanded_bytes
+        for info in sorted((i for i in z.infolist() if want(i.filename)), key=lambda i: i.filename):
+            where, carry, gap = f"{path}:{info.filename}", b"", 0
+            for piece in _member_chunks(path, f, info, budget):
+                budget -= len(piece)
+                tags += piece.count(b"<")
+                if tags > max_tags:
+                    raise RunImportError([f"{where}: more than {max_tags:,} XML tags, more than a run on this dataset "
+                                          "can hold: refused before reading the workbook"])
+                parts = piece.split(b"<")
+                longest = max(gap + len(parts[0]), max(map(len, parts[1:]), default=0))
+                gap = gap + len(piece) if len(parts) == 1 else len(parts[-1])
+                if longest > max_text:
+                    raise RunImportError([f"{where}: a text of more than {max_text:,} bytes without a tag, longer than "
+                                          "any response may be (--max-response-chars): refused before reading the "
+                                          "workbook"])
+                buf = carry + piece
+                keep = max(0, len(buf) - 64)   # a tag cut at the piece's end is counted with the next piece
+                count(where, buf, keep)
+                carry = buf[keep:]
+            count(where, carry, len(carry))
+
+
+def _read_vlmevalkit(path: Path, limits: Limits, problems: list[str], max_rows: int) -> Iterator[RunRecord]:
     import pandas as pd
 
     with path.open("rb") as f:
@@ -372,6 +455,7 @@ def _read_vlmevalkit(path: Path, limits: Limits, problems: list[str]) -> Iterato
             raise RunImportError([f"{path}: not a readable .xlsx workbook ({e}) - truncated?"]) from None
         with z:
             _check_declared(path, z.infolist(), limits)  # openpyxl never reads past a member's declared size
+        _check_xlsx_elements(path, limits, max_rows)
         try:
             frames = [pd.read_excel(path, dtype=object)]
         except Exception as e:  # openpyxl raises many kinds for a broken workbook
@@ -774,7 +858,7 @@ def read_run(path: Path | str, ds: Dataset, fmt: RunFormat | Literal["auto"] = "
     elif fmt == "lmms-eval":
         it = _read_lmms(path, limits, problems)
     elif fmt == "vlmevalkit":
-        it = _read_vlmevalkit(path, limits, problems)
+        it = _read_vlmevalkit(path, limits, problems, max_rows=len(ds.instances) + 1)
     else:
         it = _read_inspect(path, limits, problems, notes, counts)
     recs = []
