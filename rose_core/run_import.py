@@ -126,6 +126,9 @@ def detect_format(path: Path, limits: Limits = Limits()) -> tuple[RunFormat, str
         doc = _json_document(path, limits)
         if isinstance(doc, dict) and ("samples" in doc or "eval" in doc):
             return "inspect", "a JSON document with samples (inspect_ai JSON log)"
+        if isinstance(doc, dict) and "results" in doc and "configs" in doc:
+            raise RunImportError([f"{path}: lmms-eval's aggregated results, not its samples: import the "
+                                  "*_samples_<task>.jsonl beside it (run lmms-eval with --log_samples)"])
         return "vlmevalkit", "a JSON document without inspect's samples (VLMEvalKit prediction dump)"
     first = _first_line(path, limits)
     if b"\x00" in first:

@@ -600,3 +600,10 @@ def test_xlsx_bombs_are_refused_before_openpyxl_reads_them(store, small_dataset,
                                              r"bytes without a tag"):
         import_run(store, small_dataset, g, "text")
     assert nothing_stored(store)
+
+
+def test_lmms_eval_s_results_json_is_named_for_what_it_is(store, small_dataset):
+    """The file lmms-eval writes beside the samples (the fixture's results.json) holds no answers."""
+    f = FIXTURES / "results.json"
+    with pytest.raises(RunImportError, match="lmms-eval's aggregated results, not its samples.*--log_samples"):
+        import_run(store, small_dataset, f, "r")
