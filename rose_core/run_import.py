@@ -533,7 +533,8 @@ def _message_text(m: Any) -> str:
         if isinstance(c, str):
             return c
         if isinstance(c, list):
-            return "\n".join(x.get("text", "") for x in c if isinstance(x, dict) and x.get("type") == "text")
+            return "\n".join(x["text"] for x in c
+                             if isinstance(x, dict) and x.get("type") == "text" and isinstance(x.get("text"), str))
     return ""
 
 
@@ -588,7 +589,7 @@ def _later_epoch_member(name: str) -> bool:
 
 def _eval_header(path: Path, limits: Limits) -> tuple[dict | None, str]:
     """The log's header (status, eval spec) from `header.json`, or `_journal/start.json` when the process ended
-    before writing it; ({}, why) when neither is readable."""
+    before writing it, and which member it came from; (None, why) when neither is readable."""
     small = Limits(min(limits.max_expanded_bytes, HEADER_BYTES), limits.max_response_chars, limits.max_line_bytes)
     for member in ("header.json", "_journal/start.json"):
         for _, data in _zip_members(path, small, lambda n, m=member: n == m):
@@ -675,7 +676,8 @@ def _inspect_one(where: str, s: Any, problems: list[str], counts: Counter, seen:
     if s.get("epoch", 1) not in (1, None):
         counts["later_epochs"] += 1
         return
-    seen.add(s.get("id"))
+    if isinstance(s.get("id"), (str, int)):
+        seen.add(s["id"])
     rec = _inspect_record(where, s, problems, counts)
     if rec is not None:
         yield rec

@@ -607,3 +607,15 @@ def test_lmms_eval_s_results_json_is_named_for_what_it_is(store, small_dataset):
     f = FIXTURES / "results.json"
     with pytest.raises(RunImportError, match="lmms-eval's aggregated results, not its samples.*--log_samples"):
         import_run(store, small_dataset, f, "r")
+
+
+def test_an_inspect_message_part_whose_text_is_not_a_string_is_refused_not_a_crash(store, small_dataset, tmp_path):
+    """Found by mutating real logs: a content part {"type": "text", "text": 1.5} raised a raw TypeError."""
+    i = insts(small_dataset)[0]
+    j = tmp_path / "log.json"
+    j.write_text(json.dumps({"eval": {}, "status": "success", "samples": [{
+        "id": i.instance_id, "epoch": 1, "metadata": {"dataset_hash": small_dataset.dataset_hash},
+        "input": [{"role": "user", "content": [{"type": "text", "text": 1.5}]}], "target": i.protocol_answer,
+        "output": {"completion": i.protocol_answer}}]}))
+    with pytest.raises(RunImportError, match=r"log.json:samples\[0\]: the prompt sent is not"):
+        import_run(store, small_dataset, j, "m")
