@@ -338,8 +338,11 @@ class Store:
         """This thread's connection, as a context manager (see the backend)."""
         raise NotImplementedError
 
-    def write(self) -> Any:
-        """One read-modify-write transaction, as a context manager (see the backend)."""
+    def write(self, concurrent: bool = False) -> Any:
+        """One read-modify-write transaction, as a context manager. Writers take turns (as SQLite's BEGIN
+        IMMEDIATE) unless `concurrent`: then, on PostgreSQL, the transaction does not queue behind other writers
+        and the caller takes the row locks its read-modify-write needs (the participant path:
+        `rose_core.storage.participants`). SQLite always takes turns."""
         raise NotImplementedError
 
     def migrate(self) -> int:
@@ -403,8 +406,8 @@ class SqliteStore(Store):
         yield self._conn()
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One read-modify-write transaction, taking the write lock up front (BEGIN IMMEDIATE)."""
+    def write(self, concurrent: bool = False) -> Iterator[sqlite3.Connection]:
+        """One read-modify-write transaction, taking the write lock up front (BEGIN IMMEDIATE), `concurrent` or not."""
         conn = self._conn()
         if conn.in_transaction:
             raise RuntimeError("Store.write() inside another transaction on the same thread")

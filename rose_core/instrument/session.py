@@ -214,7 +214,7 @@ def join(store: Store, study: Study, external_id: str, source: str, prolific_stu
         raise StudyError("participant id: expected 1-128 characters")
     prolific_study_id, prolific_session_id = _link_id(prolific_study_id), _link_id(prolific_session_id)
     t = clock()
-    with storage(store), store.write() as c:
+    with storage(store), store.write(concurrent=True) as c:
         p = sp.find_participant(c, study.study_id, external_id)
         if p is None:
             sp.lock_joins(c, study.study_id)  # the arrival rank is a count: one new participant at a time
@@ -266,7 +266,7 @@ class ParticipantSession:
     def _tx(self) -> Iterator[Any]:
         """A write transaction of this participant: their row lock first (PostgreSQL), so their transactions take
         turns and nobody else releases their items meanwhile (see `rose_core.storage.participants`)."""
-        with self.store.write() as c:
+        with self.store.write(concurrent=True) as c:
             sp.lock_participant(c, self.participant_id)
             yield c
 

@@ -1,8 +1,8 @@
 """Studies, participants and assignments: the SQL of the participant path.
 
 Concurrency. On SQLite every write transaction is `BEGIN IMMEDIATE`: one writer at a time, so a transaction reads
-exact counts. On PostgreSQL transactions run side by side (READ COMMITTED), and three locks keep the same rules
-without making participants wait for each other:
+exact counts. On PostgreSQL the participant path's transactions (`Store.write(concurrent=True)`) run side by side
+(READ COMMITTED), and three locks keep the same rules without making participants wait for each other:
 
 - `lock_participant`: a participant's row lock, taken first by every transaction of that participant. Their
   assignments change only under it: two tabs (or two app processes) of one participant take turns, and other

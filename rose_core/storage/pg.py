@@ -16,11 +16,12 @@ and `executemany` returning a cursor, rows readable by index and by column name 
 SQLite gives them. psycopg's errors are raised as the DB-API classes of `sqlite3` (`rose_core.store.
 IntegrityError`, `DatabaseError`), so one `except` serves both backends; the original is the `__cause__`.
 
-Transactions: autocommit outside `write()`; `write()` is one READ COMMITTED transaction. What SQLite gets from
-`BEGIN IMMEDIATE` (one writer at a time) PostgreSQL gets from row and advisory locks taken where a
-read-modify-write needs them (`rose_core.storage.participants`: a participant's row lock, per-instance claims),
-so participants do not wait for each other. A transaction that hit an error is never committed silently:
-`write()` raises instead of letting COMMIT turn into ROLLBACK.
+Transactions: autocommit outside `write()`; `write()` is one READ COMMITTED transaction. By default writers take
+turns on one advisory lock, as SQLite's `BEGIN IMMEDIATE` makes them (imports, rescore, sign-ins, study
+creation: code written for SQLite stays right). The participant path opts out (`write(concurrent=True)`) and
+takes finer locks where its read-modify-write needs them (`rose_core.storage.participants`: a participant's row
+lock, per-instance claims), so participants do not wait for each other. A transaction that hit an error is never
+committed silently: `write()` raises instead of letting COMMIT turn into ROLLBACK.
 
 Connections are borrowed from the pool per `connect()` / `write()` and handed back at its end (nested uses on
 one thread share the borrowed one), so a pool of a few connections serves many Streamlit threads. Migrations
@@ -32,6 +33,7 @@ import os
 import re
 import sqlite3
 import threading
+import weakref
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
@@ -46,7 +48,8 @@ POOL_MAX_ENV = "ROSE_PG_POOL_MAX"
 DEFAULT_POOL_MAX = 10
 POOL_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_S = 10
-MIGRATION_LOCK = 0x524F5345_4D494752 & 0x7FFF_FFFF_FFFF_FFFF   # "ROSEMIGR": one bigint advisory lock key
+MIGRATION_LOCK = 0x524F5345_4D494752   # "ROSEMIGR": bigint advisory lock keys (apart from the two-int4 claims)
+WRITE_LOCK = 0x524F5345_57524954       # "ROSEWRIT": writers that take turns
 
 
 # --------------------------------------------------------------------------- the dialect
@@ -233,6 +236,7 @@ class PgStore(Store):
                                     kwargs=_connect_kwargs(), configure=_configure,
                                     check=ConnectionPool.check_connection, timeout=POOL_TIMEOUT_S,
                                     name=f"rose {masked(self.location)}", open=True)
+        weakref.finalize(self, self._pool.close)  # a store dropped without close() does not leave its threads
 
     @contextmanager
     def _borrow(self) -> Iterator[PgConnection]:
@@ -259,14 +263,17 @@ class PgStore(Store):
             yield conn
 
     @contextmanager
-    def write(self) -> Iterator[PgConnection]:
-        """One READ COMMITTED transaction; the statements inside take the row locks their read-modify-write
-        needs (see the module docstring). Committed at the end, rolled back on an exception."""
+    def write(self, concurrent: bool = False) -> Iterator[PgConnection]:
+        """One READ COMMITTED transaction, committed at the end, rolled back on an exception. Writers take turns
+        on one advisory lock (what SQLite's BEGIN IMMEDIATE gives: code written for SQLite stays right), unless
+        `concurrent`: then the statements inside take the row locks they need (see the module docstring)."""
         with self._borrow() as conn:
             if conn.in_transaction:
                 raise RuntimeError("Store.write() inside another transaction on the same thread")
             conn.execute("BEGIN")
             try:
+                if not concurrent:
+                    conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
                 yield conn
                 if conn.failed:
                     raise sqlite3.OperationalError("a statement of this transaction failed and was caught: "
@@ -300,6 +307,11 @@ class PgStore(Store):
         finally:
             raw.close()
         return SCHEMA_VERSION
+
+    @property
+    def opened(self) -> int:
+        """Connections the pool opened so far (tests and benchmarks read it, as SQLite's store's counter)."""
+        return int(self._pool.get_stats().get("connections_num", 0))
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
         with self.connect() as conn:

@@ -22,11 +22,6 @@ from rose_core.store import Store
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "lmms-eval-0.7.3"
 
 
-@pytest.fixture
-def store(tmp_path):
-    return Store(tmp_path / "rose.db")
-
-
 @pytest.fixture(scope="module")
 def other_build(tmp_path_factory):
     """The same composition built with another seed: same instance ids, other scenes and answers."""
