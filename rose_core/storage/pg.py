@@ -218,6 +218,13 @@ def pool_max() -> int:
         return DEFAULT_POOL_MAX
 
 
+def _current_version(conn: PgConnection) -> int | None:
+    if conn.execute("SELECT to_regclass('meta')").fetchone()[0] is None:
+        return None
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else None
+
+
 # --------------------------------------------------------------------------- the store
 
 class PgStore(Store):
@@ -295,6 +302,8 @@ class PgStore(Store):
         try:
             _configure(raw)
             conn = PgConnection(raw)
+            if _current_version(conn) == SCHEMA_VERSION:
+                return SCHEMA_VERSION  # nothing to do: an app role without CREATE rights opens it too
             conn.execute("BEGIN")
             try:
                 # App processes starting at once: the first migrates, the others wait here and find it done.
