@@ -77,21 +77,21 @@ def sign_in() -> None:
 
 participant = "study" in st.query_params or "part_pid" in st.session_state
 if participant:
-    nav = st.navigation([st.Page("pages/participant.py", title="ROSE study", icon="🌹")], position="hidden")
+    nav = st.navigation([st.Page("app_pages/participant.py", title="ROSE study", icon="🌹")], position="hidden")
 elif st.session_state.get("auth_experimenter"):
     nav = st.navigation({
         "Collect": [
-            st.Page("pages/studies.py", title="Studies", icon="🧪", default=True),
-            st.Page("pages/model_runs.py", title="Model runs", icon="🤖"),
-            st.Page("pages/scene_explorer.py", title="Scene explorer", icon="🔎"),
+            st.Page("app_pages/studies.py", title="Studies", icon="🧪", default=True),
+            st.Page("app_pages/model_runs.py", title="Model runs", icon="🤖"),
+            st.Page("app_pages/scene_explorer.py", title="Scene explorer", icon="🔎"),
         ],
         "Analyse": [
-            st.Page("pages/results.py", title="Results", icon="📊"),
-            st.Page("pages/agreement.py", title="Agreement and difficulty", icon="🤝"),
-            st.Page("pages/participants_overview.py", title="Participants", icon="👥"),
-            st.Page("pages/drilldown.py", title="Drill-down", icon="🔬"),
-            st.Page("pages/sgp_results.py", title="SGP results", icon="🧩"),
-            st.Page("pages/sgp_replay.py", title="SGP episode replay", icon="⏯️"),
+            st.Page("app_pages/results.py", title="Results", icon="📊"),
+            st.Page("app_pages/agreement.py", title="Agreement and difficulty", icon="🤝"),
+            st.Page("app_pages/participants_overview.py", title="Participants", icon="👥"),
+            st.Page("app_pages/drilldown.py", title="Drill-down", icon="🔬"),
+            st.Page("app_pages/sgp_results.py", title="SGP results", icon="🧩"),
+            st.Page("app_pages/sgp_replay.py", title="SGP episode replay", icon="⏯️"),
         ],
     })
 else:
