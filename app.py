@@ -10,6 +10,8 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rose_core.auth import PasswordUnavailable, attempt_sign_in, policy_from_env, resolve_password
+from rose_core.client_address import ProxyConfigError
+from ui.client import address as client_address, trusted_proxies
 from ui.resources import store
 from ui.theme_options import cache_theme_options
 
@@ -23,12 +25,6 @@ def _configured_password() -> object:
         return st.secrets.get("experimenter_password")
     except Exception:  # no secrets.toml: Streamlit raises rather than returning None
         return None
-
-
-def _client_address() -> str:
-    """The TCP peer (behind a proxy on this host: X-Forwarded-For, as uvicorn trusts it); None means loopback."""
-    ip = st.context.ip_address
-    return ip if isinstance(ip, str) and ip else "local"
 
 
 def _session_id() -> str:
@@ -57,7 +53,7 @@ def sign_in() -> None:
                 st.error("Enter the password.")
             else:
                 try:
-                    res = attempt_sign_in(store(), given, password, client=_client_address(),
+                    res = attempt_sign_in(store(), given, password, client=client_address() or "local",
                                           session=_session_id(), policy=policy)
                 except Exception:
                     log.exception("recording a sign-in attempt failed")
@@ -74,6 +70,12 @@ def sign_in() -> None:
                    "terminal and kept in a file on the server (README: The experimenter password), or set "
                    "ROSE_EXPERIMENTER_PASSWORD.")
 
+
+try:
+    trusted_proxies()  # a setting that cannot be read stops every page, loudly, instead of guessing addresses
+except ProxyConfigError as e:
+    st.error(f"ROSE Studio cannot serve pages: {e}. The operator must fix the setting and restart the server.")
+    st.stop()
 
 participant = "study" in st.query_params or "part_pid" in st.session_state
 if participant:

@@ -88,9 +88,10 @@ def sign_in(page, url: str, password: str) -> None:
     page.get_by_role("link", name="Studies").wait_for()
 
 
-def script_run(port: int, query: str = "", page_name: str = "", host: str = "127.0.0.1") -> dict:
+def script_run(port: int, query: str = "", page_name: str = "", host: str = "127.0.0.1",
+               headers: dict[str, str] | None = None) -> dict:
     """One browser-like visit at the websocket level (Streamlit's own protobufs): open a session, ask for `page_name`
-    (the URL path a browser would send) with `query`, and return what the first script run sent: how many pages the
+    (the URL path a browser would send) with `query` (and extra handshake `headers`), and return what the first script run sent: how many pages the
     new session listed, every navigation message's page names, headings and alert texts."""
     import asyncio
 
@@ -102,7 +103,7 @@ def script_run(port: int, query: str = "", page_name: str = "", host: str = "127
     async def visit() -> dict:
         got: dict = {"navigation": [], "headings": [], "alerts": []}
         async with websockets.connect(f"ws://{host}:{port}/_stcore/stream", subprotocols=["streamlit"],
-                                      max_size=None) as ws:
+                                      max_size=None, additional_headers=headers) as ws:
             await ws.send(BackMsg(rerun_script=ClientState(query_string=query, page_name=page_name))
                           .SerializeToString())
             while True:
