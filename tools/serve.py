@@ -30,9 +30,9 @@ def free_port() -> int:
 class Server:
     """`streamlit run SCRIPT` with the given environment; `kill()` is a crash (SIGKILL), `stop()` is clean."""
 
-    def __init__(self, log: Path, env: dict[str, str] | None = None, script: str = "app.py"):
+    def __init__(self, log: Path, env: dict[str, str] | None = None, script: str = "app.py", port: int | None = None):
         self.log, self.env, self.script = Path(log), env or {}, script
-        self.port = free_port()
+        self.port = port or free_port()
         self.proc: subprocess.Popen | None = None
 
     @property
