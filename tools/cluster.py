@@ -97,19 +97,21 @@ class Cluster:
             raise RuntimeError(f"{HAPROXY} is missing: install Debian's haproxy package (scripts/test.sh and "
                                "scripts/run-cluster.sh do)")
         self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder = self.folder.resolve()  # HAProxy reads a relative socket path as host:port
         self.port = self.port or free_port()
         ports = self.app_ports or [free_port() for _ in range(self.apps)]
         # One cookie secret for all (Streamlit signs its cookies with it); given by environment, never on a
-        # command line that `ps` shows. The proxy on this host is the one whose X-Forwarded-For is believed.
-        env = {"STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32), "ROSE_TRUSTED_PROXIES": "127.0.0.1",
-               **self.env}
+        # command line that `ps` shows. The proxy on this host is the one whose X-Forwarded-For is believed
+        # (ROSE_TRUSTED_PROXIES, when set, names every proxy: this one and any in front of it).
+        env = {"STREAMLIT_SERVER_COOKIE_SECRET": os.environ.get("STREAMLIT_SERVER_COOKIE_SECRET") or secrets.token_hex(32),
+               "ROSE_TRUSTED_PROXIES": os.environ.get("ROSE_TRUSTED_PROXIES") or "127.0.0.1", **self.env}
         self.servers = [Server(self.folder / f"app{k + 1}.log", env, port=p) for k, p in enumerate(ports)]
         for s in self.servers:
             s.start(timeout)
         cfg = self.folder / "haproxy.cfg"
         cfg.write_text(haproxy_config([(n, "127.0.0.1", s.port) for n, s in zip(self.names, self.servers)],
                                       self.address, self.port, self.stats_socket))
-        check = subprocess.run([HAPROXY, "-c", "-q", "-f", str(cfg)], capture_output=True, text=True)
+        check = subprocess.run([HAPROXY, "-c", "-f", str(cfg)], capture_output=True, text=True)
         if check.returncode:
             raise RuntimeError(f"haproxy refused {cfg}: {check.stderr or check.stdout}")
         self.proxy = subprocess.Popen([HAPROXY, "-db", "-f", str(cfg)], stdout=(self.folder / "haproxy.log").open("ab"),
