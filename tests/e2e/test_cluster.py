@@ -2,7 +2,7 @@
 the study in Chromium; the app process their browser is pinned to is killed (SIGKILL) mid-item; the browser
 reconnects through the proxy to the other process by itself and the participant finishes there, at the next
 unanswered item with their selection restored. Nothing acknowledged is lost, nothing is stored twice, and no
-experimenter page name ever shows."""
+experimenter page name ever shows. On PostgreSQL (the deployment) and on a shared SQLite file."""
 import pytest
 
 from rose_core.store import Store
@@ -16,13 +16,21 @@ EXPERIMENTER_WORDS = ["Studies", "Model runs", "Scene explorer", "Results", "Agr
                       "replay", "Sign in"]
 
 
-@pytest.fixture
-def cluster(small_dataset, tmp_path):
-    c = Cluster(tmp_path, {"ROSE_DATASET_DIR": str(small_dataset.root), "ROSE_DB": str(tmp_path / "rose.db"),
-                           "ROSE_EXPERIMENTER_PASSWORD": PASSWORD}, apps=2).start()
-    c.db = tmp_path / "rose.db"
-    yield c
-    c.stop()
+@pytest.fixture(params=["postgresql", "sqlite"])
+def cluster(small_dataset, tmp_path, request):
+    """The processes share a PostgreSQL database (the deployment; a fresh database on the test server), or one
+    SQLite file (processes on one host)."""
+    pg = request.getfixturevalue("pg_server") if request.param == "postgresql" else None
+    db = pg.fresh() if pg else str(tmp_path / "rose.db")
+    c = Cluster(tmp_path, {"ROSE_DATASET_DIR": str(small_dataset.root), "ROSE_DB": db,
+                           "ROSE_EXPERIMENTER_PASSWORD": PASSWORD}, apps=2)
+    c.db = db
+    try:
+        yield c.start()
+    finally:
+        c.stop()
+        if pg:
+            pg.drop(db)
 
 
 def _tab(store) -> str:
@@ -49,7 +57,7 @@ def test_a_participant_finishes_on_the_other_process_when_theirs_is_killed(clust
         answered.append(item.item.item_id)
     page.wait_for_selector(".rg-root")
     current = shown_item(store, small_dataset, study.study_id, "CLUSTER1")
-    picked = sorted(current.item.key.gold_cells)[:1] or [(1, 1)]
+    picked = sorted(current.item.key.gold_cells)[:1] or [(1, 1)]  # no right cell to click: a wrong one, undone later
     for r, c in picked:  # a selection made but not submitted: stored as events, to be restored after the move
         page.locator(f'.rg-cell[data-r="{r}"][data-c="{c}"]').click()
     wait_until(lambda: store.query("SELECT count(*) AS n FROM events WHERE view_id = ?", (current.view_id,)),
@@ -67,6 +75,10 @@ def test_a_participant_finishes_on_the_other_process_when_theirs_is_killed(clust
     # its new session: the participant's tab is now that process's, showing the same item, the selection as it was.
     wait_until(lambda: _tab(store), lambda tab: tab != tab_before, timeout=60, what="the page served elsewhere")
     assert _tab(store).split("/")[0] != tab_before.split("/")[0]
+    # The other process's run has reached the page (the grid keeps its live state for the same item and takes the
+    # new process's acknowledgements): connected, idle, the same item, the selection as it was.
+    page.locator('[data-test-connection-state="CONNECTED"]').wait_for(timeout=60_000)
+    page.locator('[data-test-script-state="notRunning"]').wait_for(timeout=60_000)
     page.locator(f'.rg-root[data-view="{current.view_id}"]').wait_for(timeout=60_000)
     wait_until(lambda: pressed_cells(page), lambda got: got == set(picked), timeout=30, what="selection restored")
     wait_until(lambda: _pinned(page), lambda pinned: pinned != first, timeout=30, what="the cookie moved")
@@ -76,8 +88,12 @@ def test_a_participant_finishes_on_the_other_process_when_theirs_is_killed(clust
     assert page.locator('[data-testid="stSidebarNav"]').count() == 0
 
     root = page.locator(f'.rg-root[data-view="{current.view_id}"]')
-    for r, c in sorted(set(current.item.key.gold_cells) - set(picked)):  # the rest of the answer, then DONE
-        root.locator(f'.rg-cell[data-r="{r}"][data-c="{c}"]').click()
+    gold = set(current.item.key.gold_cells)
+    for r, c in sorted(gold ^ set(picked)):  # the rest of the answer (or the wrong cell undone), then DONE
+        cell = root.locator(f'.rg-cell[data-r="{r}"][data-c="{c}"]')
+        cell.click()
+        assert cell.get_attribute("aria-pressed") == ("true" if (r, c) in gold else "false")
+    assert pressed_cells(page) == gold
     if current.item.mode != "click":
         root.locator(".rg-count input").fill(str(current.item.key.gold_count))
     root.locator(".rg-submit").click()
@@ -88,9 +104,10 @@ def test_a_participant_finishes_on_the_other_process_when_theirs_is_killed(clust
         answer(page, item)
         answered.append(item.item.item_id)
     assert page.get_by_text("Thank you!").count() == 1
-    rows = store.query("SELECT instance_id, passed FROM responses ORDER BY response_id")
+    rows = store.query("SELECT instance_id, passed, protocol FROM responses ORDER BY response_id")
     assert [r["instance_id"] for r in rows] == answered and len(set(answered)) == 5 and len(rows) == 5
-    assert all(r["passed"] == 1 for r in rows)   # the item split across the two processes too: one whole answer
+    assert all(r["passed"] == 1 for r in rows), (rows, current.item.item_id, store.query(  # the item split across
+        "SELECT seq, type, row, col FROM events WHERE view_id = ? ORDER BY seq", (current.view_id,)))  # the processes
     p = store.query("SELECT end_reason, client_id FROM participants WHERE external_id = 'CLUSTER1'")[0]
     assert p["end_reason"] == "completed"
     # The selection made on the killed process is part of the stored answer's events, each stored once.

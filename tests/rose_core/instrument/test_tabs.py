@@ -8,7 +8,7 @@ from rose_core.instrument.tabs import ProcessTabs, new_process_id
 from rose_core.study import main_pool
 from tests.participants import answer
 
-from .test_guards import make, responses, store, tab_session  # noqa: F401  (store: the fixture)
+from .test_guards import make, responses, tab_session
 
 
 class Process:
