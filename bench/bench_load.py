@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -231,12 +232,19 @@ def sticky_cookie(http: str) -> dict[str, str]:
     return {"Cookie": "; ".join(cookies)} if cookies else {}
 
 
-async def fetch_image(http: str, data: dict, headers: dict[str, str] | None = None) -> str:
+async def fetch_image(http: str, data: dict, headers: dict[str, str] | None = None, stats: dict | None = None) -> str:
     """What the browser does once per item when the image comes by URL (an inline data URL needs nothing).
-    Returns the item's view id."""
+    Returns the item's view id. An HTTP error (a broken image in a browser) is counted in `stats["_http_errors"]`
+    when `stats` is given, else raised."""
     src = data["image"]
     if not src.startswith("data:"):
-        png = await asyncio.to_thread(_get, http + src, headers)
+        try:
+            png = await asyncio.to_thread(_get, http + src, headers)
+        except urllib.error.HTTPError as e:
+            if stats is None:
+                raise
+            stats.setdefault("_http_errors", []).append(f"{e.code} {src}")
+            return data["view_id"]
         if not png.startswith(b"\x89PNG"):
             raise RuntimeError(f"{src}: not a PNG")
     return data["view_id"]
@@ -296,7 +304,7 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
                 continue
             wid, frag, data = found["grid"]
             if loaded != data["view_id"]:  # the first item after a non-item screen: its image loads now
-                loaded = await fetch_image(http, data, headers)
+                loaded = await fetch_image(http, data, headers, stats)
             view, seq, selection, count = data["view_id"], data["ack_seq"], [], None
             events: list[dict] = []
             t_item = time.perf_counter()
@@ -346,7 +354,7 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
                 _screen(f) == "item" and f["grid"][2]["view_id"] != view))
             t_rerun = time.perf_counter()
             if _screen(found) == "item":  # visible once its image is loaded
-                loaded = await fetch_image(http, found["grid"][2], headers)
+                loaded = await fetch_image(http, found["grid"][2], headers, stats)
             lat.append((time.perf_counter() - t0) * 1000)
             stats.setdefault("_image_ms", []).append((time.perf_counter() - t_rerun) * 1000)
             stats[name] = stats.get(name, 0) + 1
@@ -372,6 +380,7 @@ async def run_flows(server: Server, queries: list[str], interval: float, profile
     clicks = sorted(stats.pop("_click_ms", [0.0]))
     return {"submits": len(lat), "median": statistics.median(s), "p95": s[int(0.95 * (len(s) - 1))], "max": s[-1],
             "seconds": dt, "cpu": cpu, "lag": lag, "events": stats.pop("_events", 0), "pinned": stats.pop("_pinned"),
+            "http_errors": stats.pop("_http_errors", []),
             "per_participant": stats,
             "image_median": statistics.median(img), "image_p95": img[int(0.95 * (len(img) - 1))],
             "clicks": len(clicks), "click_median": statistics.median(clicks),

@@ -20,7 +20,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,9 +62,12 @@ backend apps
     balance leastconn
     # Sticky sessions: the first response pins the browser to a process; a down process's browsers move on.
     cookie {COOKIE} insert indirect nocache httponly
+    # A dead process refuses the check at once (out after ~3 s, and its browsers' requests are redispatched even
+    # before); a busy one may answer slowly, and must not be taken out (its browsers would lose their media).
     option httpchk GET /_stcore/health
     http-check expect status 200
-    default-server inter 1s fastinter 500ms downinter 1s fall 2 rise 2
+    timeout check 5s
+    default-server inter 2s fastinter 1s downinter 1s fall 3 rise 2
 {servers}
 """
 
@@ -104,7 +106,9 @@ class Cluster:
         # command line that `ps` shows. The proxy on this host is the one whose X-Forwarded-For is believed
         # (ROSE_TRUSTED_PROXIES, when set, names every proxy: this one and any in front of it).
         env = {"STREAMLIT_SERVER_COOKIE_SECRET": os.environ.get("STREAMLIT_SERVER_COOKIE_SECRET") or secrets.token_hex(32),
-               "ROSE_TRUSTED_PROXIES": os.environ.get("ROSE_TRUSTED_PROXIES") or "127.0.0.1", **self.env}
+               "ROSE_TRUSTED_PROXIES": os.environ.get("ROSE_TRUSTED_PROXIES") or "127.0.0.1",
+               # Other processes' tabs may be open: never released as closed, a second tab asks (instrument/tabs.py).
+               "ROSE_APP_PROCESSES": os.environ.get("ROSE_APP_PROCESSES") or str(max(2, self.apps)), **self.env}
         self.servers = [Server(self.folder / f"app{k + 1}.log", env, port=p) for k, p in enumerate(ports)]
         for s in self.servers:
             s.start(timeout)
@@ -164,14 +168,6 @@ class Cluster:
                 self.proxy.wait()
         for s in self.servers:
             s.stop()
-
-
-def health(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
 
 
 def main() -> None:

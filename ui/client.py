@@ -15,7 +15,7 @@ from rose_core.client_address import (
     uvicorn_rewrites_addresses,
 )
 from rose_core.instrument.session import Client
-from rose_core.instrument.tabs import ProcessTabs, new_process_id
+from rose_core.instrument.tabs import ProcessTabs, new_process_id, resumed_session, several_processes
 
 log = logging.getLogger("rose_studio.client")
 PROCESS_ID = new_process_id()
@@ -42,13 +42,16 @@ def address() -> str | None:
 
 
 def tab() -> Client | None:
-    """This tab: its id (this process + its Streamlit session), its address, and this process's registry of
-    connected sessions (a closed tab's session leaves it at once, so its held item can go back to the pool)."""
+    """This tab: its id (this process + its Streamlit session), its address, this process's registry of connected
+    sessions (a closed tab's session leaves it at once, so its held item can go back to the pool), and the session
+    it had before it reconnected, if it says so."""
     from streamlit import runtime
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
     if ctx is None or not runtime.exists() or not isinstance(ctx.session_id, str):
         return None
-    tabs = ProcessTabs(PROCESS_ID, runtime.get_instance().is_active_session)
-    return Client(tabs.client_id(ctx.session_id), address(), tabs.live)
+    tabs = ProcessTabs(PROCESS_ID, runtime.get_instance().is_active_session, alone=not several_processes())
+    headers = st.context.headers
+    resumes = resumed_session(headers.get("Sec-WebSocket-Protocol") if headers is not None else None)
+    return Client(tabs.client_id(ctx.session_id), address(), tabs.live, resumes)

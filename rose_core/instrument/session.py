@@ -85,13 +85,19 @@ def storage(store: Store) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class Client:
-    """The browser tab driving a participant: its id, the address it connects from, and a probe saying whether a
+    """The browser tab driving a participant: its id, the address it connects from, a probe saying whether a
     tab (any tab id) is still connected: True, False, or None when this server process cannot know (the tab is
-    another process's; see `rose_core.instrument.tabs`)."""
+    another process's; see `rose_core.instrument.tabs`), and `resumes`: the Streamlit session id this tab had
+    before it reconnected, as the browser says (a tab that lost its server process and came back on another)."""
 
     client_id: str
     address: str | None = None
     live: Callable[[str], bool | None] = field(default=lambda _client_id: True, repr=False, compare=False)
+    resumes: str | None = None
+
+    def continues(self, tab_id: str) -> bool:
+        """True when this tab is `tab_id` reconnected (its session id is the one the browser says it had)."""
+        return self.resumes is not None and tab_id.rpartition("/")[2] == self.resumes
 
 
 def view_id_for(participant_id: str, kind: str, attempt: int, position: int) -> str:
@@ -284,15 +290,18 @@ class ParticipantSession:
 
     # ---- which tab drives the participant
     def _claim(self, c, p: sp.Participant) -> bool:
-        """True when this tab drives the participant (claimed now if no other tab is known connected: a tab of
-        another server process is not, so a participant whose process died continues on this one)."""
+        """True when this tab drives the participant (claimed now when the tab that drove it is known closed, or
+        when this tab is that tab reconnected, e.g. after its server process died). A tab of another process may
+        be open: this one then asks, as a second tab does."""
         if self.client is None:
             return True
         mine, current = self.client.client_id, p.client_id
         if current == mine:
             return True
-        if current is not None and self.client.live(current):
-            return False
+        if current is not None and not self.client.continues(current):
+            live = self.client.live(current)
+            if live or live is None:
+                return False
         sp.set_client(c, p.participant_id, mine, self.client.address)
         return True
 
