@@ -20,7 +20,7 @@ from typing import Literal
 
 import pandas as pd
 
-from .store import Store
+from .store import Store, read_frame
 
 Table = Literal["responses", "events"]
 Format = Literal["csv", "parquet"]
@@ -55,7 +55,7 @@ def table_frame(store: Store, table: Table, study_id: str | None = None) -> pd.D
     else:
         raise ValueError(f"unknown table {table!r}: expected responses or events")
     with store.connect() as conn:
-        df = pd.read_sql_query(sql, conn, params={"s": study_id} if study_id else None)
+        df = read_frame(conn, sql, {"s": study_id} if study_id else None)
     for col, name in _UTC_COLUMNS.items():
         if col in df.columns:
             df[col] = pd.to_datetime(df[col], unit="s", utc=True)

@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from rose_core.exports import export_table, formula_like, frame_bytes, harness_tsv_bytes, neutralise, table_frame
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.run_import import import_run
-from rose_core.store import Store
 from rose_core.study import StudyConfig, create_study
 from tests.participants import new_session, right_answer, submit_payload
 
@@ -102,7 +101,7 @@ def test_the_vlmevalkit_export_of_the_dataset_has_no_formula_cell(small_dataset,
 def test_every_csv_the_project_writes_goes_through_frame_bytes():
     """One CSV encoder: no other module calls to_csv or the csv module's writers."""
     offenders = []
-    for path in [*ROOT.glob("*.py"), *(p for d in ("rose_core", "ui", "pages", "tools", "bench")
+    for path in [*ROOT.glob("*.py"), *(p for d in ("rose_core", "ui", "app_pages", "tools", "bench")
                                        for p in (ROOT / d).rglob("*.py"))]:
         text = path.read_text()
         if path.name != "exports.py" and re.search(r"\.to_csv\(|csv\.(writer|DictWriter)\(", text):
@@ -116,9 +115,9 @@ EVIL_PID = '=HYPERLINK("http://evil.example","open me")'
 
 
 @pytest.fixture
-def hostile_db(small_dataset, tmp_path):
-    """A study whose participant id and typed count are formulas, and a model run whose answers are."""
-    store = Store(tmp_path / "rose.db")
+def hostile_db(small_dataset, store, tmp_path):
+    """A study whose participant id and typed count are formulas, and a model run whose answers are (on both
+    storage backends)."""
     clock = FakeClock()
     study = create_study(store, small_dataset, StudyConfig(
         name="hostile", split="all", templates=["T1"], practice_items=0, attention_every=0, items_per_participant=1,
