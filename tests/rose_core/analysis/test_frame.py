@@ -38,7 +38,7 @@ def test_frame_cache_appends_new_responses_and_reloads_after_removal(populated_d
     assert "oracle (agent)" not in set(shrunk["solver"])
 
 
-def test_runs_whose_names_read_as_another_solver_s_label_keep_their_own_rows(small_dataset, tmp_path):
+def test_runs_whose_names_read_as_another_solver_s_label_keep_their_own_rows(small_dataset, store):
     """Databases imported before such names were refused: a model named 'oracle (agent)' beside the agent
     'oracle', or named 'Human', must not be pooled with them (the tables group by label)."""
     from rose_core.analysis import report_data
@@ -46,7 +46,6 @@ def test_runs_whose_names_read_as_another_solver_s_label_keep_their_own_rows(sma
     from rose_core.run_import import _store_run
     from rose_core.storage.responses import ResponseRow
 
-    store = Store(tmp_path / "legacy.db")
     insts = small_dataset.select(templates=["T1", "T2", "T3", "T4", "T5"])
 
     def put(kind, name, right):
