@@ -395,6 +395,21 @@ _XLSX_ELEMENT = re.compile(rb"<(?:[A-Za-z_][\w.\-]{0,31}:)?(row|c|si)[\s/>]")
 XLSX_MAX_COLUMNS = 100   # VLMEvalKit writes about ten; a row is refused long before this
 
 
+def _longest_text(piece: bytes, gap: int, window: int) -> tuple[int, int]:
+    """(the longest run without a '<' that ends inside `piece`, counting the `gap` bytes of run carried in, exact
+    when it exceeds 2·window; the run this piece carries out, still open). A run longer than 2·window holds a whole
+    window of bytes without '<' starting at one of the steps tried, so a few C-level finds per piece do."""
+    first = piece.find(b"<")
+    if first < 0:
+        return gap + len(piece), gap + len(piece)
+    last = piece.rfind(b"<")
+    longest = gap + first
+    for at in range(first, last, window):
+        if at + window <= last and piece.find(b"<", at, at + window) < 0:
+            longest = max(longest, piece.find(b"<", at + window) - piece.rfind(b"<", 0, at) - 1)
+    return longest, len(piece) - last - 1
+
+
 def _check_xlsx_elements(path: Path, limits: Limits, max_rows: int) -> None:
     """Refuse a workbook that holds more rows, cells or shared strings than a run on this dataset can (one row
     per instance), counted on the decompressed XML before openpyxl parses any of it. openpyxl costs tens of
@@ -407,13 +422,9 @@ def _check_xlsx_elements(path: Path, limits: Limits, max_rows: int) -> None:
     def want(name: str) -> bool:
         return name.startswith("xl/worksheets/") and name.endswith(".xml") or name == "xl/sharedStrings.xml"
 
-    def count(where: str, buf: bytes, upto: int) -> None:
-        for m in _XLSX_ELEMENT.finditer(buf):
-            if m.start() >= upto:
-                return
-            kind = m.group(1)
-            seen[kind] += 1
-            if seen[kind] > caps[kind]:
+    def check(where: str) -> None:
+        for kind, n in seen.items():
+            if n > caps[kind]:
                 raise RunImportError([f"{where}: more than {caps[kind]:,} {what[kind]}, more than a run on this "
                                       f"dataset can hold ({max_rows - 1:,} instances, one row each): refused "
                                       "before reading the workbook"])
@@ -432,18 +443,23 @@ def _check_xlsx_elements(path: Path, limits: Limits, max_rows: int) -> None:
                 if tags > max_tags:
                     raise RunImportError([f"{where}: more than {max_tags:,} XML tags, more than a run on this dataset "
                                           "can hold: refused before reading the workbook"])
-                parts = piece.split(b"<")
-                longest = max(gap + len(parts[0]), max(map(len, parts[1:]), default=0))
-                gap = gap + len(piece) if len(parts) == 1 else len(parts[-1])
+                longest, gap = _longest_text(piece, gap, max_text // 2)
                 if longest > max_text:
                     raise RunImportError([f"{where}: a text of more than {max_text:,} bytes without a tag, longer than "
                                           "any response may be (--max-response-chars): refused before reading the "
                                           "workbook"])
+                # Count the elements before the last '<' (no element spans a '<'); the rest waits for the next piece.
                 buf = carry + piece
-                keep = max(0, len(buf) - 64)   # a tag cut at the piece's end is counted with the next piece
-                count(where, buf, keep)
-                carry = buf[keep:]
-            count(where, carry, len(carry))
+                cut = buf.rfind(b"<")
+                if cut > 0:
+                    seen.update(_XLSX_ELEMENT.findall(buf, 0, cut))
+                    check(where)
+                carry = buf[cut:] if cut >= 0 else b""
+            seen.update(_XLSX_ELEMENT.findall(carry))
+            check(where)
+            if gap > max_text:
+                raise RunImportError([f"{where}: a text of more than {max_text:,} bytes without a tag at its end: "
+                                      "refused before reading the workbook"])
 
 
 def _read_vlmevalkit(path: Path, limits: Limits, problems: list[str], max_rows: int) -> Iterator[RunRecord]:

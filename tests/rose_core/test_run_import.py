@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from rose_core import Dataset, build_dataset
 from rose_core.benchmarks.rose.agents import run_agent
@@ -613,3 +614,20 @@ def test_an_inspect_message_part_whose_text_is_not_a_string_is_refused_not_a_cra
         "output": {"completion": i.protocol_answer}}]}))
     with pytest.raises(RunImportError, match=r"log.json:samples\[0\]: the prompt sent is not"):
         import_run(store, small_dataset, j, "m")
+
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from([b"<", b"x", b"xxxxxxxx"]), max_size=120).map(b"".join),
+       st.integers(0, 40), st.integers(1, 25))
+def test_the_xlsx_scan_finds_every_text_longer_than_two_windows(piece, gap, window):
+    """`_longest_text` tries a few positions per piece instead of splitting it: it must still measure exactly
+    every run without a tag longer than two windows (and never report more than the truth)."""
+    from rose_core.run_import import _longest_text
+
+    runs = (b"x" * gap + piece).split(b"<")
+    closed = runs[:-1] if len(runs) > 1 else runs
+    longest, carried = _longest_text(piece, gap, window)
+    assert carried == len(runs[-1])
+    truth = max(map(len, closed))
+    assert longest <= truth and (truth <= 2 * window or longest == truth)
