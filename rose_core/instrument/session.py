@@ -85,12 +85,19 @@ def storage(store: Store) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class Client:
-    """The browser tab driving a participant: its Streamlit session id, the address it connects from, and a probe
-    saying whether a tab (any session id) is still connected to this server."""
+    """The browser tab driving a participant: its id, the address it connects from, a probe saying whether a
+    tab (any tab id) is still connected: True, False, or None when this server process cannot know (the tab is
+    another process's; see `rose_core.instrument.tabs`), and `resumes`: the Streamlit session id this tab had
+    before it reconnected, as the browser says (a tab that lost its server process and came back on another)."""
 
     client_id: str
     address: str | None = None
-    live: Callable[[str], bool] = field(default=lambda _client_id: True, repr=False, compare=False)
+    live: Callable[[str], bool | None] = field(default=lambda _client_id: True, repr=False, compare=False)
+    resumes: str | None = None
+
+    def continues(self, tab_id: str) -> bool:
+        """True when this tab is `tab_id` reconnected (its session id is the one the browser says it had)."""
+        return self.resumes is not None and tab_id.rpartition("/")[2] == self.resumes
 
 
 def view_id_for(participant_id: str, kind: str, attempt: int, position: int) -> str:
@@ -283,14 +290,18 @@ class ParticipantSession:
 
     # ---- which tab drives the participant
     def _claim(self, c, p: sp.Participant) -> bool:
-        """True when this tab drives the participant (claimed now if no other tab is connected)."""
+        """True when this tab drives the participant (claimed now when the tab that drove it is known closed, or
+        when this tab is that tab reconnected, e.g. after its server process died). A tab of another process may
+        be open: this one then asks, as a second tab does."""
         if self.client is None:
             return True
         mine, current = self.client.client_id, p.client_id
         if current == mine:
             return True
-        if current is not None and self.client.live(current):
-            return False
+        if current is not None and not self.client.continues(current):
+            live = self.client.live(current)
+            if live or live is None:
+                return False
         sp.set_client(c, p.participant_id, mine, self.client.address)
         return True
 
@@ -457,23 +468,24 @@ class ParticipantSession:
 
     def _release_closed_tabs(self, c, t: float) -> None:
         """Held main items of participants whose tab closed (no longer connected to this server) more than
-        CLOSED_TAB_GRACE_S ago go back to the pool, long before the study's silence limit."""
+        CLOSED_TAB_GRACE_S ago go back to the pool, long before the study's silence limit. Only tabs known closed:
+        another server process's tab may be open (its holds wait for the silence limit)."""
         if self.client is None:
             return
         gone = [h.participant_id for h in sp.holders(c, self.study.study_id)
                 if h.participant_id != self.participant_id and h.client_id is not None
-                and h.last_seen_at < t - CLOSED_TAB_GRACE_S and not self.client.live(h.client_id)]
+                and h.last_seen_at < t - CLOSED_TAB_GRACE_S and self.client.live(h.client_id) is False]
         sp.release_holds(c, gone, t)
 
     def _address_full(self, c) -> bool:
-        """One client address holds at most `holds_per_address()` main items at once (connected tabs only)."""
+        """One client address holds at most `holds_per_address()` main items at once (tabs not known closed)."""
         address = self.client.address if self.client is not None else None
         cap = holds_per_address()
         if address is None or not cap:
             return False
         same = [h for h in sp.holders(c, self.study.study_id)
                 if h.client_address == address and h.participant_id != self.participant_id
-                and (h.client_id is None or self.client.live(h.client_id))]
+                and (h.client_id is None or self.client.live(h.client_id) is not False)]
         return len(same) >= cap
 
     def _refetch(self, c, pid: str, kind: str, position: int, progress: str, fraction: float) -> ItemScreen:

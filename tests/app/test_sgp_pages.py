@@ -74,7 +74,7 @@ def test_participant_link_of_an_sgp_study_opens_the_puzzle_flow(sgp_env, sgp_sma
 
 def test_results_page_shows_humans_beside_the_agents(sgp_env, sgp_small):  # noqa: F811
     played_study(sgp_env, sgp_small)
-    at = experimenter("pages/sgp_results.py")
+    at = experimenter("app_pages/sgp_results.py")
     assert not at.exception, at.exception
     assert "4 episodes under another step cap left out" in at.caption[0].value   # the study's cap is 6, not 20
     at.number_input(key="sgpres_cap").set_value(6).run()
@@ -98,7 +98,7 @@ def test_results_page_shows_humans_beside_the_agents(sgp_env, sgp_small):  # noq
 
 def test_replay_page_shows_every_move_of_an_episode(sgp_env, sgp_small):  # noqa: F811
     study = played_study(sgp_env, sgp_small)
-    at = experimenter("pages/sgp_replay.py")
+    at = experimenter("app_pages/sgp_replay.py")
     assert not at.exception, at.exception
     steps = at.dataframe[0].value
     row = sgp_env.query("SELECT * FROM episode_results WHERE run_id = ? ORDER BY result_id LIMIT 1",
@@ -177,7 +177,7 @@ def test_a_practice_episode_gets_feedback_that_survives_a_reload(sgp_env, sgp_sm
 
 
 def test_results_page_without_participants_plays_the_agents_only_when_asked(sgp_env, sgp_small):  # noqa: F811
-    at = experimenter("pages/sgp_results.py")
+    at = experimenter("app_pages/sgp_results.py")
     assert not at.exception, at.exception
     assert "No participant episode" in at.info[0].value and not at.dataframe
     at.checkbox(key="sgpres_agents_all").check().run()
