@@ -58,6 +58,8 @@ def test_a_single_cell_less_event_never_breaks_the_drilldown(crafted_env):
 
 def test_crafted_cells_and_types_never_break_the_drilldown(crafted_env):
     store, row = crafted_env
+    if store.dialect == "postgresql":
+        pytest.skip("text in integer columns: SQLite stores it, PostgreSQL refuses it at the INSERT")
     _store_events(store, row, [
         (0, "click", 2, None, None, 10.0, 1.0), (1, "undo", None, None, "click", 20.0, 2.0),
         (2, "click", 99, -3, None, 10.0, 3.0), (3, "click", 1, 1, None, None, 4.0),
