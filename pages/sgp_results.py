@@ -6,8 +6,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from rose_core.analysis.sgp import (
-    SgpExclusions, agent_logs, group_heatmap, human_episodes, results_tables, select_human,
+    INFERENCE_DEFINITION, SgpExclusions, agent_logs, group_heatmap, human_episodes, inference_results,
+    inference_scored, results_tables, select_human,
 )
+from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES
 from rose_core.study import list_studies
 from ui.dash import chart, table
 from ui.resources import store
@@ -22,6 +24,34 @@ studies = {s.study_id: s for s in list_studies(db) if s.config.benchmark == "sgp
 @st.cache_data(show_spinner="Playing the reference agents…", max_entries=16)
 def cached_agents(dataset_hash: str, episodes: tuple[str, ...], samples: int, seed: int, cap: int):
     return agent_logs(sgp, episodes, samples, seed, cap)
+
+
+def inference_section() -> None:
+    """The auxiliary board-state inference task: stored answers of this build, scored now."""
+    st.markdown("#### Board-state inference")
+    scored = inference_scored(db)
+    here = scored[scored["dataset_hash"] == sgp.dataset_hash]
+    if len(scored) > len(here):
+        st.warning(f"{len(scored) - len(here):,} board-state answers on another SGP build are left out (their boards "
+                   "are not this build's).")
+    if here.empty:
+        st.info("No board-state inference answers on this build yet: `python -m rose_core sgp infer-run …` writes "
+                "them, `python -m rose_core sgp infer-import FILE` stores them.")
+        return
+    t = inference_results(here).drop(columns=["dataset_hash"])
+    table(t, "sgp_inference", "sgpres_inference", intervals=("exact", *INFERENCE_CLASSES),
+          kinds={"boards": "count", "episodes": "count", "geoms": "count"})
+    st.caption(INFERENCE_DEFINITION)
+    fig = go.Figure()
+    for r in t.to_dict(orient="records"):
+        fig.add_bar(x=list(INFERENCE_CLASSES), y=[r[c] for c in INFERENCE_CLASSES],
+                    name=f"{r['solver']} · {r['modality']}",
+                    error_y={"type": "data", "symmetric": False,
+                             "array": [r[f"{c} hi"] - r[c] for c in INFERENCE_CLASSES],
+                             "arrayminus": [r[c] - r[f"{c} lo"] for c in INFERENCE_CLASSES]})
+    fig.update_layout(barmode="group", title="Board-state inference: per 100 geoms on the true boards, 95 % interval",
+                      yaxis_title="per 100 true geoms")
+    chart(fig, "sgp_inference", "sgpres_inference_fig")
 
 
 sb = st.sidebar
@@ -61,6 +91,7 @@ if not played:
     # The agents alone on the whole build take a while (the random agent's 300 plays: ~30-50 s on 2 cores).
     if not st.checkbox(f"Play the reference agents on all {len(sgp.episodes)} episodes of the build",
                        key="sgpres_agents_all"):
+        inference_section()
         st.stop()
 logs = sel.logs + cached_agents(sgp.dataset_hash, episodes, int(samples), int(seed), int(cap))
 
@@ -109,3 +140,4 @@ chart(fig, "sgp_heatmap", "sgpres_heat", note)
 if len(sel.participants):
     st.markdown("#### Participants and exclusions")
     table(sel.participants, "sgp_participants", "sgpres_parts", note)
+inference_section()

@@ -161,7 +161,11 @@ def cmd_report(a: argparse.Namespace) -> int:
 
     if a.out or a.tables:
         return _paper_bundle(a)
-    report, table = report_data(Store(a.db), a.split, a.exclusions, not a.no_published, a.boot, a.seed)
+    from .analysis.sgp import inference_report
+
+    store = Store(a.db)
+    report, table = report_data(store, a.split, a.exclusions, not a.no_published, a.boot, a.seed)
+    report["sgp_inference"] = inference_report(store, report["boot"], report["seed"])
     if a.json:
         print(json.dumps(report, indent=1))
     else:
@@ -172,6 +176,15 @@ def cmd_report(a: argparse.Namespace) -> int:
         print(f"intervals: {report['intervals']}")
         print("scored by: " + (", ".join(f"scorer {v} ({n:,} responses)" for v, n in report["scorer_versions"].items())
                                or "no responses"))
+        inf = report["sgp_inference"]
+        if inf["rows"]:
+            from .benchmarks.sgp.cli import inference_lines
+
+            print("\nSGP board-state inference (per build, solver and modality):")
+            for h in dict.fromkeys(r["dataset_hash"] for r in inf["rows"]):
+                print(f"build {h}")
+                print("\n".join(inference_lines([r for r in inf["rows"] if r["dataset_hash"] == h])))
+            print(inf["definition"])
     if report["scorer_warning"]:
         print(f"WARNING: {report['scorer_warning']}", file=sys.stderr)
     return 0

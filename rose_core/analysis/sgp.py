@@ -18,9 +18,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..benchmarks.sgp.agents import agent_policy
+from ..benchmarks.sgp.inference import score_counts
 from ..benchmarks.sgp.metrics import (
-    BOOT, GROUP, SEED, _bootstrap_mean, episodes_frame, heatmap, outcome_counts, regret_curve, steps_frame,
-    summary_table,
+    BOOT, GROUP, SEED, _bootstrap_mean, episodes_frame, heatmap, inference_table, outcome_counts, regret_curve,
+    steps_frame, summary_table,
 )
 from ..benchmarks.sgp.play import EpisodeLog, StepLog, play_episode
 from ..store import Store
@@ -186,6 +187,50 @@ def group_heatmap(episodes: pd.DataFrame, solver: str, modality: str, value: str
     return heatmap(g, value)  # type: ignore[arg-type]
 
 
+# --------------------------------------------------------------------------- board-state inference
+
+INFERENCE_DEFINITION = (
+    "boards: answers scored; exact: % of boards written exactly right (every geom correct, nothing hallucinated, "
+    "no format error), 95% Wilson interval over boards; correct, missed, hallucinated, coord_errors, color_errors, "
+    "shape_errors, format_errors: per 100 geoms on the true boards (matched by the Hungarian algorithm, a pair "
+    "allowed when it shares colour or shape; a pair can count several mismatches), 95% percentile bootstrap "
+    "over episodes (an episode's start and goal boards and repeated samples resampled together)")
+
+
+def inference_scored(store: Store, dataset_hash: str | None = None) -> pd.DataFrame:
+    """Every stored board-state inference answer (of one build, or all), scored now against its stored truth
+    by the benchmark's scorer: one row per answer with the scorer's counts."""
+    from ..benchmarks.sgp.inference import COUNT_COLUMNS
+    from ..storage import inference as si
+
+    with store.connect() as conn:
+        rows = si.all_rows(conn)
+    cols = ["dataset_hash", "solver", "solver_kind", "modality", "episode_id", "item_id", "board", "sample",
+            "n_geoms", *COUNT_COLUMNS]
+    out = [{**{k: r[k] for k in cols[:9]}, **score_counts(json.loads(r["truth"]), r["response"])}
+           for r in rows if dataset_hash is None or r["dataset_hash"] == dataset_hash]
+    return pd.DataFrame(out, columns=cols)
+
+
+def inference_results(scored: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
+    """The inference table (`metrics.inference_table`) per build, solver and modality; empty when nothing is
+    stored."""
+    parts = [inference_table(g, n_boot, seed).assign(dataset_hash=h)
+             for h, g in scored.groupby("dataset_hash", sort=True)]
+    if not parts:
+        return pd.DataFrame()
+    t = pd.concat(parts, ignore_index=True)
+    return t[["dataset_hash", *[c for c in t.columns if c != "dataset_hash"]]]
+
+
+def inference_report(store: Store, n_boot: int = BOOT, seed: int = SEED) -> dict:
+    """`report --json`'s "sgp_inference": the rows (NaN as null) and what they mean."""
+    from .report import json_rows
+
+    t = inference_results(inference_scored(store), n_boot, seed)
+    return {"definition": INFERENCE_DEFINITION, "boot": n_boot, "seed": seed, "rows": json_rows(t)}
+
+
 # --------------------------------------------------------------------------- the episode replay
 
 def played_episodes(store: Store, run_id: str) -> pd.DataFrame:
@@ -217,4 +262,5 @@ def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.D
 
 
 __all__ = ["HUMAN", "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
-           "select_human", "agent_logs", "results_tables", "regret_band", "group_heatmap", "played_episodes", "replay"]
+           "select_human", "agent_logs", "results_tables", "regret_band", "group_heatmap", "played_episodes", "replay",
+           "INFERENCE_DEFINITION", "inference_scored", "inference_results", "inference_report"]

@@ -185,3 +185,29 @@ def test_results_page_without_participants_plays_the_agents_only_when_asked(sgp_
     rows = at.dataframe[0].value.set_index("solver")
     assert rows.loc["optimal (agent)", "plays"] == str(len(sgp_small.episodes))
     assert rows.loc["random (agent)", "plays"] == str(3 * len(sgp_small.episodes))
+
+
+def test_results_page_shows_the_board_state_inference_answers_of_this_build(sgp_env, sgp_small, tmp_path):  # noqa: F811
+    import json
+
+    from rose_core.benchmarks.sgp.inference import inference_items
+    from rose_core.sgp_runs import import_inference
+    from rose_core.storage import inference as si
+
+    lines = [{"item_id": it.item_id, "solver": "copier", "modality": "text", "response": "board:\n" + "\n".join(
+        f"{g['color']} {g['shape']}: {g['coord']}" for g in it.state["geoms"])} for it in inference_items(sgp_small)]
+    f = tmp_path / "answers.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    import_inference(sgp_env, sgp_small, f)
+    with sgp_env.write() as c:                                        # one answer of another build
+        si.replace_groups(c, [si.InferenceRow("0" * 16, "old", "model", "2d", "e:start", "e", "start", 0, 1,
+                                              json.dumps({"board_size": 4, "geoms": []}), "", None, "x", 0.0)])
+    at = experimenter("pages/sgp_results.py")                         # no participant yet: the agents wait
+    assert not at.exception, at.exception
+    assert any("1 board-state answers on another SGP build are left out" in w.value for w in at.warning)
+    t = at.dataframe[0].value.set_index("solver")
+    assert list(t.index) == ["copier"]
+    r = t.loc["copier"]
+    assert (r["modality"], r["boards"]) == ("text", str(len(lines)))
+    assert r["exact"].startswith("100.0 [") and r["correct"] == "100.0 [100.0, 100.0]" and r["missed"] == "0.0 [0.0, 0.0]"
+    assert any("per 100 geoms on the true boards" in c.value for c in at.caption)

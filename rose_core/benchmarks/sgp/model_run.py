@@ -46,7 +46,7 @@ def instructions(size: int, modality: Modality, step_cap: int) -> str:
         "action: move <colour> <shape> <direction>")
 
 
-def _state_parts(label: str, board: Board, modality: Modality, kind: StateKind) -> list[dict[str, Any]]:
+def state_parts(label: str, board: Board, modality: Modality, kind: StateKind) -> list[dict[str, Any]]:
     if modality == "text":
         return [{"type": "text", "text": f"{label}\n{render_text(board, kind)}"}]
     return [{"type": "text", "text": label}, image_part(render_png(board, modality, kind))]
@@ -61,10 +61,10 @@ def prompt_content(view: PlayView, modality: Modality, step_cap: int) -> list[di
         boards = [view.episode.start_board()] + [board_from_state(s.state) for s in view.history]
         first = len(view.history) - len(hist)
         for k, s in enumerate(hist):
-            parts += _state_parts(f"Step {s.t}: the board before it", boards[first + k], modality, "past")
+            parts += state_parts(f"Step {s.t}: the board before it", boards[first + k], modality, "past")
             parts.append({"type": "text", "text": f"Step {s.t}: your action: {find_command(s.action) or '(none)'}"})
-    parts += _state_parts("The current state:", view.board, modality, "active")
-    parts += _state_parts("The goal state:", view.goal, modality, "goal")
+    parts += state_parts("The current state:", view.board, modality, "active")
+    parts += state_parts("The goal state:", view.goal, modality, "goal")
     parts.append({"type": "text", "text": "What is your next action?"})
     return parts
 
