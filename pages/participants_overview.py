@@ -2,14 +2,19 @@
 import plotly.express as px
 import streamlit as st
 
+from rose_core.study import list_studies
 from ui.dash import View, chart, table
 
 v = View()
 st.title("Participants")
 v.header()
+sgp_studies = [s for s in list_studies(v.db) if s.config.benchmark == "sgp"]
+if sgp_studies:
+    st.caption(f"ROSE studies only. The participants of the {len(sgp_studies)} SGP "
+               f"{'study' if len(sgp_studies) == 1 else 'studies'}, with their exclusions, are on **SGP results**.")
 parts = v.participants
 if parts.empty:
-    st.info("No participant yet.")
+    st.info("No participant in a ROSE study yet.")
     st.stop()
 if v.filters.studies:
     parts = parts[parts["study_id"].isin(v.filters.studies)]

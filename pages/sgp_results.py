@@ -7,7 +7,7 @@ import streamlit as st
 
 from rose_core.analysis.sgp import (
     INFERENCE_DEFINITION, SgpExclusions, agent_logs, group_heatmap, human_episodes, inference_results,
-    inference_scored, results_tables, select_human,
+    inference_scored, results_tables, select_human, sgp_participants,
 )
 from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES
 from rose_core.study import list_studies
@@ -24,6 +24,27 @@ studies = {s.study_id: s for s in list_studies(db) if s.config.benchmark == "sgp
 @st.cache_data(show_spinner="Playing the reference agents…", max_entries=16)
 def cached_agents(dataset_hash: str, episodes: tuple[str, ...], samples: int, seed: int, cap: int):
     return agent_logs(sgp, episodes, samples, seed, cap)
+
+
+def participants_section() -> None:
+    """Everyone of the chosen SGP studies (this build), with why (if) excluded: the SGP side of the Participants
+    page, under this page's exclusion rules."""
+    parts = sel.participants
+    st.markdown("#### Participants and exclusions")
+    if parts.empty:
+        st.info("No participant in the chosen SGP studies yet.")
+        return
+    ex = parts[parts["excluded"] != ""]
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Participants", len(parts))
+    c2.metric("Excluded", len(ex))
+    c3.metric("Screened out at practice", int((parts["end_reason"] == "screened_out").sum()))
+    c4.metric("Completed", int((parts["end_reason"] == "completed").sum()))
+    table(parts.assign(excluded=parts["excluded"].replace("", "no")), "sgp_participants", "sgpres_parts", note,
+          kinds={"solved_pct": "rate", "median_episode_s": "seconds", "practice_attempts": "count",
+                 "practice_passed": "flag", "episodes": "count", "longest_streak": "count"})
+    st.caption(f"Exclusion rules: {rules.describe()}. Episodes, solved % and the rules count the main episodes in "
+               "this selection (this build, the chosen studies and modalities).")
 
 
 def inference_section() -> None:
@@ -76,7 +97,8 @@ other = sorted(s for s, x in studies.items() if x.dataset_hash != sgp.dataset_ha
 if other:
     st.warning("Studies run on another SGP build are left out (their episodes are not this build's): "
                + ", ".join(other))
-sel = select_human(human_episodes(db), sgp, rules, int(cap), tuple(chosen), tuple(modalities))
+sel = select_human(human_episodes(db), sgp, rules, int(cap), tuple(chosen), tuple(modalities),
+                   sgp_participants(db, sgp.dataset_hash))
 played = tuple(sorted({lg.episode_id for lg in sel.logs}))
 episodes = played or tuple(sgp.episodes)
 note = f"exclusions on: {sel.n_excluded} participants excluded" if rules != SgpExclusions(None, None) \
@@ -91,6 +113,7 @@ if not played:
     # The agents alone on the whole build take a while (the random agent's 300 plays: ~30-50 s on 2 cores).
     if not st.checkbox(f"Play the reference agents on all {len(sgp.episodes)} episodes of the build",
                        key="sgpres_agents_all"):
+        participants_section()
         inference_section()
         st.stop()
 logs = sel.logs + cached_agents(sgp.dataset_hash, episodes, int(samples), int(seed), int(cap))
@@ -137,7 +160,5 @@ fig = go.Figure(go.Heatmap(z=hm.values, x=[str(c) for c in hm.columns], y=[str(i
 fig.update_layout(title=f"{' · '.join(x for x in groups[who] if x != '-')}: {value} by number of geoms × c1",
                   xaxis_title="c1 (shortest path)", yaxis_title="number of geoms")
 chart(fig, "sgp_heatmap", "sgpres_heat", note)
-if len(sel.participants):
-    st.markdown("#### Participants and exclusions")
-    table(sel.participants, "sgp_participants", "sgpres_parts", note)
+participants_section()
 inference_section()

@@ -287,8 +287,9 @@ def sidebar(df: pd.DataFrame) -> tuple[Filters, ExclusionRules]:
 
 
 def study_names(db: Store | None = None) -> dict[str, str]:
-    """study_id -> name, for the sidebar and for naming the human row."""
-    return {s.study_id: s.name for s in list_studies(db or store())}
+    """study_id -> name of the ROSE studies, for the sidebar and for naming the human row (an SGP study has no
+    ROSE responses: its participants are in the SGP views)."""
+    return {s.study_id: s.name for s in list_studies(db or store()) if s.config.benchmark == "rose"}
 
 
 def _suffix(note: str) -> str:

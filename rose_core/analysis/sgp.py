@@ -82,19 +82,49 @@ def _longest_streak(values: list) -> int:
     return best
 
 
-def participant_exclusions(df: pd.DataFrame, rules: SgpExclusions) -> pd.DataFrame:
-    """One row per participant: episodes, median time per episode, longest streak of identical move lists, and
-    why (if) excluded."""
-    cols = ["participant_id", "study_id", "episodes", "median_episode_s", "longest_streak", "excluded"]
+PARTICIPANT_COLUMNS = ["participant_id", "study_id", "study", "modality", "external_id", "source",
+                       "practice_attempts", "practice_passed", "end_reason", "episodes", "solved_pct", "median_episode_s", "longest_streak",
+                       "excluded"]
+
+
+def sgp_participants(store: Store, dataset_hash: str | None = None, studies: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Every participant of the SGP studies (on this build, or all; all studies, or these), whether or not they
+    reached a main episode: who, practice, how they ended. The SGP counterpart of ROSE's
+    `selection.participant_table` people."""
+    from ..storage import episodes as se
+    from ..storage.participants import list_studies
+
+    with store.connect() as conn:
+        chosen = [s for s in list_studies(conn) if s.config.benchmark == "sgp" and (not studies or s.study_id in studies)
+                  and (dataset_hash is None or s.dataset_hash == dataset_hash)]
+        rows = [{"study_id": s.study_id, "study": s.name, "modality": s.config.sgp_modality, **r}
+                for s in sorted(chosen, key=lambda s: s.study_id)
+                for r in se.participants_summary(conn, s.run_id, s.study_id)]
+    cols = PARTICIPANT_COLUMNS[:9]
+    return pd.DataFrame([{k: r[k] for k in cols} for r in rows], columns=cols)
+
+
+def participant_exclusions(df: pd.DataFrame, rules: SgpExclusions, people: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per participant (of `people`, else of those with episodes in `df`): main episodes in `df`, solved %,
+    median time per episode (server clock), longest streak of episodes played with the very same moves, and why
+    (if) excluded. A participant without an episode here has nothing to exclude."""
     rows = []
     for (pid, study), g in df.sort_values(["submitted_at", "result_id"]).groupby(["participant_id", "study_id"]):
         med = float(g["total_ms"].median())
         streak = _longest_streak(list(g["response"]))
         why = [w for w, hit in (("too fast", bool(rules.too_fast_ms) and med < rules.too_fast_ms),
                                 ("streak", bool(rules.streak) and streak >= rules.streak)) if hit]
-        rows.append({"participant_id": pid, "study_id": study, "episodes": len(g), "median_episode_s": med / 1000,
+        rows.append({"participant_id": pid, "study_id": study, "episodes": len(g),
+                     "solved_pct": 100.0 * float(g["passed"].mean()), "median_episode_s": med / 1000,
                      "longest_streak": streak, "excluded": ", ".join(why)})
-    return pd.DataFrame(rows, columns=cols)
+    stats = pd.DataFrame(rows, columns=["participant_id", "study_id", *PARTICIPANT_COLUMNS[9:]])
+    if people is None:
+        return stats
+    out = people.merge(stats, on=["participant_id", "study_id"], how="left")
+    out["episodes"] = out["episodes"].fillna(0).astype(int)
+    out["longest_streak"] = out["longest_streak"].fillna(0).astype(int)
+    out["excluded"] = out["excluded"].fillna("")
+    return out[PARTICIPANT_COLUMNS]
 
 
 def to_logs(df: pd.DataFrame, ds) -> list[EpisodeLog]:
@@ -130,14 +160,20 @@ class SgpSelection:
 
 
 def select_human(df: pd.DataFrame, ds, rules: SgpExclusions, step_cap: int, studies: tuple[str, ...] = (),
-                 modalities: tuple[str, ...] = ()) -> SgpSelection:
-    """Filters, then exclusions, then the step cap: which participants' episodes enter the comparison."""
+                 modalities: tuple[str, ...] = (), people: pd.DataFrame | None = None) -> SgpSelection:
+    """Filters, then exclusions, then the step cap: which participants' episodes enter the comparison.
+    `people` (`sgp_participants`): the participant table then lists everyone of the chosen studies, also those
+    without an episode in the selection."""
     df = df[df["dataset_hash"] == ds.dataset_hash]
     if studies:
         df = df[df["study_id"].isin(studies)]
     if modalities:
         df = df[df["modality"].isin(modalities)]
-    parts = participant_exclusions(df, rules)
+    if people is not None and studies:
+        people = people[people["study_id"].isin(studies)]
+    if people is not None and modalities:
+        people = people[people["modality"].isin(modalities)]
+    parts = participant_exclusions(df, rules, people)
     out = set(parts.loc[parts["excluded"] != "", "participant_id"])
     df = df[~df["participant_id"].isin(out)]
     same = df["step_cap"].notna() & (df["step_cap"] == step_cap)
@@ -262,5 +298,6 @@ def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.D
 
 
 __all__ = ["HUMAN", "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
+           "PARTICIPANT_COLUMNS", "sgp_participants",
            "select_human", "agent_logs", "results_tables", "regret_band", "group_heatmap", "played_episodes", "replay",
            "INFERENCE_DEFINITION", "inference_scored", "inference_results", "inference_report"]

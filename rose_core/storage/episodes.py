@@ -131,7 +131,7 @@ def participants_summary(conn: sqlite3.Connection, run_id: str, study_id: str) -
     rows = conn.execute(
         """SELECT p.participant_id, p.external_id, p.source, p.created_at, p.last_seen_at, p.consent_at,
                   p.practice_attempts, p.practice_passed, p.finished_at, p.end_reason,
-                  coalesce(sum(e.kind = 'main'), 0) AS main_episodes,
+                  coalesce(sum(CASE WHEN e.kind = 'main' THEN 1 ELSE 0 END), 0) AS main_episodes,
                   avg(CASE WHEN e.kind = 'main' THEN e.passed END) AS main_solved_rate,
                   avg(CASE WHEN e.kind = 'practice' THEN e.passed END) AS practice_solved_rate
            FROM participants p LEFT JOIN episode_results e ON e.participant_id = p.participant_id AND e.run_id = ?

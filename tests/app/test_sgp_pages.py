@@ -211,3 +211,34 @@ def test_results_page_shows_the_board_state_inference_answers_of_this_build(sgp_
     assert (r["modality"], r["boards"]) == ("text", str(len(lines)))
     assert r["exact"].startswith("100.0 [") and r["correct"] == "100.0 [100.0, 100.0]" and r["missed"] == "0.0 [0.0, 0.0]"
     assert any("per 100 geoms on the true boards" in c.value for c in at.caption)
+
+
+def test_participants_are_shown_and_excluded_in_their_own_benchmark(sgp_env, sgp_small, small_dataset):  # noqa: F811
+    from rose_core.analysis import ExclusionRules, participant_table
+    from rose_core.study import create_study
+    from tests.participants import answer, new_session
+
+    rose = create_study(sgp_env, small_dataset, StudyConfig(name="rose pilot", practice_items=0, attention_every=0,
+                                                            items_per_participant=1), ids=SequentialIds("r"))
+    s = new_session(sgp_env, small_dataset, rose, "R0")
+    answer(s, s.screen())
+    sgp = played_study(sgp_env, sgp_small)                            # H0, H1 (too fast), H2
+    join(sgp_env, sgp, "J0", "prolific", None, None, ids=SequentialIds("J0"))   # opened the link, nothing more
+    assert list(participant_table(sgp_env, ExclusionRules())["external_id"]) == ["R0"]
+
+    at = experimenter("pages/participants_overview.py")
+    assert not at.exception, at.exception
+    assert {m.label: m.value for m in at.metric}["Participants"] == "1"
+    assert list(at.dataframe[0].value["external_id"]) == ["R0"]
+    assert any("participants of the 1 SGP study" in c.value and "SGP results" in c.value for c in at.caption)
+    assert at.multiselect(key="dash_studies").options == ["rose pilot"]   # the ROSE pages' study filter
+
+    at = experimenter("pages/sgp_results.py")
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert (metrics["Participants"], metrics["Excluded"]) == ("4", "1")
+    parts = at.dataframe[-1].value.set_index("external_id")
+    assert sorted(parts.index) == ["H0", "H1", "H2", "J0"]
+    assert parts.loc["H1", "excluded"] == "too fast" and parts.loc["J0", "excluded"] == "no"
+    assert parts.loc["J0", "episodes"] == "0" and parts.loc["H0", "episodes"] == "2"
+    assert parts.loc["H0", "solved_pct"] == "100.0" and parts.loc["H2", "solved_pct"] == "0.0"
