@@ -10,7 +10,6 @@ from rose_core.instrument.config import StudyConfig
 from rose_core.instrument.episode_session import EpisodeScreen, EpisodeSession, create_sgp_study
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.session import join
-from rose_core.analysis.formats import MISSING
 from rose_core.store import Store
 from rose_core.study import list_studies
 from tests.sgp_players import play, run_to_end, sgp_small, solution  # noqa: F401  (sgp_small: the fixture)
@@ -93,7 +92,7 @@ def test_results_page_shows_humans_beside_the_agents(sgp_env, sgp_small):  # noq
     cap = at.caption[0].value
     assert "(1 participants excluded)" in cap and "agents on the" in cap
     parts = at.dataframe[-1].value.set_index("participant_id")
-    assert sorted(parts["excluded"]) == ["too fast", MISSING, MISSING]
+    assert sorted(parts["excluded"]) == ["no", "no", "too fast"]            # as on the Participants page
 
 
 def test_replay_page_shows_every_move_of_an_episode(sgp_env, sgp_small):  # noqa: F811
