@@ -255,9 +255,10 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--solver", default=None, help="solver name for lines without a 'solver' field")
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_score)
-    e = sub.add_parser("export-table", help="responses or events from the database, as CSV or Parquet")
+    e = sub.add_parser("export-table", help="a table from the database as CSV or Parquet: ROSE's responses or events, "
+                                            "SGP's episode results or moves")
     e.add_argument("--db", default=str(db_path()))
-    e.add_argument("--table", choices=["responses", "events"], default="responses")
+    e.add_argument("--table", choices=["responses", "events", "episode_results", "episode_steps"], default="responses")
     e.add_argument("--format", choices=["csv", "parquet"], default="csv")
     e.add_argument("--study", default=None, help="only this study (default: everything)")
     e.add_argument("--out", required=True)
