@@ -7,7 +7,7 @@ import streamlit as st
 
 from rose_core.analysis.sgp import (
     INFERENCE_DEFINITION, SgpExclusions, agent_logs, group_heatmap, human_episodes, inference_results,
-    inference_scored, results_tables, select_human, sgp_participants,
+    inference_scored, inference_version, results_tables, select_human, sgp_participants,
 )
 from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES
 from rose_core.study import list_studies
@@ -24,6 +24,15 @@ studies = {s.study_id: s for s in list_studies(db) if s.config.benchmark == "sgp
 @st.cache_data(show_spinner="Playing the reference agents…", max_entries=16)
 def cached_agents(dataset_hash: str, episodes: tuple[str, ...], samples: int, seed: int, cap: int):
     return agent_logs(sgp, episodes, samples, seed, cap)
+
+
+@st.cache_data(show_spinner="Scoring the board-state answers…", max_entries=8)
+def cached_inference(db_path: str, version: tuple, dataset_hash: str):
+    """(the table of this build, answers stored, answers of this build): scored once per import."""
+    scored = inference_scored(db)
+    here = scored[scored["dataset_hash"] == dataset_hash]
+    table = inference_results(here).drop(columns=["dataset_hash"]) if len(here) else None
+    return table, len(scored), len(here)
 
 
 def participants_section() -> None:
@@ -50,16 +59,14 @@ def participants_section() -> None:
 def inference_section() -> None:
     """The auxiliary board-state inference task: stored answers of this build, scored now."""
     st.markdown("#### Board-state inference")
-    scored = inference_scored(db)
-    here = scored[scored["dataset_hash"] == sgp.dataset_hash]
-    if len(scored) > len(here):
-        st.warning(f"{len(scored) - len(here):,} board-state answers on another SGP build are left out (their boards "
+    t, n_all, n_here = cached_inference(str(db.path), inference_version(db), sgp.dataset_hash)
+    if n_all > n_here:
+        st.warning(f"{n_all - n_here:,} board-state answers on another SGP build are left out (their boards "
                    "are not this build's).")
-    if here.empty:
+    if not n_here:
         st.info("No board-state inference answers on this build yet: `python -m rose_core sgp infer-run …` writes "
                 "them, `python -m rose_core sgp infer-import FILE` stores them.")
         return
-    t = inference_results(here).drop(columns=["dataset_hash"])
     table(t, "sgp_inference", "sgpres_inference", intervals=("exact", *INFERENCE_CLASSES),
           kinds={"boards": "count", "episodes": "count", "geoms": "count"})
     st.caption(INFERENCE_DEFINITION)

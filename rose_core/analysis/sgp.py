@@ -248,6 +248,14 @@ def inference_scored(store: Store, dataset_hash: str | None = None) -> pd.DataFr
     return pd.DataFrame(out, columns=cols)
 
 
+def inference_version(store: Store) -> tuple[int, float]:
+    """Changes whenever an import stores or replaces answers: the results page's cache key."""
+    from ..storage import inference as si
+
+    with store.connect() as conn:
+        return si.version(conn)
+
+
 def inference_results(scored: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
     """The inference table (`metrics.inference_table`) per build, solver and modality; empty when nothing is
     stored."""
@@ -300,4 +308,4 @@ def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.D
 __all__ = ["HUMAN", "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
            "PARTICIPANT_COLUMNS", "sgp_participants",
            "select_human", "agent_logs", "results_tables", "regret_band", "group_heatmap", "played_episodes", "replay",
-           "INFERENCE_DEFINITION", "inference_scored", "inference_results", "inference_report"]
+           "INFERENCE_DEFINITION", "inference_scored", "inference_results", "inference_report", "inference_version"]

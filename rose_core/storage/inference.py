@@ -58,6 +58,12 @@ def all_rows(conn: sqlite3.Connection) -> list[dict]:
         f"SELECT {', '.join(_COLS)} FROM sgp_inference ORDER BY dataset_hash, solver, modality, item_id, sample")]
 
 
+def version(conn: sqlite3.Connection) -> tuple[int, float]:
+    """(rows, latest import time): changes whenever an import stores or replaces answers (a cache key)."""
+    n, last = conn.execute("SELECT count(*), max(imported_at) FROM sgp_inference").fetchone()
+    return int(n), float(last or 0.0)
+
+
 def delete_group(conn: sqlite3.Connection, group: Group) -> int:
     return conn.execute("DELETE FROM sgp_inference WHERE dataset_hash = ? AND solver = ? AND modality = ?",
                         group).rowcount
