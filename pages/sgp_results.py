@@ -6,8 +6,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from rose_core.analysis.sgp import (
-    INFERENCE_DEFINITION, SgpExclusions, agent_logs, group_heatmap, human_episodes, inference_results,
-    inference_scored, inference_version, results_tables, select_human, sgp_participants,
+    INFERENCE_DEFINITION, SgpExclusions, agent_logs, group_heatmap, heatmap_labels, human_episodes,
+    inference_results, inference_scored, inference_version, results_tables, select_human, sgp_participants,
 )
 from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES
 from rose_core.study import list_studies
@@ -162,10 +162,13 @@ who = st.selectbox("Solver", range(len(groups)), key="sgpres_heat_solver",
 value = st.radio("Cell value", ["solved", "d_at_c1", "min_d"], horizontal=True, key="sgpres_heat_value",
                  format_func={"solved": "solved %", "d_at_c1": "d at t = c1", "min_d": "closest to the goal"}.get)
 hm = group_heatmap(res["episodes"], *groups[who], value)
+cell_text = heatmap_labels(res["episodes"], *groups[who], value)
 fig = go.Figure(go.Heatmap(z=hm.values, x=[str(c) for c in hm.columns], y=[str(i) for i in hm.index],
-                           colorscale="Viridis", text=hm.round(2).values, texttemplate="%{text}"))
+                           colorscale="Viridis", text=cell_text.values, texttemplate="%{text}", hoverinfo="text",
+                           zmin=0, zmax=100 if value == "solved" else None))
 fig.update_layout(title=f"{' · '.join(x for x in groups[who] if x != '-')}: {value} by number of geoms × c1",
-                  xaxis_title="c1 (shortest path)", yaxis_title="number of geoms")
+                  xaxis_title="c1 (shortest path)", yaxis_title="number of geoms", xaxis_type="category",
+                  yaxis_type="category")
 chart(fig, "sgp_heatmap", "sgpres_heat", note)
 participants_section()
 inference_section()

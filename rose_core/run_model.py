@@ -170,8 +170,8 @@ def run_model(ds: Dataset, base_url: str, model: str, out: Path | str, split: st
     key = os.environ.get(api_key_env)
 
     def one(inst: Instance) -> tuple[str, dict | None, str | None]:
-        body = chat_body(model, [{"type": "text", "text": inst.prompt}, image_part((ds.root / inst.image).read_bytes())],
-                         temperature, max_tokens)
+        png = (ds.root / inst.image).read_bytes()
+        body = chat_body(model, [{"type": "text", "text": inst.prompt}, image_part(png)], temperature, max_tokens)
         raw, err, attempts, secs = post_with_retries(url, key, body, timeout, max_retries, backoff_base)
         text, err = reply_text(raw) if raw is not None else (None, err)
         if text is None:

@@ -83,7 +83,8 @@ def _longest_streak(values: list) -> int:
 
 
 PARTICIPANT_COLUMNS = ["participant_id", "study_id", "study", "modality", "external_id", "source",
-                       "practice_attempts", "practice_passed", "end_reason", "episodes", "solved_pct", "median_episode_s", "longest_streak",
+                       "practice_attempts", "practice_passed", "end_reason", "episodes", "solved_pct",
+                       "median_episode_s", "longest_streak",
                        "excluded"]
 
 
@@ -223,6 +224,19 @@ def group_heatmap(episodes: pd.DataFrame, solver: str, modality: str, value: str
     return heatmap(g, value)  # type: ignore[arg-type]
 
 
+def heatmap_labels(episodes: pd.DataFrame, solver: str, modality: str, value: str = "solved") -> pd.DataFrame:
+    """The heatmap's cell texts, aligned with `group_heatmap`: the value in the one number format (solved % one
+    decimal, distances one decimal) and how many plays it comes from; an empty cell reads as MISSING, never NaN."""
+    from .formats import MISSING, fmt_number, fmt_rate
+
+    hm = group_heatmap(episodes, solver, modality, value)
+    g = episodes[(episodes["solver"] == solver) & (episodes["modality"] == modality)]
+    n = g.pivot_table(index="n_geoms", columns="c1", values="episode_id", aggfunc="size").reindex_like(hm)
+    f = fmt_rate if value == "solved" else fmt_number
+    return pd.DataFrame([[MISSING if pd.isna(v) else f"{f(v)}<br>n={int(k)}" for v, k in zip(vr, kr)]
+                         for vr, kr in zip(hm.to_numpy(), n.to_numpy())], index=hm.index, columns=hm.columns)
+
+
 # --------------------------------------------------------------------------- board-state inference
 
 INFERENCE_DEFINITION = (
@@ -307,5 +321,6 @@ def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.D
 
 __all__ = ["HUMAN", "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
            "PARTICIPANT_COLUMNS", "sgp_participants",
-           "select_human", "agent_logs", "results_tables", "regret_band", "group_heatmap", "played_episodes", "replay",
+           "select_human", "agent_logs", "results_tables", "regret_band", "group_heatmap", "heatmap_labels",
+           "played_episodes", "replay",
            "INFERENCE_DEFINITION", "inference_scored", "inference_results", "inference_report", "inference_version"]

@@ -3,9 +3,11 @@
 Board and JSON state (`board`), exact search (`search`), the action grammar and outcomes (`actions`), the
 observations (`render`), episodes (`records`, `generate`, `dataset`), playing them (`play`), the reference
 agents (`agents`), models (`model_run`), episode-log import (`logs`), iVISPAR's metrics (`metrics`) and the
-board-state inference task (`inference`: items, answers, the scorer; `inference_run`: models). shared/research/ivispar.md says what iVISPAR measures; this is the
-project's own implementation. Imports nothing of the instrument except the shared HTTP client
-(`run_model.post_with_retries`) and the interval helpers (`analysis.tables`), both lazily or in one module.
+board-state inference task (`inference`: items, answers, the scorer; `inference_run`: models).
+shared/research/ivispar.md says what iVISPAR measures; this is the project's own implementation. Imports nothing
+of the instrument except the shared model-runner plumbing (`run_model`: HTTP retries, the runner loop, the resume
+check; in `model_run` and `inference_run`), the interval helpers and number format (`analysis.tables`,
+`analysis.formats`, lazily) and, in `cli` only and lazily, the database (`store`, `sgp_runs`, `analysis.report`).
 """
 from .actions import (
     OUTCOMES, VALID_OUTCOMES, Action, BoardStep, Outcome, ParsedAction, StepResult, apply_action, find_command,

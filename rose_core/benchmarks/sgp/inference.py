@@ -187,7 +187,8 @@ class InferenceAnswer:
     ms: float | None = None
 
 
-def _answer_of(obj: Any, ds: "SgpDataset", solver: str | None, modality: str | None) -> tuple[InferenceAnswer | None, str | None]:
+def _answer_of(obj: Any, ds: "SgpDataset", solver: str | None,
+               modality: str | None) -> tuple[InferenceAnswer | None, str | None]:
     if not isinstance(obj, dict):
         return None, f"expected a JSON object, got {type(obj).__name__}"
     h = obj.get("dataset_hash")
