@@ -21,7 +21,6 @@ each attribute that differs. True geoms left unpaired are missed; predicted ones
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import asdict, dataclass
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from ...problems import ProblemsError, checked_records
 from .board import COLOURS, SHAPE_FROM_2D, SHAPES, BoardError, board_from_state, coord, parse_coord
 
 if TYPE_CHECKING:
@@ -142,7 +142,6 @@ COUNT_COLUMNS: tuple[str, ...] = ("truth", "predicted", "correct", "missed", "ha
 WhichBoard = Literal["start", "goal"]
 BOARDS: tuple[WhichBoard, ...] = ("start", "goal")
 MAX_RESPONSE_CHARS = 1_000_000
-MAX_ERRORS = 20
 
 
 @dataclass(frozen=True)
@@ -169,7 +168,7 @@ def inference_items(ds: "SgpDataset", boards: tuple[WhichBoard, ...] = BOARDS) -
 
 # --------------------------------------------------------------------------------------------- answers
 
-class InferenceFileError(ValueError):
+class InferenceFileError(ProblemsError):
     """A board-state inference answer file that does not hold valid answers (problems by file:line)."""
 
 
@@ -231,39 +230,18 @@ def _answer_of(obj: Any, ds: "SgpDataset", solver: str | None,
 
 def read_answers(path: Path | str, ds: "SgpDataset", solver: str | None = None,
                  modality: str | None = None) -> list[InferenceAnswer]:
-    """Every answer in a JSON-lines file, checked; raises `InferenceFileError` naming file:line otherwise (the
-    first `MAX_ERRORS` problems). `solver` and `modality` are the defaults for lines that do not say."""
-    path = Path(path)
-    problems: list[str] = []
-    out: list[InferenceAnswer] = []
-    seen: dict[tuple[str, str, str, int], int] = {}
-    with path.open("rb") as f:
-        for no, raw in enumerate(f, 1):
-            if len(problems) >= MAX_ERRORS:
-                problems.append(f"{path}: … stopped after {MAX_ERRORS} problems")
-                break
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as e:
-                problems.append(f"{path}:{no}: not JSON ({e})")
-                continue
-            a, err = _answer_of(obj, ds, solver, modality)
-            if a is None:
-                problems.append(f"{path}:{no}: {err}")
-                continue
-            key = (a.solver, a.modality, a.item_id, a.sample)
-            if key in seen:
-                problems.append(f"{path}:{no}: {a.solver!r} ({a.modality}) answered {a.item_id} sample {a.sample} "
-                                f"already on line {seen[key]}")
-                continue
-            seen[key] = no
-            out.append(a)
+    """Every answer in a JSON-lines file, checked; raises `InferenceFileError` naming file:line otherwise
+    (`problems.checked_records`). `solver` and `modality` are the defaults for lines that do not say."""
+    def check(obj: dict) -> tuple[InferenceAnswer | None, list[str]]:
+        a, err = _answer_of(obj, ds, solver, modality)
+        return a, [] if err is None else [err]
+
+    out, problems = checked_records(Path(path), check, lambda a: (a.solver, a.modality, a.item_id, a.sample),
+                                    lambda a: f"{a.solver!r} ({a.modality}) answer to {a.item_id} sample {a.sample}")
     if problems:
-        raise InferenceFileError("\n".join(problems))
+        raise InferenceFileError(problems)
     if not out:
-        raise InferenceFileError(f"{path}: no answers in the file")
+        raise InferenceFileError([f"{path}: no answers in the file"])
     return out
 
 

@@ -108,7 +108,7 @@ def test_answer_files_are_checked_line_by_line_and_all_or_nothing(sgp_dataset, t
         read_answers(bad, sgp_dataset)
     lines = str(e.value).splitlines()
     assert [ln.split(": ", 1)[0] for ln in lines] == [f"{bad}:{k}" for k in range(2, 12)]
-    assert "not JSON" in lines[0] and "'nope' is not in this build" in lines[1]
+    assert "not valid JSON" in lines[0] and "'nope' is not in this build" in lines[1]
     assert "board: expected start or goal" in lines[2] and "is not this build's" in lines[3]
     assert "response: expected the reply's text" in lines[4] and "modality: expected" in lines[5]
     assert "sample:" in lines[6] and "latency_s:" in lines[7] and "already on line 1" in lines[8]
