@@ -133,10 +133,15 @@ def cmd_run_model(a: argparse.Namespace) -> int:
     res = run_model(ds, a.base_url, a.model, Path(a.out), split=a.split, templates=a.templates,
                     concurrency=a.concurrency, max_retries=a.retries, timeout=a.timeout, max_tokens=a.max_tokens,
                     api_key_env=a.api_key_env, limit=a.limit, progress=_progress_bar(a.model))
-    print(f"{res.done_before} already done, {res.requested} requested, {res.succeeded} answered, "
+    return report_run(res, "answers")
+
+
+def report_run(res, what: str) -> int:
+    """What a model runner did (every runner: ROSE's, SGP's plays and board-state answers): 1 when some failed."""
+    print(f"{res.done_before} {what} already done, {res.requested} requested, {res.succeeded} done, "
           f"{len(res.failed)} failed")
-    for iid, err in list(res.failed.items())[:10]:
-        print(f"failed: {iid}: {err}", file=sys.stderr)
+    for name, err in list(res.failed.items())[:10]:
+        print(f"failed: {name}: {err}", file=sys.stderr)
     if res.failed:
         print("run the same command again to retry the failed ones", file=sys.stderr)
     return 1 if res.failed else 0

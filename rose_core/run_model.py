@@ -17,7 +17,7 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -155,6 +155,33 @@ def image_part(png: bytes) -> dict:
     return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{base64.b64encode(png).decode()}"}}
 
 
+@dataclass(frozen=True)
+class ChatEndpoint:
+    """An OpenAI-compatible chat endpoint and how to ask it (the key comes from the environment variable named
+    `api_key_env`, never from the command line). The benchmarks' runners extend it with their own fields."""
+
+    base_url: str
+    model: str
+    _: KW_ONLY
+    concurrency: int = 4
+    max_retries: int = 5
+    timeout: float = 120.0
+    max_tokens: int = 2048
+    temperature: float = 0.0
+    api_key_env: str = "OPENAI_API_KEY"
+    backoff_base: float = 1.0
+
+    def ask(self, content: list[dict]) -> tuple[str | None, dict | None, str | None, int, float]:
+        """One user message with these content parts: (the reply's text or None, the raw response, the error,
+        attempts, seconds), through `post_with_retries`."""
+        url = self.base_url.rstrip("/") + "/chat/completions"
+        body = chat_body(self.model, content, self.temperature, self.max_tokens)
+        raw, err, attempts, secs = post_with_retries(url, os.environ.get(self.api_key_env), body, self.timeout,
+                                                     self.max_retries, self.backoff_base)
+        text, err = reply_text(raw) if raw is not None else (None, err)
+        return text, raw, err, attempts, secs
+
+
 def run_model(ds: Dataset, base_url: str, model: str, out: Path | str, split: str | None = None,
               templates: list[str] | None = None, concurrency: int = 4, max_retries: int = 5,
               timeout: float = 120.0, max_tokens: int = 2048, temperature: float = 0.0,
@@ -166,14 +193,12 @@ def run_model(ds: Dataset, base_url: str, model: str, out: Path | str, split: st
     todo: list[Instance] = [i for i in ds.select(split=split, templates=templates) if i.instance_id not in done]
     if limit is not None:
         todo = todo[:limit]
-    url = base_url.rstrip("/") + "/chat/completions"
-    key = os.environ.get(api_key_env)
+    ep = ChatEndpoint(base_url, model, concurrency=concurrency, max_retries=max_retries, timeout=timeout,
+                      max_tokens=max_tokens, temperature=temperature, api_key_env=api_key_env, backoff_base=backoff_base)
 
     def one(inst: Instance) -> tuple[str, dict | None, str | None]:
         png = (ds.root / inst.image).read_bytes()
-        body = chat_body(model, [{"type": "text", "text": inst.prompt}, image_part(png)], temperature, max_tokens)
-        raw, err, attempts, secs = post_with_retries(url, key, body, timeout, max_retries, backoff_base)
-        text, err = reply_text(raw) if raw is not None else (None, err)
+        text, raw, err, attempts, secs = ep.ask([{"type": "text", "text": inst.prompt}, image_part(png)])
         if text is None:
             return inst.instance_id, None, err
         return inst.instance_id, {"instance_id": inst.instance_id, "response": text, "solver": model,

@@ -55,20 +55,24 @@ def cmd_agent(a: argparse.Namespace) -> int:
     return 0
 
 
+def _endpoint_options(a: argparse.Namespace) -> dict:
+    return {"concurrency": a.concurrency, "max_retries": a.retries, "timeout": a.timeout, "max_tokens": a.max_tokens,
+            "api_key_env": a.api_key_env}
+
+
 def cmd_run_model(a: argparse.Namespace) -> int:
     from .model_run import ModelConfig, run_model_episodes
 
     ds = SgpDataset.load(a.episodes)
-    cfg = ModelConfig(a.base_url, a.model, a.modality, a.step_cap, a.samples, a.concurrency, a.retries, a.timeout,
-                      a.max_tokens, api_key_env=a.api_key_env)
+    cfg = ModelConfig(a.base_url, a.model, a.modality, a.step_cap, a.samples, **_endpoint_options(a))
     res = run_model_episodes(ds, cfg, Path(a.out), limit=a.limit, progress=_progress(a.model, "play"))
-    print(f"{res.done_before} plays already done, {res.requested} requested, {res.succeeded} finished, "
-          f"{len(res.failed)} failed")
-    for name, err in list(res.failed.items())[:10]:
-        print(f"failed: {name}: {err}", file=sys.stderr)
-    if res.failed:
-        print("run the same command again to replay the failed ones", file=sys.stderr)
-    return 1 if res.failed else 0
+    return _report(res, "plays")
+
+
+def _report(res, what: str) -> int:
+    from ...cli import report_run   # the project's one summary of a model run (rose_core.cli is loaded: it calls us)
+
+    return report_run(res, what)
 
 
 def cmd_score(a: argparse.Namespace) -> int:
@@ -99,16 +103,9 @@ def cmd_infer_run(a: argparse.Namespace) -> int:
     from .inference_run import InferenceConfig, run_inference
 
     ds = SgpDataset.load(a.episodes)
-    cfg = InferenceConfig(a.base_url, a.model, a.modality, tuple(a.boards), a.samples, a.concurrency, a.retries,
-                          a.timeout, a.max_tokens, api_key_env=a.api_key_env)
+    cfg = InferenceConfig(a.base_url, a.model, a.modality, tuple(a.boards), a.samples, **_endpoint_options(a))
     res = run_inference(ds, cfg, Path(a.out), limit=a.limit, progress=_progress(a.model, "board"))
-    print(f"{res.done_before} boards already answered, {res.requested} requested, {res.succeeded} answered, "
-          f"{len(res.failed)} failed")
-    for name, err in list(res.failed.items())[:10]:
-        print(f"failed: {name}: {err}", file=sys.stderr)
-    if res.failed:
-        print("run the same command again to ask for the failed ones", file=sys.stderr)
-    return 1 if res.failed else 0
+    return _report(res, "boards")
 
 
 def inference_lines(rows: list[dict]) -> list[str]:
@@ -156,6 +153,22 @@ def cmd_infer_import(a: argparse.Namespace) -> int:
     return 0
 
 
+def _endpoint_arguments(p: argparse.ArgumentParser, unit: str) -> None:
+    """The options of every SGP model runner: the build, the endpoint, the output, the modality, and how to ask."""
+    p.add_argument("--episodes", default=str(sgp_dataset_dir()))
+    p.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--model", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--modality", choices=["3d", "2d", "text"], default="3d")
+    p.add_argument("--samples", type=int, default=1)
+    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--retries", type=int, default=5)
+    p.add_argument("--timeout", type=float, default=120.0)
+    p.add_argument("--max-tokens", type=int, default=2048)
+    p.add_argument("--limit", type=int, default=None, help=f"at most this many {unit} in this call")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY")
+
+
 def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sgp", help="iVISPAR's Sliding Geom Puzzle: build episodes, run agents and models, score logs")
     ss = p.add_subparsers(dest="sgp_cmd", required=True)
@@ -179,19 +192,8 @@ def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--step-cap", type=int, default=STEP_CAP)
     g.set_defaults(fn=cmd_agent)
     m = ss.add_parser("run-model", help="play episodes with a model behind an OpenAI-compatible endpoint (resumable)")
-    m.add_argument("--episodes", default=str(sgp_dataset_dir()))
-    m.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
-    m.add_argument("--model", required=True)
-    m.add_argument("--out", required=True)
-    m.add_argument("--modality", choices=["3d", "2d", "text"], default="3d")
-    m.add_argument("--samples", type=int, default=1)
+    _endpoint_arguments(m, "plays")
     m.add_argument("--step-cap", type=int, default=STEP_CAP)
-    m.add_argument("--concurrency", type=int, default=4)
-    m.add_argument("--retries", type=int, default=5)
-    m.add_argument("--timeout", type=float, default=120.0)
-    m.add_argument("--max-tokens", type=int, default=2048)
-    m.add_argument("--limit", type=int, default=None, help="at most this many plays in this call")
-    m.add_argument("--api-key-env", default="OPENAI_API_KEY")
     m.set_defaults(fn=cmd_run_model)
     s = ss.add_parser("score", help="check episode logs by replaying them, then print solved rate, step deviation "
                                     "and outcome counts per solver and modality")
@@ -205,19 +207,8 @@ def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(fn=cmd_score)
     i = ss.add_parser("infer-run", help="the board-state inference task: a model behind an OpenAI-compatible endpoint "
                                         "writes each episode's start and goal board as text (resumable)")
-    i.add_argument("--episodes", default=str(sgp_dataset_dir()))
-    i.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
-    i.add_argument("--model", required=True)
-    i.add_argument("--out", required=True)
-    i.add_argument("--modality", choices=["3d", "2d", "text"], default="3d")
+    _endpoint_arguments(i, "boards")
     i.add_argument("--boards", nargs="+", choices=BOARDS, default=list(BOARDS))
-    i.add_argument("--samples", type=int, default=1)
-    i.add_argument("--concurrency", type=int, default=4)
-    i.add_argument("--retries", type=int, default=5)
-    i.add_argument("--timeout", type=float, default=120.0)
-    i.add_argument("--max-tokens", type=int, default=2048)
-    i.add_argument("--limit", type=int, default=None, help="at most this many boards in this call")
-    i.add_argument("--api-key-env", default="OPENAI_API_KEY")
     i.set_defaults(fn=cmd_infer_run)
     for name, fn, text in (("infer-score", cmd_infer_score, "score board-state inference answer files (JSONL): exact "
                             "boards, correct, missed, hallucinated, mismatches, format errors per solver and modality"),

@@ -12,12 +12,11 @@ build, model or modality is refused.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ...run_model import ModelRunSummary, chat_body, done_keys, post_with_retries, reply_text, run_jobs
+from ...run_model import ChatEndpoint, ModelRunSummary, done_keys, run_jobs
 from .board import COLOURS, SHAPE_2D, SHAPES, board_from_state
 from .dataset import SgpDataset
 from .inference import BOARDS, InferenceItem, WhichBoard, inference_items
@@ -47,19 +46,10 @@ def inference_content(item: InferenceItem, modality: Modality) -> list[dict[str,
 
 
 @dataclass(frozen=True)
-class InferenceConfig:
-    base_url: str
-    model: str
+class InferenceConfig(ChatEndpoint):
     modality: Modality = "3d"
     boards: tuple[WhichBoard, ...] = BOARDS
     samples: int = 1
-    concurrency: int = 4
-    max_retries: int = 5
-    timeout: float = 120.0
-    max_tokens: int = 2048
-    temperature: float = 0.0
-    api_key_env: str = "OPENAI_API_KEY"
-    backoff_base: float = 1.0
 
 
 def run_inference(ds: SgpDataset, cfg: InferenceConfig, out: Path | str, limit: int | None = None,
@@ -74,15 +64,11 @@ def run_inference(ds: SgpDataset, cfg: InferenceConfig, out: Path | str, limit: 
             if (it.item_id, s) not in done]
     if limit is not None:
         todo = todo[:limit]
-    url = cfg.base_url.rstrip("/") + "/chat/completions"
-    key = os.environ.get(cfg.api_key_env)
 
     def ask(job: tuple[InferenceItem, int]) -> tuple[str, dict | None, str | None]:
         item, sample = job
         name = f"{item.item_id}#{sample}"
-        body = chat_body(cfg.model, inference_content(item, cfg.modality), cfg.temperature, cfg.max_tokens)
-        raw, err, attempts, secs = post_with_retries(url, key, body, cfg.timeout, cfg.max_retries, cfg.backoff_base)
-        text, err = reply_text(raw) if raw is not None else (None, err)
+        text, raw, err, attempts, secs = cfg.ask(inference_content(item, cfg.modality))
         if text is None:
             return name, None, err
         return name, {"item_id": item.item_id, "episode_id": item.episode_id, "board": item.board, "sample": sample,

@@ -12,12 +12,11 @@ their start; a file holding plays of another dataset build, model or modality is
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ...run_model import ModelRunSummary, chat_body, done_keys, image_part, post_with_retries, reply_text, run_jobs
+from ...run_model import ChatEndpoint, ModelRunSummary, done_keys, image_part, run_jobs
 from .actions import find_command
 from .board import COLOURS, SHAPE_2D, SHAPES, Board, StateKind, board_from_state
 from .dataset import SgpDataset
@@ -76,19 +75,10 @@ def _done(out: Path, dataset_hash: str, model: str, modality: str) -> set[tuple[
 
 
 @dataclass(frozen=True)
-class ModelConfig:
-    base_url: str
-    model: str
+class ModelConfig(ChatEndpoint):
     modality: Modality = "3d"
     step_cap: int = STEP_CAP
     samples: int = 1
-    concurrency: int = 4
-    max_retries: int = 5
-    timeout: float = 120.0
-    max_tokens: int = 2048
-    temperature: float = 0.0
-    api_key_env: str = "OPENAI_API_KEY"
-    backoff_base: float = 1.0
 
 
 def run_model_episodes(ds: SgpDataset, cfg: ModelConfig, out: Path | str, limit: int | None = None,
@@ -100,17 +90,12 @@ def run_model_episodes(ds: SgpDataset, cfg: ModelConfig, out: Path | str, limit:
     todo = [(eid, s) for eid in ds.episodes for s in range(cfg.samples) if (eid, s) not in done]
     if limit is not None:
         todo = todo[:limit]
-    url = cfg.base_url.rstrip("/") + "/chat/completions"
-    key = os.environ.get(cfg.api_key_env)
 
     def play(job: tuple[str, int]) -> tuple[str, dict | None, str | None]:
         eid, sample = job
         r = Replay(ds.episodes[eid], cfg.step_cap)
         while not r.done:
-            body = chat_body(cfg.model, prompt_content(r.view(), cfg.modality, cfg.step_cap), cfg.temperature,
-                             cfg.max_tokens)
-            raw, err, attempts, secs = post_with_retries(url, key, body, cfg.timeout, cfg.max_retries, cfg.backoff_base)
-            reply, err = reply_text(raw) if raw is not None else (None, err)
+            reply, raw, err, attempts, secs = cfg.ask(prompt_content(r.view(), cfg.modality, cfg.step_cap))
             if reply is None:
                 return f"{eid}#{sample}", None, f"step {len(r.steps) + 1}: {err}"
             r.send(reply, round(1000 * secs, 3), {"raw": raw, "attempts": attempts})
