@@ -11,7 +11,7 @@ from rose_core.analysis.sgp import (
 )
 from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES
 from rose_core.study import list_studies
-from ui.dash import chart, table
+from ui.dash import chart, participants_overview, table
 from ui.resources import store
 from ui.sgp_resources import sgp_dataset
 
@@ -43,17 +43,11 @@ def participants_section() -> None:
     if parts.empty:
         st.info("No participant in the chosen SGP studies yet.")
         return
-    ex = parts[parts["excluded"] != ""]
-    c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Participants", len(parts))
-    c2.metric("Excluded", len(ex))
-    c3.metric("Screened out at practice", int((parts["end_reason"] == "screened_out").sum()))
-    c4.metric("Completed", int((parts["end_reason"] == "completed").sum()))
-    table(parts.assign(excluded=parts["excluded"].replace("", "no")), "sgp_participants", "sgpres_parts", note,
-          kinds={"solved_pct": "rate", "median_episode_s": "seconds", "practice_attempts": "count",
-                 "practice_passed": "flag", "episodes": "count", "longest_streak": "count"})
-    st.caption(f"Exclusion rules: {rules.describe()}. Episodes, solved % and the rules count the main episodes in "
-               "this selection (this build, the chosen studies and modalities).")
+    participants_overview(parts, rules.describe(), "sgp_participants", "sgpres_parts", note,
+                          {"solved_pct": "rate", "median_episode_s": "seconds", "practice_attempts": "count",
+                           "practice_passed": "flag", "episodes": "count", "longest_streak": "count"})
+    st.caption("Episodes, solved % and the rules count the main episodes in this selection (this build, the chosen "
+               "studies and modalities).")
 
 
 def inference_section() -> None:
