@@ -21,7 +21,7 @@ from typing import Literal
 
 import pandas as pd
 
-from .store import Store
+from .store import Store, read_frame
 
 Table = Literal["responses", "events", "episode_results", "episode_steps"]
 TABLES: tuple[str, ...] = Table.__args__  # type: ignore[attr-defined]
@@ -62,7 +62,7 @@ def table_frame(store: Store, table: Table, study_id: str | None = None) -> pd.D
         if sql is None:
             df = _episode_frame(conn, table, study_id)
         else:
-            df = pd.read_sql_query(sql, conn, params={"s": study_id} if study_id else None)
+            df = read_frame(conn, sql, {"s": study_id} if study_id else None)
     for col, name in _UTC_COLUMNS.items():
         if col in df.columns:
             df[col] = pd.to_datetime(df[col], unit="s", utc=True)
@@ -76,9 +76,9 @@ def _episode_frame(conn, table: str, study_id: str | None) -> pd.DataFrame:
     from .storage.participants import get_study
 
     if study_id is None:
-        return pd.read_sql_query(se.export_query(table, False), conn)
+        return read_frame(conn, se.export_query(table, False))
     study = get_study(conn, study_id)
-    return pd.read_sql_query(se.export_query(table, True), conn, params=(study.run_id if study else "",))
+    return read_frame(conn, se.export_query(table, True), (study.run_id if study else "",))
 
 
 # --- the CSV encoder ---------------------------------------------------------------------------------------

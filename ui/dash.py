@@ -22,22 +22,18 @@ from rose_core.analysis.formats import Kind, format_frame, human_label
 from rose_core.exports import frame_bytes
 from rose_core.store import Store
 from rose_core.study import list_studies
-from ui.resources import dataset, store
+from ui.resources import dataset, store, store_at
 
 
 @st.cache_resource(show_spinner=False)
 def _frames(db: str) -> FrameCache:
     """Shared by all sessions and read-only to them: it holds no participant's state."""
-    from rose_core.store import Store
-
-    return FrameCache(Store(db))
+    return FrameCache(store_at(db))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _participants(db: str, version: tuple, rules: ExclusionRules) -> pd.DataFrame:
-    from rose_core.store import Store
-
-    return participant_table(Store(db), rules)
+    return participant_table(store_at(db), rules)
 
 
 def _signature(g: pd.DataFrame, generation: int) -> tuple[int, int, int]:
@@ -141,11 +137,11 @@ class View:
         db = db or store()
         self.db = db
         self.ds = ds or dataset()
-        everything, self.version = _frames(str(db.path)).get()
+        everything, self.version = _frames(db.location).get()
         if filters is None or rules is None:
             filters, rules = sidebar(everything)
         self.filters, self.rules = filters, rules
-        self.selection: Selection = select(everything, _participants(str(db.path), human_version(db), rules),
+        self.selection: Selection = select(everything, _participants(db.location, human_version(db), rules),
                                            filters, rules)
         self.participants = self.selection.participants
         self.df, self.n_excluded = self.selection.df, self.selection.n_excluded
@@ -379,4 +375,4 @@ def warm_up() -> threading.Event:
     Called where experimenters land after signing in, so the analysis pages are warm when they are opened;
     participant sessions never start it."""
     db = store()
-    return _warm_up_started(str(db.path), _frames(str(db.path)).get()[1], db, dataset())
+    return _warm_up_started(db.location, _frames(db.location).get()[1], db, dataset())

@@ -1,5 +1,5 @@
 """The Studies page's SGP parts: the set-up form of an SGP study and what an experimenter watches while it runs
-(pages/studies.py calls these; the logic is in rose_core.instrument.episode_session)."""
+(app_pages/studies.py calls these; the logic is in rose_core.instrument.episode_session)."""
 from __future__ import annotations
 
 import pandas as pd

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..store import Store
+from ..store import Store, read_frame
 from .answers import decode_answer
 from .frame import responses_frame
 
@@ -105,9 +105,9 @@ def participant_table(store: Store, rules: ExclusionRules) -> pd.DataFrame:
     if parts.empty:
         return parts
     with store.connect() as conn:
-        resp = pd.read_sql_query(
-            "SELECT participant_id, kind, passed, parsed, total_ms, first_action_ms FROM responses "
-            "WHERE participant_id != '' ORDER BY participant_id, submitted_at, response_id", conn)
+        resp = read_frame(
+            conn, "SELECT participant_id, kind, passed, parsed, total_ms, first_action_ms FROM responses "
+            "WHERE participant_id != '' ORDER BY participant_id, submitted_at, response_id")
     main = resp[resp["kind"] == "main"]
     g = main.groupby("participant_id")
     stats = pd.DataFrame({

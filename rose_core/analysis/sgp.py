@@ -24,7 +24,7 @@ from ..benchmarks.sgp.metrics import (
     steps_frame, summary_table,
 )
 from ..benchmarks.sgp.play import EpisodeLog, StepLog, play_episode
-from ..store import Store
+from ..store import Store, read_frame
 from .tables import solver_rng
 
 HUMAN = "Human"
@@ -62,7 +62,7 @@ class SgpExclusions:
 def human_episodes(store: Store) -> pd.DataFrame:
     """Every finished main episode of every participant, with its moves (`moves`: the stored step rows)."""
     with store.connect() as conn:
-        res = pd.read_sql_query(_RESULTS_SQL, conn)
+        res = read_frame(conn, _RESULTS_SQL)
         steps = conn.execute(_STEPS_SQL).fetchall()
     by_view: dict[tuple, list] = defaultdict(list)
     for s in steps:

@@ -5,9 +5,10 @@ Plain SQL that SQLite and PostgreSQL both run.
 """
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import astuple, dataclass, fields
 from typing import Sequence
+
+from ..store import Connection
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ _INSERT = f"INSERT INTO sgp_inference({', '.join(_COLS)}) VALUES ({', '.join('?'
 Group = tuple[str, str, str]       # (dataset_hash, solver, modality)
 
 
-def stored_groups(conn: sqlite3.Connection, groups: Sequence[Group]) -> dict[Group, int]:
+def stored_groups(conn: Connection, groups: Sequence[Group]) -> dict[Group, int]:
     """How many rows each of these (build, solver, modality) groups already has (groups without rows left out)."""
     out: dict[Group, int] = {}
     for g in groups:
@@ -44,7 +45,7 @@ def stored_groups(conn: sqlite3.Connection, groups: Sequence[Group]) -> dict[Gro
     return out
 
 
-def replace_groups(conn: sqlite3.Connection, rows: Sequence[InferenceRow]) -> int:
+def replace_groups(conn: Connection, rows: Sequence[InferenceRow]) -> int:
     """Inside the caller's transaction: delete the groups these rows belong to, then insert the rows."""
     for g in sorted({(r.dataset_hash, r.solver, r.modality) for r in rows}):
         delete_group(conn, g)
@@ -52,18 +53,18 @@ def replace_groups(conn: sqlite3.Connection, rows: Sequence[InferenceRow]) -> in
     return len(rows)
 
 
-def all_rows(conn: sqlite3.Connection) -> list[dict]:
+def all_rows(conn: Connection) -> list[dict]:
     """Every stored answer, in a total order (build, solver, modality, item, sample)."""
     return [dict(r) for r in conn.execute(
         f"SELECT {', '.join(_COLS)} FROM sgp_inference ORDER BY dataset_hash, solver, modality, item_id, sample")]
 
 
-def version(conn: sqlite3.Connection) -> tuple[int, float]:
+def version(conn: Connection) -> tuple[int, float]:
     """(rows, latest import time): changes whenever an import stores or replaces answers (a cache key)."""
     n, last = conn.execute("SELECT count(*), max(imported_at) FROM sgp_inference").fetchone()
     return int(n), float(last or 0.0)
 
 
-def delete_group(conn: sqlite3.Connection, group: Group) -> int:
+def delete_group(conn: Connection, group: Group) -> int:
     return conn.execute("DELETE FROM sgp_inference WHERE dataset_hash = ? AND solver = ? AND modality = ?",
                         group).rowcount

@@ -8,6 +8,13 @@ ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "test-experimenter-pw"
 
 
+@pytest.fixture(scope="session")
+def backend() -> str:
+    """The page tests run on SQLite, the app's default (the storage, study, session and analysis tests run on
+    both backends; tests/conftest.py)."""
+    return "sqlite"
+
+
 @pytest.fixture
 def app_env(small_dataset, monkeypatch, tmp_path):
     monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))

@@ -42,7 +42,7 @@ def _store_events(store, row, events):
 
 
 def _open(row):
-    at = open_page("pages/drilldown.py")
+    at = open_page("app_pages/drilldown.py")
     at.sidebar.checkbox(key="dash_ex_att").uncheck()
     at.sidebar.checkbox(key="dash_ex_fast").uncheck()
     at.sidebar.checkbox(key="dash_ex_streak").uncheck().run()

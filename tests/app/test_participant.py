@@ -115,7 +115,7 @@ def test_closed_study_refuses_new_participants(app_env):
 def test_participant_link_never_reaches_experimenter_pages(app_env):
     s = study(app_env)
     at = visit(study=s.study_id, PROLIFIC_PID="snoop")
-    for page in ("pages/scene_explorer.py", "pages/studies.py"):
+    for page in ("app_pages/scene_explorer.py", "app_pages/studies.py"):
         with pytest.raises(ValueError, match="Known pages"):
             at.switch_page(page)
     assert "Sign in" not in [t.value for t in at.title]

@@ -73,7 +73,7 @@ def test_participant_link_of_an_sgp_study_opens_the_puzzle_flow(sgp_env, sgp_sma
 
 def test_results_page_shows_humans_beside_the_agents(sgp_env, sgp_small):  # noqa: F811
     played_study(sgp_env, sgp_small)
-    at = experimenter("pages/sgp_results.py")
+    at = experimenter("app_pages/sgp_results.py")
     assert not at.exception, at.exception
     assert "4 episodes under another step cap left out" in at.caption[0].value   # the study's cap is 6, not 20
     at.number_input(key="sgpres_cap").set_value(6).run()
@@ -97,7 +97,7 @@ def test_results_page_shows_humans_beside_the_agents(sgp_env, sgp_small):  # noq
 
 def test_replay_page_shows_every_move_of_an_episode(sgp_env, sgp_small):  # noqa: F811
     study = played_study(sgp_env, sgp_small)
-    at = experimenter("pages/sgp_replay.py")
+    at = experimenter("app_pages/sgp_replay.py")
     assert not at.exception, at.exception
     steps = at.dataframe[0].value
     row = sgp_env.query("SELECT * FROM episode_results WHERE run_id = ? ORDER BY result_id LIMIT 1",
@@ -176,7 +176,7 @@ def test_a_practice_episode_gets_feedback_that_survives_a_reload(sgp_env, sgp_sm
 
 
 def test_results_page_without_participants_plays_the_agents_only_when_asked(sgp_env, sgp_small):  # noqa: F811
-    at = experimenter("pages/sgp_results.py")
+    at = experimenter("app_pages/sgp_results.py")
     assert not at.exception, at.exception
     assert "No participant episode" in at.info[0].value and not at.dataframe
     at.checkbox(key="sgpres_agents_all").check().run()
@@ -201,7 +201,7 @@ def test_results_page_shows_the_board_state_inference_answers_of_this_build(sgp_
     with sgp_env.write() as c:                                        # one answer of another build
         si.replace_groups(c, [si.InferenceRow("0" * 16, "old", "model", "2d", "e:start", "e", "start", 0, 1,
                                               json.dumps({"board_size": 4, "geoms": []}), "", None, "x", 0.0)])
-    at = experimenter("pages/sgp_results.py")                         # no participant yet: the agents wait
+    at = experimenter("app_pages/sgp_results.py")                         # no participant yet: the agents wait
     assert not at.exception, at.exception
     assert any("1 board-state answers on another SGP build are left out" in w.value for w in at.warning)
     t = at.dataframe[0].value.set_index("solver")
@@ -225,14 +225,14 @@ def test_participants_are_shown_and_excluded_in_their_own_benchmark(sgp_env, sgp
     join(sgp_env, sgp, "J0", "prolific", None, None, ids=SequentialIds("J0"))   # opened the link, nothing more
     assert list(participant_table(sgp_env, ExclusionRules())["external_id"]) == ["R0"]
 
-    at = experimenter("pages/participants_overview.py")
+    at = experimenter("app_pages/participants_overview.py")
     assert not at.exception, at.exception
     assert {m.label: m.value for m in at.metric}["Participants"] == "1"
     assert list(at.dataframe[0].value["external_id"]) == ["R0"]
     assert any("participants of the 1 SGP study" in c.value and "SGP results" in c.value for c in at.caption)
     assert at.multiselect(key="dash_studies").options == ["rose pilot"]   # the ROSE pages' study filter
 
-    at = experimenter("pages/sgp_results.py")
+    at = experimenter("app_pages/sgp_results.py")
     assert not at.exception, at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert (metrics["Participants"], metrics["Excluded"]) == ("4", "1")

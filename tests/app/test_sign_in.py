@@ -27,7 +27,7 @@ def assert_closed(at: AppTest, says: str) -> None:
     assert len(at.text_input) == 0  # no form to submit at all
     assert "auth_experimenter" not in at.session_state
     with pytest.raises(ValueError, match="Known pages: \\['Sign in'\\]"):
-        at.switch_page("pages/studies.py")
+        at.switch_page("app_pages/studies.py")
 
 
 def test_a_blank_configured_password_closes_sign_in(app_env, monkeypatch):

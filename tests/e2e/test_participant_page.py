@@ -1,4 +1,4 @@
-"""The real participant page (pages/participant.py on a real Streamlit server, a study made by create_study) in
+"""The real participant page (app_pages/participant.py on a real Streamlit server, a study made by create_study) in
 Chromium: a reload or a reopened tab restores the selection and the number field and the answer is stored once with
 its events numbered without a gap; the item fits the screen at desktop and phone sizes; the end page redirects.
 

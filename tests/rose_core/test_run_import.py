@@ -17,14 +17,8 @@ from rose_core.benchmarks.rose.harness_export import export_dataset, manifest_pa
 from rose_core.run_import import (
     EXCEL_CELL_LIMIT, Limits, RunImportError, delete_run, import_run, list_runs, read_run,
 )
-from rose_core.store import Store
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "lmms-eval-0.7.3"
-
-
-@pytest.fixture
-def store(tmp_path):
-    return Store(tmp_path / "rose.db")
 
 
 @pytest.fixture(scope="module")
@@ -390,10 +384,10 @@ def test_format_can_be_forced_and_detection_reports(small_dataset, tmp_path):
         read_run(f, small_dataset, "csv")
 
 
-def test_cli_import_run(small_dataset, tmp_path):
+def test_cli_import_run(small_dataset, tmp_path, fresh_location):
     f = write_jsonl(tmp_path / "run_samples_rose.jsonl", lmms_07_lines(
         small_dataset, small_dataset.select(split="dev"), lambda k, i: i.protocol_answer))
-    db = tmp_path / "cli.db"
+    db = fresh_location()
     args = [sys.executable, "-m", "rose_core", "import-run", str(f), "--solver", "q", "--dataset",
             str(small_dataset.root), "--db", str(db)]
     r = subprocess.run(args, capture_output=True, text=True)

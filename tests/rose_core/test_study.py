@@ -1,4 +1,5 @@
-"""Studies, the participant session, assignment and recording, against a real SQLite file and a real dataset."""
+"""Studies, the participant session, assignment and recording, on a real database (a SQLite file and a PostgreSQL
+database: the `store` fixture) and a real dataset."""
 import random
 import threading
 from collections import Counter
@@ -9,17 +10,11 @@ from rose_core.instrument.grid_input import parse_state, parse_submit, replay, r
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.policy import default_tiebreak, pick_main, progress_text
 from rose_core.instrument.practice import PRACTICE_KIND, plan_practice, practice_kinds
-from rose_core.store import Store
 from rose_core.study import (
     Consent, End, Instructions, ItemScreen, ParticipantSession, PracticeFeedback, StudyConfig, StudyError,
     create_study, get_participant, join, main_pool,
 )
 from tests.participants import answer, new_session, run_to_end, submit_payload
-
-
-@pytest.fixture
-def store(tmp_path):
-    return Store(tmp_path / "rose.db")
 
 
 def cfg(**kw):
@@ -288,9 +283,8 @@ def test_counterbalanced_template_order_rotates(store, small_dataset):
     assert orders[2][0] == "T3"
 
 
-def test_assignment_is_deterministic_with_injected_ids_and_clock(tmp_path, small_dataset):
-    def run(path):
-        store = Store(path)
+def test_assignment_is_deterministic_with_injected_ids_and_clock(make_store, small_dataset):
+    def run(store):
         study = create_study(store, small_dataset, cfg(practice_items=0, items_per_participant=8),
                              ids=SequentialIds("d"), clock=FakeClock())
         out = []
@@ -299,7 +293,7 @@ def test_assignment_is_deterministic_with_injected_ids_and_clock(tmp_path, small
             run_to_end(s, on_item=lambda sc: out.append((s.participant_id, sc.view_id, sc.item.item_id)))
         return study.study_id, out
 
-    assert run(tmp_path / "a.db") == run(tmp_path / "b.db")
+    assert run(make_store()) == run(make_store())
 
 
 def test_pick_main_is_pure_and_seeded(small_dataset):
@@ -395,7 +389,7 @@ def test_export_responses_and_events_csv_and_parquet(store, small_dataset, tmp_p
     run_to_end(new_session(store, small_dataset, study, "X1"))
     for table, fmt in (("responses", "csv"), ("responses", "parquet"), ("events", "parquet"), ("events", "csv")):
         out = tmp_path / f"{table}.{fmt}"
-        r = subprocess.run([sys.executable, "-m", "rose_core", "export-table", "--db", str(store.path), "--table", table,
+        r = subprocess.run([sys.executable, "-m", "rose_core", "export-table", "--db", store.location, "--table", table,
                             "--format", fmt, "--study", study.study_id, "--out", str(out)], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         df = pd.read_csv(out) if fmt == "csv" else pd.read_parquet(out)

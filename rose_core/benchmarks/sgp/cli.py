@@ -227,9 +227,9 @@ def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
             q.add_argument("--boot", type=int, default=1000)
             q.add_argument("--seed", type=int, default=0)
         else:
-            from ...store import db_path
+            from ...store import db_location
 
-            q.add_argument("--db", default=str(db_path()))
+            q.add_argument("--db", default=db_location())
             q.add_argument("--kind", choices=["model", "agent"], default="model")
             q.add_argument("--replace", action="store_true", help="replace earlier answers of the same solver "
                                                                    "and modality on this build")

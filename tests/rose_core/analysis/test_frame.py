@@ -6,22 +6,20 @@ import pandas as pd
 
 from rose_core.analysis import responses_frame
 from rose_core.run_import import import_run
-from rose_core.store import Store
+from tests.backends import clone
 
 
-def test_frame_cache_appends_new_responses_and_reloads_after_removal(populated_db, small_dataset, tmp_path):
-    import shutil
-
+def test_frame_cache_appends_new_responses_and_reloads_after_removal(populated_db, small_dataset, tmp_path,
+                                                                     fresh_location):
     from rose_core.analysis import FrameCache
     from rose_core.run_import import delete_run
 
-    db = tmp_path / "copy.db"
-    shutil.copy(populated_db.path, db)
-    store = Store(db)
+    store = clone(populated_db, fresh_location())
     cache = FrameCache(store)
     first, v1 = cache.get()
-    assert Path(f"{db}.frame.parquet").exists()
-    restarted, v = FrameCache(store).get()            # a new process starts from the snapshot
+    # SQLite: a Parquet snapshot beside the file; PostgreSQL (several app processes): none, a full read
+    assert Path(f"{store.location}.frame.parquet").exists() == (store.dialect == "sqlite")
+    restarted, v = FrameCache(store).get()            # a new process starts from the snapshot (or the database)
     assert v == v1
     pd.testing.assert_frame_equal(restarted, first, check_dtype=False)
     assert cache.get()[1] == v1                       # unchanged: same frame

@@ -70,11 +70,11 @@ def test_a_failing_endpoint_leaves_the_boards_to_be_asked_again(sgp_dataset, tmp
     assert (tmp_path / "f.jsonl").read_text() == ""
 
 
-def test_import_store_and_report(api, sgp_dataset, tmp_path, capsys):
+def test_import_store_and_report(api, store, sgp_dataset, tmp_path, capsys):
     out = tmp_path / "inf.jsonl"
     run_inference(sgp_dataset, InferenceConfig(api.url, "vlm", "3d", concurrency=2, backoff_base=0.0), out)
-    db = tmp_path / "rose.db"
-    args = ["sgp", "infer-import", str(out), "--episodes", str(sgp_dataset.root), "--db", str(db)]
+    db = store.location                                              # on each storage backend
+    args = ["sgp", "infer-import", str(out), "--episodes", str(sgp_dataset.root), "--db", db]
     assert main(args) == 0
     assert f"stored {2 * len(sgp_dataset.episodes)} board-state answers of 'vlm' (3d)" in capsys.readouterr().out
     assert main(args) == 2                                           # the same solver and modality again
@@ -82,10 +82,10 @@ def test_import_store_and_report(api, sgp_dataset, tmp_path, capsys):
     assert main([*args, "--replace"]) == 0 and "replaced" in capsys.readouterr().out
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"item_id": "x:start", "response": ""}\n')
-    assert main(["sgp", "infer-import", str(bad), "--episodes", str(sgp_dataset.root), "--db", str(db),
+    assert main(["sgp", "infer-import", str(bad), "--episodes", str(sgp_dataset.root), "--db", db,
                  "--solver", "other", "--modality", "2d"]) == 2
     assert f"{bad}:1: episode_id 'x' is not in this build" in capsys.readouterr().err
-    assert main(["report", "--db", str(db), "--json", "--boot", "200"]) == 0
+    assert main(["report", "--db", db, "--json", "--boot", "200"]) == 0
     inf = json.loads(capsys.readouterr().out)["sgp_inference"]
     (row,) = inf["rows"]
     assert (row["dataset_hash"], row["solver"], row["modality"]) == (sgp_dataset.dataset_hash, "vlm", "3d")

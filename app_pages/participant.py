@@ -16,12 +16,13 @@ import streamlit as st
 
 from rose_core.benchmarks.rose.dataset import DatasetError
 from rose_core.instrument.episode_session import study_benchmark
-from rose_core.instrument.session import Client, OtherTab, OtherTabError, StorageError, Wait, open_session
+from rose_core.instrument.session import OtherTab, OtherTabError, StorageError, Wait, open_session
 from rose_core.study import (
     Consent, End, Instructions, ItemScreen, PracticeFeedback, StudyError, get_study, join,
 )
 from rose_core.views import identity_from_query, practice_feedback_png, worked_example
 from ui.click_grid import click_grid, image_url
+from ui.client import tab
 from ui.redirect import end_page
 from ui.resources import dataset, store
 
@@ -38,20 +39,6 @@ def _log(what: str, e: BaseException) -> None:
         print(f"ROSE participant page: {what}: {e}", file=sys.stderr, flush=True)
     except (OSError, ValueError):
         pass
-
-
-def _client() -> Client | None:
-    """This tab: its Streamlit session id, its address, and the runtime's registry of connected sessions (a
-    closed tab's session leaves it at once, so its held item can go back to the pool)."""
-    from streamlit import runtime
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None or not runtime.exists() or not isinstance(ctx.session_id, str):
-        return None
-    address = st.context.ip_address
-    return Client(ctx.session_id, address if isinstance(address, str) else None,
-                  runtime.get_instance().is_active_session)
 
 
 def _retry_soon(seconds: float) -> None:
@@ -118,7 +105,7 @@ REFUSED_NOTE = {
 }
 
 try:
-    session = open_session(db, ds, ss["part_study"], ss["part_pid"], client=_client())
+    session = open_session(db, ds, ss["part_study"], ss["part_pid"], client=tab())
     if session is None:
         st.error("This study link is not valid or the study is closed. Please check the link you were given.")
         st.stop()

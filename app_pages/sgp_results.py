@@ -27,7 +27,7 @@ def cached_agents(dataset_hash: str, episodes: tuple[str, ...], samples: int, se
 
 
 @st.cache_data(show_spinner="Scoring the board-state answers…", max_entries=8)
-def cached_inference(db_path: str, version: tuple, dataset_hash: str):
+def cached_inference(db_location: str, version: tuple, dataset_hash: str):
     """(the table of this build, answers stored, answers of this build): scored once per import."""
     scored = inference_scored(db)
     here = scored[scored["dataset_hash"] == dataset_hash]
@@ -53,7 +53,7 @@ def participants_section() -> None:
 def inference_section() -> None:
     """The auxiliary board-state inference task: stored answers of this build, scored now."""
     st.markdown("#### Board-state inference")
-    t, n_all, n_here = cached_inference(str(db.path), inference_version(db), sgp.dataset_hash)
+    t, n_all, n_here = cached_inference(db.location, inference_version(db), sgp.dataset_hash)
     if n_all > n_here:
         st.warning(f"{n_all - n_here:,} board-state answers on another SGP build are left out (their boards "
                    "are not this build's).")

@@ -1,5 +1,5 @@
 """Participant flow of an SGP study (iVISPAR's sliding geom puzzle): consent → instructions → practice puzzles
-with feedback → puzzles → end page. Run by pages/participant.py when the study link names an SGP study.
+with feedback → puzzles → end page. Run by app_pages/participant.py when the study link names an SGP study.
 
 Layout only: `EpisodeSession.screen()` decides what to show from the database, so a reload, a closed tab or a
 restarted server resumes at the same board; every move is stored by `record_moves` before the board is drawn.
