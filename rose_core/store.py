@@ -347,7 +347,7 @@ class Store:
     path: Path | None             # the SQLite file (None on PostgreSQL)
     dialect: str
 
-    def __new__(cls, location: Path | str | None = None):
+    def __new__(cls, location: Path | str | None = None, **options: Any):
         if cls is Store:
             if is_postgres(location if location else db_location()):
                 from .storage.pg import PgStore

@@ -17,7 +17,7 @@ PAGES = ["app_pages/results.py", "app_pages/agreement.py", "app_pages/participan
 def dash_env(small_dataset, populated_db, monkeypatch):
     monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
     monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
-    monkeypatch.setenv("ROSE_DB", str(populated_db.path))
+    monkeypatch.setenv("ROSE_DB", populated_db.location)
     monkeypatch.chdir(ROOT)
     st.cache_resource.clear()
     st.cache_data.clear()
