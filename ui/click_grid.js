@@ -8,7 +8,6 @@
 // Streamlit calls this function again whenever `data` changes (a rerun with a new ack_seq): the
 // live item (DOM, selection, timers) is kept per mount point and only a new view_id rebuilds it.
 
-const ITEMS = new WeakMap(); // parentElement -> live item
 const ACTIONS = new Set(["click", "unclick", "undo", "clear", "count_input"]);
 const WHOLE = /^\d{1,6}$/;  // the server accepts 0-999999 (rose_core/instrument/grid_input.py)
 const COUNT_DEBOUNCE_MS = 400;
@@ -16,87 +15,31 @@ const BOTTOM_GAP_PX = 12;
 const MIN_STAGE_PX = 120;
 const MIN_ITEM_PX = 800;
 
-// `data` arrives as UTF-8 JSON bytes (ui/click_grid.py encode_data: Streamlit forwards bytes untouched,
-// whereas a dict is sniffed for dataframes on every rerun); a plain object is accepted as well.
-const DECODER = new TextDecoder();
-function decoded(component) {
-  const d = component.data;
-  if (!(d instanceof Uint8Array || d instanceof ArrayBuffer)) return component;
-  return { data: JSON.parse(DECODER.decode(d)), parentElement: component.parentElement,
-           setStateValue: component.setStateValue, setTriggerValue: component.setTriggerValue };
-}
-
-export default function (raw) {
-  const component = decoded(raw);
-  const { data, parentElement } = component;
-  let item = ITEMS.get(parentElement);
-  if (item && item.viewId === data.view_id) {
-    item.update(component);
-    return item.cleanup;
-  }
-  if (item) item.destroy();
-  item = mountItem(component);
-  ITEMS.set(parentElement, item);
-  return item.cleanup;
-}
-
-function el(tag, cls, attrs) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  return e;
-}
-
-// When the item was first shown in this browser, kept across reloads and reopened tabs. Without
-// storage, the best lower bound is "now minus the active time already stored".
-function shownAt(viewId, restoredActiveMs) {
-  const k = "rose-grid-shown:" + viewId;
-  try {
-    for (let i = window.localStorage.length - 1; i >= 0; i--) { // forget items shown more than two days ago
-      const old = window.localStorage.key(i);
-      if (old && old.startsWith("rose-grid-shown:") && Date.now() - Number(window.localStorage.getItem(old)) > 1728e5) {
-        window.localStorage.removeItem(old);
-      }
-    }
-    const v = Number(window.localStorage.getItem(k));
-    if (v > 0) return v;
-    const now = Date.now() - restoredActiveMs;
-    window.localStorage.setItem(k, String(now));
-    return now;
-  } catch (e) {
-    return Date.now() - restoredActiveMs;
-  }
-}
-
 function mountItem(component) {
   const { data, parentElement } = component;
   let api = { setStateValue: component.setStateValue, setTriggerValue: component.setTriggerValue };
   const restore = data.restore || {};
-  const round1 = (x) => Math.round(x * 10) / 10;
   const S = {
     selected: (restore.selection || []).map(([r, c]) => [r, c]),
     nextSeq: Math.max(restore.next_seq || 0, data.ack_seq || 0),
     ack: data.ack_seq || 0,
     pending: [],          // events not yet acknowledged by the server
     undo: [],             // click/unclick actions that Undo can revert (emptied by Clear)
-    activeMs: restore.active_ms || 0,
     firstAction: restore.first_action_ms === undefined ? null : restore.first_action_ms,
     focusLost: false,
     submitting: false,
     refused: false,       // a submit was refused for the number: validate it as it is typed
     loggedCount: restore.count === undefined || restore.count === null ? "" : String(restore.count),
   };
-  // On the page's monotonic clock, so that active time (same clock) never exceeds time since shown.
-  const t0 = performance.now() - (Date.now() - shownAt(data.view_id, S.activeMs));
-
-  // Active time: the page visible and the window focused.
-  let visible = document.visibilityState === "visible";
-  let focused = document.hasFocus();
-  let activeSince = visible && focused ? performance.now() : null;
-  const activeMs = () => round1(S.activeMs + (activeSince === null ? 0 : performance.now() - activeSince));
-  // t0 is rebuilt from Date.now(), which has whole-millisecond resolution, after a remount: time
-  // since shown can then read up to 1 ms under the active time it contains by definition.
-  const sinceShown = () => Math.max(round1(performance.now() - t0), activeMs());
+  // Active time (the page visible and the window focused) and time since shown: a lost focus is logged, sent,
+  // and ends a count being typed.
+  const clocks = viewClocks("rose-grid-shown:", data.view_id, restore.active_ms || 0, (type) => {
+    if (type === "blur" || type === "hidden") S.focusLost = true;
+    if (type === "blur" || type === "hidden") flushCount();
+    log(type);
+    send();
+  });
+  const { activeMs, sinceShown } = clocks;
 
   // ---- DOM ------------------------------------------------------------------------------------
   let root = parentElement.querySelector(".rg-root");
@@ -328,27 +271,6 @@ function mountItem(component) {
     }, 3000);
   }
 
-  // ---- attention: focus and visibility ---------------------------------------------------------
-  function attention(type) {
-    const now = performance.now();
-    if (activeSince !== null) { S.activeMs += now - activeSince; activeSince = null; }
-    if (type === "focus") focused = true;
-    if (type === "blur") focused = false;
-    if (type === "visible") visible = true;
-    if (type === "hidden") visible = false;
-    if (visible && focused) activeSince = now;
-    if (type === "blur" || type === "hidden") S.focusLost = true;
-    if (type === "blur" || type === "hidden") flushCount();
-    log(type);
-    send();
-  }
-  const onFocus = () => attention("focus");
-  const onBlur = () => attention("blur");
-  const onVisibility = () => attention(document.visibilityState === "visible" ? "visible" : "hidden");
-  window.addEventListener("focus", onFocus);
-  window.addEventListener("blur", onBlur);
-  document.addEventListener("visibilitychange", onVisibility);
-
   // ---- fit the whole item on the screen --------------------------------------------------------
   // The stage (image + cell buttons) gets the width that makes the item end above the bottom of the
   // viewport: the height left below the component's top, minus what the text and the bar take.
@@ -388,9 +310,7 @@ function mountItem(component) {
   if (document.fonts && document.fonts.ready) document.fonts.ready.then(refit);
 
   function destroy() {
-    window.removeEventListener("focus", onFocus);
-    window.removeEventListener("blur", onBlur);
-    document.removeEventListener("visibilitychange", onVisibility);
+    clocks.destroy();
     window.removeEventListener("resize", refit);
     window.removeEventListener("orientationchange", refit);
     if (ro) ro.disconnect();
@@ -400,7 +320,6 @@ function mountItem(component) {
   return {
     viewId: data.view_id,
     destroy,
-    cleanup: () => { destroy(); if (ITEMS.get(parentElement)?.viewId === data.view_id) ITEMS.delete(parentElement); },
     // Same item, new data (a rerun): take the server's acknowledgement and texts, keep everything live.
     update(next) {
       api = { setStateValue: next.setStateValue, setTriggerValue: next.setTriggerValue };
@@ -416,3 +335,5 @@ function mountItem(component) {
     },
   };
 }
+
+export default mountPerView(mountItem);
