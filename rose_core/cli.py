@@ -289,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     i.add_argument("--trust-ids", action="store_true",
                    help="accept a run that carries no dataset hash and nothing to verify its samples by")
     i.add_argument("--errored", choices=["skip", "invalid"], default="skip",
-                   help="harness/API failures: not stored but counted (skip), or stored as invalid answers")
+                   help="harness/API failures, samples a stopped inspect eval never ran and predictions cut at "
+                        "Excel's cell limit: not stored but counted (skip), or stored as invalid answers")
     i.add_argument("--export-manifest", default=None,
                    help="the rose_export.json of the export the harness ran on (fixes lmms-eval doc_id positions)")
     i.add_argument("--max-expanded-mb", type=int, default=512,

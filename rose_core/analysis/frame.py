@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..solver_labels import label_of
 from ..store import Store, read_frame, verdicts_generation
 
 _SQL = """
@@ -30,8 +31,8 @@ def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
     df["study_id"] = df["study_id"].fillna("").astype(object)
     for col in ("total_ms", "first_action_ms"):
         df[col] = df[col].astype(float)
-    df["solver"] = np.where(df["solver_kind"] == "human", "Human",
-                            np.where(df["solver_kind"] == "agent", df["solver_name"] + " (agent)", df["solver_name"]))
+    codes, runs = pd.factorize(df["solver_kind"] + "\x1f" + df["solver_name"])  # one label per distinct run
+    df["solver"] = np.array([label_of(*r.split("\x1f", 1)) for r in runs] + [""], dtype=object)[codes]
     df["unit"] = np.where(df["solver_kind"] == "human", df["participant_id"], df["scene_id"])
     return df
 
