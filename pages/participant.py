@@ -177,6 +177,23 @@ def show_item(first: ItemScreen, retrying: bool = False) -> None:
     ss["part_item"] = first  # what this full run computed; the submit callback moves it on to the next item
     known = ss.setdefault("part_known_seq", {})
 
+    def on_grid() -> None:
+        """Store the new events before the rerun they caused, so that rerun already acknowledges them (ack_seq)
+        and the browser stops sending them. The item on screen is `part_item`: a late message of an answered item
+        names another view and stores nothing."""
+        screen: ItemScreen = ss["part_item"]
+        state = (ss.get("part_grid") or {}).get("grid")
+        if not state:
+            return
+        try:
+            known[screen.view_id] = session.record_events(screen, state, known.get(screen.view_id, -1))
+        except OtherTabError:
+            ss["part_leave_item"] = True  # the fragment's rerun shows the other-tab screen
+        except StorageError as e:  # not acknowledged: the browser sends these events again with the next ones
+            _log("storing events", e)
+        except StudyError as e:
+            ss["part_grid_error"] = str(e)
+
     def on_submit(screen: ItemScreen) -> None:
         sub = (ss.get("part_grid") or {}).get("submit")
         if not sub or sub.get("view_id") != screen.view_id:
@@ -206,20 +223,11 @@ def show_item(first: ItemScreen, retrying: bool = False) -> None:
                 except (StorageError, StudyError) as e2:
                     _log("releasing an item", e2)
                 st.rerun(scope="app")
-        data = screen.component_data(image_url(png[1]))
+        data = screen.component_data(image_url(png[1]), known.get(screen.view_id, -1))
         data["progress_fraction"] = screen.progress_fraction  # drawn by the component: one element per rerun
         # One key for every item: the component rebuilds itself for a new view_id, and Streamlit keeps one widget
         # state instead of one per item answered since the last full rerun (each is re-read at every rerun).
-        res = click_grid(key="part_grid", data=data, on_submit=partial(on_submit, screen))
-        try:
-            if res.grid:
-                known[screen.view_id] = session.record_events(screen, res.grid, known.get(screen.view_id, -1))
-        except OtherTabError:
-            st.rerun(scope="app")
-        except StorageError as e:  # not acknowledged: the browser sends these events again with the next ones
-            _log("storing events", e)
-        except StudyError as e:
-            ss["part_grid_error"] = str(e)
+        click_grid(key="part_grid", data=data, on_grid=on_grid, on_submit=partial(on_submit, screen))
         if "part_pending" in ss:
             st.warning(PENDING_NOTE)
         err = ss.pop("part_grid_error", None)
