@@ -22,7 +22,7 @@ from rose_core.study import (
 )
 from rose_core.views import identity_from_query, practice_feedback_png, worked_example
 from ui.click_grid import click_grid, image_url
-from ui.redirect import end_page
+from ui.redirect import end_page, reload_with_param
 from ui.resources import dataset, store
 
 ss = st.session_state
@@ -95,8 +95,10 @@ if "part_pid" not in ss:
     if study.dataset_hash != ds.dataset_hash:
         st.error("This study was set up on a different version of the dataset; please contact the researcher.")
         st.stop()
-    if ident.generated:
-        st.query_params["pid"] = ident.external_id  # a reload keeps the same anonymous participant
+    if ident.generated:  # a new anonymous id: into the address first (in place: Back never finds the id-less link)
+        st.caption("Starting the study…")
+        reload_with_param("pid", ident.external_id)
+        st.stop()
     try:
         p = join(db, study, ident.external_id, ident.source, ident.prolific_study_id, ident.prolific_session_id)
     except StudyError as e:  # a bad id, or a known id arriving with another Prolific session (recorded)
