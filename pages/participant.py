@@ -153,6 +153,8 @@ def send(screen: ItemScreen, sub: dict) -> str:
         return "pending"
     except StudyError as e:
         ss["part_grid_error"] = str(e)
+        refusals = ss.setdefault("part_refusals", {})
+        refusals[screen.view_id] = refusals.get(screen.view_id, 0) + 1  # the item unlocks for another answer
         return "unreadable"
     ss.pop("part_pending", None)
     if rec.refused == "other_tab":
@@ -179,10 +181,12 @@ def show_item(first: ItemScreen, retrying: bool = False) -> None:
     ss["part_item"] = first  # what this full run computed; the submit callback moves it on to the next item
     known = ss.setdefault("part_known_seq", {})
 
-    def on_grid() -> None:
-        """Store the new events before the rerun they caused, so that rerun already acknowledges them (ack_seq)
-        and the browser stops sending them. The item on screen is `part_item`: a late message of an answered item
-        names another view and stores nothing."""
+    def store_events() -> None:
+        """Store the new events of the grid's state, so that this rerun already acknowledges them (ack_seq) and the
+        browser stops sending them. Called by the grid's callback, before the rerun the change caused, and again in
+        the rerun (nothing new then: no transaction) in case Streamlit folded a change into a rerun without the
+        callback. The item on screen is `part_item`: a late message of an answered item names another view and
+        stores nothing."""
         screen: ItemScreen = ss["part_item"]
         state = (ss.get("part_grid") or {}).get("grid")
         if not state:
@@ -225,11 +229,17 @@ def show_item(first: ItemScreen, retrying: bool = False) -> None:
                 except (StorageError, StudyError) as e2:
                     _log("releasing an item", e2)
                 st.rerun(scope="app")
-        data = screen.component_data(image_url(png[1]), known.get(screen.view_id, -1))
+        store_events()
+        if ss.pop("part_leave_item", False):
+            st.rerun(scope="app")
+        kept = ss.get("part_pending")  # an answer storage refused, sent again by this fragment
+        data = screen.component_data(image_url(png[1]), known.get(screen.view_id, -1),
+                                     ss.get("part_refusals", {}).get(screen.view_id, 0),
+                                     kept is not None and kept[0].view_id == screen.view_id)
         data["progress_fraction"] = screen.progress_fraction  # drawn by the component: one element per rerun
         # One key for every item: the component rebuilds itself for a new view_id, and Streamlit keeps one widget
         # state instead of one per item answered since the last full rerun (each is re-read at every rerun).
-        click_grid(key="part_grid", data=data, on_grid=on_grid, on_submit=partial(on_submit, screen))
+        click_grid(key="part_grid", data=data, on_grid=store_events, on_submit=partial(on_submit, screen))
         if "part_pending" in ss:
             st.warning(PENDING_NOTE)
         err = ss.pop("part_grid_error", None)
