@@ -2,8 +2,11 @@
 // A click toggles the cell at once in the page. Every action is an event numbered from
 // restore.next_seq; the state "grid" carries only the events the server has not stored yet
 // (seq >= ack_seq), so each event crosses the wire until it is acknowledged and never after.
-// DONE / SUBMIT sends the final answer once per press with setTriggerValue. The gold answer is
-// never in `data`: the server scores the submission.
+// DONE / SUBMIT sends the final answer with setTriggerValue and locks it until the server replies:
+// the next item, or `refusals` going up (the server could not take it: the item unlocks). Without a
+// reply for RESEND_MS the button may send the same answer again; the selection stays locked, so
+// what the page shows is always the answer the server got. The gold answer is never in `data`: the
+// server scores the submission.
 //
 // Streamlit calls this function again whenever `data` changes (a rerun with a new ack_seq): the
 // live item (DOM, selection, timers) is kept per mount point and only a new view_id rebuilds it.
@@ -14,6 +17,7 @@ const COUNT_DEBOUNCE_MS = 400;
 const BOTTOM_GAP_PX = 12;
 const MIN_STAGE_PX = 120;
 const MIN_ITEM_PX = 800;
+const RESEND_MS = 15000;    // no reply for this long (a lost message): DONE may send the same answer again
 
 function mountItem(component) {
   const { data, parentElement } = component;
@@ -27,7 +31,10 @@ function mountItem(component) {
     undo: [],             // click/unclick actions that Undo can revert (emptied by Clear)
     firstAction: restore.first_action_ms === undefined ? null : restore.first_action_ms,
     focusLost: false,
-    submitting: false,
+    submitting: false,    // an answer is on its way: the item is locked until the server replies
+    sent: null,           // that answer, sent again as it is when DONE is pressed after RESEND_MS
+    refusals: data.refusals || 0,  // answers of this view the server could not take (data.refusals)
+    kept: !!data.pending, // the server holds this view's answer and sends it again itself (storage failing)
     refused: false,       // a submit was refused for the number: validate it as it is typed
     loggedCount: restore.count === undefined || restore.count === null ? "" : String(restore.count),
   };
@@ -68,8 +75,9 @@ function mountItem(component) {
   stage.appendChild(img);
   const bar = el("div", "rg-bar");
   const error = el("div", "rg-error", { role: "alert" });
+  const note = el("div", "rg-note", { "aria-live": "polite" });
   const item = el("div", "rg-item");
-  item.append(head, stage, bar, error);
+  item.append(head, stage, bar, error, note);
   root.appendChild(item);
 
   const clickable = data.mode !== "count";
@@ -237,9 +245,16 @@ function mountItem(component) {
     error.textContent = "";
     if (countInput) countInput.removeAttribute("aria-invalid");
   }
-  let reenable = null;
+  let resendTimer = null;
   function submit() {
-    if (S.submitting) return;
+    if (S.submitting) {
+      if (S.sent === null || submitBtn.disabled) return;
+      submitBtn.disabled = true;  // no reply yet: the same answer once more (the server stores it once)
+      note.textContent = "";
+      api.setTriggerValue("submit", S.sent);
+      armResend();
+      return;
+    }
     let count = null;
     if (countInput) {
       const v = countInput.value.trim();
@@ -255,20 +270,37 @@ function mountItem(component) {
     clearError();
     S.submitting = true;
     submitBtn.disabled = true;
+    if (countInput) countInput.readOnly = true;
     root.classList.add("rg-submitted");
-    api.setTriggerValue("submit", {
+    S.sent = {
       view_id: data.view_id, selection: S.selected.map(([r, c]) => [r, c]), count, events: unacked(),
       first_action_ms: S.firstAction, active_ms: activeMs(), client_total_ms: sinceShown(),
       viewport: [window.innerWidth, window.innerHeight], dpr: window.devicePixelRatio || 1,
       focus_lost: S.focusLost,
-    });
-    // Normally the next item replaces this one. If the server refused the answer, the same item stays:
-    // let the participant press again after a moment (the server ignores a repeated answer).
-    reenable = setTimeout(() => {
-      S.submitting = false;
+    };
+    api.setTriggerValue("submit", S.sent);
+    armResend();
+  }
+  // Normally the next item replaces this one; a refusal unlocks it (update). A message can still be
+  // lost (a dropped connection): after RESEND_MS, DONE sends the same answer again.
+  function armResend() {
+    if (resendTimer !== null) clearTimeout(resendTimer);
+    resendTimer = setTimeout(() => {
+      resendTimer = null;
+      if (!S.submitting || S.kept) return;
       submitBtn.disabled = false;
-      root.classList.remove("rg-submitted");
-    }, 3000);
+      note.textContent = "Your answer has not been confirmed yet. Press " + data.submit_label +
+        " to send the same answer again.";
+    }, RESEND_MS);
+  }
+  function unlock() {
+    if (resendTimer !== null) { clearTimeout(resendTimer); resendTimer = null; }
+    S.submitting = false;
+    S.sent = null;
+    submitBtn.disabled = false;
+    if (countInput) countInput.readOnly = false;
+    root.classList.remove("rg-submitted");
+    note.textContent = "";
   }
 
   // ---- fit the whole item on the screen --------------------------------------------------------
@@ -300,6 +332,13 @@ function mountItem(component) {
     }
     apply(w);
   }
+  if (S.kept) {  // remounted while the server still holds the answer: it stays as it was sent, locked
+    S.submitting = true;
+    submitBtn.disabled = true;
+    if (countInput) countInput.readOnly = true;
+    root.classList.add("rg-submitted");
+  }
+
   const refit = () => requestAnimationFrame(fit);
   window.addEventListener("resize", refit);
   window.addEventListener("orientationchange", refit);
@@ -315,7 +354,7 @@ function mountItem(component) {
     window.removeEventListener("orientationchange", refit);
     if (ro) ro.disconnect();
     if (countTimer !== null) clearTimeout(countTimer);
-    if (reenable !== null) clearTimeout(reenable);
+    if (resendTimer !== null) clearTimeout(resendTimer);
   }
   return {
     viewId: data.view_id,
@@ -330,6 +369,16 @@ function mountItem(component) {
         if (S.nextSeq < ack) S.nextSeq = ack;
         root.dataset.ack = String(ack);
       }
+      // What became of the answer: refused (unlock for another one), or kept by the server, which sends it
+      // again itself while storage fails (stay locked; nothing to press).
+      const wasKept = S.kept;
+      S.kept = !!next.data.pending;
+      if (wasKept && !S.kept && S.submitting) armResend();
+      if ((next.data.refusals || 0) > S.refusals) {
+        S.refusals = next.data.refusals;
+        if (S.submitting) unlock();
+      }
+      if (S.kept && S.submitting) { submitBtn.disabled = true; note.textContent = ""; }
       setText(next.data);
       refit();
     },
