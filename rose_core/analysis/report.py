@@ -12,6 +12,12 @@ from .selection import ExclusionRules, Filters, Selection, select_from_store
 from .tables import BOOT, SEED, main_table
 
 
+def json_rows(table: pd.DataFrame) -> list[dict]:
+    """A table's rows for JSON: NaN (no value) as null, never a number."""
+    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+            for r in table.to_dict(orient="records")]
+
+
 def report_data(store: Store, split: str | None = None, exclusions: bool = True, published: bool = True,
                 n_boot: int | None = None, seed: int | None = None) -> tuple[dict, pd.DataFrame]:
     """(the JSON report, the main table). Defaults are the dashboards': standard exclusions, BOOT resamples,
@@ -26,8 +32,7 @@ def report_from_selection(sel: Selection, published: bool = True, n_boot: int | 
     rules, split = sel.rules, sel.filters.split
     n_boot, seed = BOOT if n_boot is None else n_boot, SEED if seed is None else seed
     table = main_table(sel.df, n_boot=n_boot, seed=seed, published=published)
-    rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-            for r in table.to_dict(orient="records")]
+    rows = json_rows(table)
     versions = scorer_versions(sel.df)
     return {"scorer_versions": versions, "scorer_warning": scorer_note(versions),
             "avg_definition": "mean of the five template PASS rates (T1..T5); 'pooled' is the instance rate",
