@@ -166,11 +166,7 @@ def cmd_report(a: argparse.Namespace) -> int:
 
     if a.out or a.tables:
         return _paper_bundle(a)
-    from .analysis.sgp import inference_report
-
-    store = Store(a.db)
-    report, table = report_data(store, a.split, a.exclusions, not a.no_published, a.boot, a.seed)
-    report["sgp_inference"] = inference_report(store, report["boot"], report["seed"])
+    report, table = report_data(Store(a.db), a.split, a.exclusions, not a.no_published, a.boot, a.seed)
     if a.json:
         print(json.dumps(report, indent=1))
     else:

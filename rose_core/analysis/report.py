@@ -23,7 +23,18 @@ def report_data(store: Store, split: str | None = None, exclusions: bool = True,
     """(the JSON report, the main table). Defaults are the dashboards': standard exclusions, BOOT resamples,
     base seed SEED."""
     rules = ExclusionRules() if exclusions else ExclusionRules(False, None, None)
-    return report_from_selection(select_from_store(store, Filters(split=split), rules), published, n_boot, seed)
+    report, table = report_from_selection(select_from_store(store, Filters(split=split), rules), published, n_boot,
+                                          seed)
+    return with_sgp(report, store), table
+
+
+def with_sgp(report: dict, store: Store) -> dict:
+    """The report with SGP's board-state inference table ("sgp_inference", per build, solver and modality; the
+    SGP results page's numbers), under the same resamples and seed: `report --json` and the paper bundle's
+    report.json both carry it."""
+    from .sgp import inference_report
+
+    return {**report, "sgp_inference": inference_report(store, report["boot"], report["seed"])}
 
 
 def report_from_selection(sel: Selection, published: bool = True, n_boot: int | None = None,
