@@ -218,7 +218,7 @@ def test_stored_events_are_acknowledged_so_each_message_carries_only_new_ones(li
             page.locator('.rg-cell[data-r="1"][data-c="1"]').click()
             n = len(wait_until(lambda: _view_events(store, pid, screen.view_id),
                                lambda ev: len([e for e in ev if e["type"] in ("click", "unclick")]) == k,
-                               what=f"click {k} stored"))
+                               what=f"click {k} stored", page=page))
             page.wait_for_function("([v, n]) => Number(document.querySelector(`.rg-root[data-view=\"${v}\"]`)"
                                    "?.dataset.ack) >= n", arg=[screen.view_id, n])
         grid_messages = [m for m in sent if b'"view_id"' in m and screen.view_id.encode() in m]
