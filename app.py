@@ -10,6 +10,8 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rose_core.auth import PasswordUnavailable, attempt_sign_in, policy_from_env, resolve_password
+from rose_core.client_address import ProxyConfigError
+from ui.client import address as client_address, trusted_proxies
 from ui.resources import store
 from ui.theme_options import cache_theme_options
 
@@ -23,12 +25,6 @@ def _configured_password() -> object:
         return st.secrets.get("experimenter_password")
     except Exception:  # no secrets.toml: Streamlit raises rather than returning None
         return None
-
-
-def _client_address() -> str:
-    """The TCP peer (behind a proxy on this host: X-Forwarded-For, as uvicorn trusts it); None means loopback."""
-    ip = st.context.ip_address
-    return ip if isinstance(ip, str) and ip else "local"
 
 
 def _session_id() -> str:
@@ -57,7 +53,7 @@ def sign_in() -> None:
                 st.error("Enter the password.")
             else:
                 try:
-                    res = attempt_sign_in(store(), given, password, client=_client_address(),
+                    res = attempt_sign_in(store(), given, password, client=client_address() or "local",
                                           session=_session_id(), policy=policy)
                 except Exception:
                     log.exception("recording a sign-in attempt failed")
@@ -75,23 +71,29 @@ def sign_in() -> None:
                    "ROSE_EXPERIMENTER_PASSWORD.")
 
 
+try:
+    trusted_proxies()  # a setting that cannot be read stops every page, loudly, instead of guessing addresses
+except ProxyConfigError as e:
+    st.error(f"ROSE Studio cannot serve pages: {e}. The operator must fix the setting and restart the server.")
+    st.stop()
+
 participant = "study" in st.query_params or "part_pid" in st.session_state
 if participant:
-    nav = st.navigation([st.Page("pages/participant.py", title="ROSE study", icon="🌹")], position="hidden")
+    nav = st.navigation([st.Page("app_pages/participant.py", title="ROSE study", icon="🌹")], position="hidden")
 elif st.session_state.get("auth_experimenter"):
     nav = st.navigation({
         "Collect": [
-            st.Page("pages/studies.py", title="Studies", icon="🧪", default=True),
-            st.Page("pages/model_runs.py", title="Model runs", icon="🤖"),
-            st.Page("pages/scene_explorer.py", title="Scene explorer", icon="🔎"),
+            st.Page("app_pages/studies.py", title="Studies", icon="🧪", default=True),
+            st.Page("app_pages/model_runs.py", title="Model runs", icon="🤖"),
+            st.Page("app_pages/scene_explorer.py", title="Scene explorer", icon="🔎"),
         ],
         "Analyse": [
-            st.Page("pages/results.py", title="Results", icon="📊"),
-            st.Page("pages/agreement.py", title="Agreement and difficulty", icon="🤝"),
-            st.Page("pages/participants_overview.py", title="Participants", icon="👥"),
-            st.Page("pages/drilldown.py", title="Drill-down", icon="🔬"),
-            st.Page("pages/sgp_results.py", title="SGP results", icon="🧩"),
-            st.Page("pages/sgp_replay.py", title="SGP episode replay", icon="⏯️"),
+            st.Page("app_pages/results.py", title="Results", icon="📊"),
+            st.Page("app_pages/agreement.py", title="Agreement and difficulty", icon="🤝"),
+            st.Page("app_pages/participants_overview.py", title="Participants", icon="👥"),
+            st.Page("app_pages/drilldown.py", title="Drill-down", icon="🔬"),
+            st.Page("app_pages/sgp_results.py", title="SGP results", icon="🧩"),
+            st.Page("app_pages/sgp_replay.py", title="SGP episode replay", icon="⏯️"),
         ],
     })
 else:

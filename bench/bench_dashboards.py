@@ -25,7 +25,7 @@ from synthetic import populate  # noqa: E402
 
 from rose_core import Dataset, build_dataset  # noqa: E402
 
-PAGES = ["pages/results.py", "pages/agreement.py", "pages/participants_overview.py", "pages/drilldown.py"]
+PAGES = ["app_pages/results.py", "app_pages/agreement.py", "app_pages/participants_overview.py", "app_pages/drilldown.py"]
 
 
 def add_responses(n: int, tag: str) -> None:

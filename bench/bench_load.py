@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -217,28 +218,51 @@ def _screen(found: dict) -> str:
     return "item" if "grid" in found else "?"
 
 
-def _get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=30) as r:
+def _get(url: str, headers: dict[str, str] | None = None) -> bytes:
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=30) as r:
         return r.read()
 
 
-async def fetch_image(http: str, data: dict) -> str:
+def sticky_cookie(http: str) -> dict[str, str]:
+    """What a browser does first behind the cluster's proxy: load the page, and keep the cookie that pins it to
+    one app process (sent with its websocket and every image after). No cookie set: {} (one process)."""
+    with urllib.request.urlopen(http + "/", timeout=30) as r:
+        r.read()
+        cookies = [c.split(";", 1)[0] for c in r.headers.get_all("Set-Cookie") or []]
+    return {"Cookie": "; ".join(cookies)} if cookies else {}
+
+
+async def fetch_image(http: str, data: dict, headers: dict[str, str] | None = None, stats: dict | None = None) -> str:
     """What the browser does once per item when the image comes by URL (an inline data URL needs nothing).
-    Returns the item's view id."""
+    Returns the item's view id. An HTTP error (a broken image in a browser) is counted in `stats["_http_errors"]`
+    when `stats` is given, else raised."""
     src = data["image"]
     if not src.startswith("data:"):
-        png = await asyncio.to_thread(_get, http + src)
+        try:
+            png = await asyncio.to_thread(_get, http + src, headers)
+        except urllib.error.HTTPError as e:
+            if stats is None:
+                raise
+            stats.setdefault("_http_errors", []).append(f"{e.code} {src}")
+            return data["view_id"]
         if not png.startswith(b"\x89PNG"):
             raise RuntimeError(f"{src}: not a PNG")
     return data["view_id"]
 
 
 async def flow_participant(url: str, query: str, interval: float, lat: list, stats: dict, ready: list,
-                           go: asyncio.Event, rng: random.Random, name: str, answer_every: float = 0.0) -> None:
+                           go: asyncio.Event, rng: random.Random, name: str, answer_every: float = 0.0,
+                           arrive_within: float = 0.0) -> None:
     """One participant's whole flow. `interval`: mean seconds between actions (clicks, buttons);
-    `answer_every` (> 0): mean seconds from an item shown to its submit (the clicks fall inside it)."""
+    `answer_every` (> 0): mean seconds from an item shown to its submit (the clicks fall inside it);
+    `arrive_within`: participants start at random over this many seconds (default: within one interval).
+    Behind a proxy with sticky sessions the participant first loads the page for its cookie, as a browser does.
+    Besides submit latencies in `lat`, `stats` collects click acks (`_click_ms`), events sent (`_events`) and
+    the cookie each participant was pinned with (`_pinned`)."""
     http = url.replace("ws://", "http://").removesuffix("/_stcore/stream")
-    async with websockets.connect(url, subprotocols=["streamlit"], max_size=None) as ws:
+    headers = await asyncio.to_thread(sticky_cookie, http)
+    stats.setdefault("_pinned", {})[name] = headers.get("Cookie", "")
+    async with websockets.connect(url, subprotocols=["streamlit"], max_size=None, additional_headers=headers) as ws:
         async def send(widgets, fragment=""):
             await ws.send(BackMsg(rerun_script=ClientState(
                 widget_states=WidgetStates(widgets=widgets), fragment_id=fragment, query_string=query)
@@ -249,7 +273,7 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
         loaded = None  # the view whose image this client has loaded
         ready.append(name)
         await go.wait()
-        await asyncio.sleep(rng.random() * interval)
+        await asyncio.sleep(rng.random() * max(interval, arrive_within))
         while True:
             screen = _screen(found)
             if screen == "end":
@@ -280,7 +304,7 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
                 continue
             wid, frag, data = found["grid"]
             if loaded != data["view_id"]:  # the first item after a non-item screen: its image loads now
-                loaded = await fetch_image(http, data)
+                loaded = await fetch_image(http, data, headers, stats)
             view, seq, selection, count = data["view_id"], data["ack_seq"], [], None
             events: list[dict] = []
             t_item = time.perf_counter()
@@ -306,9 +330,12 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
                 else:
                     selection.append([r, c])
                     ev(type="click", r=r, c=c)
+                t_click = time.perf_counter()
                 await send([state()], frag)
+                stats["_events"] = stats.get("_events", 0) + len(events)
                 events = []
                 await until_screen(ws, lambda f: True)
+                stats.setdefault("_click_ms", []).append((time.perf_counter() - t_click) * 1000)
             if data["mode"] != "click":
                 count = str(rng.randint(0, 5))
                 ev(type="count_input", value=count)
@@ -322,34 +349,42 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
             t0 = time.perf_counter()
             await send([state(), WidgetState(id=_trigger_id(wid), json_trigger_value=json.dumps(
                 [{"event": "submit", "value": submit}]))], frag)
+            stats["_events"] = stats.get("_events", 0) + len(events)
             found = await until_screen(ws, lambda f: _screen(f) in ("end", "feedback", "wait") or (
                 _screen(f) == "item" and f["grid"][2]["view_id"] != view))
             t_rerun = time.perf_counter()
             if _screen(found) == "item":  # visible once its image is loaded
-                loaded = await fetch_image(http, found["grid"][2])
+                loaded = await fetch_image(http, found["grid"][2], headers, stats)
             lat.append((time.perf_counter() - t0) * 1000)
             stats.setdefault("_image_ms", []).append((time.perf_counter() - t_rerun) * 1000)
             stats[name] = stats.get(name, 0) + 1
 
 
 async def run_flows(server: Server, queries: list[str], interval: float, profile: str | None = None,
-                    answer_every: float = 0.0) -> dict:
-    url = f"ws://127.0.0.1:{server.port}/_stcore/stream"
+                    answer_every: float = 0.0, arrive_within: float = 0.0, port: int | None = None) -> dict:
+    """`port`: where participants connect (a proxy in front of `server`'s processes); default the server's."""
+    url = f"ws://127.0.0.1:{port or server.port}/_stcore/stream"
     lat: list[float] = []
     stats: dict[str, int] = {}
     ready: list[str] = []
     go = asyncio.Event()
     rng = random.Random(11)
     tasks = [asyncio.create_task(flow_participant(url, q, interval, lat, stats, ready, go,
-                                                  random.Random(rng.random()), q, answer_every)) for q in queries]
+                                                  random.Random(rng.random()), q, answer_every, arrive_within))
+             for q in queries]
     loop = asyncio.get_running_loop()  # image fetches block in threads: one per participant, as browsers do
     loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(max(4, len(queries))))
     dt, cpu, lag = await _run_together(server, tasks, ready, go, len(queries), profile)
     s = sorted(lat)
     img = sorted(stats.pop("_image_ms", [0.0]))
+    clicks = sorted(stats.pop("_click_ms", [0.0]))
     return {"submits": len(lat), "median": statistics.median(s), "p95": s[int(0.95 * (len(s) - 1))], "max": s[-1],
-            "seconds": dt, "cpu": cpu, "per_participant": stats, "lag": lag,
-            "image_median": statistics.median(img), "image_p95": img[int(0.95 * (len(img) - 1))]}
+            "seconds": dt, "cpu": cpu, "lag": lag, "events": stats.pop("_events", 0), "pinned": stats.pop("_pinned"),
+            "http_errors": stats.pop("_http_errors", []),
+            "per_participant": stats,
+            "image_median": statistics.median(img), "image_p95": img[int(0.95 * (len(img) - 1))],
+            "clicks": len(clicks), "click_median": statistics.median(clicks),
+            "click_p95": clicks[int(0.95 * (len(clicks) - 1))]}
 
 
 def profiler(server: Server, out: str | None) -> subprocess.Popen | None:

@@ -8,15 +8,16 @@ from rose_core.store import Store
 from rose_core.study import ParticipantSession, StudyConfig, create_study, join
 
 
-def prepare(tmp: Path, participants: int, scale: float = 0.05, intro: bool = True,
+def prepare(tmp: Path, participants: int, scale: float = 0.05, intro: bool = True, db: Path | str | None = None,
             **config) -> tuple[Path, Path, str, list[str]]:
     """Build (once) a small dataset and a study; `intro=True` takes every participant past consent and
-    instructions (the click benchmark), `intro=False` leaves them at the consent screen (the flow benchmark)."""
+    instructions (the click benchmark), `intro=False` leaves them at the consent screen (the flow benchmark).
+    `db`: the database (default: a new SQLite file in `tmp`)."""
     ds_root = tmp / "ds"
     if not (ds_root / "manifest.json").exists():
         build_dataset(ds_root, scale=scale)
     ds = Dataset.load(ds_root)
-    db_file = tmp / "bench.db"
+    db_file = db or tmp / "bench.db"
     store = Store(db_file)
     cfg = dict(name="bench", split="all", templates=["G-Clk", "T3", "T4"], items_per_participant=1000,
                target_per_instance=10_000, practice_items=0, attention_every=0, same_scene_multiple_templates=True)

@@ -12,7 +12,7 @@ from .benchmarks.rose.dataset import Dataset, DatasetError, build_dataset, datas
 from .benchmarks.rose.metrics import ScoredRow, format_summary, summarize
 from .responses import ResponseFileError, read_responses
 from .benchmarks.rose.scoring import score
-from .store import db_path
+from .store import database_exists, db_location
 
 
 def _progress_bar(desc: str, unit: str = "scene"):
@@ -81,7 +81,7 @@ def cmd_export_table(a: argparse.Namespace) -> int:
     from .exports import export_table
     from .store import Store
 
-    if not Path(a.db).exists():
+    if not database_exists(a.db):
         print(f"error: no database at {a.db}", file=sys.stderr)
         return 2
     n = export_table(Store(a.db), a.table, a.format, Path(a.out), a.study)
@@ -133,10 +133,15 @@ def cmd_run_model(a: argparse.Namespace) -> int:
     res = run_model(ds, a.base_url, a.model, Path(a.out), split=a.split, templates=a.templates,
                     concurrency=a.concurrency, max_retries=a.retries, timeout=a.timeout, max_tokens=a.max_tokens,
                     api_key_env=a.api_key_env, limit=a.limit, progress=_progress_bar(a.model))
-    print(f"{res.done_before} already done, {res.requested} requested, {res.succeeded} answered, "
+    return report_run(res, "answers")
+
+
+def report_run(res, what: str) -> int:
+    """What a model runner did (every runner: ROSE's, SGP's plays and board-state answers): 1 when some failed."""
+    print(f"{res.done_before} {what} already done, {res.requested} requested, {res.succeeded} done, "
           f"{len(res.failed)} failed")
-    for iid, err in list(res.failed.items())[:10]:
-        print(f"failed: {iid}: {err}", file=sys.stderr)
+    for name, err in list(res.failed.items())[:10]:
+        print(f"failed: {name}: {err}", file=sys.stderr)
     if res.failed:
         print("run the same command again to retry the failed ones", file=sys.stderr)
     return 1 if res.failed else 0
@@ -153,7 +158,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
 
 
 def cmd_report(a: argparse.Namespace) -> int:
-    if not Path(a.db).exists():
+    if not database_exists(a.db):
         print(f"error: no database at {a.db}", file=sys.stderr)
         return 2
     from .analysis import report_data
@@ -172,6 +177,15 @@ def cmd_report(a: argparse.Namespace) -> int:
         print(f"intervals: {report['intervals']}")
         print("scored by: " + (", ".join(f"scorer {v} ({n:,} responses)" for v, n in report["scorer_versions"].items())
                                or "no responses"))
+        inf = report["sgp_inference"]
+        if inf["rows"]:
+            from .benchmarks.sgp.cli import inference_lines
+
+            print("\nSGP board-state inference (per build, solver and modality):")
+            for h in dict.fromkeys(r["dataset_hash"] for r in inf["rows"]):
+                print(f"build {h}")
+                print("\n".join(inference_lines([r for r in inf["rows"] if r["dataset_hash"] == h])))
+            print(inf["definition"])
     if report["scorer_warning"]:
         print(f"WARNING: {report['scorer_warning']}", file=sys.stderr)
     return 0
@@ -208,7 +222,7 @@ def cmd_rescore(a: argparse.Namespace) -> int:
     from .rescore import RescoreError, rescore
     from .store import Store
 
-    if not Path(a.db).exists():
+    if not database_exists(a.db):
         print(f"error: no database at {a.db}", file=sys.stderr)
         return 2
     try:
@@ -242,9 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--solver", default=None, help="solver name for lines without a 'solver' field")
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_score)
-    e = sub.add_parser("export-table", help="responses or events from the database, as CSV or Parquet")
-    e.add_argument("--db", default=str(db_path()))
-    e.add_argument("--table", choices=["responses", "events"], default="responses")
+    e = sub.add_parser("export-table", help="a table from the database as CSV or Parquet: ROSE's responses or events, "
+                                            "SGP's episode results or moves")
+    e.add_argument("--db", default=db_location())
+    e.add_argument("--table", choices=["responses", "events", "episode_results", "episode_steps"], default="responses")
     e.add_argument("--format", choices=["csv", "parquet"], default="csv")
     e.add_argument("--study", default=None, help="only this study (default: everything)")
     e.add_argument("--out", required=True)
@@ -270,14 +285,15 @@ def main(argv: list[str] | None = None) -> int:
     i.add_argument("--trust-ids", action="store_true",
                    help="accept a run that carries no dataset hash and nothing to verify its samples by")
     i.add_argument("--errored", choices=["skip", "invalid"], default="skip",
-                   help="harness/API failures: not stored but counted (skip), or stored as invalid answers")
+                   help="harness/API failures, samples a stopped inspect eval never ran and predictions cut at "
+                        "Excel's cell limit: not stored but counted (skip), or stored as invalid answers")
     i.add_argument("--export-manifest", default=None,
                    help="the rose_export.json of the export the harness ran on (fixes lmms-eval doc_id positions)")
     i.add_argument("--max-expanded-mb", type=int, default=512,
                    help="refuse archives (.eval, .xlsx) and .json logs larger than this once expanded")
     i.add_argument("--max-response-chars", type=int, default=1_000_000, help="refuse longer responses")
     i.add_argument("--dataset", default=str(dataset_dir()))
-    i.add_argument("--db", default=str(db_path()))
+    i.add_argument("--db", default=db_location())
     i.set_defaults(fn=cmd_import_run)
     g = sub.add_parser("agent", help="run a reference agent, writing a plain JSONL run")
     g.add_argument("name", choices=AGENTS)
@@ -301,10 +317,10 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--api-key-env", default="OPENAI_API_KEY")
     m.set_defaults(fn=cmd_run_model)
     r = sub.add_parser("runs", help="list the runs in the database")
-    r.add_argument("--db", default=str(db_path()))
+    r.add_argument("--db", default=db_location())
     r.set_defaults(fn=cmd_runs)
     rp = sub.add_parser("report", help="the main ROSE table from the database (for scripts: --json)")
-    rp.add_argument("--db", default=str(db_path()))
+    rp.add_argument("--db", default=db_location())
     rp.add_argument("--json", action="store_true")
     rp.add_argument("--split", choices=["dev", "test"], default=None)
     rp.add_argument("--boot", type=int, default=None, help="bootstrap resamples for the Avg intervals (default 1000, "
@@ -323,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--force", action="store_true", help="with --out: replace the folder if it exists")
     rp.set_defaults(fn=cmd_report)
     rs = sub.add_parser("rescore", help="re-score every stored response with the current scorer (one transaction)")
-    rs.add_argument("--db", default=str(db_path()))
+    rs.add_argument("--db", default=db_location())
     rs.add_argument("--dataset", default=str(dataset_dir()))
     rs.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
     rs.add_argument("--json", action="store_true")
@@ -333,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     add_sgp_parser(sub)
     from .analysis.plan import add_command as add_plan_command
 
-    add_plan_command(sub, str(db_path()), str(dataset_dir()))
+    add_plan_command(sub, db_location(), str(dataset_dir()))
     a = ap.parse_args(argv)
     try:
         return a.fn(a)

@@ -1,20 +1,24 @@
-"""The SQLite store: one database file, its schema, and the connections every part shares.
+"""The store: one database, its schema, and the connections every part shares.
 
-One file (default `data/rose.db`), WAL journal, a busy timeout, and `BEGIN IMMEDIATE` for every
-read-modify-write, so concurrent Streamlit sessions never see "database is locked" and never
-interleave an assignment.
+Two backends behind one interface, `Store(location)`:
 
-Connections are reused, not opened per operation: a thread borrows one from the store's pool the
-first time it needs one and keeps it until the thread ends (Streamlit runs every rerun on a new
-thread, so a rerun uses exactly one connection; when the thread ends its connection goes back to the
-pool). The store also keeps one connection open for its whole life, so SQLite never sees "the last
-connection closed" and does not checkpoint and delete the WAL after every rerun.
+- **SQLite** (the default: a file path, `data/rose.db`): WAL journal, a busy timeout, and `BEGIN IMMEDIATE`
+  for every read-modify-write, so concurrent Streamlit sessions never see "database is locked" and never
+  interleave an assignment. Connections are reused, not opened per operation: a thread borrows one from the
+  store's pool the first time it needs one and keeps it until the thread ends (Streamlit runs every rerun on
+  a new thread, so a rerun uses exactly one connection; when the thread ends its connection goes back to the
+  pool). The store also keeps one connection open for its whole life, so SQLite never sees "the last
+  connection closed" and does not checkpoint and delete the WAL after every rerun.
+- **PostgreSQL** (a `postgresql://…` URL, e.g. `ROSE_DB=postgresql://rose@127.0.0.1:5432/rose`): psycopg 3 with
+  a connection pool, the same schema, migrations and transactions (`rose_core.storage.pg`), so several app
+  processes share one database server.
 
 Humans, models and reference agents share the `runs` and `responses` tables (a run's `solver_kind`
 tells them apart), so every analysis reads one table. The schema is versioned in
 `meta.schema_version`; `migrate()` applies the missing steps (in version order; numbers may have
-gaps while branches are merged) in one transaction. The instrument's SQL lives in
-`rose_core.storage`; this module only owns connections and the schema.
+gaps while branches are merged) in one transaction. SQL is written once, in SQLite's dialect; the
+PostgreSQL connection translates it (placeholders, `INSERT OR IGNORE`, column types). The instrument's SQL
+lives in `rose_core.storage`; this module only owns connections and the schema.
 """
 from __future__ import annotations
 
@@ -26,7 +30,8 @@ import time
 import weakref
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Protocol, Sequence
+from urllib.parse import urlsplit, urlunsplit
 
 import sqlite_utils
 
@@ -231,14 +236,82 @@ MIGRATIONS: dict[int, list[str]] = {
         )""",
         "CREATE INDEX episode_results_participant ON episode_results(participant_id, kind)",
     ],
+    8: [
+        # SGP's auxiliary board-state inference task: one row per written board (a model's or an agent's), with
+        # the true board it is scored against, so a figure never depends on which SGP build the app has loaded.
+        # Apart from ROSE's `runs` / `responses`: no ROSE view reads it (rose_core.storage.inference).
+        """CREATE TABLE sgp_inference (
+            dataset_hash TEXT NOT NULL,
+            solver TEXT NOT NULL,
+            solver_kind TEXT NOT NULL CHECK (solver_kind IN ('model', 'agent')),
+            modality TEXT NOT NULL CHECK (modality IN ('2d', '3d', 'text')),
+            item_id TEXT NOT NULL,
+            episode_id TEXT NOT NULL,
+            board TEXT NOT NULL CHECK (board IN ('start', 'goal')),
+            sample INTEGER NOT NULL,
+            n_geoms INTEGER NOT NULL,
+            truth TEXT NOT NULL,
+            response TEXT NOT NULL,
+            ms REAL,
+            source_file TEXT NOT NULL,
+            imported_at REAL NOT NULL,
+            PRIMARY KEY (dataset_hash, solver, modality, item_id, sample)
+        )""",
+    ],
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)
 
+# One `except` for both backends: the PostgreSQL connection raises psycopg's errors as these DB-API classes
+# (rose_core.storage.pg), so a duplicate key is an IntegrityError and a lost server a DatabaseError everywhere.
+IntegrityError = sqlite3.IntegrityError
+DatabaseError = sqlite3.DatabaseError
 
-def db_path() -> Path:
-    """The app's database: $ROSE_DB, else data/rose.db."""
-    return Path(os.environ.get(DB_ENV) or DEFAULT_DB)
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+class Connection(Protocol):
+    """What the storage layer uses of a connection: sqlite3's, or the PostgreSQL one that behaves like it
+    (rows by index and by column name, `rowcount`, `total_changes`, `in_transaction`)."""
+
+    dialect: str
+    total_changes: int
+    in_transaction: bool
+
+    def execute(self, sql: str, params: Sequence[Any] | dict = ...) -> Any: ...
+
+    def executemany(self, sql: str, seq: Any) -> Any: ...
+
+
+def dialect(conn: Any) -> str:
+    """'sqlite' or 'postgresql': for the few statements that must differ (row locks, advisory locks)."""
+    return getattr(conn, "dialect", "sqlite")
+
+
+def is_postgres(location: str | Path | None) -> bool:
+    return str(location or "").startswith(POSTGRES_SCHEMES)
+
+
+def db_location() -> str:
+    """The app's database: $ROSE_DB (a file path, or a postgresql:// URL), else data/rose.db."""
+    return os.environ.get(DB_ENV) or str(DEFAULT_DB)
+
+
+def database_exists(location: str | Path) -> bool:
+    """A SQLite file that is there, or any PostgreSQL URL (an unreachable server fails when opened, by name)."""
+    return is_postgres(location) or Path(location).exists()
+
+
+def masked(location: str | Path) -> str:
+    """The location for messages and logs: a URL's password hidden."""
+    text = str(location)
+    if not is_postgres(text):
+        return text
+    parts = urlsplit(text)
+    if parts.password is None:
+        return text
+    netloc = f"{parts.username or ''}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -267,10 +340,65 @@ def _give_back(pool: queue.SimpleQueue, conn: sqlite3.Connection) -> None:
 
 
 class Store:
-    """One database file, migrated to the current schema on open; connections reused per thread."""
+    """One database, migrated to the current schema on open. `Store(path)` is SQLite (`SqliteStore`),
+    `Store("postgresql://…")` is PostgreSQL (`rose_core.storage.pg.PgStore`); no argument: `db_location()`."""
 
-    def __init__(self, path: Path | str | None = None):
-        self.path = Path(path) if path else db_path()
+    location: str                 # the path or URL it was opened with (a cache key; the URL may hold a password)
+    path: Path | None             # the SQLite file (None on PostgreSQL)
+    dialect: str
+
+    def __new__(cls, location: Path | str | None = None, **options: Any):
+        if cls is Store:
+            if is_postgres(location if location else db_location()):
+                from .storage.pg import PgStore
+                cls = PgStore
+            else:
+                cls = SqliteStore
+        return super().__new__(cls)
+
+    def connect(self) -> Any:
+        """This thread's connection, as a context manager (see the backend)."""
+        raise NotImplementedError
+
+    def write(self, concurrent: bool = False) -> Any:
+        """One read-modify-write transaction, as a context manager. Writers take turns (as SQLite's BEGIN
+        IMMEDIATE) unless `concurrent`: then, on PostgreSQL, the transaction does not queue behind other writers
+        and the caller takes the row locks its read-modify-write needs (the participant path:
+        `rose_core.storage.participants`). SQLite always takes turns."""
+        raise NotImplementedError
+
+    def migrate(self) -> int:
+        raise NotImplementedError
+
+    def query(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def table_names(self) -> list[str]:
+        raise NotImplementedError
+
+    def checkpoint(self) -> None:
+        """Make a copy of the database file complete (SQLite's WAL); nothing to do on a server."""
+
+    def close(self) -> None:
+        """Close the store's connections (tests and scripts; the app keeps one store per process)."""
+
+    def schema_version(self) -> int:
+        with self.connect() as conn:
+            return int(conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+
+    def display(self) -> str:
+        """Where the data is, for messages (a URL's password hidden)."""
+        return masked(self.location)
+
+
+class SqliteStore(Store):
+    """One database file; connections reused per thread (see the module docstring)."""
+
+    dialect = "sqlite"
+
+    def __init__(self, location: Path | str | None = None):
+        self.path = Path(location) if location else Path(db_location())
+        self.location = str(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._pool: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
         self._local = threading.local()
@@ -300,8 +428,8 @@ class Store:
         yield self._conn()
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One read-modify-write transaction, taking the write lock up front (BEGIN IMMEDIATE)."""
+    def write(self, concurrent: bool = False) -> Iterator[sqlite3.Connection]:
+        """One read-modify-write transaction, taking the write lock up front (BEGIN IMMEDIATE), `concurrent` or not."""
         conn = self._conn()
         if conn.in_transaction:
             raise RuntimeError("Store.write() inside another transaction on the same thread")
@@ -322,16 +450,7 @@ class Store:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            current = int(row[0]) if row else 0
-            if current > SCHEMA_VERSION:
-                raise RuntimeError(f"{self.path}: schema version {current} is newer than this code ({SCHEMA_VERSION})")
-            for version in sorted(v for v in MIGRATIONS if v > current):
-                for stmt in MIGRATIONS[version]:
-                    conn.execute(stmt)
-            conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
-                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(SCHEMA_VERSION),))
+            apply_migrations(conn, self.location)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -344,9 +463,13 @@ class Store:
         with self.connect() as conn:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    def schema_version(self) -> int:
-        with self.connect() as conn:
-            return int(conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+    def close(self) -> None:
+        while True:
+            try:
+                self._pool.get_nowait().close()
+            except queue.Empty:
+                break
+        self._anchor.close()
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
         """Rows as dicts, read through sqlite-utils (writes go through `write()` transactions)."""
@@ -358,17 +481,45 @@ class Store:
             return sqlite_utils.Database(conn).table_names()
 
 
-def verdicts_generation(conn: sqlite3.Connection) -> int:
+def apply_migrations(conn: Connection, where: str) -> int:
+    """Inside the caller's transaction: create `meta`, apply the missing migrations in version order and record
+    the version (the PostgreSQL connection translates each statement). Returns the version found."""
+    conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    current = int(row[0]) if row else 0
+    if current > SCHEMA_VERSION:
+        raise RuntimeError(f"{where}: schema version {current} is newer than this code ({SCHEMA_VERSION})")
+    for version in sorted(v for v in MIGRATIONS if v > current):
+        for stmt in MIGRATIONS[version]:
+            conn.execute(stmt)
+    conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
+                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(SCHEMA_VERSION),))
+    return current
+
+
+def read_frame(conn: Connection, sql: str, params: Sequence[Any] | dict | None = None) -> Any:
+    """A query's rows as a pandas DataFrame on either backend (pandas reads sqlite3 connections itself; other
+    DB-API connections it does not support)."""
+    import pandas as pd
+
+    if dialect(conn) == "sqlite":
+        return pd.read_sql_query(sql, conn, params=params)
+    cur = conn.execute(sql, params or ())
+    return pd.DataFrame.from_records([tuple(r) for r in cur.fetchall()], columns=[d[0] for d in cur.description],
+                                     coerce_float=True)
+
+
+def verdicts_generation(conn: Connection) -> int:
     """How many times stored verdicts were rewritten in place (`rescore`). Responses otherwise only grow, so
     caches keyed by (rows, last id) must also key on this, or they keep serving the old verdicts."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'verdicts_generation'").fetchone()
     return int(row[0]) if row else 0
 
 
-def bump_verdicts_generation(conn: sqlite3.Connection) -> None:
+def bump_verdicts_generation(conn: Connection) -> None:
     """Inside the transaction that rewrites verdicts."""
     conn.execute("INSERT INTO meta(key, value) VALUES ('verdicts_generation', '1') "
-                 "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+                 "ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)")
 
 
 def now() -> float:

@@ -1,11 +1,98 @@
-"""Shared fixtures: one small dataset per test session, built by the real build path."""
+"""Shared fixtures: one small dataset per test session, built by the real build path; the storage backends.
+
+`backend` is "sqlite" or "postgresql" (session-scoped and parametrized, so a test that asks for `store`,
+`make_store` or `populated_db` runs once on each, and all of its stores are on the same one). tests/app and
+tests/e2e pin it to SQLite in their own conftest.py. PostgreSQL needs ROSE_TEST_PG_URL (scripts/test.sh starts
+a throwaway server and sets it, with ROSE_TEST_PG_REQUIRED=1: then a missing URL fails every PostgreSQL test
+instead of skipping it).
+"""
 from __future__ import annotations
+
+import os
+import re
+from typing import Callable, Iterator
 
 import pytest
 
 from rose_core import Dataset, build_dataset
+from rose_core.store import Store
+
+from .backends import BACKENDS, PG_MISSING, PG_REQUIRED_ENV, PG_URL_ENV, PgServer
 
 SMALL_SCALE = 0.05
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    url = os.environ.get(PG_URL_ENV)
+    if not url:
+        if os.environ.get(PG_REQUIRED_ENV) or os.environ.get("CI"):
+            pytest.fail(f"{PG_URL_ENV} is not set, but the PostgreSQL tests are required here "
+                        f"({PG_REQUIRED_ENV} or CI is set): scripts/test.sh should have started a server", pytrace=False)
+        pytest.skip(PG_MISSING)
+    server = PgServer(url)
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def backend(request) -> str:
+    if request.param == "postgresql":
+        request.getfixturevalue("pg_server")
+    return request.param
+
+
+@pytest.fixture
+def fresh_location(backend, tmp_path, request) -> Iterator[Callable[[], str]]:
+    """Locations of fresh, empty, migrated databases on the test's backend (a new file, or a new database on the
+    test server), for code that opens the store itself (the CLI, a copy); databases dropped after the test."""
+    server: list[PgServer] = []
+    n = iter(range(1_000_000))
+
+    def location() -> str:
+        if backend == "sqlite":
+            return str(tmp_path / f"rose{next(n) or ''}.db")
+        if not server:
+            server.append(request.getfixturevalue("pg_server"))
+        return server[0].fresh()
+
+    yield location
+    for name in list(server[0].made) if server else []:
+        if not name.endswith("_populated"):
+            server[0].drop(name)
+
+
+@pytest.fixture
+def make_store(fresh_location) -> Iterator[Callable[[], Store]]:
+    """Fresh stores on the test's backend, closed after the test (before their databases are dropped)."""
+    made: list[Store] = []
+
+    def make() -> Store:
+        made.append(Store(fresh_location()))
+        return made[-1]
+
+    yield make
+    for s in made:
+        s.close()
+
+
+@pytest.fixture
+def store(make_store) -> Store:
+    return make_store()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """How many tests ran on each backend, and a loud line when the PostgreSQL ones were skipped."""
+    per: dict[str, int] = {}
+    for rep in terminalreporter.stats.get("passed", []):
+        m = re.search(r"\[(?:.*-)?(sqlite|postgresql)(?:-.*)?\]", rep.nodeid)
+        if m:
+            per[m.group(1)] = per.get(m.group(1), 0) + 1
+    if per:
+        terminalreporter.write_line("passed per storage backend: " + ", ".join(f"{k} {v}" for k, v in sorted(per.items())))
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if PG_URL_ENV in str(getattr(r, "longrepr", ""))]
+    if skipped:
+        terminalreporter.write_line(f"WARNING: {len(skipped)} tests skipped: {PG_MISSING}", red=True, bold=True)
 
 
 @pytest.fixture(scope="session")
@@ -16,22 +103,45 @@ def small_dataset(tmp_path_factory) -> Dataset:
 
 
 @pytest.fixture(scope="session")
-def populated_db(small_dataset, tmp_path_factory):
+def populated_stores(small_dataset, tmp_path_factory, request) -> Iterator[Callable[[str], Store]]:
+    """The populated database of each storage backend, built once per backend and session.
+
+    Keyed by the backend's name on purpose: tests/app and tests/e2e override `backend` with a fixture of their own,
+    and a session fixture that depended on `backend` directly was built once under the first override it met and
+    then handed to the other backend's tests too (a SQLite store to a [postgresql] test)."""
+    stores: dict[str, Store] = {}
+
+    def get(backend: str) -> Store:
+        if backend not in stores:
+            stores[backend] = _populate(small_dataset, backend, tmp_path_factory, request)
+        return stores[backend]
+
+    yield get
+    for store in stores.values():
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def populated_db(populated_stores, backend) -> Store:
     """A database filled through the real paths, deterministically (sequential ids, a fake server clock): a
     study with eight participants who answer through ParticipantSession (one fails the attention check, one
-    answers in a streak, one is too fast), plus three reference agents imported as runs."""
+    answers in a streak, one is too fast), plus three reference agents imported as runs. Shared by every test
+    on the same backend: tests that change it work on a copy (backends.clone)."""
+    return populated_stores(backend)
+
+
+def _populate(small_dataset, backend: str, tmp_path_factory, request) -> Store:
     import random as _random
 
     from rose_core.benchmarks.rose.agents import run_agent
     from rose_core.instrument.ids import FakeClock, SequentialIds
     from rose_core.run_import import import_run
-    from rose_core.store import Store
     from rose_core.study import End, StudyConfig, create_study
 
     from .participants import new_session, submit_payload
 
     root = tmp_path_factory.mktemp("populated")
-    store = Store(root / "rose.db")
+    store = Store(root / "rose.db" if backend == "sqlite" else request.getfixturevalue("pg_server").fresh("_populated"))
     ds = small_dataset
     ids, clock = SequentialIds("pop"), FakeClock()
     study = create_study(store, ds, StudyConfig(

@@ -16,6 +16,11 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
 
 
+# The app decides whose X-Forwarded-For to believe (ROSE_TRUSTED_PROXIES, rose_core.client_address): the app
+# server's own rule (uvicorn trusts the header from every loopback peer) is switched off, as scripts/run.sh does.
+APP_ENV = {"FORWARDED_ALLOW_IPS": ""}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -25,9 +30,9 @@ def free_port() -> int:
 class Server:
     """`streamlit run SCRIPT` with the given environment; `kill()` is a crash (SIGKILL), `stop()` is clean."""
 
-    def __init__(self, log: Path, env: dict[str, str] | None = None, script: str = "app.py"):
+    def __init__(self, log: Path, env: dict[str, str] | None = None, script: str = "app.py", port: int | None = None):
         self.log, self.env, self.script = Path(log), env or {}, script
-        self.port = free_port()
+        self.port = port or free_port()
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -42,7 +47,7 @@ class Server:
     def start(self, timeout: float = 60) -> Server:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", self.script, "--server.port", str(self.port),
-             "--server.address", "127.0.0.1"], cwd=ROOT, env={**os.environ, **self.env},
+             "--server.address", "127.0.0.1"], cwd=ROOT, env={**os.environ, **APP_ENV, **self.env},
             stdout=self.log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.time() + timeout
         while time.time() < deadline:

@@ -22,22 +22,18 @@ from rose_core.analysis.formats import Kind, format_frame, human_label
 from rose_core.exports import frame_bytes
 from rose_core.store import Store
 from rose_core.study import list_studies
-from ui.resources import dataset, store
+from ui.resources import dataset, store, store_at
 
 
 @st.cache_resource(show_spinner=False)
 def _frames(db: str) -> FrameCache:
     """Shared by all sessions and read-only to them: it holds no participant's state."""
-    from rose_core.store import Store
-
-    return FrameCache(Store(db))
+    return FrameCache(store_at(db))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _participants(db: str, version: tuple, rules: ExclusionRules) -> pd.DataFrame:
-    from rose_core.store import Store
-
-    return participant_table(Store(db), rules)
+    return participant_table(store_at(db), rules)
 
 
 def _signature(g: pd.DataFrame, generation: int) -> tuple[int, int, int]:
@@ -141,11 +137,11 @@ class View:
         db = db or store()
         self.db = db
         self.ds = ds or dataset()
-        everything, self.version = _frames(str(db.path)).get()
+        everything, self.version = _frames(db.location).get()
         if filters is None or rules is None:
             filters, rules = sidebar(everything)
         self.filters, self.rules = filters, rules
-        self.selection: Selection = select(everything, _participants(str(db.path), human_version(db), rules),
+        self.selection: Selection = select(everything, _participants(db.location, human_version(db), rules),
                                            filters, rules)
         self.participants = self.selection.participants
         self.df, self.n_excluded = self.selection.df, self.selection.n_excluded
@@ -287,8 +283,9 @@ def sidebar(df: pd.DataFrame) -> tuple[Filters, ExclusionRules]:
 
 
 def study_names(db: Store | None = None) -> dict[str, str]:
-    """study_id -> name, for the sidebar and for naming the human row."""
-    return {s.study_id: s.name for s in list_studies(db or store())}
+    """study_id -> name of the ROSE studies, for the sidebar and for naming the human row (an SGP study has no
+    ROSE responses: its participants are in the SGP views)."""
+    return {s.study_id: s.name for s in list_studies(db or store()) if s.config.benchmark == "rose"}
 
 
 def _suffix(note: str) -> str:
@@ -314,6 +311,23 @@ def table(df: pd.DataFrame, name: str, key: str, note: str = "", kinds: dict[str
     st.download_button("CSV", lambda: frame_bytes(shown, "csv"), f"{name}{_suffix(note)}.csv", "text/csv",
                        key=f"{key}_csv", on_click="ignore")
     return shown
+
+
+def participants_overview(parts: pd.DataFrame, rules_text: str, name: str, key: str, note: str,
+                          kinds: dict[str, Kind]) -> pd.DataFrame:
+    """A participant table as both benchmarks show it (ROSE's Participants page, SGP results): participants,
+    excluded, screened out at practice, completed; the rules and the reasons; the table. Returns the excluded."""
+    ex = parts[parts["excluded"] != ""]
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Participants", len(parts))
+    c2.metric("Excluded", len(ex))
+    c3.metric("Screened out at practice", int((parts["end_reason"] == "screened_out").sum()))
+    c4.metric("Completed", int((parts["end_reason"] == "completed").sum()))
+    st.caption(f"Exclusion rules: {rules_text}. Reasons: "
+               + (", ".join(f"{r}: {n}" for r, n in ex["excluded"].str.split(", ").explode().value_counts().items())
+                  or "none"))
+    table(parts.assign(excluded=parts["excluded"].replace("", "no")), name, key, note, kinds=kinds)
+    return ex
 
 
 def chart(fig: go.Figure, name: str, key: str, note: str = "") -> None:
@@ -361,4 +375,4 @@ def warm_up() -> threading.Event:
     Called where experimenters land after signing in, so the analysis pages are warm when they are opened;
     participant sessions never start it."""
     db = store()
-    return _warm_up_started(str(db.path), _frames(str(db.path)).get()[1], db, dataset())
+    return _warm_up_started(db.location, _frames(db.location).get()[1], db, dataset())

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rose_core import Dataset, dataset_dir
-from rose_core.store import Store, db_path
+from rose_core.store import Store, db_location
 from rose_core.views import ensure_dataset
 
 
@@ -14,8 +14,9 @@ def _dataset(root: str) -> Dataset:
 
 
 @st.cache_resource(show_spinner=False)
-def _store(path: str) -> Store:
-    return Store(path)  # one per process: connections pooled and reused per thread (see rose_core.store)
+def store_at(location: str) -> Store:
+    """One store per database and process: connections pooled and reused (see rose_core.store)."""
+    return Store(location)
 
 
 def dataset() -> Dataset:
@@ -29,4 +30,4 @@ def dataset() -> Dataset:
 
 
 def store() -> Store:
-    return _store(str(db_path()))
+    return store_at(db_location())

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..store import Store, verdicts_generation
+from ..solver_labels import label_of
+from ..store import Store, read_frame, verdicts_generation
 
 _SQL = """
 SELECT r.response_id, r.run_id, runs.solver_kind, runs.solver_name, runs.study_id, r.participant_id, r.instance_id,
@@ -25,13 +26,13 @@ def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
     """Every main response (participants' practice and attention items excluded), one row each; with
     after_id, only the responses stored after that one (for incremental refreshes)."""
     with store.connect() as conn:
-        df = pd.read_sql_query(_SQL + " AND r.response_id > ? ORDER BY r.response_id", conn, params=(after_id,))
+        df = read_frame(conn, _SQL + " AND r.response_id > ? ORDER BY r.response_id", (after_id,))
     # Fixed dtypes, whatever this batch holds: an appended batch must look like a full reload.
     df["study_id"] = df["study_id"].fillna("").astype(object)
     for col in ("total_ms", "first_action_ms"):
         df[col] = df[col].astype(float)
-    df["solver"] = np.where(df["solver_kind"] == "human", "Human",
-                            np.where(df["solver_kind"] == "agent", df["solver_name"] + " (agent)", df["solver_name"]))
+    codes, runs = pd.factorize(df["solver_kind"] + "\x1f" + df["solver_name"])  # one label per distinct run
+    df["solver"] = np.array([label_of(*r.split("\x1f", 1)) for r in runs] + [""], dtype=object)[codes]
     df["unit"] = np.where(df["solver_kind"] == "human", df["participant_id"], df["scene_id"])
     return df
 
@@ -40,8 +41,8 @@ class FrameCache:
     """The responses frame of one database, refreshed by appending what is new (responses only grow; a
     removed or replaced run changes the row count differently, and then everything is reloaded).
 
-    A Parquet snapshot beside the database (`<db>.frame.parquet`) makes the first load after a server start
-    a file read plus the rows stored since, instead of a full SQLite scan.
+    A Parquet snapshot beside a SQLite database (`<db>.frame.parquet`) makes the first load after a server start
+    a file read plus the rows stored since, instead of a full scan.
     """
 
     def __init__(self, store: Store, snapshot: bool = True):
@@ -52,7 +53,8 @@ class FrameCache:
         self.frame: pd.DataFrame | None = None
         # (rows, max response_id, verdicts generation) of what the frame holds
         self.state: tuple[int, int, int] = (0, 0, 0)
-        self.snapshot = Path(f"{store.path}.frame.parquet") if snapshot else None
+        # SQLite only: beside the file. On PostgreSQL several app processes share the data; each reads it whole once.
+        self.snapshot = Path(f"{store.path}.frame.parquet") if snapshot and store.path is not None else None
         self.snapshot_rows = 0
 
     def _current(self) -> tuple[int, int, int]:

@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
 from ..instrument.config import StudyConfig
-from ..store import Store
+from ..store import Store, database_exists, masked
 
 Z95 = 1.959963984540054        # two-sided 95 % normal quantile
 DEFAULT_SECONDS_PER_ITEM = 15.0  # used when no participant has answered yet and none is given
@@ -225,18 +225,19 @@ def add_command(sub: argparse._SubParsersAction, db_default: str, dataset_defaul
 
 
 def cmd_plan(a: argparse.Namespace) -> int:
-    from pathlib import Path
-
     ds = Dataset.load(a.dataset)
-    store = Store(a.db) if Path(a.db).exists() else None
+    store = Store(a.db) if database_exists(a.db) else None
     if a.study:
         from ..study import list_studies
 
         if store is None:
-            raise ValueError(f"--study {a.study}: no database at {a.db}")
+            raise ValueError(f"--study {a.study}: no database at {masked(a.db)}")
         found = [s for s in list_studies(store) if a.study in (s.study_id, s.name)]
         if not found:
-            raise ValueError(f"--study {a.study}: no such study in {a.db}")
+            raise ValueError(f"--study {a.study}: no such study in {masked(a.db)}")
+        if found[0].config.benchmark != "rose":
+            raise ValueError(f"--study {a.study}: an {found[0].config.benchmark.upper()} study; plan plans ROSE "
+                             "studies (an SGP study's coverage is on its Studies page)")
         cfg, study_id = found[0].config, found[0].study_id
     else:
         cfg = StudyConfig(name="plan", split=a.split, subsets=a.subsets, templates=a.templates,

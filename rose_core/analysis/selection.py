@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..store import Store
+from ..store import Store, read_frame
 from .answers import decode_answer
 from .frame import responses_frame
 
@@ -83,8 +83,17 @@ def _longest_streaks(main: pd.DataFrame) -> pd.Series:
     return pd.Series(np.bincount(run)[run], index=main.index).groupby(pid).max()
 
 
+def rose_study_ids(store: Store) -> set[str]:
+    """The ROSE studies' ids: an SGP study's participants answer episodes, never ROSE items, and are analysed in
+    the SGP views (`analysis.sgp`), so no ROSE table counts them."""
+    from ..storage.participants import list_studies
+
+    with store.connect() as conn:
+        return {s.study_id for s in list_studies(conn) if s.config.benchmark == "rose"}
+
+
 def participant_table(store: Store, rules: ExclusionRules) -> pd.DataFrame:
-    """One row per participant: timing, practice, attention, streaks, and why (if) excluded."""
+    """One row per participant of a ROSE study: timing, practice, attention, streaks, and why (if) excluded."""
     parts = pd.DataFrame(store.query(
         "SELECT p.participant_id, p.study_id, s.name AS study, p.external_id, p.source, p.practice_attempts, "
         "p.practice_passed, p.end_reason FROM participants p JOIN studies s USING (study_id) "
@@ -92,10 +101,13 @@ def participant_table(store: Store, rules: ExclusionRules) -> pd.DataFrame:
         "ORDER BY p.study_id, p.external_id, p.participant_id"))
     if parts.empty:
         return parts
+    parts = parts[parts["study_id"].isin(rose_study_ids(store))].reset_index(drop=True)
+    if parts.empty:
+        return parts
     with store.connect() as conn:
-        resp = pd.read_sql_query(
-            "SELECT participant_id, kind, passed, parsed, total_ms, first_action_ms FROM responses "
-            "WHERE participant_id != '' ORDER BY participant_id, submitted_at, response_id", conn)
+        resp = read_frame(
+            conn, "SELECT participant_id, kind, passed, parsed, total_ms, first_action_ms FROM responses "
+            "WHERE participant_id != '' ORDER BY participant_id, submitted_at, response_id")
     main = resp[resp["kind"] == "main"]
     g = main.groupby("participant_id")
     stats = pd.DataFrame({

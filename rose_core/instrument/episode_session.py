@@ -15,7 +15,7 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Sequence, Union
+from typing import Any, Callable, Iterator, Literal, Sequence, Union
 
 from ..benchmarks.sgp.dataset import SgpDataset
 from ..benchmarks.sgp.item import SgpItem, sgp_item
@@ -25,8 +25,8 @@ from ..storage import participants as sp
 from .config import Study, StudyConfig, StudyError
 from .ids import Clock, Ids, RandomIds, stable_hash, system_clock
 from .items import Move, StepOutcome
-from .policy import default_tiebreak, shown_at
-from .session import Consent, End, Instructions, ParticipantSession, RoundOutcome, view_id_for
+from .policy import best_first, default_tiebreak, shown_at
+from .session import ClaimBusy, Consent, End, Instructions, ParticipantSession, RoundOutcome, view_id_for
 
 MoveInput = Literal["click", "keyboard", "typed"]
 MAX_COMMAND_CHARS = 200
@@ -197,25 +197,29 @@ def create_sgp_study(store: Store, ds: SgpDataset, cfg: StudyConfig, ids: Ids | 
     return study
 
 
-def pick_episode(pool: Sequence[str], ds: SgpDataset, cfg: StudyConfig, counts: dict[str, int], seen: set[str],
-                 counterbalance: int, position: int, tiebreak: Callable[[str], str]) -> str | None:
-    """Least-assigned eligible episode, never past the target. Counterbalanced: the shortest path length c1
-    wanted at each position rotates with the participant's arrival rank, so difficulty order differs across
-    participants. Pure: counts, what they saw and the tie-break are passed in."""
+def rank_episodes(pool: Sequence[str], ds: SgpDataset, cfg: StudyConfig, counts: dict[str, int], seen: set[str],
+                  counterbalance: int, position: int, tiebreak: Callable[[str], str]) -> Iterator[str]:
+    """Eligible episodes, best first: least assigned, never at the target. Counterbalanced: the shortest path
+    length c1 wanted at each position rotates with the participant's arrival rank (those episodes first), so
+    difficulty order differs across participants. Pure: counts, what they saw and the tie-break are passed in."""
     eligible = [e for e in pool if counts.get(e, 0) < cfg.target_per_instance and e not in seen]
-    if not eligible:
-        return None
 
-    def best(cands: list[str]) -> str:
-        return min(cands, key=lambda e: (counts.get(e, 0), tiebreak(e)))
+    def key(e: str) -> tuple[int, str]:
+        return counts.get(e, 0), tiebreak(e)
 
-    if cfg.ordering == "counterbalanced":
+    if cfg.ordering == "counterbalanced" and eligible:
         levels = sorted({ds.episodes[e].c1 for e in pool})
         want = levels[(counterbalance + position) % len(levels)]
-        cands = [e for e in eligible if ds.episodes[e].c1 == want]
-        if cands:
-            return best(cands)
-    return best(eligible)
+        yield from best_first([e for e in eligible if ds.episodes[e].c1 == want], key)
+        yield from best_first([e for e in eligible if ds.episodes[e].c1 != want], key)
+        return
+    yield from best_first(eligible, key)
+
+
+def pick_episode(pool: Sequence[str], ds: SgpDataset, cfg: StudyConfig, counts: dict[str, int], seen: set[str],
+                 counterbalance: int, position: int, tiebreak: Callable[[str], str]) -> str | None:
+    """The best episode of `rank_episodes`, or None when none is eligible."""
+    return next(rank_episodes(pool, ds, cfg, counts, seen, counterbalance, position, tiebreak), None)
 
 
 def sgp_progress(cfg: StudyConfig, answered: int) -> str:
@@ -277,8 +281,12 @@ class EpisodeSession(ParticipantSession):
         if answered >= cfg.items_per_participant:
             sp.finish(c, pid, "completed", t)
             return self._end("completed")
-        eid = pick_episode(sgp_pool(self.sgp, cfg), self.sgp, cfg, sp.main_assignment_counts(c, self.study.study_id),
-                           {a.instance_id for a in mains}, p.counterbalance, answered, default_tiebreak(pid))
+        ranked = rank_episodes(sgp_pool(self.sgp, cfg), self.sgp, cfg, sp.main_assignment_counts(c, self.study.study_id),
+                               {a.instance_id for a in mains}, p.counterbalance, answered, default_tiebreak(pid))
+        claim = sp.claim_instance(c, self.study.study_id, ranked, cfg.target_per_instance)
+        if claim.busy:
+            raise ClaimBusy()
+        eid = claim.instance_id
         if eid is None:
             reason = "completed" if answered else "pool_exhausted"
             sp.finish(c, pid, reason, t)
@@ -331,7 +339,7 @@ class EpisodeSession(ParticipantSession):
             return MoveReport(0, False)
         pid, run = self.participant_id, self.study.run_id
         item = screen.item
-        with self.store.write() as c:
+        with self._tx() as c:
             a = self._assignment_of(c, screen.view_id)
             if a is None or a.answered_at is not None or a.released_at is not None:
                 return MoveReport(0, a is not None and a.answered_at is not None)

@@ -5,8 +5,9 @@ participant has seen and a tie-break, so tests seed them and get the same assign
 """
 from __future__ import annotations
 
+import heapq
 import os
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import Instance
@@ -14,6 +15,7 @@ from .config import StudyConfig
 from .ids import stable_hash
 
 _POOLS: dict[tuple, list[Instance]] = {}
+T = TypeVar("T")
 
 CLOSED_TAB_GRACE_S = 60.0      # a tab closed this long (and silent) loses its held item: time for a reload
 HOLDS_PER_ADDRESS_ENV = "ROSE_MAX_HOLDS_PER_ADDRESS"
@@ -51,30 +53,52 @@ def default_tiebreak(participant_id: str) -> Callable[[str], str]:
     return lambda instance_id: stable_hash(participant_id, instance_id)
 
 
-def pick_main(pool: Sequence[Instance], cfg: StudyConfig, counts: Mapping[str, int], seen_ids: set[str],
+def best_first(cands: Sequence[T], key: Callable[[T], Any]) -> Iterator[T]:
+    """`cands` by `key`, smallest first, lazily: the first costs one pass (as `min`), the rest a heap only when a
+    caller asks for them (on PostgreSQL, when another participant is claiming the first one right now)."""
+    if not cands:
+        return
+    keyed = [(key(c), n) for n, c in enumerate(cands)]
+    first = min(keyed)
+    yield cands[first[1]]
+    keyed.remove(first)
+    heapq.heapify(keyed)
+    while keyed:
+        yield cands[heapq.heappop(keyed)[1]]
+
+
+def rank_main(pool: Sequence[Instance], cfg: StudyConfig, counts: Mapping[str, int], seen_ids: set[str],
               seen_scenes: set[str], counterbalance: int, position: int,
-              tiebreak: Callable[[str], str]) -> Instance | None:
-    """Least-annotated eligible instance, never past the target; counterbalanced by template and subset.
+              tiebreak: Callable[[str], str]) -> Iterator[Instance]:
+    """Eligible instances, best first: least annotated, never at the target, counterbalanced by template and
+    subset (the wanted template and subset first, then the wanted template, then the rest).
 
     `counts` are live assignments per instance (answered or held), `position` the number of main items the
     participant has answered, `counterbalance` the participant's arrival rank in the study."""
     eligible = [i for i in pool
                 if counts.get(i.instance_id, 0) < cfg.target_per_instance and i.instance_id not in seen_ids
                 and (cfg.same_scene_multiple_templates or i.scene_id not in seen_scenes)]
-    if not eligible:
-        return None
 
-    def best(cands: list[Instance]) -> Instance:
-        return min(cands, key=lambda i: (counts.get(i.instance_id, 0), tiebreak(i.instance_id)))
+    def key(i: Instance) -> tuple[int, str]:
+        return counts.get(i.instance_id, 0), tiebreak(i.instance_id)
 
-    if cfg.ordering == "counterbalanced":
+    if cfg.ordering == "counterbalanced" and eligible:
         want_t = cfg.templates[(counterbalance + position) % len(cfg.templates)]
         want_s = cfg.subsets[(counterbalance + position // len(cfg.templates)) % len(cfg.subsets)]
-        for pred in (lambda i: i.template == want_t and i.subset == want_s, lambda i: i.template == want_t):
-            cands = [i for i in eligible if pred(i)]
-            if cands:
-                return best(cands)
-    return best(eligible)
+        both = [i for i in eligible if i.template == want_t and i.subset == want_s]
+        template = [i for i in eligible if i.template == want_t and i.subset != want_s]
+        rest = [i for i in eligible if i.template != want_t]
+        for group in (both, template, rest):
+            yield from best_first(group, key)
+        return
+    yield from best_first(eligible, key)
+
+
+def pick_main(pool: Sequence[Instance], cfg: StudyConfig, counts: Mapping[str, int], seen_ids: set[str],
+              seen_scenes: set[str], counterbalance: int, position: int,
+              tiebreak: Callable[[str], str]) -> Instance | None:
+    """The best instance of `rank_main`, or None when none is eligible."""
+    return next(rank_main(pool, cfg, counts, seen_ids, seen_scenes, counterbalance, position, tiebreak), None)
 
 
 def attention_slot_due(cfg: StudyConfig, answered_main: int, done_slots: set[int]) -> int | None:

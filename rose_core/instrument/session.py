@@ -1,23 +1,24 @@
 """A participant's session: what to show now, computed from the database alone, and what they did, stored.
 
-`ParticipantSession.screen()` runs one `BEGIN IMMEDIATE` transaction on the thread's one connection and
-returns a screen record (Consent, Instructions, PracticeFeedback, ItemScreen, End); the page only lays it
-out. Everything that decides where the participant is (consent, practice feedback still to acknowledge, the
-held item, the end reason) is in SQLite, so a reload, a closed tab or a restarted server resumes at the
-same screen. Gold answers stay on the server: a screen's `component_data()` holds none.
+`ParticipantSession.screen()` runs one write transaction (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: the
+participant's row lock first, see `rose_core.storage.participants`) and returns a screen record (Consent,
+Instructions, PracticeFeedback, ItemScreen, End); the page only lays it out. Everything that decides where the
+participant is (consent, practice feedback still to acknowledge, the held item, the end reason) is in the
+database, so a reload, a closed tab or a restarted server (or another app process) resumes at the same screen.
+Gold answers stay on the server: a screen's `component_data()` holds none.
 """
 from __future__ import annotations
 
 import json
 import random
-import sqlite3
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Literal, Union
 
 from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import Cell
-from ..store import Store
+from ..store import DatabaseError, IntegrityError, Store
 from ..storage import participants as sp
 from ..storage.events import insert_events, view_events
 from ..storage.responses import ResponseRow, practice_round_passes, response_of, write_responses
@@ -27,7 +28,7 @@ from .ids import Clock, Ids, RandomIds, stable_hash, system_clock
 from .items import ItemResult, OneShotAnswer, RoseItem, attention_item_id, item_for
 from .policy import (
     CLOSED_TAB_GRACE_S, attention_scene, attention_slot_due, default_tiebreak, holds_per_address, main_pool,
-    pick_main, progress_text, shown_at,
+    pick_main, progress_text, rank_main, shown_at,
 )
 from .practice import plan_practice
 
@@ -35,6 +36,14 @@ from .practice import plan_practice
 class StorageError(RuntimeError):
     """The database cannot store or read right now (disk full, read-only, corrupt). Nothing was half-stored: the
     page keeps the participant's selection and sends the answer again once storage works."""
+
+
+class ClaimBusy(Exception):
+    """Every instance this participant could get was being claimed by others at that moment (PostgreSQL): the
+    screen's transaction is rolled back and computed again (`BUSY_RETRIES` times, then `Wait`)."""
+
+
+BUSY_RETRIES = 20
 
 
 class OtherTabError(StudyError):
@@ -62,26 +71,33 @@ def storage(store: Store) -> Iterator[None]:
     of this thread (a rerun's events, the retry) starts clean instead of failing as a nested transaction."""
     try:
         yield
-    except sqlite3.IntegrityError:
+    except IntegrityError:
         raise
-    except sqlite3.DatabaseError as e:
+    except DatabaseError as e:
         try:
             with store.connect() as c:
                 if c.in_transaction:
                     c.execute("ROLLBACK")
-        except sqlite3.DatabaseError:
+        except DatabaseError:
             pass
         raise StorageError(str(e)) from e
 
 
 @dataclass(frozen=True)
 class Client:
-    """The browser tab driving a participant: its Streamlit session id, the address it connects from, and a probe
-    saying whether a tab (any session id) is still connected to this server."""
+    """The browser tab driving a participant: its id, the address it connects from, a probe saying whether a
+    tab (any tab id) is still connected: True, False, or None when this server process cannot know (the tab is
+    another process's; see `rose_core.instrument.tabs`), and `resumes`: the Streamlit session id this tab had
+    before it reconnected, as the browser says (a tab that lost its server process and came back on another)."""
 
     client_id: str
     address: str | None = None
-    live: Callable[[str], bool] = field(default=lambda _client_id: True, repr=False, compare=False)
+    live: Callable[[str], bool | None] = field(default=lambda _client_id: True, repr=False, compare=False)
+    resumes: str | None = None
+
+    def continues(self, tab_id: str) -> bool:
+        """True when this tab is `tab_id` reconnected (its session id is the one the browser says it had)."""
+        return self.resumes is not None and tab_id.rpartition("/")[2] == self.resumes
 
 
 def view_id_for(participant_id: str, kind: str, attempt: int, position: int) -> str:
@@ -111,10 +127,14 @@ class ItemScreen:
     ack_seq: int
     restore: Restore
 
-    def component_data(self, image: bytes | str) -> dict[str, Any]:
-        """What the grid component gets; `image`: the PNG bytes or a URL serving exactly them."""
+    def component_data(self, image: bytes | str, stored_seq: int = -1, refusals: int = 0,
+                       pending: bool = False) -> dict[str, Any]:
+        """What the grid component gets; `image`: the PNG bytes or a URL serving exactly them. `stored_seq`: the
+        highest seq of this view stored since the screen was computed (`record_events`' return): the browser then
+        drops those events and sends only newer ones (ack_seq), not the item's whole log with every change.
+        `refusals`, `pending`: what became of this view's answer (grid_input.component_data)."""
         return component_data(self.view_id, image, self.item.layout, self.item.mode, self.item.instruction,
-                              self.progress, self.ack_seq, self.restore)
+                              self.progress, max(self.ack_seq, stored_seq + 1), self.restore, refusals, pending)
 
 
 RoundOutcome = Literal["next", "passed", "retry", "screened_out"]
@@ -205,8 +225,11 @@ def join(store: Store, study: Study, external_id: str, source: str, prolific_stu
         raise StudyError("participant id: expected 1-128 characters")
     prolific_study_id, prolific_session_id = _link_id(prolific_study_id), _link_id(prolific_session_id)
     t = clock()
-    with storage(store), store.write() as c:
+    with storage(store), store.write(concurrent=True) as c:
         p = sp.find_participant(c, study.study_id, external_id)
+        if p is None:
+            sp.lock_joins(c, study.study_id)  # the arrival rank is a count: one new participant at a time
+            p = sp.find_participant(c, study.study_id, external_id)  # stored meanwhile by another process?
         if p is None:
             pid = (ids or RandomIds()).participant_id()
             sp.insert_participant(c, pid, study.study_id, external_id, source, prolific_study_id,
@@ -250,27 +273,39 @@ class ParticipantSession:
     def cfg(self) -> StudyConfig:
         return self.study.config
 
+    @contextmanager
+    def _tx(self) -> Iterator[Any]:
+        """A write transaction of this participant: their row lock first (PostgreSQL), so their transactions take
+        turns and nobody else releases their items meanwhile (see `rose_core.storage.participants`)."""
+        with self.store.write(concurrent=True) as c:
+            sp.lock_participant(c, self.participant_id)
+            yield c
+
     # ---- the intro
     def consent(self) -> None:
-        with storage(self.store), self.store.write() as c:
+        with storage(self.store), self._tx() as c:
             if self._owns(c):
                 sp.set_consent(c, self.participant_id, self.clock())
 
     def finish_instructions(self) -> None:
-        with storage(self.store), self.store.write() as c:
+        with storage(self.store), self._tx() as c:
             if self._owns(c):
                 sp.set_instructions(c, self.participant_id, self.clock())
 
     # ---- which tab drives the participant
     def _claim(self, c, p: sp.Participant) -> bool:
-        """True when this tab drives the participant (claimed now if no other tab is connected)."""
+        """True when this tab drives the participant (claimed now when the tab that drove it is known closed, or
+        when this tab is that tab reconnected, e.g. after its server process died). A tab of another process may
+        be open: this one then asks, as a second tab does."""
         if self.client is None:
             return True
         mine, current = self.client.client_id, p.client_id
         if current == mine:
             return True
-        if current is not None and self.client.live(current):
-            return False
+        if current is not None and not self.client.continues(current):
+            live = self.client.live(current)
+            if live or live is None:
+                return False
         sp.set_client(c, p.participant_id, mine, self.client.address)
         return True
 
@@ -286,23 +321,33 @@ class ParticipantSession:
         """'Continue here': this tab drives the participant from now on; the other tab's messages are refused."""
         if self.client is None:
             return
-        with storage(self.store), self.store.write() as c:
+        with storage(self.store), self._tx() as c:
             sp.set_client(c, self.participant_id, self.client.client_id, self.client.address)
 
     # ---- what to show
     def screen(self) -> Screen:
-        for _ in range(10):
+        dropped = busy = 0
+        while True:
             try:
-                with storage(self.store), self.store.write() as c:
+                with storage(self.store), self._tx() as c:
                     return self._screen(c)
             except ItemUnavailable as e:
+                dropped += 1
+                if dropped >= 10:
+                    raise StudyError("too many items of this study cannot be shown (damaged images)") from e
                 self._drop(e.assignment, e.why)
-        raise StudyError("too many items of this study cannot be shown (damaged images)")
+            except ClaimBusy:
+                # Other participants were claiming the instances this one would get (PostgreSQL): everything of
+                # this transaction was rolled back; again in a moment, with fresh counts.
+                busy += 1
+                if busy >= BUSY_RETRIES:
+                    return Wait("held")
+                time.sleep(random.uniform(0.002, 0.01) * busy)
 
     def drop_item(self, screen: ItemScreen, why: str) -> None:
         """The page could not read the item's image: never show it again; the participant gets another item."""
         self.ds.mark_damaged(screen.item.image, why)
-        with storage(self.store), self.store.write() as c:
+        with storage(self.store), self._tx() as c:
             a = self._assignment_of(c, screen.view_id)
         if a is not None:
             self._drop(a, why)
@@ -310,7 +355,7 @@ class ParticipantSession:
     def _drop(self, a: sp.Assignment, why: str) -> None:
         if a.kind == "practice":
             raise ItemUnavailable(a, why)
-        with storage(self.store), self.store.write() as c:
+        with storage(self.store), self._tx() as c:
             sp.release(c, a, self.clock())
             sp.record_flag(c, self.study.study_id, a.participant_id, None, "damaged_image",
                            f"{a.kind} {a.instance_id}: {why}", self.clock())
@@ -408,9 +453,12 @@ class ParticipantSession:
         if self._address_full(c):
             return Wait("address")
         seen = {a.instance_id for a in mains}, {a.scene_id for a in mains}
-        inst = pick_main(pool, cfg, sp.main_assignment_counts(c, self.study.study_id), *seen, p.counterbalance,
-                         answered_main, default_tiebreak(pid))
-        if inst is None:
+        ranked = rank_main(pool, cfg, sp.main_assignment_counts(c, self.study.study_id), *seen, p.counterbalance,
+                           answered_main, default_tiebreak(pid))
+        claim = sp.claim_instance(c, self.study.study_id, (i.instance_id for i in ranked), cfg.target_per_instance)
+        if claim.busy:
+            raise ClaimBusy()
+        if claim.instance_id is None:
             # Only answers fill an instance for good: while a held item may still come free, ask them to wait.
             if pick_main(pool, cfg, sp.main_answered_counts(c, self.study.study_id), *seen, p.counterbalance,
                          answered_main, default_tiebreak(pid)) is not None:
@@ -418,28 +466,30 @@ class ParticipantSession:
             reason: EndReason = "completed" if answered_main else "pool_exhausted"
             sp.finish(c, pid, reason, t)
             return self._end(reason)
+        inst = self.ds.instances[claim.instance_id]
         sp.insert_assignment(c, pid, "main", len(mains), 0, inst.instance_id, inst.scene_id, t)
         return self._refetch(c, pid, "main", len(mains), progress, fraction)
 
     def _release_closed_tabs(self, c, t: float) -> None:
         """Held main items of participants whose tab closed (no longer connected to this server) more than
-        CLOSED_TAB_GRACE_S ago go back to the pool, long before the study's silence limit."""
+        CLOSED_TAB_GRACE_S ago go back to the pool, long before the study's silence limit. Only tabs known closed:
+        another server process's tab may be open (its holds wait for the silence limit)."""
         if self.client is None:
             return
         gone = [h.participant_id for h in sp.holders(c, self.study.study_id)
                 if h.participant_id != self.participant_id and h.client_id is not None
-                and h.last_seen_at < t - CLOSED_TAB_GRACE_S and not self.client.live(h.client_id)]
+                and h.last_seen_at < t - CLOSED_TAB_GRACE_S and self.client.live(h.client_id) is False]
         sp.release_holds(c, gone, t)
 
     def _address_full(self, c) -> bool:
-        """One client address holds at most `holds_per_address()` main items at once (connected tabs only)."""
+        """One client address holds at most `holds_per_address()` main items at once (tabs not known closed)."""
         address = self.client.address if self.client is not None else None
         cap = holds_per_address()
         if address is None or not cap:
             return False
         same = [h for h in sp.holders(c, self.study.study_id)
                 if h.client_address == address and h.participant_id != self.participant_id
-                and (h.client_id is None or self.client.live(h.client_id))]
+                and (h.client_id is None or self.client.live(h.client_id) is not False)]
         return len(same) >= cap
 
     def _refetch(self, c, pid: str, kind: str, position: int, progress: str, fraction: float) -> ItemScreen:
@@ -473,7 +523,7 @@ class ParticipantSession:
     # ---- what they did
     def acknowledge_feedback(self, view_id: str) -> None:
         """'Continue' on a practice feedback: stored, so the feedback is shown until then and never again after."""
-        with storage(self.store), self.store.write() as c:
+        with storage(self.store), self._tx() as c:
             if not self._owns(c):
                 return
             for a in sp.participant_assignments(c, self.participant_id):
@@ -490,7 +540,7 @@ class ParticipantSession:
         if not new:
             return known_max_seq
         t = self.clock()
-        with storage(self.store), self.store.write() as c:
+        with storage(self.store), self._tx() as c:
             if not self._owns(c):
                 raise OtherTabError("the study continues in another tab")
             insert_events(c, self.participant_id, screen.item.item_id, screen.view_id, new, t)
@@ -507,7 +557,7 @@ class ParticipantSession:
         result = item.result(OneShotAnswer(sub.selection, sub.count))
         t = self.clock()
         pid = self.participant_id
-        with storage(self.store), self.store.write() as c:
+        with storage(self.store), self._tx() as c:
             if not self._owns(c):
                 return Recorded(None, duplicate=True, refused="other_tab")
             assigns = sp.participant_assignments(c, pid)

@@ -7,7 +7,7 @@ Both tables are apart from ROSE's `responses`, so ROSE's analyses, exports and r
 from __future__ import annotations
 
 import json
-import sqlite3
+from ..store import Connection
 from dataclasses import astuple, dataclass, fields
 from typing import Any, Literal, Sequence
 
@@ -72,43 +72,43 @@ _INSERT_RESULT = (f"INSERT INTO episode_results({', '.join(_RESULT_COLS)}) "
                   f"VALUES ({', '.join('?' * len(_RESULT_COLS))})")
 
 
-def insert_step(conn: sqlite3.Connection, row: StepRow) -> bool:
+def insert_step(conn: Connection, row: StepRow) -> bool:
     """True when stored; False when this (run, participant, view, seq) was stored before (the first one stays)."""
     before = conn.total_changes
     conn.execute(_INSERT_STEP, astuple(row))
     return conn.total_changes > before
 
 
-def view_steps(conn: sqlite3.Connection, run_id: str, participant_id: str, view_id: str) -> list[StepRow]:
+def view_steps(conn: Connection, run_id: str, participant_id: str, view_id: str) -> list[StepRow]:
     cur = conn.execute(f"SELECT {', '.join(_STEP_COLS)} FROM episode_steps WHERE run_id = ? AND participant_id = ? "
                        "AND view_id = ? ORDER BY seq", (run_id, participant_id, view_id))
     return [StepRow(*r) for r in cur.fetchall()]
 
 
-def write_episode_results(conn: sqlite3.Connection, rows: Sequence[EpisodeResultRow]) -> int:
+def write_episode_results(conn: Connection, rows: Sequence[EpisodeResultRow]) -> int:
     """Inside the caller's transaction; a second row for the same episode and attempt raises IntegrityError."""
     conn.executemany(_INSERT_RESULT, [astuple(r) for r in rows])
     return len(rows)
 
 
-def episode_result_of(conn: sqlite3.Connection, run_id: str, participant_id: str, episode_id: str, kind: str,
-                      attempt: int) -> sqlite3.Row | None:
+def episode_result_of(conn: Connection, run_id: str, participant_id: str, episode_id: str, kind: str,
+                      attempt: int) -> Any:
     return conn.execute("SELECT * FROM episode_results WHERE run_id = ? AND participant_id = ? AND episode_id = ? "
                         "AND kind = ? AND attempt = ? AND sample = 0",
                         (run_id, participant_id, episode_id, kind, attempt)).fetchone()
 
 
-def practice_round_solved(conn: sqlite3.Connection, run_id: str, participant_id: str, attempt: int) -> list[int]:
+def practice_round_solved(conn: Connection, run_id: str, participant_id: str, attempt: int) -> list[int]:
     return [r[0] for r in conn.execute("SELECT passed FROM episode_results WHERE run_id = ? AND participant_id = ? "
                                        "AND kind = 'practice' AND attempt = ?", (run_id, participant_id, attempt))]
 
 
-def main_result_counts(conn: sqlite3.Connection, run_id: str) -> dict[str, int]:
+def main_result_counts(conn: Connection, run_id: str) -> dict[str, int]:
     return dict(conn.execute("SELECT episode_id, count(*) FROM episode_results WHERE run_id = ? AND kind = 'main' "
                              "GROUP BY episode_id", (run_id,)).fetchall())
 
 
-def results(conn: sqlite3.Connection, run_ids: Sequence[str] | None = None, kind: str = "main") -> list[dict]:
+def results(conn: Connection, run_ids: Sequence[str] | None = None, kind: str = "main") -> list[dict]:
     """Finished episodes (every run, or these), oldest first, with the run's solver."""
     sql = ("SELECT e.*, r.solver_kind, r.solver_name, r.study_id FROM episode_results e JOIN runs r USING (run_id) "
            "WHERE e.kind = ?")
@@ -121,17 +121,17 @@ def results(conn: sqlite3.Connection, run_ids: Sequence[str] | None = None, kind
     return [dict(r) for r in conn.execute(sql + " ORDER BY e.result_id", params)]
 
 
-def episode_steps(conn: sqlite3.Connection, run_id: str, participant_id: str, view_id: str) -> list[dict]:
+def episode_steps(conn: Connection, run_id: str, participant_id: str, view_id: str) -> list[dict]:
     """One episode's moves as plain rows (the replay page)."""
     return [dict(zip(_STEP_COLS, astuple(s))) for s in view_steps(conn, run_id, participant_id, view_id)]
 
 
-def participants_summary(conn: sqlite3.Connection, run_id: str, study_id: str) -> list[dict]:
+def participants_summary(conn: Connection, run_id: str, study_id: str) -> list[dict]:
     """One row per participant of an SGP study: main episodes finished and solved, practice solved."""
     rows = conn.execute(
         """SELECT p.participant_id, p.external_id, p.source, p.created_at, p.last_seen_at, p.consent_at,
                   p.practice_attempts, p.practice_passed, p.finished_at, p.end_reason,
-                  coalesce(sum(e.kind = 'main'), 0) AS main_episodes,
+                  count(CASE WHEN e.kind = 'main' THEN 1 END) AS main_episodes,
                   avg(CASE WHEN e.kind = 'main' THEN e.passed END) AS main_solved_rate,
                   avg(CASE WHEN e.kind = 'practice' THEN e.passed END) AS practice_solved_rate
            FROM participants p LEFT JOIN episode_results e ON e.participant_id = p.participant_id AND e.run_id = ?
@@ -143,12 +143,18 @@ def participants_summary(conn: sqlite3.Connection, run_id: str, study_id: str) -
 EXPORT_TABLES = ("episode_results", "episode_steps")
 
 
-def export_rows(conn: sqlite3.Connection, table: str, run_id: str) -> list[dict]:
-    """A study's episode results or moves, with the participant's external id, for download."""
+def export_query(table: str, one_run: bool) -> str:
+    """The SELECT of `export_rows` (one `?` for the run when `one_run`): episode results or moves with the run's
+    study and the participant's external id."""
     if table not in EXPORT_TABLES:
         raise ValueError(f"unknown table {table!r}: expected one of {', '.join(EXPORT_TABLES)}")
-    order = "t.result_id" if table == "episode_results" else "t.participant_id, t.view_id, t.seq"
-    return [dict(r) for r in conn.execute(
-        f"SELECT t.*, p.external_id FROM {table} t LEFT JOIN participants p ON p.participant_id = t.participant_id "
-        f"WHERE t.run_id = ? ORDER BY {order}", (run_id,))]
+    order = "t.result_id" if table == "episode_results" else "t.run_id, t.participant_id, t.view_id, t.seq"
+    return (f"SELECT t.*, r.study_id, p.external_id FROM {table} t JOIN runs r ON r.run_id = t.run_id "
+            f"LEFT JOIN participants p ON p.participant_id = t.participant_id "
+            f"{'WHERE t.run_id = ?' if one_run else ''} ORDER BY {order}")
 
+
+def export_rows(conn: Connection, table: str, run_id: str | None = None) -> list[dict]:
+    """Episode results or moves (of one study's run, or of every run), for download."""
+    return [dict(r) for r in conn.execute(export_query(table, run_id is not None),
+                                          (run_id,) if run_id is not None else ())]

@@ -1,7 +1,7 @@
 """Events of a view (clicks, count input, focus…): inserted once, idempotent by (participant, view, seq)."""
 from __future__ import annotations
 
-import sqlite3
+from ..store import Connection
 from typing import Sequence
 
 from ..instrument.grid_input import GridEvent
@@ -10,7 +10,7 @@ _INSERT = ("INSERT OR IGNORE INTO events(participant_id, instance_id, view_id, s
            "client_ts, active_ms, server_ts) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
 
 
-def insert_events(conn: sqlite3.Connection, participant_id: str, instance_id: str, view_id: str,
+def insert_events(conn: Connection, participant_id: str, instance_id: str, view_id: str,
                   events: Sequence[GridEvent], server_ts: float) -> int:
     """Store the events not stored yet; a repeated seq is ignored (the first one stays). Returns rows added."""
     before = conn.total_changes
@@ -19,13 +19,13 @@ def insert_events(conn: sqlite3.Connection, participant_id: str, instance_id: st
     return conn.total_changes - before
 
 
-def view_events(conn: sqlite3.Connection, participant_id: str, view_id: str) -> list[GridEvent]:
+def view_events(conn: Connection, participant_id: str, view_id: str) -> list[GridEvent]:
     return [GridEvent(r["seq"], r["type"], r["row"], r["col"], r["value"], r["client_ts"], r["active_ms"])
             for r in conn.execute("SELECT seq, type, row, col, value, client_ts, active_ms FROM events "
                                   "WHERE participant_id = ? AND view_id = ? ORDER BY seq",
                                   (participant_id, view_id))]
 
 
-def view_event_count(conn: sqlite3.Connection, participant_id: str, view_id: str) -> int:
+def view_event_count(conn: Connection, participant_id: str, view_id: str) -> int:
     return conn.execute("SELECT count(*) FROM events WHERE participant_id = ? AND view_id = ?",
                         (participant_id, view_id)).fetchone()[0]

@@ -1,16 +1,33 @@
-"""Studies, participants and assignments: the SQL of the participant path."""
+"""Studies, participants and assignments: the SQL of the participant path.
+
+Concurrency. On SQLite every write transaction is `BEGIN IMMEDIATE`: one writer at a time, so a transaction reads
+exact counts. On PostgreSQL the participant path's transactions (`Store.write(concurrent=True)`) run side by side
+(READ COMMITTED), and three locks keep the same rules without making participants wait for each other:
+
+- `lock_participant`: a participant's row lock, taken first by every transaction of that participant. Their
+  assignments change only under it: two tabs (or two app processes) of one participant take turns, and other
+  participants' transactions release a silent participant's held items only after taking that lock without
+  waiting (`SKIP LOCKED`), so an item is never released while its holder is answering it.
+- `claim_instance`: an instance is assigned only under its per-instance claim (a transaction-scoped advisory lock
+  taken with `pg_try_advisory_xact_lock`, i.e. skip-if-locked), after counting its live assignments again under
+  it; a claimed instance is skipped for the next candidate. So the per-instance target is never exceeded, and
+  participants arriving together take different instances instead of queueing on one.
+- `lock_joins`: a study's arrival rank (counterbalancing) is read and used under one advisory lock per study,
+  taken only when a new participant is stored.
+"""
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
+
+from ..store import Connection, dialect
 
 from ..instrument.config import EndReason, Study, StudyConfig
 
 
 # --------------------------------------------------------------------------- studies
 
-def insert_study(conn: sqlite3.Connection, study: Study) -> None:
+def insert_study(conn: Connection, study: Study) -> None:
     """The study and its run (human responses of a study form one run, solver kind 'human')."""
     conn.execute("INSERT INTO studies(study_id, name, dataset_hash, config, created_at, active) VALUES (?,?,?,?,?,?)",
                  (study.study_id, study.name, study.dataset_hash, study.config.to_json(), study.created_at,
@@ -25,16 +42,16 @@ def _study(row: Any) -> Study:
                  row["created_at"], bool(row["active"]))
 
 
-def get_study(conn: sqlite3.Connection, study_id: str) -> Study | None:
+def get_study(conn: Connection, study_id: str) -> Study | None:
     row = conn.execute("SELECT * FROM studies WHERE study_id = ?", (study_id,)).fetchone()
     return _study(row) if row else None
 
 
-def list_studies(conn: sqlite3.Connection) -> list[Study]:
+def list_studies(conn: Connection) -> list[Study]:
     return [_study(r) for r in conn.execute("SELECT * FROM studies ORDER BY created_at DESC, study_id")]
 
 
-def set_active(conn: sqlite3.Connection, study_id: str, active: bool) -> None:
+def set_active(conn: Connection, study_id: str, active: bool) -> None:
     conn.execute("UPDATE studies SET active = ? WHERE study_id = ?", (int(active), study_id))
 
 
@@ -69,18 +86,18 @@ def _participant(row: Any) -> Participant:
                        row["prolific_study_id"], row["prolific_session_id"], row["client_id"], row["client_address"])
 
 
-def get_participant(conn: sqlite3.Connection, participant_id: str) -> Participant | None:
+def get_participant(conn: Connection, participant_id: str) -> Participant | None:
     row = conn.execute("SELECT * FROM participants WHERE participant_id = ?", (participant_id,)).fetchone()
     return _participant(row) if row else None
 
 
-def find_participant(conn: sqlite3.Connection, study_id: str, external_id: str) -> Participant | None:
+def find_participant(conn: Connection, study_id: str, external_id: str) -> Participant | None:
     row = conn.execute("SELECT * FROM participants WHERE study_id = ? AND external_id = ?",
                        (study_id, external_id)).fetchone()
     return _participant(row) if row else None
 
 
-def insert_participant(conn: sqlite3.Connection, participant_id: str, study_id: str, external_id: str, source: str,
+def insert_participant(conn: Connection, participant_id: str, study_id: str, external_id: str, source: str,
                        prolific_study_id: str | None, prolific_session_id: str | None, t: float) -> None:
     """Counterbalance = arrival rank in the study (read in the same transaction)."""
     (n,) = conn.execute("SELECT count(*) FROM participants WHERE study_id = ?", (study_id,)).fetchone()
@@ -89,60 +106,74 @@ def insert_participant(conn: sqlite3.Connection, participant_id: str, study_id: 
                  (participant_id, study_id, external_id, source, prolific_study_id, prolific_session_id, n, t, t))
 
 
-def touch(conn: sqlite3.Connection, participant_id: str, t: float) -> None:
+def lock_joins(conn: Connection, study_id: str) -> None:
+    """Before storing a new participant of the study (its arrival rank is a count read in the same transaction).
+    SQLite: BEGIN IMMEDIATE already serialises; PostgreSQL: one advisory lock per study, held to the commit."""
+    if dialect(conn) == "postgresql":
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (f"rose-join:{study_id}",))
+
+
+def lock_participant(conn: Connection, participant_id: str) -> None:
+    """First in every transaction of this participant: on PostgreSQL, the participant's row lock (see the module
+    docstring); SQLite's BEGIN IMMEDIATE already serialises every writer."""
+    if dialect(conn) == "postgresql":
+        conn.execute("SELECT 1 FROM participants WHERE participant_id = ? FOR UPDATE", (participant_id,))
+
+
+def touch(conn: Connection, participant_id: str, t: float) -> None:
     conn.execute("UPDATE participants SET last_seen_at = ? WHERE participant_id = ?", (t, participant_id))
 
 
-def set_client(conn: sqlite3.Connection, participant_id: str, client_id: str, address: str | None) -> None:
+def set_client(conn: Connection, participant_id: str, client_id: str, address: str | None) -> None:
     """This tab drives the participant from now on (another tab's messages are refused)."""
     conn.execute("UPDATE participants SET client_id = ?, client_address = ? WHERE participant_id = ?",
                  (client_id, address, participant_id))
 
 
-def record_flag(conn: sqlite3.Connection, study_id: str, participant_id: str | None, external_id: str | None,
+def record_flag(conn: Connection, study_id: str, participant_id: str | None, external_id: str | None,
                 kind: str, detail: str, t: float) -> None:
     """A refused request kept for the experimenter (identity mismatch, late answer, damaged image…)."""
     conn.execute("INSERT INTO participant_flags(study_id, participant_id, external_id, kind, detail, at) "
                  "VALUES (?,?,?,?,?,?)", (study_id, participant_id, external_id, kind, detail[:500], t))
 
 
-def flags(conn: sqlite3.Connection, study_id: str) -> list[dict]:
+def flags(conn: Connection, study_id: str) -> list[dict]:
     return [dict(r) for r in conn.execute("SELECT * FROM participant_flags WHERE study_id = ? ORDER BY at, kind",
                                           (study_id,))]
 
 
-def set_consent(conn: sqlite3.Connection, participant_id: str, t: float) -> None:
+def set_consent(conn: Connection, participant_id: str, t: float) -> None:
     conn.execute("UPDATE participants SET consent_at = coalesce(consent_at, ?), last_seen_at = ? "
                  "WHERE participant_id = ?", (t, t, participant_id))
 
 
-def set_instructions(conn: sqlite3.Connection, participant_id: str, t: float) -> None:
+def set_instructions(conn: Connection, participant_id: str, t: float) -> None:
     conn.execute("UPDATE participants SET instructions_at = coalesce(instructions_at, ?), last_seen_at = ? "
                  "WHERE participant_id = ?", (t, t, participant_id))
 
 
-def set_started_main(conn: sqlite3.Connection, participant_id: str, t: float) -> None:
+def set_started_main(conn: Connection, participant_id: str, t: float) -> None:
     conn.execute("UPDATE participants SET started_main_at = coalesce(started_main_at, ?) WHERE participant_id = ?",
                  (t, participant_id))
 
 
-def finish(conn: sqlite3.Connection, participant_id: str, reason: EndReason, t: float) -> None:
+def finish(conn: Connection, participant_id: str, reason: EndReason, t: float) -> None:
     """The first end reason stays (a later call never overwrites it)."""
     conn.execute("UPDATE participants SET finished_at = coalesce(finished_at, ?), end_reason = coalesce(end_reason, ?) "
                  "WHERE participant_id = ?", (t, reason, participant_id))
 
 
-def set_practice(conn: sqlite3.Connection, participant_id: str, passed: bool | None, attempts: int) -> None:
+def set_practice(conn: Connection, participant_id: str, passed: bool | None, attempts: int) -> None:
     conn.execute("UPDATE participants SET practice_passed = ?, practice_attempts = ? WHERE participant_id = ?",
                  (None if passed is None else int(passed), attempts, participant_id))
 
 
-def participants_summary(conn: sqlite3.Connection, study: Study) -> list[dict]:
+def participants_summary(conn: Connection, study: Study) -> list[dict]:
     """One row per participant with main answers, pass rates and attention results (the Studies page)."""
     rows = conn.execute(
         """SELECT p.participant_id, p.external_id, p.source, p.counterbalance, p.created_at, p.last_seen_at,
                   p.consent_at, p.practice_attempts, p.practice_passed, p.finished_at, p.end_reason,
-                  coalesce(sum(r.kind = 'main'), 0) AS main_answered,
+                  count(CASE WHEN r.kind = 'main' THEN 1 END) AS main_answered,
                   avg(CASE WHEN r.kind = 'main' THEN r.passed END) AS main_pass_rate,
                   avg(CASE WHEN r.kind = 'attention' THEN r.passed END) AS attention_pass_rate
            FROM participants p LEFT JOIN responses r ON r.participant_id = p.participant_id AND r.run_id = ?
@@ -151,13 +182,13 @@ def participants_summary(conn: sqlite3.Connection, study: Study) -> list[dict]:
     return [dict(r) for r in rows]
 
 
-def status_counts(conn: sqlite3.Connection, study_id: str) -> dict[str, int]:
+def status_counts(conn: Connection, study_id: str) -> dict[str, int]:
     """Participants per end reason ('in progress' while not finished)."""
     return dict(conn.execute("SELECT coalesce(end_reason, 'in progress'), count(*) FROM participants "
                              "WHERE study_id = ? GROUP BY 1", (study_id,)).fetchall())
 
 
-def main_answer_counts(conn: sqlite3.Connection, run_id: str) -> dict[str, int]:
+def main_answer_counts(conn: Connection, run_id: str) -> dict[str, int]:
     return dict(conn.execute("SELECT instance_id, count(*) FROM responses WHERE run_id = ? AND kind = 'main' "
                              "GROUP BY instance_id", (run_id,)).fetchall())
 
@@ -184,34 +215,43 @@ def _assignment(row: Any) -> Assignment:
                       row["acknowledged_at"])
 
 
-def participant_assignments(conn: sqlite3.Connection, participant_id: str) -> list[Assignment]:
+def participant_assignments(conn: Connection, participant_id: str) -> list[Assignment]:
     """All of a participant's assignments, in the order they were made (a few dozen rows: one query)."""
     return [_assignment(r) for r in conn.execute(
         "SELECT * FROM assignments WHERE participant_id = ? ORDER BY assigned_at, kind, attempt, position",
         (participant_id,))]
 
 
-def insert_assignment(conn: sqlite3.Connection, participant_id: str, kind: str, position: int, attempt: int,
+def insert_assignment(conn: Connection, participant_id: str, kind: str, position: int, attempt: int,
                       instance_id: str, scene_id: str, t: float) -> None:
     conn.execute("INSERT INTO assignments(participant_id, kind, position, attempt, instance_id, scene_id, "
                  "assigned_at) VALUES (?,?,?,?,?,?,?)", (participant_id, kind, position, attempt, instance_id,
                                                           scene_id, t))
 
 
-def mark_answered(conn: sqlite3.Connection, a: Assignment, t: float) -> bool:
+def mark_answered(conn: Connection, a: Assignment, t: float) -> bool:
     """True when this call answered it (False: already answered, e.g. a double submit)."""
     cur = conn.execute("UPDATE assignments SET answered_at = ? WHERE participant_id = ? AND kind = ? AND attempt = ? "
                        "AND position = ? AND answered_at IS NULL", (t, a.participant_id, a.kind, a.attempt, a.position))
     return cur.rowcount == 1
 
 
-def acknowledge(conn: sqlite3.Connection, a: Assignment, t: float) -> None:
+def acknowledge(conn: Connection, a: Assignment, t: float) -> None:
     conn.execute("UPDATE assignments SET acknowledged_at = coalesce(acknowledged_at, ?) WHERE participant_id = ? "
                  "AND kind = ? AND attempt = ? AND position = ?", (t, a.participant_id, a.kind, a.attempt, a.position))
 
 
-def release_stale(conn: sqlite3.Connection, study_id: str, cutoff: float, except_participant: str, t: float) -> None:
-    """Held main items of participants silent since `cutoff` go back to the pool."""
+def release_stale(conn: Connection, study_id: str, cutoff: float, except_participant: str, t: float) -> None:
+    """Held main items of participants silent since `cutoff` go back to the pool (on PostgreSQL only those whose
+    participant row is not locked right now: a participant in a transaction is not silent)."""
+    if dialect(conn) == "postgresql":
+        conn.execute(
+            "UPDATE assignments SET released_at = ? WHERE kind = 'main' AND answered_at IS NULL AND released_at IS NULL "
+            "AND participant_id IN (SELECT q.participant_id FROM participants q WHERE q.study_id = ? "
+            "AND q.last_seen_at < ? AND q.participant_id != ? AND EXISTS (SELECT 1 FROM assignments h "
+            "WHERE h.participant_id = q.participant_id AND h.kind = 'main' AND h.answered_at IS NULL "
+            "AND h.released_at IS NULL) FOR UPDATE OF q SKIP LOCKED)", (t, study_id, cutoff, except_participant))
+        return
     conn.execute(
         "UPDATE assignments SET released_at = ? WHERE kind = 'main' AND answered_at IS NULL AND released_at IS NULL "
         "AND participant_id IN (SELECT participant_id FROM participants WHERE study_id = ? AND last_seen_at < ? "
@@ -228,27 +268,33 @@ class Holder:
     last_seen_at: float
 
 
-def holders(conn: sqlite3.Connection, study_id: str) -> list[Holder]:
+def holders(conn: Connection, study_id: str) -> list[Holder]:
     return [Holder(*r) for r in conn.execute(
         "SELECT DISTINCT q.participant_id, q.client_id, q.client_address, q.last_seen_at FROM participants q "
         "JOIN assignments a ON a.participant_id = q.participant_id WHERE q.study_id = ? AND a.kind = 'main' "
         "AND a.answered_at IS NULL AND a.released_at IS NULL ORDER BY q.participant_id", (study_id,))]
 
 
-def release_holds(conn: sqlite3.Connection, participant_ids: list[str], t: float) -> None:
-    """These participants' held main items go back to the pool (a late answer for them is refused)."""
-    conn.executemany("UPDATE assignments SET released_at = ? WHERE participant_id = ? AND kind = 'main' "
-                     "AND answered_at IS NULL AND released_at IS NULL", [(t, p) for p in participant_ids])
+def release_holds(conn: Connection, participant_ids: list[str], t: float) -> None:
+    """These participants' held main items go back to the pool (a late answer for them is refused). On
+    PostgreSQL a participant in a transaction of their own right now is skipped (SKIP LOCKED: they are there)."""
+    sql = ("UPDATE assignments SET released_at = ? WHERE participant_id = ? AND kind = 'main' "
+           "AND answered_at IS NULL AND released_at IS NULL")
+    if dialect(conn) == "postgresql":
+        sql += " AND EXISTS (SELECT 1 FROM participants WHERE participant_id = ? FOR UPDATE SKIP LOCKED)"
+        conn.executemany(sql, [(t, p, p) for p in participant_ids])
+        return
+    conn.executemany(sql, [(t, p) for p in participant_ids])
 
 
-def release(conn: sqlite3.Connection, a: Assignment, t: float) -> None:
+def release(conn: Connection, a: Assignment, t: float) -> None:
     """One held item back to the pool (its image cannot be shown)."""
     conn.execute("UPDATE assignments SET released_at = coalesce(released_at, ?) WHERE participant_id = ? AND kind = ? "
                  "AND attempt = ? AND position = ? AND answered_at IS NULL",
                  (t, a.participant_id, a.kind, a.attempt, a.position))
 
 
-def main_answered_counts(conn: sqlite3.Connection, study_id: str) -> dict[str, int]:
+def main_answered_counts(conn: Connection, study_id: str) -> dict[str, int]:
     """Answered main items per instance (what a held item may still free up is not in it)."""
     return dict(conn.execute(
         "SELECT a.instance_id, count(*) FROM assignments a JOIN participants q ON q.participant_id = a.participant_id "
@@ -256,9 +302,51 @@ def main_answered_counts(conn: sqlite3.Connection, study_id: str) -> dict[str, i
         (study_id,)).fetchall())
 
 
-def main_assignment_counts(conn: sqlite3.Connection, study_id: str) -> dict[str, int]:
+def main_assignment_counts(conn: Connection, study_id: str) -> dict[str, int]:
     """Live main assignments per instance (answered or held, not released): what the target caps."""
     return dict(conn.execute(
         "SELECT a.instance_id, count(*) FROM assignments a JOIN participants q USING (participant_id) "
         "WHERE q.study_id = ? AND a.kind = 'main' AND a.released_at IS NULL GROUP BY a.instance_id",
         (study_id,)).fetchall())
+
+
+# --------------------------------------------------------------------------- claims
+
+MAX_CLAIM_TRIES = 64
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The instance claimed for this transaction, or None; `busy`: none was claimed because other participants'
+    transactions held the candidates (or filled them since they were counted): try again in a moment."""
+
+    instance_id: str | None
+    busy: bool = False
+
+
+def live_main_count(conn: Connection, study_id: str, instance_id: str) -> int:
+    """Live main assignments of one instance in a study (answered or held, not released)."""
+    return int(conn.execute(
+        "SELECT count(*) FROM assignments a JOIN participants q USING (participant_id) WHERE q.study_id = ? "
+        "AND a.instance_id = ? AND a.kind = 'main' AND a.released_at IS NULL", (study_id, instance_id)).fetchone()[0])
+
+
+def claim_instance(conn: Connection, study_id: str, candidates: Iterable[str], target: int) -> Claim:
+    """The first candidate (best first, as the policy ranks them) that still has room below the target, claimed
+    until the transaction ends (see the module docstring). SQLite: the counts the candidates were ranked by were
+    read in this same exclusive transaction, so the first one is it."""
+    if dialect(conn) != "postgresql":
+        return Claim(next(iter(candidates), None))
+    busy = False
+    for tries, iid in enumerate(candidates):
+        if tries >= MAX_CLAIM_TRIES:
+            return Claim(None, busy=True)
+        got = conn.execute("SELECT pg_try_advisory_xact_lock(hashtext(?), hashtext(?))", (study_id, iid)).fetchone()[0]
+        if not got:
+            busy = True
+            continue
+        # Counted again now that it is ours (a new statement: it sees every claim committed before ours).
+        if live_main_count(conn, study_id, iid) < target:
+            return Claim(iid)
+        busy = True  # filled since the ranking's counts were read: fresh counts may offer another
+    return Claim(None, busy=busy)

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass, fields
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 from ..benchmarks.rose.scoring import SCORER_VERSION
-from ..store import Store
+from ..store import Connection, Store
 
 ResponseKind = Literal["practice", "main", "attention"]
 
@@ -61,10 +60,10 @@ _COLUMNS = [f.name for f in fields(ResponseRow)]
 _INSERT = (f"INSERT INTO responses({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})")
 
 
-def write_responses(conn: sqlite3.Connection, rows: Sequence[ResponseRow]) -> int:
+def write_responses(conn: Connection, rows: Sequence[ResponseRow]) -> int:
     """Insert rows inside the caller's transaction (a whole run at once is fine: one executemany).
 
-    A second row for the same (run, participant, instance, kind, attempt) raises sqlite3.IntegrityError, so
+    A second row for the same (run, participant, instance, kind, attempt) raises IntegrityError (rose_core.store), so
     the caller's transaction rolls back and nothing is half-stored."""
     conn.executemany(_INSERT, [tuple(getattr(r, c) for c in _COLUMNS) for r in rows])  # astuple deep-copies: 10x slower
     return len(rows)
@@ -76,12 +75,12 @@ def store_responses(store: Store, rows: Sequence[ResponseRow]) -> int:
         return write_responses(c, rows)
 
 
-def response_of(conn: sqlite3.Connection, run_id: str, participant_id: str, instance_id: str, kind: str,
-                attempt: int) -> sqlite3.Row | None:
+def response_of(conn: Connection, run_id: str, participant_id: str, instance_id: str, kind: str,
+                attempt: int) -> Any:
     return conn.execute("SELECT * FROM responses WHERE run_id = ? AND participant_id = ? AND instance_id = ? "
                         "AND kind = ? AND attempt = ?", (run_id, participant_id, instance_id, kind, attempt)).fetchone()
 
 
-def practice_round_passes(conn: sqlite3.Connection, participant_id: str, attempt: int) -> list[int]:
+def practice_round_passes(conn: Connection, participant_id: str, attempt: int) -> list[int]:
     return [r[0] for r in conn.execute("SELECT passed FROM responses WHERE participant_id = ? AND kind = 'practice' "
                                        "AND attempt = ?", (participant_id, attempt))]

@@ -2,7 +2,7 @@
 and the failures that decide a lockout (policy: `rose_core.auth.GuessPolicy`)."""
 from __future__ import annotations
 
-import sqlite3
+from ..store import Connection
 from typing import Literal
 
 Outcome = Literal["ok", "wrong", "refused"]
@@ -19,12 +19,12 @@ _FAILURES = {
 }
 
 
-def record_sign_in(conn: sqlite3.Connection, attempt_id: str, attempted_at: float, client: str, session_id: str,
+def record_sign_in(conn: Connection, attempt_id: str, attempted_at: float, client: str, session_id: str,
                    outcome: Outcome) -> None:
     conn.execute(_INSERT, (attempt_id, attempted_at, client, session_id, outcome))
 
 
-def failures_since(conn: sqlite3.Connection, who: Literal["client", "session_id"], key: str,
+def failures_since(conn: Connection, who: Literal["client", "session_id"], key: str,
                    since: float) -> tuple[int, float | None]:
     """(failed attempts, time of the last one) for this client address or session."""
     n, last = conn.execute(_FAILURES[who], (key, since, key, since)).fetchone()

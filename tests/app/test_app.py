@@ -17,7 +17,7 @@ def sign_in(at: AppTest, password: str = PASSWORD) -> AppTest:
 
 def explorer() -> AppTest:
     at = sign_in(app())
-    at.switch_page("pages/scene_explorer.py")
+    at.switch_page("app_pages/scene_explorer.py")
     return at.run()
 
 
@@ -28,7 +28,7 @@ def test_without_password_only_sign_in_is_reachable(app_env):
     assert len(at.dataframe) == 0 and len(at.get("image")) == 0
     # The explorer is not even registered as a page before sign-in, so no URL reaches it.
     with pytest.raises(ValueError, match="Known pages: \\['Sign in'\\]"):
-        at.switch_page("pages/scene_explorer.py")
+        at.switch_page("app_pages/scene_explorer.py")
 
 
 def test_wrong_password_is_refused(app_env):

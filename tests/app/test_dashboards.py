@@ -10,14 +10,14 @@ from streamlit.testing.v1 import AppTest
 
 from .conftest import PASSWORD, ROOT
 
-PAGES = ["pages/results.py", "pages/agreement.py", "pages/participants_overview.py", "pages/drilldown.py"]
+PAGES = ["app_pages/results.py", "app_pages/agreement.py", "app_pages/participants_overview.py", "app_pages/drilldown.py"]
 
 
 @pytest.fixture
 def dash_env(small_dataset, populated_db, monkeypatch):
     monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
     monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
-    monkeypatch.setenv("ROSE_DB", str(populated_db.path))
+    monkeypatch.setenv("ROSE_DB", populated_db.location)
     monkeypatch.chdir(ROOT)
     st.cache_resource.clear()
     st.cache_data.clear()
@@ -36,7 +36,7 @@ def open_page(page: str) -> AppTest:
 
 
 def test_results_page(dash_env):
-    at = open_page("pages/results.py")
+    at = open_page("app_pages/results.py")
     assert not at.exception, at.exception
     main = at.dataframe[0].value
     assert {"Human (pilot)", "oracle (agent)", "GPT-5.5 (published)"} <= set(main["solver"])  # names its study
@@ -57,10 +57,10 @@ def test_results_main_table_equals_report_json(dash_env, small_dataset):
     from rose_core.analysis import ExclusionRules, Filters, table_columns
     from ui.dash import View
 
-    at = open_page("pages/results.py")
+    at = open_page("app_pages/results.py")
     assert not at.exception, at.exception
     shown = at.dataframe[0].value.reset_index(drop=True)
-    r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", str(dash_env.path), "--json"],
+    r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", dash_env.location, "--json"],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
@@ -74,7 +74,7 @@ def test_results_main_table_equals_report_json(dash_env, small_dataset):
 
 
 def test_exclusions_and_filters_change_the_numbers(dash_env):
-    at = open_page("pages/results.py")
+    at = open_page("app_pages/results.py")
     with_ex = at.caption[0].value
     at.sidebar.checkbox(key="dash_ex_att").uncheck()
     at.sidebar.checkbox(key="dash_ex_fast").uncheck()
@@ -87,7 +87,7 @@ def test_exclusions_and_filters_change_the_numbers(dash_env):
 
 
 def test_agreement_page(dash_env):
-    at = open_page("pages/agreement.py")
+    at = open_page("app_pages/agreement.py")
     assert not at.exception, at.exception
     labels = [m.label for m in at.metric]
     assert "Krippendorff α, cell clicks (nominal)" in labels and "Panel (majority vote) accuracy" in labels
@@ -101,7 +101,7 @@ def test_agreement_page(dash_env):
 
 
 def test_participants_page(dash_env):
-    at = open_page("pages/participants_overview.py")
+    at = open_page("app_pages/participants_overview.py")
     assert not at.exception, at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Participants"] == "8" and int(metrics["Excluded"]) >= 3
@@ -113,7 +113,7 @@ def test_drilldown_page_with_replay(dash_env):
     row = dash_env.query("SELECT r.instance_id, r.participant_id FROM responses r JOIN events e ON "
                          "e.participant_id = r.participant_id AND e.instance_id = r.instance_id "
                          "WHERE r.kind = 'main' AND r.template = 'G-Clk' AND e.type = 'click' LIMIT 1")[0]
-    at = open_page("pages/drilldown.py")
+    at = open_page("app_pages/drilldown.py")
     assert not at.exception, at.exception
     at.sidebar.checkbox(key="dash_ex_att").uncheck()
     at.sidebar.checkbox(key="dash_ex_fast").uncheck()
@@ -139,7 +139,7 @@ def test_every_table_is_in_the_one_format(dash_env):
     None/nan/empty cell anywhere on the analysis pages."""
     import re
 
-    at = open_page("pages/results.py")
+    at = open_page("app_pages/results.py")
     assert not at.exception, at.exception
     main = at.dataframe[0].value.set_index("solver")
     human = main.loc["Human (pilot)"]
@@ -162,11 +162,11 @@ def test_every_table_is_in_the_one_format(dash_env):
 
 
 def test_exclusions_chosen_once_apply_on_every_page(dash_env):
-    at = open_page("pages/results.py")
+    at = open_page("app_pages/results.py")
     at.sidebar.checkbox(key="dash_ex_att").uncheck().run()
     assert "failed an attention check" not in at.caption[0].value
     chosen = at.caption[0].value.split(" · ")[-1]
-    for page in ("pages/agreement.py", "pages/participants_overview.py", "pages/drilldown.py", "pages/results.py"):
+    for page in ("app_pages/agreement.py", "app_pages/participants_overview.py", "app_pages/drilldown.py", "app_pages/results.py"):
         at.switch_page(page).run()
         assert not at.exception, at.exception
         assert at.sidebar.checkbox(key="dash_ex_att").value is False, page
@@ -174,7 +174,7 @@ def test_exclusions_chosen_once_apply_on_every_page(dash_env):
 
 
 def test_all_humans_excluded_is_said_at_the_top(dash_env):
-    at = open_page("pages/results.py")
+    at = open_page("app_pages/results.py")
     assert not at.error
     at.sidebar.number_input(key="dash_ex_fast_s").set_value(60.0)
     at.sidebar.number_input(key="dash_ex_streak_n").set_value(2).run()
@@ -184,7 +184,7 @@ def test_all_humans_excluded_is_said_at_the_top(dash_env):
         assert not at.exception, (page, at.exception)
         assert at.error and "removed every participant" in at.error[0].value, page
         assert "8 in this selection" in at.error[0].value
-    at.switch_page("pages/results.py").run()
+    at.switch_page("app_pages/results.py").run()
     assert not any(s.startswith("Human") and "published" not in s for s in at.dataframe[0].value["solver"])
     at.sidebar.checkbox(key="dash_ex_fast").uncheck()
     at.sidebar.checkbox(key="dash_ex_streak").uncheck().run()
@@ -196,7 +196,7 @@ def test_drilldown_picker_limited_to_instances_humans_answered(dash_env):
         "SELECT DISTINCT instance_id FROM responses WHERE kind = 'main' AND participant_id != ''")}
     every = {r["instance_id"] for r in dash_env.query("SELECT DISTINCT instance_id FROM responses WHERE kind = 'main'")}
     assert humans < every  # the agents answered instances no participant saw
-    at = open_page("pages/drilldown.py")
+    at = open_page("app_pages/drilldown.py")
     at.sidebar.checkbox(key="dash_ex_att").uncheck()
     at.sidebar.checkbox(key="dash_ex_fast").uncheck()
     at.sidebar.checkbox(key="dash_ex_streak").uncheck().run()

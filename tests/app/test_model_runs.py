@@ -15,7 +15,7 @@ def runs_page() -> AppTest:
     at.text_input(key="auth_given").input(PASSWORD)
     at.button[0].click()
     at.run()
-    at.switch_page("pages/model_runs.py")
+    at.switch_page("app_pages/model_runs.py")
     return at.run()
 
 

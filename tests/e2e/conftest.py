@@ -18,6 +18,13 @@ def start_server(dataset, folder: Path, **env: str) -> Server:
     return srv
 
 
+@pytest.fixture(scope="session")
+def backend() -> str:
+    """The end-to-end tests run on SQLite, the app's default (the storage, study, session and analysis tests run on
+    both backends; tests/conftest.py)."""
+    return "sqlite"
+
+
 @pytest.fixture
 def server(small_dataset, tmp_path):
     srv = start_server(small_dataset, tmp_path)

@@ -61,14 +61,20 @@ def start(page, url: str) -> None:
         page.get_by_text("Thank you!")).first.wait_for(timeout=30_000)
 
 
-def wait_until(fetch, pred, timeout: float = 15, what: str = ""):
-    """Poll `fetch()` (a database read, usually) until `pred` holds on its result; no fixed pause."""
+def wait_until(fetch, pred, timeout: float = 15, what: str = "", page=None):
+    """Poll `fetch()` (a database read, usually) until `pred` holds on its result; no fixed pause.
+
+    `page`: pause through it instead of sleeping. A test that routes the page's websocket (route_web_socket) must:
+    in Playwright's sync API routed messages move only while the test is inside a Playwright call."""
     import time
 
     deadline = time.time() + timeout
     got = fetch()
     while not pred(got) and time.time() < deadline:
-        time.sleep(0.05)
+        if page is None:
+            time.sleep(0.05)
+        else:
+            page.wait_for_timeout(50)
         got = fetch()
     assert pred(got), f"{what or 'condition'} not reached in {timeout} s: {got!r}"
     return got
@@ -86,3 +92,44 @@ def sign_in(page, url: str, password: str) -> None:
     page.get_by_label("Experimenter password").fill(password)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("link", name="Studies").wait_for()
+
+
+def script_run(port: int, query: str = "", page_name: str = "", host: str = "127.0.0.1",
+               headers: dict[str, str] | None = None) -> dict:
+    """One browser-like visit at the websocket level (Streamlit's own protobufs): open a session, ask for `page_name`
+    (the URL path a browser would send) with `query` (and extra handshake `headers`), and return what the first script run sent: how many pages the
+    new session listed, every navigation message's page names, headings and alert texts."""
+    import asyncio
+
+    import websockets
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ClientState_pb2 import ClientState
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    async def visit() -> dict:
+        got: dict = {"navigation": [], "headings": [], "alerts": []}
+        async with websockets.connect(f"ws://{host}:{port}/_stcore/stream", subprotocols=["streamlit"],
+                                      max_size=None, additional_headers=headers) as ws:
+            await ws.send(BackMsg(rerun_script=ClientState(query_string=query, page_name=page_name))
+                          .SerializeToString())
+            while True:
+                m = ForwardMsg()
+                m.ParseFromString(await asyncio.wait_for(ws.recv(), 60))
+                kind = m.WhichOneof("type")
+                if kind == "new_session":  # before st.navigation runs: the main script, named as the URL asked
+                    got["session_pages"] = len(m.new_session.app_pages)
+                elif kind == "navigation":
+                    got["navigation"].append([p.page_name for p in m.navigation.app_pages])
+                elif kind == "delta" and m.delta.WhichOneof("type") == "new_element":
+                    el = m.delta.new_element
+                    if el.WhichOneof("type") == "heading":
+                        got["headings"].append(el.heading.body)
+                    elif el.WhichOneof("type") == "alert":
+                        got["alerts"].append(el.alert.body)
+                elif kind == "script_finished":
+                    return got
+
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # its own event loop, beside Playwright's
+        return pool.submit(asyncio.run, visit()).result()

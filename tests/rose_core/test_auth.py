@@ -188,8 +188,7 @@ def _log(store: Store) -> list[dict]:
                        "ORDER BY attempted_at, outcome")
 
 
-def test_a_burst_of_200_concurrent_wrong_guesses_is_refused_and_logged(tmp_path):
-    store = Store(tmp_path / "rose.db")
+def test_a_burst_of_200_concurrent_wrong_guesses_is_refused_and_logged(store):
     policy = GuessPolicy()
     results, gate = [], threading.Barrier(8)
 
@@ -219,8 +218,7 @@ def test_a_burst_of_200_concurrent_wrong_guesses_is_refused_and_logged(tmp_path)
     assert attempt_sign_in(store, PW, PW, client="198.51.100.7", session="other", now=T0 + 1).ok
 
 
-def test_lockouts_grow_exponentially_up_to_the_cap_and_a_success_resets(tmp_path):
-    store = Store(tmp_path / "rose.db")
+def test_lockouts_grow_exponentially_up_to_the_cap_and_a_success_resets(store):
     policy = GuessPolicy(free=3, base_s=2.0, cap_s=60.0)
     t, waits = T0, []
     for _ in range(10):  # each guess made the moment the previous lockout ends
@@ -237,8 +235,7 @@ def test_lockouts_grow_exponentially_up_to_the_cap_and_a_success_resets(tmp_path
     assert [r["outcome"] for r in _log(store)].count("refused") == 1
 
 
-def test_the_session_is_locked_too_and_old_failures_are_forgotten(tmp_path):
-    store = Store(tmp_path / "rose.db")
+def test_the_session_is_locked_too_and_old_failures_are_forgotten(store):
     policy = GuessPolicy(free=2, base_s=10.0, window_s=3600.0)
     for k in range(2):
         attempt_sign_in(store, "nope", PW, client=f"10.0.0.{k}", session="one-session", now=T0, policy=policy)

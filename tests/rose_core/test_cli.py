@@ -126,3 +126,41 @@ def test_dataset_load_detects_tampering(small_dataset, tmp_path):
         f.write("\n")
     with pytest.raises(DatasetError, match="does not match manifest"):
         Dataset.load(copy)
+
+
+def test_every_database_command_works_on_the_database_rose_db_names(store, small_dataset, tmp_path):
+    """ROSE_DB (a SQLite file, or a postgresql:// URL) is the default database of every command that reads or
+    writes one: import-run, runs, export-table, report, plan, rescore."""
+    from rose_core.instrument.ids import FakeClock, SequentialIds
+    from rose_core.study import StudyConfig, create_study
+    from tests.participants import new_session, run_to_end
+
+    study = create_study(store, small_dataset, StudyConfig(
+        name="cli", split="dev", templates=["T1"], items_per_participant=3, practice_items=0, attention_every=0,
+        seed=2), ids=SequentialIds("cli"), clock=FakeClock())
+    run_to_end(new_session(store, small_dataset, study, "C1"))
+    rows = [{"instance_id": i.instance_id, "response": i.protocol_answer, "dataset_hash": small_dataset.dataset_hash}
+            for i in small_dataset.select(split="dev")]
+    f = tmp_path / "run.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ROSE_DB": store.location}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        r = subprocess.run([sys.executable, "-m", "rose_core", *args], cwd=ROOT, capture_output=True, text=True,
+                           env=env)
+        assert r.returncode == 0, (args, r.stderr[-2000:])
+        return r
+
+    ds = ["--dataset", str(small_dataset.root)]
+    assert f"imported {len(rows)} responses" in cli("import-run", str(f), "--solver", "m", *ds).stdout
+    assert "model:m" in cli("runs").stdout and "human" in cli("runs").stdout
+    out = tmp_path / "responses.csv"
+    assert "wrote 3 responses rows" in cli("export-table", "--table", "responses", "--format", "csv",
+                                           "--study", study.study_id, "--out", str(out)).stdout
+    report = json.loads(cli("report", "--json", "--boot", "20", "--no-exclusions", *ds).stdout)
+    by_solver = {r["solver"]: r for r in report["rows"]}
+    assert by_solver["m"]["G-Cnt"] == 100.0 and by_solver["Human"]["G-Cnt"] == 100.0  # T1, answered right
+    plan = json.loads(cli("plan", "--study", "cli", "--accuracy", "0.9", "--json", *ds).stdout)
+    assert plan["participants"] > 0
+    assert "0 verdicts changed" in cli("rescore", "--dry-run", *ds).stdout
+    assert store.query("SELECT count(*) AS n FROM responses")[0]["n"] == len(rows) + 3

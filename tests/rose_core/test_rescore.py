@@ -1,6 +1,6 @@
-"""Re-scoring stored responses: a DB written through the real import and study paths, an old-version row."""
+"""Re-scoring stored responses: a DB written through the real import and study paths, an old-version row; on
+both backends (the `store` fixture)."""
 import json
-import sqlite3
 
 import pytest
 
@@ -8,11 +8,12 @@ from rose_core import SCORER_VERSION
 from rose_core.cli import main
 from rose_core.rescore import RescoreError, rescore
 from rose_core.run_import import import_run
-from rose_core.store import Store
+from rose_core.store import IntegrityError
+from tests.backends import clone
 
 
 @pytest.fixture
-def db(small_dataset, tmp_path):
+def db(small_dataset, store, tmp_path):
     """A model run imported through the real path; one of its rows then set back to what scorer 1 stored.
 
     The abstention item's answer has bold clicks: scorer 1 dropped them, kept the bare DONE and stored PASS;
@@ -29,7 +30,6 @@ def db(small_dataset, tmp_path):
         for i in others:
             f.write(json.dumps({"instance_id": i.instance_id, "response": "Answer: " + i.protocol_answer,
                                 "dataset_hash": ds.dataset_hash}) + "\n")
-    store = Store(tmp_path / "rose.db")
     import_run(store, ds, run, "gpt-4o")
     with store.write() as c:  # the row as scorer 1 stored it (v0.1: upper-case contiguous CLICKs only)
         c.execute("UPDATE responses SET protocol = 'DONE', parsed = ?, valid = 1, passed = 1, failure = NULL, "
@@ -103,10 +103,16 @@ def test_a_failure_mid_way_leaves_nothing_changed(db, small_dataset):
         c.execute("UPDATE responses SET scorer_version = '1'")
         last = c.execute("SELECT max(response_id) FROM responses").fetchone()[0]
         # ...and the database refuses the last update, after the others were written in the transaction
-        c.execute(f"CREATE TRIGGER refuse BEFORE UPDATE ON responses WHEN NEW.response_id = {last} "
-                  "BEGIN SELECT RAISE(ABORT, 'disk says no'); END")
+        if store.dialect == "sqlite":
+            c.execute(f"CREATE TRIGGER refuse BEFORE UPDATE ON responses WHEN NEW.response_id = {last} "
+                      "BEGIN SELECT RAISE(ABORT, 'disk says no'); END")
+        else:
+            c.execute("CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                      "RAISE EXCEPTION 'disk says no' USING ERRCODE = '23000'; END $$")
+            c.execute(f"CREATE TRIGGER refuse BEFORE UPDATE ON responses FOR EACH ROW "
+                      f"WHEN (NEW.response_id = {last}) EXECUTE FUNCTION refuse()")
     before = _rows(store)
-    with pytest.raises(sqlite3.IntegrityError, match="disk says no"):
+    with pytest.raises(IntegrityError, match="disk says no"):
         rescore(store, small_dataset)
     assert _rows(store) == before
 
@@ -121,26 +127,24 @@ def test_rows_from_another_dataset_build_are_refused(db, small_dataset):
     assert _rows(store) == before
 
 
-def test_human_rows_are_rescored_from_their_protocol_string(populated_db, small_dataset, tmp_path):
+def test_human_rows_are_rescored_from_their_protocol_string(populated_db, small_dataset, fresh_location):
     # the session's populated database (a study's participants + agents) is shared: re-score a copy
-    copy = tmp_path / "copy.db"
-    with sqlite3.connect(populated_db.path) as src, sqlite3.connect(copy) as dst:
-        src.backup(dst)
-    store = Store(copy)
+    store = clone(populated_db, fresh_location())
     report = rescore(store, small_dataset, dry_run=True)
     humans = store.query("SELECT count(*) AS n FROM responses x JOIN runs r USING (run_id) "
                          "WHERE r.solver_kind = 'human'")[0]["n"]
     assert humans > 0 and report.responses == store.query("SELECT count(*) AS n FROM responses")[0]["n"]
     assert report.changed == 0  # protocol strings written by the UI read the same under both scorers
+    store.close()
 
 
-def test_cli_rescore(db, small_dataset, capsys):
+def test_cli_rescore(db, small_dataset, capsys, tmp_path):
     store, abstain, n = db
-    assert main(["rescore", "--db", str(store.path), "--dataset", str(small_dataset.root), "--dry-run",
+    assert main(["rescore", "--db", store.location, "--dataset", str(small_dataset.root), "--dry-run",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert (out["applied"], out["changed"], out["by_template_solver"][0]["pass_to_fail"]) == (False, 1, 1)
-    assert main(["rescore", "--db", str(store.path), "--dataset", str(small_dataset.root)]) == 0
+    assert main(["rescore", "--db", store.location, "--dataset", str(small_dataset.root)]) == 0
     text = capsys.readouterr().out
     assert "1 verdicts changed" in text and "model:gpt-4o" in text and "None -> failure_to_abstain: 1" in text
-    assert main(["rescore", "--db", str(store.path / "missing.db"), "--dataset", str(small_dataset.root)]) == 2
+    assert main(["rescore", "--db", str(tmp_path / "missing.db"), "--dataset", str(small_dataset.root)]) == 2

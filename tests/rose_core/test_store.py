@@ -1,48 +1,46 @@
+"""The store on both backends (the `store` fixture: a SQLite file, a PostgreSQL database), and what is SQLite's own
+(WAL, connection reuse, migrating files left by older versions)."""
 import sqlite3
 import threading
 
 import pytest
 
-from rose_core.store import SCHEMA_VERSION, Store
+from rose_core.store import SCHEMA_VERSION, IntegrityError, Store
 
 
-def test_new_database_is_wal_and_versioned(tmp_path):
-    s = Store(tmp_path / "x.db")
-    assert s.schema_version() == SCHEMA_VERSION
-    with s.connect() as c:
-        assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    tables = set(s.table_names())
-    assert {"studies", "participants", "assignments", "runs", "responses", "events", "meta"} <= tables
-    assert Store(tmp_path / "x.db").schema_version() == SCHEMA_VERSION  # reopening migrates nothing
+def test_a_new_database_is_versioned_and_reopening_migrates_nothing(store):
+    assert store.schema_version() == SCHEMA_VERSION
+    assert {"studies", "participants", "assignments", "runs", "responses", "events", "meta"} <= set(store.table_names())
+    again = Store(store.location)
+    assert again.schema_version() == SCHEMA_VERSION
+    again.close()
 
 
-def test_newer_schema_is_refused(tmp_path):
-    s = Store(tmp_path / "x.db")
-    with s.write() as c:
+def test_newer_schema_is_refused(store):
+    with store.write() as c:
         c.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
     with pytest.raises(RuntimeError, match="newer than this code"):
-        Store(tmp_path / "x.db")
+        Store(store.location)
 
 
-def test_failed_write_rolls_back(tmp_path):
-    s = Store(tmp_path / "x.db")
-    with pytest.raises(sqlite3.IntegrityError):
-        with s.write() as c:
+def test_failed_write_rolls_back(store):
+    with pytest.raises(IntegrityError):
+        with store.write() as c:
             c.execute("INSERT INTO studies VALUES ('a', 'n', 'h', '{}', 0, 1)")
             c.execute("INSERT INTO studies VALUES ('a', 'n', 'h', '{}', 0, 1)")
-    assert s.query("SELECT count(*) AS n FROM studies")[0]["n"] == 0
+    assert store.query("SELECT count(*) AS n FROM studies")[0]["n"] == 0
 
 
-def test_concurrent_read_modify_write_never_locks_or_loses(tmp_path):
-    s = Store(tmp_path / "x.db")
-    with s.write() as c:
+def test_concurrent_read_modify_write_never_locks_or_loses(store):
+    """Writers take turns (SQLite: BEGIN IMMEDIATE; PostgreSQL: the writers' advisory lock)."""
+    with store.write() as c:
         c.execute("INSERT INTO meta VALUES ('counter', '0')")
     errors = []
 
     def worker():
         try:
             for _ in range(100):
-                with s.write() as c:
+                with store.write() as c:
                     v = int(c.execute("SELECT value FROM meta WHERE key = 'counter'").fetchone()[0])
                     c.execute("UPDATE meta SET value = ? WHERE key = 'counter'", (str(v + 1),))
         except Exception as e:  # pragma: no cover - the assertion below reports it
@@ -54,7 +52,79 @@ def test_concurrent_read_modify_write_never_locks_or_loses(tmp_path):
     for t in threads:
         t.join()
     assert errors == []
-    assert s.query("SELECT value FROM meta WHERE key = 'counter'")[0]["value"] == "800"
+    assert store.query("SELECT value FROM meta WHERE key = 'counter'")[0]["value"] == "800"
+
+
+def test_write_inside_write_on_one_thread_is_refused(store):
+    with pytest.raises(RuntimeError, match="inside another transaction"):
+        with store.write():
+            with store.write():
+                pass
+
+
+def test_one_writer_stores_a_whole_run_in_one_transaction_or_nothing(store):
+    from rose_core.storage import ResponseRow, store_responses, write_responses
+
+    s = store
+    with s.write() as c:
+        c.execute("INSERT INTO runs(run_id, solver_kind, solver_name, dataset_hash, imported_at) "
+                  "VALUES ('model:m', 'model', 'm', 'h', 0)")
+    rows = [ResponseRow.scored("model:m", f"I{i}", "T1", "PixelEdit", "dev", f"S{i}", "COUNT(2)", "COUNT(2)",
+                               {"count": 2}, True, i % 2 == 0, None if i % 2 == 0 else "miscount",
+                               [] if i % 2 == 0 else ["miscount"], 1.0) for i in range(1000)]
+    assert store_responses(s, rows) == 1000
+    got = s.query("SELECT count(*) AS n, sum(passed) AS p, min(participant_id) AS pid, max(kind) AS k FROM responses")
+    assert got == [{"n": 1000, "p": 500, "pid": "", "k": "main"}]
+    with pytest.raises(IntegrityError):  # a duplicate in the batch: the whole batch rolls back
+        with s.write() as c:
+            write_responses(c, [ResponseRow.scored("model:m", "J1", "T1", "PixelEdit", "dev", "S", "x", None, {}, False,
+                                                   False, "invalid", ["invalid"], 2.0)] + rows[:1])
+    assert s.query("SELECT count(*) AS n FROM responses")[0]["n"] == 1000
+
+
+def test_times_keep_their_sub_second_digits_and_text_sorts_byte_wise(store):
+    """Epoch seconds are 8-byte floats on both backends (PostgreSQL's REAL would keep ~7 digits), and text orders
+    as SQLite orders it, whatever the server's locale (the PostgreSQL columns are COLLATE "C")."""
+    t = 1_763_000_000.123456
+    with store.write() as c:
+        for sid in ("b", "B", "a", "_x", "é", "Z9"):
+            c.execute("INSERT INTO studies VALUES (?, 'n', 'h', '{}', ?, 1)", (sid, t))
+    rows = store.query("SELECT study_id, created_at FROM studies ORDER BY study_id")
+    assert [r["study_id"] for r in rows] == sorted(["b", "B", "a", "_x", "é", "Z9"])  # Python's order = code points
+    assert {r["created_at"] for r in rows} == {t}
+
+
+def test_a_caught_error_inside_a_transaction_is_never_committed_silently(store):
+    """SQLite undoes only the failed statement and the transaction goes on; PostgreSQL aborts the transaction, and
+    its COMMIT would quietly roll everything back. The PostgreSQL store refuses to pretend: the write raises."""
+
+    def body():
+        with store.write() as c:
+            c.execute("INSERT INTO studies VALUES ('a', 'n', 'h', '{}', 0, 1)")
+            try:
+                c.execute("INSERT INTO studies VALUES ('a', 'n', 'h', '{}', 0, 1)")
+            except IntegrityError:
+                pass
+
+    if store.dialect == "sqlite":
+        body()
+        assert store.query("SELECT study_id FROM studies") == [{"study_id": "a"}]
+    else:
+        with pytest.raises(sqlite3.OperationalError, match="roll the whole transaction back"):
+            body()
+        assert store.query("SELECT study_id FROM studies") == []
+
+
+# --------------------------------------------------------------------------- SQLite's own
+
+def test_new_database_is_wal_and_versioned(tmp_path):
+    s = Store(tmp_path / "x.db")
+    assert s.schema_version() == SCHEMA_VERSION
+    with s.connect() as c:
+        assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    tables = set(s.table_names())
+    assert {"studies", "participants", "assignments", "runs", "responses", "events", "meta"} <= tables
+    assert Store(tmp_path / "x.db").schema_version() == SCHEMA_VERSION  # reopening migrates nothing
 
 
 def test_version_1_database_is_migrated_to_the_current_schema(tmp_path):
@@ -93,34 +163,6 @@ def test_connections_are_reused_per_thread_and_the_wal_survives_a_rerun(tmp_path
     assert s.opened - opened == 1  # one connection, handed from thread to thread through the pool
     # The store's own connection stays open, so closing the last reader never checkpoints and deletes the WAL.
     assert (tmp_path / "x.db-wal").exists()
-
-
-def test_write_inside_write_on_one_thread_is_refused(tmp_path):
-    s = Store(tmp_path / "x.db")
-    with pytest.raises(RuntimeError, match="inside another transaction"):
-        with s.write():
-            with s.write():
-                pass
-
-
-def test_one_writer_stores_a_whole_run_in_one_transaction_or_nothing(tmp_path):
-    from rose_core.storage import ResponseRow, store_responses, write_responses
-
-    s = Store(tmp_path / "x.db")
-    with s.write() as c:
-        c.execute("INSERT INTO runs(run_id, solver_kind, solver_name, dataset_hash, imported_at) "
-                  "VALUES ('model:m', 'model', 'm', 'h', 0)")
-    rows = [ResponseRow.scored("model:m", f"I{i}", "T1", "PixelEdit", "dev", f"S{i}", "COUNT(2)", "COUNT(2)",
-                               {"count": 2}, True, i % 2 == 0, None if i % 2 == 0 else "miscount",
-                               [] if i % 2 == 0 else ["miscount"], 1.0) for i in range(1000)]
-    assert store_responses(s, rows) == 1000
-    got = s.query("SELECT count(*) AS n, sum(passed) AS p, min(participant_id) AS pid, max(kind) AS k FROM responses")
-    assert got == [{"n": 1000, "p": 500, "pid": "", "k": "main"}]
-    with pytest.raises(sqlite3.IntegrityError):  # a duplicate in the batch: the whole batch rolls back
-        with s.write() as c:
-            write_responses(c, [ResponseRow.scored("model:m", "J1", "T1", "PixelEdit", "dev", "S", "x", None, {}, False,
-                                                   False, "invalid", ["invalid"], 2.0)] + rows[:1])
-    assert s.query("SELECT count(*) AS n FROM responses")[0]["n"] == 1000
 
 
 def test_migrations_apply_in_order_across_a_gap(tmp_path):

@@ -1,4 +1,5 @@
-"""Studies, the participant session, assignment and recording, against a real SQLite file and a real dataset."""
+"""Studies, the participant session, assignment and recording, on a real database (a SQLite file and a PostgreSQL
+database: the `store` fixture) and a real dataset."""
 import random
 import threading
 from collections import Counter
@@ -9,17 +10,11 @@ from rose_core.instrument.grid_input import parse_state, parse_submit, replay, r
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.policy import default_tiebreak, pick_main, progress_text
 from rose_core.instrument.practice import PRACTICE_KIND, plan_practice, practice_kinds
-from rose_core.store import Store
 from rose_core.study import (
     Consent, End, Instructions, ItemScreen, ParticipantSession, PracticeFeedback, StudyConfig, StudyError,
     create_study, get_participant, join, main_pool,
 )
 from tests.participants import answer, new_session, run_to_end, submit_payload
-
-
-@pytest.fixture
-def store(tmp_path):
-    return Store(tmp_path / "rose.db")
 
 
 def cfg(**kw):
@@ -178,6 +173,12 @@ def test_events_are_idempotent_by_seq_and_restore_after_reload(store, small_data
                                        "active_ms": 2400.0, "first_action_ms": 900.0}
     data = again.component_data(b"png")
     assert data["restore"]["selection"] == [[1, 1], [2, 2]] and data["ack_seq"] == 6
+    assert (data["refusals"], data["pending"]) == (0, False)
+    # While the item stays on screen the page acknowledges what it stored since (never less than the screen's own).
+    assert again.component_data(b"png", stored_seq=8)["ack_seq"] == 9
+    assert again.component_data(b"png", stored_seq=2)["ack_seq"] == 6
+    later = again.component_data(b"png", stored_seq=8, refusals=2, pending=True)
+    assert (later["refusals"], later["pending"], later["restore"]["next_seq"]) == (2, True, 6)
 
 
 def test_replay_follows_the_component(small_dataset):
@@ -288,9 +289,8 @@ def test_counterbalanced_template_order_rotates(store, small_dataset):
     assert orders[2][0] == "T3"
 
 
-def test_assignment_is_deterministic_with_injected_ids_and_clock(tmp_path, small_dataset):
-    def run(path):
-        store = Store(path)
+def test_assignment_is_deterministic_with_injected_ids_and_clock(make_store, small_dataset):
+    def run(store):
         study = create_study(store, small_dataset, cfg(practice_items=0, items_per_participant=8),
                              ids=SequentialIds("d"), clock=FakeClock())
         out = []
@@ -299,7 +299,7 @@ def test_assignment_is_deterministic_with_injected_ids_and_clock(tmp_path, small
             run_to_end(s, on_item=lambda sc: out.append((s.participant_id, sc.view_id, sc.item.item_id)))
         return study.study_id, out
 
-    assert run(tmp_path / "a.db") == run(tmp_path / "b.db")
+    assert run(make_store()) == run(make_store())
 
 
 def test_pick_main_is_pure_and_seeded(small_dataset):
@@ -395,7 +395,7 @@ def test_export_responses_and_events_csv_and_parquet(store, small_dataset, tmp_p
     run_to_end(new_session(store, small_dataset, study, "X1"))
     for table, fmt in (("responses", "csv"), ("responses", "parquet"), ("events", "parquet"), ("events", "csv")):
         out = tmp_path / f"{table}.{fmt}"
-        r = subprocess.run([sys.executable, "-m", "rose_core", "export-table", "--db", str(store.path), "--table", table,
+        r = subprocess.run([sys.executable, "-m", "rose_core", "export-table", "--db", store.location, "--table", table,
                             "--format", fmt, "--study", study.study_id, "--out", str(out)], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         df = pd.read_csv(out) if fmt == "csv" else pd.read_parquet(out)
@@ -417,7 +417,7 @@ def test_component_data_is_the_contract_and_holds_no_gold(store, small_dataset):
     def check(screen):
         data = screen.component_data(b"\x89PNG")
         assert set(data) == {"view_id", "mode", "image", "width", "height", "rows", "cols", "cells", "submit_label",
-                             "count_label", "instruction", "progress", "ack_seq", "restore"}
+                             "count_label", "instruction", "progress", "ack_seq", "restore", "refusals", "pending"}
         assert data["view_id"] == screen.view_id and data["instruction"] == screen.item.instruction
         inst = small_dataset.instances[screen.item.item_id]
         blob = json.dumps(data)

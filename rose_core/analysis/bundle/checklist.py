@@ -13,7 +13,7 @@ import pandas as pd
 
 from ...benchmarks.rose.dataset import Dataset
 from ...benchmarks.rose.records import TEMPLATE_LABEL
-from ...store import Store
+from ...store import Store, read_frame
 from ...study import get_study
 from ..agreement import MIN_SHARED_TRIALS
 from .paper import PaperReport
@@ -61,8 +61,7 @@ def human_facts(store: Store, paper: PaperReport) -> HumanFacts:
                                        if k not in ("practice_rounds", "practice_scene_ids")}})
     if len(parts):
         with store.connect() as conn:
-            times = pd.read_sql_query("SELECT participant_id, created_at, consent_at, finished_at FROM participants",
-                                      conn)
+            times = read_frame(conn, "SELECT participant_id, created_at, consent_at, finished_at FROM participants")
         parts = parts.merge(times, on="participant_id", how="left")
     h = sel.df[sel.df["solver_kind"] == "human"]
     per = h.groupby("instance_id")["participant_id"].nunique()

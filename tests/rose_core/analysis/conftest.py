@@ -1,4 +1,5 @@
-"""Fixtures of the analysis tests, filled through the real paths (import, the participant functions).
+"""Fixtures of the analysis tests, filled through the real paths (import, the participant functions), on both
+storage backends (tests/conftest.py: `backend`).
 
 `panel` is deterministic whatever ids `study.join` draws: every participant answers every instance of a small
 pool (so who answered what does not depend on assignment tie-breaks) and whether an answer is right is a
@@ -26,9 +27,8 @@ def answers_right(external_id: str, instance_id: str, share: float = 0.85) -> bo
 
 
 @pytest.fixture
-def known_run(small_dataset, tmp_path):
+def known_run(small_dataset, store, tmp_path):
     """A run whose per-template PASS is exactly RATES (first k of each template right, the rest wrong)."""
-    store = Store(tmp_path / "rose.db")
     lines = []
     by_t = {t: [i for i in small_dataset.instances.values() if i.template == t] for t in MAIN_TEMPLATES}
     n = min(len(v) for v in by_t.values()) // 5 * 5  # a multiple of 5: every rate is exact
@@ -45,7 +45,7 @@ def known_run(small_dataset, tmp_path):
 
 
 @pytest.fixture(scope="session")
-def panel(small_dataset, tmp_path_factory):
+def panel(small_dataset, backend, tmp_path_factory, request):
     """(store, study): four participants who each answer every dev instance of three templates in the real
     participant flow, plus the oracle and pixel agents on the same instances."""
     from rose_core.benchmarks.rose.agents import run_agent
@@ -56,7 +56,7 @@ def panel(small_dataset, tmp_path_factory):
 
     ds = small_dataset
     root = tmp_path_factory.mktemp("panel")
-    store = Store(root / "rose.db")
+    store = Store(root / "rose.db" if backend == "sqlite" else request.getfixturevalue("pg_server").fresh("_populated"))
     cfg = StudyConfig(name="panel", split="dev", templates=PANEL_TEMPLATES, items_per_participant=1,
                       target_per_instance=len(PANEL), practice_items=0, attention_every=0, ordering="random",
                       same_scene_multiple_templates=True, seed=3)
@@ -80,4 +80,5 @@ def panel(small_dataset, tmp_path_factory):
         keep = [ln for ln in out.read_text().splitlines() if json.loads(ln)["instance_id"] in ids]
         out.write_text("\n".join(keep) + "\n")
         import_run(store, ds, out, name, kind="agent")
-    return store, study
+    yield store, study
+    store.close()

@@ -9,7 +9,6 @@ import io
 import json
 import re
 import shutil
-import sqlite3
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -23,7 +22,7 @@ from PIL import Image
 from rose_core.analysis.bundle import BundleError, bundle_zip, paper_report, write_bundle
 from rose_core.analysis.bundle.checklist import BLANK
 from rose_core.analysis.bundle.render import latex_escape
-from rose_core.store import Store
+from tests.backends import clone
 
 BOOT = ["--boot", "60", "--seed", "5"]
 TABLES = ["main", "gap", "gap_conditioned", "bridge_global", "bridge_matched", "failure_kinds", "agreement_human",
@@ -39,7 +38,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def bundle(populated_db, small_dataset, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bundle") / "paper"
-    r = _cli("--db", str(populated_db.path), "--dataset", str(small_dataset.root), "--out", str(out), *BOOT)
+    r = _cli("--db", populated_db.location, "--dataset", str(small_dataset.root), "--out", str(out), *BOOT)
     assert r.returncode == 0, r.stderr
     assert "wrote" in r.stdout
     return out
@@ -47,7 +46,7 @@ def bundle(populated_db, small_dataset, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def report_json(populated_db, small_dataset) -> dict:
-    r = _cli("--db", str(populated_db.path), "--dataset", str(small_dataset.root), "--json", "--tables", *BOOT)
+    r = _cli("--db", populated_db.location, "--dataset", str(small_dataset.root), "--json", "--tables", *BOOT)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -73,7 +72,7 @@ def test_report_json_is_the_bundles_and_the_main_report(bundle, report_json, pop
     assert json.loads((bundle / "report.json").read_text()) == report_json
     assert set(report_json["tables"]) == set(TABLES)
     # the main table is exactly `report --json`'s (the one selection path)
-    r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", str(populated_db.path), "--json", *BOOT],
+    r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", populated_db.location, "--json", *BOOT],
                        capture_output=True, text=True, timeout=300)
     plain = json.loads(r.stdout)
     assert plain["rows"] == report_json["rows"] == report_json["tables"]["main"]["rows"]
@@ -272,8 +271,7 @@ def test_manifest_describes_the_bundle(bundle, small_dataset, populated_db):
     assert m["dataset_hash"] == small_dataset.dataset_hash
     assert m["scorer_versions"] and m["scorer_version_current"]
     assert m["code_version"] and m["code_version"] != "unknown"
-    with sqlite3.connect(populated_db.path) as c:
-        studies = [r[0] for r in c.execute("SELECT study_id FROM studies")]
+    studies = [r["study_id"] for r in populated_db.query("SELECT study_id FROM studies")]
     assert [s["study_id"] for s in m["studies"]] == studies
     assert m["exclusion_rules"]["participants_excluded"] == 3 and m["exclusion_rules"]["streak"] == 10
     files = {str(p.relative_to(bundle)) for p in bundle.rglob("*") if p.is_file()} - {"manifest.json"}
@@ -285,8 +283,7 @@ def test_manifest_describes_the_bundle(bundle, small_dataset, populated_db):
 def test_checklist_fills_from_data_and_leaves_blanks(bundle, populated_db):
     items = json.loads((bundle / "checklist.json").read_text())
     by = {i["item"]: i for i in items}
-    with sqlite3.connect(populated_db.path) as c:
-        joined = c.execute("SELECT count(*) FROM participants").fetchone()[0]
+    joined = populated_db.query("SELECT count(*) AS n FROM participants")[0]["n"]
     assert by["Sample size (recruited, completed, analysed)"]["answer"].startswith(f"{joined} joined")
     assert "5 analysed" in by["Sample size (recruited, completed, analysed)"]["answer"]
     for blank in ("Compensation (amount, basis, effective hourly rate)", "Ethics review (IRB) and approval number",
@@ -315,14 +312,13 @@ def test_existing_folder_is_refused_and_a_failure_leaves_nothing(bundle, populat
     assert list(tmp_path.iterdir()) == []  # neither the folder nor its temporary sibling
 
 
-def test_another_datasets_database_is_refused(populated_db, small_dataset, tmp_path):
-    db = tmp_path / "rose.db"
-    with sqlite3.connect(populated_db.path) as src, sqlite3.connect(db) as dst:
-        src.backup(dst)
-    with sqlite3.connect(db) as c:
+def test_another_datasets_database_is_refused(populated_db, small_dataset, fresh_location):
+    store = clone(populated_db, fresh_location())
+    with store.write() as c:
         c.execute("UPDATE runs SET dataset_hash = 'feedfacefeedface' WHERE solver_name = 'pixel'")
     with pytest.raises(BundleError, match="another dataset build.*feedfacefeedface"):
-        paper_report(Store(db), small_dataset, n_boot=20)
+        paper_report(store, small_dataset, n_boot=20)
+    store.close()
 
 
 def test_zip_holds_the_bundle(populated_db, small_dataset):
@@ -334,8 +330,8 @@ def test_zip_holds_the_bundle(populated_db, small_dataset):
     assert {f"rose_paper_bundle/{f}" for f in manifest["files"]} | {"rose_paper_bundle/manifest.json"} == names
 
 
-def test_an_empty_database_gives_a_bundle_that_says_so(small_dataset, tmp_path):
-    m = write_bundle(Store(tmp_path / "empty.db"), small_dataset, tmp_path / "out", n_boot=20, figures=False)
+def test_an_empty_database_gives_a_bundle_that_says_so(small_dataset, store, tmp_path):
+    m = write_bundle(store, small_dataset, tmp_path / "out", n_boot=20, figures=False)
     assert m["studies"] == [] and m["figures"] == "not rendered (--no-figures)"
     assert "No human baseline in this selection" in (tmp_path / "out" / "methods.md").read_text()
     main = (tmp_path / "out" / "tables" / "main.md").read_text()

@@ -6,7 +6,6 @@ import pandas as pd
 import pytest
 
 from rose_core.analysis import decode_answer, decode_event, drill_down, replay, replay_disagrees, responses_frame
-from rose_core.store import Store
 from rose_core.instrument.ids import SequentialIds
 from rose_core.study import StudyConfig, create_study
 from tests.participants import new_session, submit_payload
@@ -36,9 +35,8 @@ def ev(seq, kind, r=None, c=None, t=0.0, **kw):
     return {"seq": seq, "type": kind, "r": r, "c": c, "t": t, "active_ms": t, **kw}
 
 
-def test_replay_across_a_reload_in_order(small_dataset, tmp_path):
+def test_replay_across_a_reload_in_order(small_dataset, store):
     """Events reach the server as deltas (re-sent until acknowledged); a reload keeps the view and its numbering."""
-    store = Store(tmp_path / "rose.db")
     study = create_study(store, small_dataset, StudyConfig(
         name="replay", split="all", templates=["G-Clk"], items_per_participant=1, target_per_instance=1,
         practice_items=0, attention_every=0, seed=1), ids=SequentialIds("s"))

@@ -96,13 +96,13 @@ def test_plan_for_a_configuration_and_the_command(small_dataset, populated_db, c
     p = plan_for_config(small_dataset, cfg, 0.95, seconds=20, hourly_rate=10)
     assert p.participants == -(-n_pool * 2 // 10)
     assert p.minutes_per_participant == pytest.approx(10 * 20 / 60)
-    assert main(["plan", "--dataset", str(small_dataset.root), "--db", str(populated_db.path), "--split", "all",
+    assert main(["plan", "--dataset", str(small_dataset.root), "--db", populated_db.location, "--split", "all",
                  "--templates", "T1", "T3", "--items-per-participant", "10", "--participants-per-instance", "2",
                  "--practice-items", "0", "--attention-every", "0", "--accuracy", "0.95",
                  "--seconds-per-item", "20", "--hourly-rate", "10", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["participants"] == p.participants and out["cost"] == pytest.approx(p.cost)
-    assert main(["plan", "--dataset", str(small_dataset.root), "--db", str(populated_db.path), "--study", "pilot",
+    assert main(["plan", "--dataset", str(small_dataset.root), "--db", populated_db.location, "--study", "pilot",
                  "--accuracy", "0.9", "--hourly-rate", "12", "--currency", "£"]) == 0
     text = capsys.readouterr().out
     assert "participants who finish" in text and "median server time" in text and "£" in text

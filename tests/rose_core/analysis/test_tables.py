@@ -1,7 +1,6 @@
 """The main table: a constructed run with known rates comes out exactly; Avg and the gap follow the spec;
 published rows as printed; one selection path for `report` and the dashboards; per-solver seeded intervals."""
 import json
-import shutil
 import subprocess
 import sys
 
@@ -16,7 +15,7 @@ from rose_core.analysis import (
 from rose_core.benchmarks.rose.metrics import ScoredRow, summarize
 from rose_core.benchmarks.rose.records import MAIN_TEMPLATES
 from rose_core.run_import import import_run
-from rose_core.store import Store
+from tests.backends import clone
 
 from .conftest import RATES
 
@@ -76,10 +75,9 @@ def test_a_solver_row_depends_only_on_its_own_responses(populated_db):
     assert whole["Human"]["Avg lo"] < whole["Human"]["Avg"] < whole["Human"]["Avg hi"]
 
 
-def test_importing_another_run_leaves_every_other_solvers_intervals_unchanged(populated_db, small_dataset, tmp_path):
-    db = tmp_path / "copy.db"
-    shutil.copy(populated_db.path, db)
-    store = Store(db)
+def test_importing_another_run_leaves_every_other_solvers_intervals_unchanged(populated_db, small_dataset, tmp_path,
+                                                                              fresh_location):
+    store = clone(populated_db, fresh_location())
     before = _rows(report_data(store, n_boot=300)[1])
     f = tmp_path / "late.jsonl"
     f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": i.protocol_answer,
@@ -94,7 +92,7 @@ def test_importing_another_run_leaves_every_other_solvers_intervals_unchanged(po
 
 
 def test_report_json_is_the_shared_selection_and_table(populated_db):
-    r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", str(populated_db.path), "--json",
+    r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", populated_db.location, "--json",
                         "--boot", "50"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)

@@ -15,11 +15,6 @@ from rose_core.store import Store
 from tests.sgp_players import payload, play, run_to_end, sgp_small, solution, solve  # noqa: F401  (sgp_small: fixture)
 
 
-@pytest.fixture
-def store(tmp_path):
-    return Store(tmp_path / "rose.db")
-
-
 def cfg(**kw) -> StudyConfig:
     base = dict(name="sgp pilot", benchmark="sgp", items_per_participant=3, target_per_instance=2, practice_items=2,
                 practice_max_attempts=2, practice_pass_fraction=0.5, attention_every=0, seed=3)

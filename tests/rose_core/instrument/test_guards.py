@@ -1,4 +1,5 @@
-"""A participant who games or breaks the study, against a real SQLite file and a real dataset: server-timed
+"""A participant who games or breaks the study, on a real database (SQLite and PostgreSQL: the `store` fixture)
+and a real dataset: server-timed
 exclusions, answers that must not count, holds, identity and tabs, and storage faults.
 
 Messages are the ones the click grid sends (tests.participants builds them); what a browser cannot send is
@@ -16,11 +17,6 @@ from rose_core.study import StudyConfig, create_study, join, main_pool
 from tests.participants import answer, events_for, new_session, right_answer, run_to_end, submit_payload
 
 _IDS = SequentialIds("guard")
-
-
-@pytest.fixture
-def store(tmp_path):
-    return Store(tmp_path / "rose.db")
 
 
 def make(store, ds, **kw):
@@ -243,7 +239,12 @@ def test_a_reopened_tab_continues_once_the_old_one_is_gone(store, small_dataset)
 # --------------------------------------------------------------------------- 6. storage faults
 
 def _fault(store, how: str) -> None:
-    """A real SQLite fault on this thread's connection: the database full, or read-only."""
+    """A real fault. SQLite, on this thread's connection: the database full, or read-only. PostgreSQL: the database
+    made read-only for new sessions and the open ones ended (the pool replaces them with read-only ones)."""
+    if store.dialect == "postgresql":
+        assert how == "read-only"
+        _pg_read_only(store, True)
+        return
     with store.connect() as c:
         if how == "full":
             (pages,) = c.execute("PRAGMA page_count").fetchone()
@@ -252,7 +253,22 @@ def _fault(store, how: str) -> None:
             c.execute("PRAGMA query_only = 1")
 
 
+def _pg_read_only(store, on: bool) -> None:
+    import psycopg
+
+    with psycopg.connect(store.location, autocommit=True) as admin:
+        admin.execute("SET default_transaction_read_only = off")  # this session may change it back
+        name = admin.execute("SELECT current_database()").fetchone()[0]
+        admin.execute(f'ALTER DATABASE "{name}" ' + ("SET default_transaction_read_only = on" if on else
+                                                     "RESET default_transaction_read_only"))
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
+                      "AND pid <> pg_backend_pid()", (name,))
+
+
 def _heal(store) -> None:
+    if store.dialect == "postgresql":
+        _pg_read_only(store, False)
+        return
     with store.connect() as c:
         c.execute("PRAGMA query_only = 0")
         c.execute("PRAGMA max_page_count = 1073741823")
@@ -261,6 +277,8 @@ def _heal(store) -> None:
 @pytest.mark.parametrize("how", ["full", "read-only"])
 def test_a_storage_fault_on_submit_stores_nothing_and_the_answer_goes_through_once_healed(store, small_dataset,
                                                                                            how):
+    if how == "full" and store.dialect == "postgresql":
+        pytest.skip("a full disk is not made on a shared PostgreSQL server; the SQLite run covers it")
     study = make(store, small_dataset)
     s = new_session(store, small_dataset, study, "DISK")
     screen = s.screen()
@@ -285,7 +303,7 @@ def test_a_storage_fault_while_showing_a_screen_is_a_storage_error(store, small_
     study = make(store, small_dataset)
     s = new_session(store, small_dataset, study, "RO")
     _fault(store, "read-only")
-    with pytest.raises(StorageError, match="readonly"):
+    with pytest.raises(StorageError, match="read.?only"):
         s.screen()
     _heal(store)
     assert isinstance(s.screen(), ItemScreen)

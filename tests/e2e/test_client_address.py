@@ -1,0 +1,34 @@
+"""The address a participant is recorded under, on the real server: X-Forwarded-For counts only when the connection
+comes from a proxy named in ROSE_TRUSTED_PROXIES (HAProxy on this host: 127.0.0.1); by default nobody's."""
+import pytest
+
+from rose_core.store import Store
+from rose_core.study import StudyConfig, create_study
+
+from .conftest import start_server
+from .helpers import script_run
+
+
+@pytest.mark.parametrize("trusted, expected", [("", None), ("127.0.0.1", "203.0.113.9")])
+def test_forwarded_for_is_read_only_from_a_trusted_proxy(small_dataset, tmp_path, trusted, expected):
+    srv = start_server(small_dataset, tmp_path, ROSE_TRUSTED_PROXIES=trusted)
+    try:
+        store = Store(srv.db)
+        study = create_study(store, small_dataset, StudyConfig(name="xff", practice_items=0))
+        got = script_run(srv.port, query=f"study={study.study_id}&PROLIFIC_PID=XFF1",
+                         headers={"X-Forwarded-For": "10.9.9.9, 203.0.113.9"})
+        assert got["headings"] == ["Welcome"], got
+        rows = store.query("SELECT client_address FROM participants WHERE external_id = 'XFF1'")
+        assert rows == [{"client_address": expected}]   # untrusted: the loopback peer itself ("local", None)
+    finally:
+        srv.stop()
+
+
+def test_a_setting_that_cannot_be_read_stops_every_page_loudly(small_dataset, tmp_path):
+    srv = start_server(small_dataset, tmp_path, ROSE_TRUSTED_PROXIES="127.0.0.1, proxy.local")
+    try:
+        got = script_run(srv.port)
+        assert got["headings"] == [] and any("ROSE_TRUSTED_PROXIES: entry 2 'proxy.local'" in a
+                                             for a in got["alerts"]), got
+    finally:
+        srv.stop()

@@ -1,0 +1,57 @@
+"""This browser tab as the server process sees it: the address it connects from and its tab id.
+
+The rules are in rose_core (`client_address`: whose `X-Forwarded-For` is believed; `instrument.tabs`: tab ids that
+name their server process); this module only reads Streamlit's context for them.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+
+import streamlit as st
+
+from rose_core.client_address import (
+    TRUSTED_PROXIES_ENV, UVICORN_PROXY_ENV, TrustedProxies, client_address, trusted_proxies_from_env,
+    uvicorn_rewrites_addresses,
+)
+from rose_core.instrument.session import Client
+from rose_core.instrument.tabs import ProcessTabs, new_process_id, resumed_session, several_processes
+
+log = logging.getLogger("rose_studio.client")
+PROCESS_ID = new_process_id()
+
+
+@functools.lru_cache(maxsize=1)
+def trusted_proxies() -> TrustedProxies:
+    """ROSE_TRUSTED_PROXIES, read once per process (a bad value raises ProxyConfigError, every time)."""
+    trusted = trusted_proxies_from_env()
+    if uvicorn_rewrites_addresses():
+        log.warning("%s is not set: the app server takes client addresses from X-Forwarded-For sent over loopback "
+                    "before ROSE Studio sees them (%s is not in charge). Start with scripts/run.sh or "
+                    "scripts/run-cluster.sh, or set %s= (empty).", UVICORN_PROXY_ENV, TRUSTED_PROXIES_ENV,
+                    UVICORN_PROXY_ENV)
+    return trusted
+
+
+def address() -> str | None:
+    """The browser's address; None when it connects over loopback (or there is no browser: a script run)."""
+    headers = st.context.headers
+    forwarded = headers.get_all("X-Forwarded-For") if headers is not None else []
+    peer = st.context.ip_address
+    return client_address(peer if isinstance(peer, str) and peer else None, forwarded, trusted_proxies())
+
+
+def tab() -> Client | None:
+    """This tab: its id (this process + its Streamlit session), its address, this process's registry of connected
+    sessions (a closed tab's session leaves it at once, so its held item can go back to the pool), and the session
+    it had before it reconnected, if it says so."""
+    from streamlit import runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not runtime.exists() or not isinstance(ctx.session_id, str):
+        return None
+    tabs = ProcessTabs(PROCESS_ID, runtime.get_instance().is_active_session, alone=not several_processes())
+    headers = st.context.headers
+    resumes = resumed_session(headers.get("Sec-WebSocket-Protocol") if headers is not None else None)
+    return Client(tabs.client_id(ctx.session_id), address(), tabs.live, resumes)
