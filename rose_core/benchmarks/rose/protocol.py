@@ -174,7 +174,11 @@ _CELL_REF = re.compile(
     re.IGNORECASE,
 )
 _DIGIT = re.compile(r"[0-9]")
-# The fast path (`_read_fast`), on lower-cased ASCII text: an answer of CLICK calls written plainly (one optional
+# The fast path's first shape: the protocol's own answer ends the text, matched on the reversed text (one attempt
+# at its start: the answer's start is found without scanning the prose before it).
+_CANONICAL_END = re.compile(r"(?:ENOD|\)([0-9]{1,12})\((TNUOC|TIMBUS))(?: ;\)[0-9]{1,12}C,[0-9]{1,12}R\(KCILC)*+")
+_CANONICAL_CLICK = re.compile(r"CLICK\(R([0-9]+),C([0-9]+)\)")
+# Its other shapes, on lower-cased ASCII text: an answer of CLICK calls written plainly (one optional
 # space around each part, at most 3 digits), joined by separators `_GAP` reads one at a time (white space
 # ` \t\r\n`, `;,.:*_~` and backticks, `and`, `then`, the list markers `-` `+` `1.` `1)`), closed by its terminal.
 _FAST_ANSWER = re.compile(
@@ -419,19 +423,38 @@ def parse_full(text: object) -> Parsed:
     return _read(text, cut)
 
 
+def _plain_prose(low: str) -> bool:
+    """Lower-cased prose with no token (no "(", "click" or "done") and no click-ish word for the safety net."""
+    return "(" not in low and "click" not in low and "done" not in low and "tap" not in low and "select" not in low \
+        and "press" not in low and "pick" not in low and "mark" not in low
+
+
 def _read_fast(text: str, cut: bool) -> Parsed | None:
     """`_read`'s verdict for the common shapes without its token loop; None when `_read` must decide.
 
     Prepared ASCII text only (there `lower()` keeps every position, and the case folding of `_read`'s regexes is
     `lower()`). When in doubt it declines. Shapes:
+    (0) the text ends with the protocol's own answer (`_CANONICAL_END`) after prose with no "(", "click", "done"
+        or click-ish word: the prose has no token;
     (a) no terminal token is possible (no "done", and no "(" or no "count"/"submit"): clicks that never end,
         or no answer;
     (b) no "(" and one "done": that word is the only possible token (`_done_kind` decides it, as `_read` does);
     (c) one answer (`_FAST_ANSWER`) from the first "(" that holds every "(", "click" and "done" of the text:
         the prose around it has no token.
-    In (b) and (c) no click-ish word may appear anywhere (the safety net would look), and the cell-reference
+    In (0), (b) and (c) no click-ish word may appear anywhere (the safety net would look), and the cell-reference
     rule (`_joined_ref`) is applied as `_read` applies it.
     """
+    end = _CANONICAL_END.match(text[::-1])
+    if end is not None:
+        a = len(text) - end.end()
+        if not a or not text[a - 1].isalpha() and _plain_prose(text[:a].lower()):
+            cells = tuple([(int(r), int(c)) for r, c in _CANONICAL_CLICK.findall(text, a)])
+            word = end.group(2)
+            if word == "TNUOC":  # the cell-reference rule is not for COUNT answers
+                return Parsed("COUNT", int(end.group(1)[::-1]), cells, None)
+            if a and _DIGIT.search(text, 0, a) and _joined_ref(text, a, cells):
+                return _MALFORMED
+            return Parsed("SUBMIT", int(end.group(1)[::-1]), cells, None) if word else Parsed("DONE", None, cells, None)
     low = text.lower()
     if "done" not in low and ("(" not in text or "count" not in low and "submit" not in low):
         if cut:

@@ -20,7 +20,7 @@ from .test_scoring import CORPUS
 DERANDOMIZED = settings(derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def fast(text: object):
+def fast(text: object) -> protocol.Parsed | None:
     """What the fast path alone says (None: it declines)."""
     prepared, cut = protocol._prepare(text)
     return protocol._read_fast(prepared, cut) if prepared.isascii() else None
@@ -135,12 +135,12 @@ NEAR = st.one_of(st.sampled_from(PHRASES), st.sampled_from(PHRASES), click(),
 
 @st.composite
 def perturbed(draw) -> str:
-    """A text the fast path answers (plain prose, a plain answer, a plain tail) with one to three near misses put
-    in anywhere: where a guard that is one check short would give another verdict than the full reader."""
+    """A text the fast path answers (plain prose, a plain answer, a plain tail) with up to three near misses put in
+    anywhere (the end, after the answer, most often): where a guard one check short would give another verdict."""
     text = draw(st.sampled_from(PLAIN_PROSE)) + draw(st.sampled_from(["", " ", "\n", "\n\n"])) \
         + draw(answer(PLAIN_CLICKS, PLAIN_TERMINALS, PLAIN_SEPARATORS)) + draw(st.sampled_from(PLAIN_TAILS))
     for _ in range(draw(st.integers(0, 3))):
-        at = draw(st.one_of(st.just(len(text)), st.integers(0, len(text))))  # the end: after the answer
+        at = draw(st.one_of(st.just(len(text)), st.integers(0, len(text))))
         op = draw(st.sampled_from(["insert", "insert", "insert", "replace", "upper", "delete", "truncate"]))
         if op == "insert":
             text = text[:at] + draw(NEAR) + text[at:]
@@ -180,6 +180,24 @@ def test_fast_path_equals_the_full_reader_on_the_characters_it_looks_at(text):
     assert_same(text)
     assert_same("CLICK(R1,C2); " + text + "DONE")
     assert_same(text + "COUNT(3)" + text)
+
+
+# Every near-miss phrase (and every pair of them) before and after plain answers: the combinations a random
+# draw reaches too rarely (a click-ish word before a bare DONE, a cell reference then a restated DONE).
+PLAIN_ANSWERS = ["DONE", "SUBMIT(0)", "COUNT(3)", "CLICK(R2,C3); DONE", "CLICK(R2,C3); SUBMIT(1)", "done",
+                 "click(r2,c3) and done", "- CLICK(R2,C3)\n- DONE", "**DONE**", "COUNT( 3 )"]
+
+
+def test_fast_path_equals_the_full_reader_on_every_phrase_around_plain_answers():
+    for answer_text in PLAIN_ANSWERS:
+        for glue in ("", " ", "\n", "\n\n"):
+            for phrase in PHRASES + PLAIN_PROSE:
+                assert_same(phrase + glue + answer_text)
+                assert_same(answer_text + glue + phrase)
+    for first in PHRASES:
+        for second in PHRASES:
+            for answer_text in PLAIN_ANSWERS[:4]:
+                assert_same(first + second + "\n" + answer_text)
 
 
 def test_fast_path_equals_the_full_reader_on_the_corpus():
@@ -222,8 +240,9 @@ def test_fast_path_answers_the_common_shapes_as_the_full_reader_does():
         assert f == parse_full(text), text
 
 
-# Near misses the fast path must leave to the full reader (or answer exactly as it does).
-DECLINED = [
+# Near misses written out: the fast path leaves them to the full reader or answers exactly as it does
+# (`\text{count}COUNT(4)` is the one a fast path on text before `_prepare` got wrong: the reader sees `countCOUNT(4)`).
+NEAR_MISSES = [
     "\\text{count}COUNT(4)", "\\text{COUNT}(4)", "**count**COUNT(4)", "DONE**count**: COUNT(4)", "countCOUNT(4)",
     "CLICK(R1,C1) (red), CLICK(R2,C2); DONE", "TAP(R6,C1); DONE", "CLICK(R1,C1); DONE\nDONE", "COUNT(4)\nCOUNT(5)",
     "CLICK(R1,C1); DONE\n\nFinal: CLICK(R1,C1); CLICK(R2,C2)", "CLICK(R2); DONE", "CLICK(R1234,C1); DONE",
@@ -234,5 +253,5 @@ DECLINED = [
 
 
 def test_fast_path_near_misses_get_the_full_readers_verdict():
-    for text in DECLINED:
+    for text in NEAR_MISSES:
         assert_same(text)
