@@ -48,10 +48,10 @@ decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
      (`TAP(R6,C1)`, `Clicks: (R6,C1)`, a bare `(R6,C1)` beside a DONE): `malformed_click`.
 
 One compiled token regex over the text plus bounded checks of the gaps between
-tokens: linear time on any input, and `parse` never raises. The common shapes (prose around one plainly
-written answer, no answer at all, a lone `DONE`) are read by `_read_fast` without the token loop; it gives
-the full reader's verdict or declines (`parse_full` is the reference, proven equal in
-tests/rose_core/benchmarks/rose/test_protocol_fast_path.py).
+tokens: linear time on any input, and `parse` never raises. The common shapes (the protocol's own answer
+ending the text, prose around one plainly written answer, no answer at all, a lone `DONE`) are read by
+`_read_fast` without the token loop; it gives the full reader's verdict or declines (`parse_full` is the
+reference, proven equal in tests/rose_core/benchmarks/rose/test_protocol_fast_path.py).
 """
 from __future__ import annotations
 
