@@ -48,6 +48,12 @@ def _stamps(runs: pd.Series, stamps: dict[str, float]) -> tuple:
     return tuple(sorted((str(r), stamps.get(str(r), -1.0)) for r in pd.unique(runs)))
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _human_runs(db: str, version: tuple, _frame: pd.DataFrame, _stamps_now: dict[str, float]) -> tuple:
+    """The participants' runs (their studies') and import times, once per frame version."""
+    return _stamps(_frame.loc[_frame["solver_kind"] == "human", "run_id"], _stamps_now)
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def _participant_stats(db: str, version: tuple, runs: tuple) -> pd.DataFrame:
     """The costly half of the participant table, by the participants' data version (memory, then disk)."""
@@ -110,6 +116,7 @@ class _Selected:
                  generation: int, stamps: dict[str, float]):
         sel = select(frame, parts, filters, rules)   # the one selection path (`report` takes it too)
         self.df, self.n_excluded = sel.df, sel.n_excluded
+        self.versions = scorer_versions(self.df)
         humans = self.df[self.df["solver_kind"] == "human"]
         self.humans = (humans, _signature(humans, generation, stamps))
         self.groups = [(str(solver), g, _signature(g, generation, stamps))
@@ -192,7 +199,7 @@ class View:
             filters, rules = sidebar(everything)
         self.filters, self.rules = filters, rules
         hv = human_version(db)
-        human_runs = _stamps(everything.loc[everything["solver_kind"] == "human", "run_id"], stamps)
+        human_runs = _human_runs(str(db.path), self.version, everything, stamps)
         stats = _participant_stats(str(db.path), hv, human_runs)
         self.participants = participant_table(db, rules, stats=stats)   # the participants' own rows: always fresh
         chosen = _selected(str(db.path), self.version, hv, filters, rules, everything, self.participants, stamps)
@@ -260,7 +267,7 @@ class View:
             bits.append(f"{len(f.studies)} studies")
         ex = f"exclusions on ({self.rules.describe()}): {self.n_excluded} participants excluded" \
             if self.rules != ExclusionRules(False, None, None) else "exclusions off: every participant kept"
-        scored = ", ".join(f"scorer {v}" for v in scorer_versions(self.df)) or "no responses"
+        scored = ", ".join(f"scorer {v}" for v in self._parts.versions) or "no responses"
         return f"{len(self.df):,} responses ({scored}) · " + " · ".join(bits) + " · " + ex
 
     def all_humans_excluded(self) -> bool:
@@ -275,7 +282,7 @@ class View:
                      "agreement and human heatmaps are absent. Loosen the participant exclusions in the sidebar "
                      "to see them.", icon="🚫")
         st.caption(self.caption())
-        stale = scorer_note(scorer_versions(self.df))
+        stale = scorer_note(self._parts.versions)
         if stale:
             st.warning(stale)
 

@@ -10,6 +10,10 @@ Plotly Express and per-trace `add_*`/`update_*` calls validate the figure again 
 dashboard page most of its time."""
 from __future__ import annotations
 
+import json
+from functools import lru_cache
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -54,13 +58,26 @@ def ordered(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(_o=df["kind"].map(KIND_ORDER).fillna(9)).sort_values("_o", kind="stable").drop(columns="_o")
 
 
+@lru_cache(maxsize=1)
+def _template() -> dict:
+    """Plotly's "simple_white" look for the trace types drawn here, read from plotly's own template file: naming
+    the template makes plotly build it whole (every trace type's defaults: 0.6 s at a page's first figure)."""
+    import plotly
+
+    path = Path(plotly.__file__).parent / "package_data" / "templates" / "simple_white.json"
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    return {"layout": spec["layout"], "data": {t: spec["data"][t] for t in ("scatter", "bar")}}
+
+
 def _layout(title: str, n_rows: int, xtitle: str, xrange: tuple[float, float] | None,
             width: int | None) -> tuple[dict, int]:
+    """The layout; with a `width` (the bundle's files) also the white look, which the dashboards take from their
+    own theme instead."""
     top, bottom = 60, 150   # the legend sits in the bottom margin, below the axis title
     plot = 30 * max(n_rows, 3)
     height = top + bottom + plot
     layout = {
-        "title": {"text": title, "x": 0.01}, "height": height, "template": "simple_white",
+        "title": {"text": title, "x": 0.01}, "height": height,
         "font": {"family": "Arial, Helvetica, sans-serif", "size": 13},
         "margin": {"l": 10, "r": 20, "t": top, "b": bottom},
         "legend": {"orientation": "h", "y": -62 / plot, "x": 0, "yanchor": "top"},
@@ -70,6 +87,7 @@ def _layout(title: str, n_rows: int, xtitle: str, xrange: tuple[float, float] | 
     }
     if width:
         layout["width"] = width
+        layout["template"] = _template()
     return layout, height
 
 
@@ -142,3 +160,118 @@ def failure_figure(fk: pd.DataFrame, title: str, width: int | None = WIDTH) -> t
     layout["barmode"] = "stack"
     layout["yaxis"] = {**layout["yaxis"], "categoryorder": "array", "categoryarray": rows}
     return go.Figure({"data": traces, "layout": layout}), height
+
+
+# --------------------------------------------------------------------------- the dashboards' other figures
+
+# More distinct colours when one figure shows one line per solver: Okabe–Ito, then Paul Tol's "muted" scheme (also
+# designed for colour-blind readers); beyond these a colour comes back with another dash pattern, never alike.
+SERIES = PALETTE + ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#AA4499")
+DASHES = ("solid", "dash", "dot", "dashdot")
+
+
+def series_styles(names: list[str]) -> dict[str, dict]:
+    """Per series: a colour, and a dash pattern once the colours run out; no two series look alike."""
+    return {n: {"color": SERIES[k % len(SERIES)], "dash": DASHES[(k // len(SERIES)) % len(DASHES)]}
+            for k, n in enumerate(names)}
+
+
+def _plain_layout(title: str, xtitle: str, ytitle: str, **extra) -> dict:
+    return {"title": {"text": title}, "xaxis": {"title": {"text": xtitle}}, "yaxis": {"title": {"text": ytitle}},
+            **extra}
+
+
+def line_figure(df: pd.DataFrame, x: str, y: str, series: str, title: str, xtitle: str, ytitle: str,
+                hover: str | None = None, yrange: tuple[float, float] | None = (0, 100)) -> go.Figure:
+    """One line with markers per series (e.g. PASS by a generation parameter, per solver), x in the frame's order."""
+    names = list(dict.fromkeys(df[series].astype(str)))
+    styles = series_styles(names)
+    traces = []
+    for name in names:
+        part = df[df[series].astype(str) == name]
+        tr = {"type": "scatter", "mode": "lines+markers", "name": name, "x": part[x].astype(str).tolist(),
+              "y": part[y].astype(float).tolist(), "line": styles[name], "marker": {"color": styles[name]["color"]}}
+        if hover:
+            tr["customdata"] = part[hover].tolist()
+            tr["hovertemplate"] = f"{name}<br>{x} %{{x}}<br>{y} %{{y:.1f}}<br>{hover} %{{customdata}}<extra></extra>"
+        traces.append(tr)
+    layout = _plain_layout(title, xtitle, ytitle, xaxis={"title": {"text": xtitle}, "type": "category"})
+    if yrange:
+        layout["yaxis"]["range"] = list(yrange)
+    return go.Figure({"data": traces, "layout": layout})
+
+
+def bar_figure(x: list[str], bars: list[tuple[str, list, list | None]], title: str, ytitle: str) -> go.Figure:
+    """Grouped bars: per (name, values, error or None) one colour, over the categories `x`."""
+    shade = colours([name for name, _, _ in bars], {})
+    traces = []
+    for name, values, error in bars:
+        tr = {"type": "bar", "name": name, "x": list(x), "y": [None if pd.isna(v) else float(v) for v in values],
+              "marker": {"color": shade[name]}}
+        if error is not None:
+            tr["error_y"] = {"type": "data", "array": [0.0 if pd.isna(e) else float(e) for e in error]}
+        traces.append(tr)
+    return go.Figure({"data": traces, "layout": _plain_layout(title, "", ytitle, barmode="group")})
+
+
+def histogram_figure(groups: dict[str, np.ndarray], title: str, xtitle: str, bins: int = 60) -> go.Figure:
+    """Counts per bin (the same `bins` equal-width bins over every group's finite values), stacked per group: the
+    browser gets one bar per bin, not every value."""
+    finite = {g: v[np.isfinite(v)] for g, v in groups.items()}
+    every = np.concatenate(list(finite.values())) if finite else np.zeros(0)
+    layout = _plain_layout(title, xtitle, "count", barmode="stack", bargap=0)
+    if not len(every):
+        return go.Figure({"data": [], "layout": layout})
+    edges = np.histogram_bin_edges(every, bins=bins)
+    centres, widths = ((edges[:-1] + edges[1:]) / 2).tolist(), np.diff(edges).tolist()
+    shade = colours(list(finite), {})
+    traces = [{"type": "bar", "name": g, "x": centres, "width": widths,
+               "y": np.histogram(v, bins=edges)[0].tolist(), "marker": {"color": shade[g]},
+               "hovertemplate": "%{x:.2f}: %{y}<extra>" + g + "</extra>"} for g, v in finite.items()]
+    return go.Figure({"data": traces, "layout": layout})
+
+
+def box_stats(v: np.ndarray) -> dict | None:
+    """Tukey's box: quartiles (linear interpolation, as plotly.js computes them) and whiskers at the most extreme
+    values within 1.5 × IQR of the box."""
+    v = v[np.isfinite(v)]
+    if not len(v):
+        return None
+    q1, med, q3 = np.quantile(v, [0.25, 0.5, 0.75])
+    iqr = q3 - q1
+    return {"q1": float(q1), "median": float(med), "q3": float(q3),
+            "lowerfence": float(v[v >= q1 - 1.5 * iqr].min()), "upperfence": float(v[v <= q3 + 1.5 * iqr].max())}
+
+
+def box_figure(df: pd.DataFrame, x: str, y: str, group: str, title: str, ytitle: str) -> go.Figure:
+    """Boxes of `y` per category `x`, side by side per `group`, from precomputed statistics (`box_stats`): the
+    browser gets five numbers per box, not every value; outlying values are not drawn."""
+    cats = sorted(df[x].dropna().astype(str).unique())
+    names = [str(g) for g in dict.fromkeys(df[group])]
+    shade = colours(names, {})
+    traces = []
+    for name, part in df.groupby(df[group].astype(str), sort=False):
+        stats = {c: box_stats(g[y].to_numpy(dtype=float)) for c, g in part.groupby(part[x].astype(str))}
+        shown = [c for c in cats if stats.get(c)]
+        if not shown:
+            continue
+        traces.append({"type": "box", "name": name, "x": shown, "offsetgroup": name,
+                       "marker": {"color": shade[name]},
+                       **{k: [stats[c][k] for c in shown] for k in ("q1", "median", "q3", "lowerfence", "upperfence")}})
+    return go.Figure({"data": traces, "layout": _plain_layout(title, x, ytitle, boxmode="group")})
+
+
+def scatter_figure(df: pd.DataFrame, x: str, y: str, group: str, title: str, xtitle: str, ytitle: str,
+                   hover: str | None = None) -> go.Figure:
+    """Points coloured by `group`."""
+    names = [str(g) for g in dict.fromkeys(df[group])]
+    shade = colours(names, {}) if len(names) <= len(PALETTE) else {n: s["color"] for n, s in series_styles(names).items()}
+    traces = []
+    for name, part in df.groupby(df[group].astype(str), sort=False):
+        tr = {"type": "scatter", "mode": "markers", "name": name, "x": part[x].astype(float).tolist(),
+              "y": part[y].astype(float).tolist(), "marker": {"color": shade[name]}}
+        if hover:
+            tr["text"] = part[hover].astype(str).tolist()
+            tr["hovertemplate"] = "%{text}: (%{x:.1f}, %{y:.1f})<extra>" + name + "</extra>"
+        traces.append(tr)
+    return go.Figure({"data": traces, "layout": _plain_layout(title, xtitle, ytitle)})

@@ -192,7 +192,10 @@ def scorer_versions(df: pd.DataFrame) -> dict[str, int]:
     scorer: numbers from an older one are flagged, and `rescore` brings them up to date)."""
     if df.empty:
         return {}
-    return {str(k): int(v) for k, v in df["scorer_version"].astype(str).value_counts().sort_index().items()}
+    out: dict[str, int] = {}
+    for k, v in df["scorer_version"].value_counts(dropna=False).items():  # counted as stored, then named
+        out[str(k)] = out.get(str(k), 0) + int(v)
+    return dict(sorted(out.items()))
 
 
 def scorer_note(versions: dict[str, int]) -> str | None:

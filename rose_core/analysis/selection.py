@@ -126,7 +126,11 @@ def participant_table(store: Store, rules: ExclusionRules, stats: pd.DataFrame |
     why["too fast"] = bool(rules.too_fast_ms) and (out["median_item_s"] * 1000 < (rules.too_fast_ms or 0)) \
         & out["median_item_s"].notna()
     why["streak"] = bool(rules.streak) and (out["longest_streak"] >= (rules.streak or 0))
-    out["excluded"] = [", ".join(r for r, hit in zip(why.columns, row) if hit) for row in why.to_numpy(dtype=bool)]
+    reasons = np.full(len(out), "", dtype=object)
+    for name in why.columns:  # "attention, too fast, streak": the reasons that hold, in this order
+        hit = why[name].to_numpy(dtype=bool)
+        reasons = np.where(hit & (reasons == ""), name, np.where(hit, reasons + ", " + name, reasons))
+    out["excluded"] = reasons
     return out
 
 
