@@ -126,7 +126,7 @@ class _Selected:
                        for solver, g in self.df.groupby("solver", sort=False)]
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=4)   # each holds a copy of the selected rows (~70 MB at 200k)
 def _selected(db: str, version: tuple, human: tuple, filters: Filters, rules: ExclusionRules, _frame: pd.DataFrame,
               _parts: pd.DataFrame, _stamps: dict[str, float]) -> _Selected:
     return _Selected(_frame, _parts, filters, rules, version[2], _stamps)
