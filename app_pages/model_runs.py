@@ -29,7 +29,8 @@ with st.expander("Import a run", expanded=True):
         replace = c1.checkbox("Replace an earlier run of this solver", key="runs_replace")
         trust = c1.checkbox("Trust the ids (the file carries no dataset hash and nothing to verify it by)",
                             key="runs_trust_ids")
-        errored = c2.selectbox("Errored samples (API failures, cut predictions)", ERRORED_POLICIES,
+        errored = c2.selectbox("Errored samples (API failures, samples a stopped eval never ran, cut predictions)",
+                               ERRORED_POLICIES,
                                key="runs_errored", help="skip: not stored, counted and shown; invalid: stored as "
                                                         "invalid answers")
         if st.form_submit_button("Import", type="primary"):

@@ -23,7 +23,7 @@ from rose_core.study import (
 from rose_core.views import identity_from_query, practice_feedback_png, worked_example
 from ui.click_grid import click_grid, image_url
 from ui.client import tab
-from ui.redirect import end_page
+from ui.redirect import end_page, reload_with_param
 from ui.resources import dataset, store
 
 ss = st.session_state
@@ -82,8 +82,10 @@ if "part_pid" not in ss:
     if study.dataset_hash != ds.dataset_hash:
         st.error("This study was set up on a different version of the dataset; please contact the researcher.")
         st.stop()
-    if ident.generated:
-        st.query_params["pid"] = ident.external_id  # a reload keeps the same anonymous participant
+    if ident.generated:  # a new anonymous id: into the address first (in place: Back never finds the id-less link)
+        st.caption("Starting the study…")
+        reload_with_param("pid", ident.external_id)
+        st.stop()
     try:
         p = join(db, study, ident.external_id, ident.source, ident.prolific_study_id, ident.prolific_session_id)
     except StudyError as e:  # a bad id, or a known id arriving with another Prolific session (recorded)
@@ -138,6 +140,8 @@ def send(screen: ItemScreen, sub: dict) -> str:
         return "pending"
     except StudyError as e:
         ss["part_grid_error"] = str(e)
+        refusals = ss.setdefault("part_refusals", {})
+        refusals[screen.view_id] = refusals.get(screen.view_id, 0) + 1  # the item unlocks for another answer
         return "unreadable"
     ss.pop("part_pending", None)
     if rec.refused == "other_tab":
@@ -163,6 +167,25 @@ def show_item(first: ItemScreen, retrying: bool = False) -> None:
     (`retrying`), the same fragment sends the kept answer again every RETRY_S seconds."""
     ss["part_item"] = first  # what this full run computed; the submit callback moves it on to the next item
     known = ss.setdefault("part_known_seq", {})
+
+    def store_events() -> None:
+        """Store the new events of the grid's state, so that this rerun already acknowledges them (ack_seq) and the
+        browser stops sending them. Called by the grid's callback, before the rerun the change caused, and again in
+        the rerun (nothing new then: no transaction) in case Streamlit folded a change into a rerun without the
+        callback. The item on screen is `part_item`: a late message of an answered item names another view and
+        stores nothing."""
+        screen: ItemScreen = ss["part_item"]
+        state = (ss.get("part_grid") or {}).get("grid")
+        if not state:
+            return
+        try:
+            known[screen.view_id] = session.record_events(screen, state, known.get(screen.view_id, -1))
+        except OtherTabError:
+            ss["part_leave_item"] = True  # the fragment's rerun shows the other-tab screen
+        except StorageError as e:  # not acknowledged: the browser sends these events again with the next ones
+            _log("storing events", e)
+        except StudyError as e:
+            ss["part_grid_error"] = str(e)
 
     def on_submit(screen: ItemScreen) -> None:
         sub = (ss.get("part_grid") or {}).get("submit")
@@ -193,20 +216,17 @@ def show_item(first: ItemScreen, retrying: bool = False) -> None:
                 except (StorageError, StudyError) as e2:
                     _log("releasing an item", e2)
                 st.rerun(scope="app")
-        data = screen.component_data(image_url(png[1]))
+        store_events()
+        if ss.pop("part_leave_item", False):
+            st.rerun(scope="app")
+        kept = ss.get("part_pending")  # an answer storage refused, sent again by this fragment
+        data = screen.component_data(image_url(png[1]), known.get(screen.view_id, -1),
+                                     ss.get("part_refusals", {}).get(screen.view_id, 0),
+                                     kept is not None and kept[0].view_id == screen.view_id)
         data["progress_fraction"] = screen.progress_fraction  # drawn by the component: one element per rerun
         # One key for every item: the component rebuilds itself for a new view_id, and Streamlit keeps one widget
         # state instead of one per item answered since the last full rerun (each is re-read at every rerun).
-        res = click_grid(key="part_grid", data=data, on_submit=partial(on_submit, screen))
-        try:
-            if res.grid:
-                known[screen.view_id] = session.record_events(screen, res.grid, known.get(screen.view_id, -1))
-        except OtherTabError:
-            st.rerun(scope="app")
-        except StorageError as e:  # not acknowledged: the browser sends these events again with the next ones
-            _log("storing events", e)
-        except StudyError as e:
-            ss["part_grid_error"] = str(e)
+        click_grid(key="part_grid", data=data, on_grid=store_events, on_submit=partial(on_submit, screen))
         if "part_pending" in ss:
             st.warning(PENDING_NOTE)
         err = ss.pop("part_grid_error", None)

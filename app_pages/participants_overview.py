@@ -2,29 +2,26 @@
 import streamlit as st
 
 from rose_core.analysis.charts import box_figure, histogram_figure, scatter_figure
-from ui.dash import View, chart, table
+from rose_core.study import list_studies
+from ui.dash import View, chart, participants_overview
 
 v = View()
 st.title("Participants")
 v.header()
+sgp_studies = [s for s in list_studies(v.db) if s.config.benchmark == "sgp"]
+if sgp_studies:
+    st.caption(f"ROSE studies only. The participants of the {len(sgp_studies)} SGP "
+               f"{'study' if len(sgp_studies) == 1 else 'studies'}, with their exclusions, are on **SGP results**.")
 parts = v.participants
 if parts.empty:
-    st.info("No participant yet.")
+    st.info("No participant in a ROSE study yet.")
     st.stop()
 if v.filters.studies:
     parts = parts[parts["study_id"].isin(v.filters.studies)]
-ex = parts[parts["excluded"] != ""]
-c1, c2, c3, c4 = st.columns(4)
-c1.metric("Participants", len(parts))
-c2.metric("Excluded", len(ex))
-c3.metric("Screened out at practice", int((parts["end_reason"] == "screened_out").sum()))
-c4.metric("Completed", int((parts["end_reason"] == "completed").sum()))
-st.caption(f"Exclusion rules: {v.rules.describe()}. Reasons: "
-           + (", ".join(f"{r}: {n}" for r, n in ex["excluded"].str.split(", ").explode().value_counts().items())
-              or "none"))
-table(parts.assign(excluded=parts["excluded"].replace("", "no")), "rose_participants", "parts_table", v.note(),
-      kinds={"main_pass_rate": "rate", "practice_pass_rate": "rate", "median_item_s": "seconds",
-             "median_first_action_s": "seconds", "practice_attempts": "count", "practice_passed": "flag"})
+ex = participants_overview(parts, v.rules.describe(), "rose_participants", "parts_table", v.note(),
+                           {"main_pass_rate": "rate", "practice_pass_rate": "rate", "median_item_s": "seconds",
+                            "median_first_action_s": "seconds", "practice_attempts": "count",
+                            "practice_passed": "flag"})
 
 humans = v.everything[v.everything["solver_kind"] == "human"]
 if v.filters.studies:

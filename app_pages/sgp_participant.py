@@ -14,7 +14,7 @@ from rose_core.instrument.episode_session import (
 from rose_core.study import Consent, End, Instructions, StudyError, get_study, join
 from rose_core.views import identity_from_query
 from ui.click_grid import image_url
-from ui.redirect import end_page
+from ui.redirect import end_page, reload_with_param
 from ui.resources import store
 from ui.sgp_board import sgp_board
 from ui.sgp_resources import board_png, sgp_dataset
@@ -33,8 +33,10 @@ if "part_pid" not in ss:
     if study.dataset_hash != sgp.dataset_hash:
         st.error("This study was set up on a different version of the puzzles; please contact the researcher.")
         st.stop()
-    if ident.generated:
-        st.query_params["pid"] = ident.external_id
+    if ident.generated:  # a new anonymous id: into the address first (in place: Back never finds the id-less link)
+        st.caption("Starting the study…")
+        reload_with_param("pid", ident.external_id)
+        st.stop()
     try:
         p = join(db, study, ident.external_id, ident.source, ident.prolific_study_id, ident.prolific_session_id)
     except StudyError as e:

@@ -6,10 +6,12 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from rose_core.analysis.sgp import (
-    SgpExclusions, agent_logs, group_heatmap, human_episodes, results_tables, select_human,
+    INFERENCE_DEFINITION, SgpExclusions, agent_logs, group_heatmap, heatmap_labels, human_episodes,
+    inference_results, inference_scored, inference_version, results_tables, select_human, sgp_participants,
 )
+from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES
 from rose_core.study import list_studies
-from ui.dash import chart, table
+from ui.dash import chart, participants_overview, table
 from ui.resources import store
 from ui.sgp_resources import sgp_dataset
 
@@ -22,6 +24,56 @@ studies = {s.study_id: s for s in list_studies(db) if s.config.benchmark == "sgp
 @st.cache_data(show_spinner="Playing the reference agents…", max_entries=16)
 def cached_agents(dataset_hash: str, episodes: tuple[str, ...], samples: int, seed: int, cap: int):
     return agent_logs(sgp, episodes, samples, seed, cap)
+
+
+@st.cache_data(show_spinner="Scoring the board-state answers…", max_entries=8)
+def cached_inference(db_location: str, version: tuple, dataset_hash: str):
+    """(the table of this build, answers stored, answers of this build): scored once per import."""
+    scored = inference_scored(db)
+    here = scored[scored["dataset_hash"] == dataset_hash]
+    table = inference_results(here).drop(columns=["dataset_hash"]) if len(here) else None
+    return table, len(scored), len(here)
+
+
+def participants_section() -> None:
+    """Everyone of the chosen SGP studies (this build), with why (if) excluded: the SGP side of the Participants
+    page, under this page's exclusion rules."""
+    parts = sel.participants
+    st.markdown("#### Participants and exclusions")
+    if parts.empty:
+        st.info("No participant in the chosen SGP studies yet.")
+        return
+    participants_overview(parts, rules.describe(), "sgp_participants", "sgpres_parts", note,
+                          {"solved_pct": "rate", "median_episode_s": "seconds", "practice_attempts": "count",
+                           "practice_passed": "flag", "episodes": "count", "longest_streak": "count"})
+    st.caption("Episodes, solved % and the rules count the main episodes in this selection (this build, the chosen "
+               "studies and modalities).")
+
+
+def inference_section() -> None:
+    """The auxiliary board-state inference task: stored answers of this build, scored now."""
+    st.markdown("#### Board-state inference")
+    t, n_all, n_here = cached_inference(db.location, inference_version(db), sgp.dataset_hash)
+    if n_all > n_here:
+        st.warning(f"{n_all - n_here:,} board-state answers on another SGP build are left out (their boards "
+                   "are not this build's).")
+    if not n_here:
+        st.info("No board-state inference answers on this build yet: `python -m rose_core sgp infer-run …` writes "
+                "them, `python -m rose_core sgp infer-import FILE` stores them.")
+        return
+    table(t, "sgp_inference", "sgpres_inference", intervals=("exact", *INFERENCE_CLASSES),
+          kinds={"boards": "count", "episodes": "count", "geoms": "count"})
+    st.caption(INFERENCE_DEFINITION)
+    fig = go.Figure()
+    for r in t.to_dict(orient="records"):
+        fig.add_bar(x=list(INFERENCE_CLASSES), y=[r[c] for c in INFERENCE_CLASSES],
+                    name=f"{r['solver']} · {r['modality']}",
+                    error_y={"type": "data", "symmetric": False,
+                             "array": [r[f"{c} hi"] - r[c] for c in INFERENCE_CLASSES],
+                             "arrayminus": [r[c] - r[f"{c} lo"] for c in INFERENCE_CLASSES]})
+    fig.update_layout(barmode="group", title="Board-state inference: per 100 geoms on the true boards, 95 % interval",
+                      yaxis_title="per 100 true geoms")
+    chart(fig, "sgp_inference", "sgpres_inference_fig")
 
 
 sb = st.sidebar
@@ -46,7 +98,8 @@ other = sorted(s for s, x in studies.items() if x.dataset_hash != sgp.dataset_ha
 if other:
     st.warning("Studies run on another SGP build are left out (their episodes are not this build's): "
                + ", ".join(other))
-sel = select_human(human_episodes(db), sgp, rules, int(cap), tuple(chosen), tuple(modalities))
+sel = select_human(human_episodes(db), sgp, rules, int(cap), tuple(chosen), tuple(modalities),
+                   sgp_participants(db, sgp.dataset_hash))
 played = tuple(sorted({lg.episode_id for lg in sel.logs}))
 episodes = played or tuple(sgp.episodes)
 note = f"exclusions on: {sel.n_excluded} participants excluded" if rules != SgpExclusions(None, None) \
@@ -61,6 +114,8 @@ if not played:
     # The agents alone on the whole build take a while (the random agent's 300 plays: ~30-50 s on 2 cores).
     if not st.checkbox(f"Play the reference agents on all {len(sgp.episodes)} episodes of the build",
                        key="sgpres_agents_all"):
+        participants_section()
+        inference_section()
         st.stop()
 logs = sel.logs + cached_agents(sgp.dataset_hash, episodes, int(samples), int(seed), int(cap))
 
@@ -101,11 +156,13 @@ who = st.selectbox("Solver", range(len(groups)), key="sgpres_heat_solver",
 value = st.radio("Cell value", ["solved", "d_at_c1", "min_d"], horizontal=True, key="sgpres_heat_value",
                  format_func={"solved": "solved %", "d_at_c1": "d at t = c1", "min_d": "closest to the goal"}.get)
 hm = group_heatmap(res["episodes"], *groups[who], value)
+cell_text = heatmap_labels(res["episodes"], *groups[who], value)
 fig = go.Figure(go.Heatmap(z=hm.values, x=[str(c) for c in hm.columns], y=[str(i) for i in hm.index],
-                           colorscale="Viridis", text=hm.round(2).values, texttemplate="%{text}"))
+                           colorscale="Viridis", text=cell_text.values, texttemplate="%{text}", hoverinfo="text",
+                           zmin=0, zmax=100 if value == "solved" else None))
 fig.update_layout(title=f"{' · '.join(x for x in groups[who] if x != '-')}: {value} by number of geoms × c1",
-                  xaxis_title="c1 (shortest path)", yaxis_title="number of geoms")
+                  xaxis_title="c1 (shortest path)", yaxis_title="number of geoms", xaxis_type="category",
+                  yaxis_type="category")
 chart(fig, "sgp_heatmap", "sgpres_heat", note)
-if len(sel.participants):
-    st.markdown("#### Participants and exclusions")
-    table(sel.participants, "sgp_participants", "sgpres_parts", note)
+participants_section()
+inference_section()

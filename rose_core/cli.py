@@ -133,10 +133,15 @@ def cmd_run_model(a: argparse.Namespace) -> int:
     res = run_model(ds, a.base_url, a.model, Path(a.out), split=a.split, templates=a.templates,
                     concurrency=a.concurrency, max_retries=a.retries, timeout=a.timeout, max_tokens=a.max_tokens,
                     api_key_env=a.api_key_env, limit=a.limit, progress=_progress_bar(a.model))
-    print(f"{res.done_before} already done, {res.requested} requested, {res.succeeded} answered, "
+    return report_run(res, "answers")
+
+
+def report_run(res, what: str) -> int:
+    """What a model runner did (every runner: ROSE's, SGP's plays and board-state answers): 1 when some failed."""
+    print(f"{res.done_before} {what} already done, {res.requested} requested, {res.succeeded} done, "
           f"{len(res.failed)} failed")
-    for iid, err in list(res.failed.items())[:10]:
-        print(f"failed: {iid}: {err}", file=sys.stderr)
+    for name, err in list(res.failed.items())[:10]:
+        print(f"failed: {name}: {err}", file=sys.stderr)
     if res.failed:
         print("run the same command again to retry the failed ones", file=sys.stderr)
     return 1 if res.failed else 0
@@ -172,6 +177,15 @@ def cmd_report(a: argparse.Namespace) -> int:
         print(f"intervals: {report['intervals']}")
         print("scored by: " + (", ".join(f"scorer {v} ({n:,} responses)" for v, n in report["scorer_versions"].items())
                                or "no responses"))
+        inf = report["sgp_inference"]
+        if inf["rows"]:
+            from .benchmarks.sgp.cli import inference_lines
+
+            print("\nSGP board-state inference (per build, solver and modality):")
+            for h in dict.fromkeys(r["dataset_hash"] for r in inf["rows"]):
+                print(f"build {h}")
+                print("\n".join(inference_lines([r for r in inf["rows"] if r["dataset_hash"] == h])))
+            print(inf["definition"])
     if report["scorer_warning"]:
         print(f"WARNING: {report['scorer_warning']}", file=sys.stderr)
     return 0
@@ -242,9 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--solver", default=None, help="solver name for lines without a 'solver' field")
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_score)
-    e = sub.add_parser("export-table", help="responses or events from the database, as CSV or Parquet")
+    e = sub.add_parser("export-table", help="a table from the database as CSV or Parquet: ROSE's responses or events, "
+                                            "SGP's episode results or moves")
     e.add_argument("--db", default=db_location())
-    e.add_argument("--table", choices=["responses", "events"], default="responses")
+    e.add_argument("--table", choices=["responses", "events", "episode_results", "episode_steps"], default="responses")
     e.add_argument("--format", choices=["csv", "parquet"], default="csv")
     e.add_argument("--study", default=None, help="only this study (default: everything)")
     e.add_argument("--out", required=True)
@@ -270,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     i.add_argument("--trust-ids", action="store_true",
                    help="accept a run that carries no dataset hash and nothing to verify its samples by")
     i.add_argument("--errored", choices=["skip", "invalid"], default="skip",
-                   help="harness/API failures: not stored but counted (skip), or stored as invalid answers")
+                   help="harness/API failures, samples a stopped inspect eval never ran and predictions cut at "
+                        "Excel's cell limit: not stored but counted (skip), or stored as invalid answers")
     i.add_argument("--export-manifest", default=None,
                    help="the rose_export.json of the export the harness ran on (fixes lmms-eval doc_id positions)")
     i.add_argument("--max-expanded-mb", type=int, default=512,

@@ -1,4 +1,5 @@
-"""Tables as files: the one CSV encoder of the project, and responses/events for downloads and the command line.
+"""Tables as files: the one CSV encoder of the project, and the tables experimenters download (the Studies page)
+and export (`python -m rose_core export-table`): ROSE's responses and events, SGP's episode results and moves.
 
 Every CSV the project writes goes through `frame_bytes(df, "csv")`. Cells hold text that participants and
 models control (a Prolific id, event values, a model's response), and a spreadsheet opening a CSV treats a
@@ -22,7 +23,8 @@ import pandas as pd
 
 from .store import Store, read_frame
 
-Table = Literal["responses", "events"]
+Table = Literal["responses", "events", "episode_results", "episode_steps"]
+TABLES: tuple[str, ...] = Table.__args__  # type: ignore[attr-defined]
 Format = Literal["csv", "parquet"]
 
 # Epoch-second columns read from the database, exported as UTC times under a name that says so.
@@ -45,22 +47,38 @@ FROM events e JOIN participants p USING (participant_id) {where} ORDER BY e.part
 
 
 def table_frame(store: Store, table: Table, study_id: str | None = None) -> pd.DataFrame:
-    """The responses or events table as exported. `total_ms` is the server's assigned → answered time,
-    `client_total_ms`, `first_action_ms` and `active_ms` the page's own; `submitted_at_utc` and
-    `server_at_utc` are UTC timestamps."""
+    """A table as exported (one study's rows, or all). `total_ms` is the server's assigned → answered (or, for an
+    episode, shown → ended) time, `client_total_ms`, `first_action_ms` and `active_ms` the page's own;
+    `submitted_at_utc` and `server_at_utc` are UTC timestamps."""
     if table == "responses":
         sql = _RESPONSES_SQL.format(where="WHERE runs.study_id = :s" if study_id else "")
     elif table == "events":
         sql = _EVENTS_SQL.format(where="WHERE p.study_id = :s" if study_id else "")
+    elif table in ("episode_results", "episode_steps"):
+        sql = None
     else:
-        raise ValueError(f"unknown table {table!r}: expected responses or events")
+        raise ValueError(f"unknown table {table!r}: expected one of {', '.join(TABLES)}")
     with store.connect() as conn:
-        df = read_frame(conn, sql, {"s": study_id} if study_id else None)
+        if sql is None:
+            df = _episode_frame(conn, table, study_id)
+        else:
+            df = read_frame(conn, sql, {"s": study_id} if study_id else None)
     for col, name in _UTC_COLUMNS.items():
         if col in df.columns:
             df[col] = pd.to_datetime(df[col], unit="s", utc=True)
             df = df.rename(columns={col: name})
     return df
+
+
+def _episode_frame(conn, table: str, study_id: str | None) -> pd.DataFrame:
+    """SGP's episode results or moves (`storage.episodes.export_query`): every run's, or one study's."""
+    from .storage import episodes as se
+    from .storage.participants import get_study
+
+    if study_id is None:
+        return read_frame(conn, se.export_query(table, False))
+    study = get_study(conn, study_id)
+    return read_frame(conn, se.export_query(table, True), (study.run_id if study else "",))
 
 
 # --- the CSV encoder ---------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Hashable, Iterator, TypeVar
 
 MAX_LINE_BYTES = 32 * 2**20   # one JSON line; a 1M-character response with its prompt fits many times
 MAX_PROBLEMS = 1000           # stop collecting after this many (the first ones are what a user fixes)
@@ -75,3 +75,28 @@ def jsonl_objects(path: Path, problems: list[str], max_line_bytes: int = MAX_LIN
             problems.append(f"{path}:{no}: expected a JSON object, got {type(obj).__name__}")
             continue
         yield no, obj
+
+
+T = TypeVar("T")
+
+
+def checked_records(path: Path, check: Callable[[dict], "tuple[T | None, list[str]]"], key: Callable[[T], Hashable],
+                    name: Callable[[T], str]) -> tuple[list[T], list[str]]:
+    """Every JSON-object line of `path` through `check` (the record, or what is wrong with the line), each record
+    once by `key` (a repeat names the line it was first on): (records, problems as `FILE:LINE: …`). The callers
+    use the records only when there is no problem at all."""
+    problems: list[str] = []
+    out: list[T] = []
+    seen: dict[Hashable, int] = {}
+    for no, obj in jsonl_objects(Path(path), problems):
+        rec, errs = check(obj)
+        problems += [f"{path}:{no}: {e}" for e in errs]
+        if rec is None:
+            continue
+        k = key(rec)
+        if k in seen:
+            problems.append(f"{path}:{no}: {name(rec)} was already on line {seen[k]}")
+            continue
+        seen[k] = no
+        out.append(rec)
+    return out, problems

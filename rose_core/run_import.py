@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Iterator, Literal
 
 from .benchmarks.rose.dataset import Dataset
+from .solver_labels import refused_name
 from .problems import MAX_PROBLEMS, ProblemsError, iter_lines, jsonl_objects, parse_json
 from .benchmarks.rose.records import MAIN_TEMPLATES
 from .benchmarks.rose.scoring import score
@@ -38,10 +39,14 @@ RUN_FORMATS: tuple[RunFormat, ...] = ("jsonl", "lmms-eval", "vlmevalkit", "inspe
 SolverKind = Literal["model", "agent"]
 ErroredPolicy = Literal["skip", "invalid"]
 ERRORED_POLICIES: tuple[ErroredPolicy, ...] = ("skip", "invalid")
-Status = Literal["answered", "errored", "truncated"]
+Status = Literal["answered", "errored", "truncated", "not_run"]
 
 EXCEL_CELL_LIMIT = 32767                         # Excel's cell limit: VLMEvalKit's .xlsx cuts predictions there
 VLMEVALKIT_FAIL = "Failed to obtain answer via API"   # VLMEvalKit's BaseAPI fail_msg (and its ': Failed with ...')
+# What lmms-eval (0.6 on, its API model wrappers) logs in place of an answer when a request failed after its
+# retries, or when its token budget ran out before the request was sent.
+LMMS_FAILED = "[LMMS_EVAL_REQUEST_FAILED"
+LMMS_BUDGET = "[LMMS_EVAL_BUDGET_EXCEEDED]"
 SHOWN_MISMATCHES = 10
 
 
@@ -115,6 +120,16 @@ def detect_format(path: Path, limits: Limits = Limits()) -> tuple[RunFormat, str
         return "inspect", "a zip archive (inspect_ai .eval log)"
     if name.endswith(".tsv"):
         return "vlmevalkit", "a .tsv table (VLMEvalKit predictions)"
+    if name.endswith(".json"):  # one document, often on one line (pandas, json.dump): never read as lines
+        if b"\x00" in magic:
+            raise RunImportError([f"{path}: not text, not a zip archive: binary data cannot be a run file"])
+        doc = _json_document(path, limits)
+        if isinstance(doc, dict) and ("samples" in doc or "eval" in doc):
+            return "inspect", "a JSON document with samples (inspect_ai JSON log)"
+        if isinstance(doc, dict) and "results" in doc and "configs" in doc:
+            raise RunImportError([f"{path}: lmms-eval's aggregated results, not its samples: import the "
+                                  "*_samples_<task>.jsonl beside it (run lmms-eval with --log_samples)"])
+        return "vlmevalkit", "a JSON document without inspect's samples (VLMEvalKit prediction dump)"
     first = _first_line(path, limits)
     if b"\x00" in first:
         raise RunImportError([f"{path}: not text, not a zip archive: binary data cannot be a run file"])
@@ -122,11 +137,6 @@ def detect_format(path: Path, limits: Limits = Limits()) -> tuple[RunFormat, str
         text = first.decode("utf-8-sig")  # a byte-order mark is not part of the line
     except UnicodeDecodeError:
         raise RunImportError([f"{path}: not text, not a zip archive: binary data cannot be a run file"]) from None
-    if name.endswith(".json"):
-        doc = _json_document(path, limits)
-        if isinstance(doc, dict) and ("samples" in doc or "eval" in doc):
-            return "inspect", "a JSON document with samples (inspect_ai JSON log)"
-        return "vlmevalkit", "a JSON document without inspect's samples (VLMEvalKit prediction dump)"
     try:
         obj = parse_json(text)
     except ValueError as e:
@@ -151,9 +161,12 @@ def _check_declared(path: Path, infos: list[zipfile.ZipInfo], limits: Limits) ->
                               f"{limits.max_expanded_bytes:,} (--max-expanded-mb): refused before expanding it"])
 
 
-def _read_member(path: Path, f: io.BufferedReader, info: zipfile.ZipInfo, budget: int) -> bytes:
-    """One member's bytes, decompressed in bounded steps (stored, deflate or Zstandard); never more than
-    min(its declared size, budget) - a member that tries to expand further is a zip bomb."""
+CHUNK = 16 * 2**20   # decompression step
+
+
+def _member_chunks(path: Path, f: io.BufferedReader, info: zipfile.ZipInfo, budget: int) -> Iterator[bytes]:
+    """One member's bytes in bounded steps (stored, deflate or Zstandard); never more than min(its declared
+    size, budget) in all - a member that tries to expand further is a zip bomb - and its checksum checked."""
     where = f"{path}:{info.filename}"
     f.seek(info.header_offset)
     head = f.read(30)
@@ -166,30 +179,55 @@ def _read_member(path: Path, f: io.BufferedReader, info: zipfile.ZipInfo, budget
         raise RunImportError([f"{where}: the archive ends inside this member - truncated?"])
     cap = min(info.file_size, budget)
     if info.compress_type == zipfile.ZIP_STORED:
-        out = raw
+        pieces: Iterator[bytes] = iter([raw])
     elif info.compress_type == zipfile.ZIP_DEFLATED:
-        d = zlib.decompressobj(-15)
-        try:
-            out = d.decompress(raw, cap + 1)
-        except zlib.error as e:
-            raise RunImportError([f"{where}: corrupt deflate data ({e})"]) from None
+        pieces = _inflate(where, raw)
     elif info.compress_type == 93:  # Zstandard, what current inspect_ai writes
-        import zstandard
-
-        try:
-            with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True) as r:
-                out = r.read(cap + 1)
-        except zstandard.ZstdError as e:
-            raise RunImportError([f"{where}: corrupt Zstandard data ({e})"]) from None
+        pieces = _unzstd(where, raw)
     else:
         raise RunImportError([f"{where}: compression method {info.compress_type} is not supported (stored, deflate "
                               "and Zstandard are)"])
-    if len(out) > cap:
-        raise RunImportError([f"{where}: expands beyond {'its declared size' if cap == info.file_size else 'the limit'}"
-                              f" ({cap:,} bytes): a zip bomb? Refused"])
-    if zlib.crc32(out) != info.CRC:
+    size, crc = 0, 0
+    for piece in pieces:
+        size += len(piece)
+        if size > cap:
+            raise RunImportError([f"{where}: expands beyond "
+                                  f"{'its declared size' if cap == info.file_size else 'the limit'} ({cap:,} bytes): "
+                                  "a zip bomb? Refused"])
+        crc = zlib.crc32(piece, crc)
+        yield piece
+    if crc != info.CRC:
         raise RunImportError([f"{where}: checksum mismatch (corrupt or truncated archive)"])
-    return out
+
+
+def _inflate(where: str, raw: bytes) -> Iterator[bytes]:
+    d = zlib.decompressobj(-15)
+    data = raw
+    try:
+        while data and not d.eof:
+            out = d.decompress(data, CHUNK)
+            data = d.unconsumed_tail
+            if out:
+                yield out
+        if tail := d.flush():
+            yield tail
+    except zlib.error as e:
+        raise RunImportError([f"{where}: corrupt deflate data ({e})"]) from None
+
+
+def _unzstd(where: str, raw: bytes) -> Iterator[bytes]:
+    import zstandard
+
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True) as r:
+            while out := r.read(CHUNK):
+                yield out
+    except zstandard.ZstdError as e:
+        raise RunImportError([f"{where}: corrupt Zstandard data ({e})"]) from None
+
+
+def _read_member(path: Path, f: io.BufferedReader, info: zipfile.ZipInfo, budget: int) -> bytes:
+    return b"".join(_member_chunks(path, f, info, budget))
 
 
 def _zip_members(path: Path, limits: Limits, want) -> Iterator[tuple[str, bytes]]:
@@ -300,16 +338,27 @@ def _read_lmms(path: Path, limits: Limits, problems: list[str]) -> Iterator[RunR
         prompt = obj.get("input")
         if prompt is None and isinstance(obj.get("arguments"), list):
             prompt = _unwrap(obj["arguments"])
+        status, detail = _lmms_status(resp)
         yield RunRecord(where, resp, instance_id=iid, position=None if iid else doc_id, order="task",
                         dataset_hash=_str_or_none(doc.get("dataset_hash")) or t_hash,
-                        target=_str_or_none(doc.get("answer")) or target, prompt=_str_or_none(prompt))
+                        target=_str_or_none(doc.get("answer")) or target, prompt=_str_or_none(prompt),
+                        status=status, detail=detail)
 
 
 def _vlm_status(pred: str) -> tuple[Status, str]:
+    """A prediction of exactly Excel's cell limit was cut there (pandas cuts longer strings to it when
+    VLMEvalKit writes its .xlsx; a TSV or JSON made from that file keeps the cut). A longer one was not cut:
+    it is a whole answer, scored like any other."""
     if VLMEVALKIT_FAIL in pred:
         return "errored", f"VLMEvalKit's API failure text {pred[:80]!r}"
-    if len(pred) >= EXCEL_CELL_LIMIT:
+    if len(pred) == EXCEL_CELL_LIMIT:
         return "truncated", f"{len(pred):,} characters: cut at Excel's {EXCEL_CELL_LIMIT:,}-character cell limit"
+    return "answered", ""
+
+
+def _lmms_status(resp: str) -> tuple[Status, str]:
+    if resp.lstrip().startswith(LMMS_FAILED) or resp.strip() == LMMS_BUDGET:
+        return "errored", f"lmms-eval's request failure text {resp.strip()[:100]!r}"
     return "answered", ""
 
 
@@ -342,7 +391,78 @@ def _vlm_record(where: str, r: dict, problems: list[str]) -> RunRecord | None:
                      prompt=None if cell("question") is None else str(cell("question")), status=status, detail=detail)
 
 
-def _read_vlmevalkit(path: Path, limits: Limits, problems: list[str]) -> Iterator[RunRecord]:
+_XLSX_ELEMENT = re.compile(rb"<(?:[A-Za-z_][\w.\-]{0,31}:)?(row|c|si)[\s/>]")
+XLSX_MAX_COLUMNS = 100   # VLMEvalKit writes about ten; a row is refused long before this
+
+
+def _longest_text(piece: bytes, gap: int, window: int) -> tuple[int, int]:
+    """(the longest run without a '<' that ends inside `piece`, counting the `gap` bytes of run carried in, exact
+    when it exceeds 2·window; the run this piece carries out, still open). A run longer than 2·window holds a whole
+    window of bytes without '<' starting at one of the steps tried, so a few C-level finds per piece do."""
+    first = piece.find(b"<")
+    if first < 0:
+        return gap + len(piece), gap + len(piece)
+    last = piece.rfind(b"<")
+    longest = gap + first
+    for at in range(first, last, window):
+        if at + window <= last and piece.find(b"<", at, at + window) < 0:
+            longest = max(longest, piece.find(b"<", at + window) - piece.rfind(b"<", 0, at) - 1)
+    return longest, len(piece) - last - 1
+
+
+def _check_xlsx_elements(path: Path, limits: Limits, max_rows: int) -> None:
+    """Refuse a workbook that holds more rows, cells or shared strings than a run on this dataset can (one row
+    per instance), counted on the decompressed XML before openpyxl parses any of it. openpyxl costs tens of
+    microseconds per cell: a 2 MB workbook that expands to 512 MiB of cells would keep a core busy for
+    minutes, where a real run's workbook is read in seconds."""
+    caps = {b"row": max_rows, b"c": max_rows * XLSX_MAX_COLUMNS, b"si": max_rows * XLSX_MAX_COLUMNS}
+    what = {b"row": "rows", b"c": "cells", b"si": "shared strings"}
+    seen = Counter()
+
+    def want(name: str) -> bool:
+        return name.startswith("xl/worksheets/") and name.endswith(".xml") or name == "xl/sharedStrings.xml"
+
+    def check(where: str) -> None:
+        for kind, n in seen.items():
+            if n > caps[kind]:
+                raise RunImportError([f"{where}: more than {caps[kind]:,} {what[kind]}, more than a run on this "
+                                      f"dataset can hold ({max_rows - 1:,} instances, one row each): refused "
+                                      "before reading the workbook"])
+
+    # One cell's text: a response may be max_response_chars long, and XML writes a character in up to 6 bytes
+    # (`&quot;`); a longer stretch without a tag would only be refused after openpyxl held all of it in memory.
+    max_text = 6 * limits.max_response_chars + 4096
+    max_tags, tags = caps[b"c"] * 16, 0   # a cell is a handful of tags (<c><is><t>…</t></is></c>)
+    with zipfile.ZipFile(path) as z, path.open("rb") as f:
+        budget = limits.max_expanded_bytes
+        for info in sorted((i for i in z.infolist() if want(i.filename)), key=lambda i: i.filename):
+            where, carry, gap = f"{path}:{info.filename}", b"", 0
+            for piece in _member_chunks(path, f, info, budget):
+                budget -= len(piece)
+                tags += piece.count(b"<")
+                if tags > max_tags:
+                    raise RunImportError([f"{where}: more than {max_tags:,} XML tags, more than a run on this dataset "
+                                          "can hold: refused before reading the workbook"])
+                longest, gap = _longest_text(piece, gap, max_text // 2)
+                if longest > max_text:
+                    raise RunImportError([f"{where}: a text of more than {max_text:,} bytes without a tag, longer than "
+                                          "any response may be (--max-response-chars): refused before reading the "
+                                          "workbook"])
+                # Count the elements before the last '<' (no element spans a '<'); the rest waits for the next piece.
+                buf = carry + piece
+                cut = buf.rfind(b"<")
+                if cut > 0:
+                    seen.update(_XLSX_ELEMENT.findall(buf, 0, cut))
+                    check(where)
+                carry = buf[cut:] if cut >= 0 else b""
+            seen.update(_XLSX_ELEMENT.findall(carry))
+            check(where)
+            if gap > max_text:
+                raise RunImportError([f"{where}: a text of more than {max_text:,} bytes without a tag at its end: "
+                                      "refused before reading the workbook"])
+
+
+def _read_vlmevalkit(path: Path, limits: Limits, problems: list[str], max_rows: int) -> Iterator[RunRecord]:
     import pandas as pd
 
     with path.open("rb") as f:
@@ -354,6 +474,7 @@ def _read_vlmevalkit(path: Path, limits: Limits, problems: list[str]) -> Iterato
             raise RunImportError([f"{path}: not a readable .xlsx workbook ({e}) - truncated?"]) from None
         with z:
             _check_declared(path, z.infolist(), limits)  # openpyxl never reads past a member's declared size
+        _check_xlsx_elements(path, limits, max_rows)
         try:
             frames = [pd.read_excel(path, dtype=object)]
         except Exception as e:  # openpyxl raises many kinds for a broken workbook
@@ -365,6 +486,9 @@ def _read_vlmevalkit(path: Path, limits: Limits, problems: list[str]) -> Iterato
                 yield rec
         return
     else:
+        bad = _first_non_utf8_line(path, limits)
+        if bad:
+            raise RunImportError([f"{path}:{bad}: not UTF-8 text (binary garbage): not a VLMEvalKit .tsv"])
         try:
             frames = pd.read_csv(path, sep="\t", dtype=object, keep_default_na=False, chunksize=5000)
         except Exception as e:
@@ -385,6 +509,17 @@ def _read_vlmevalkit(path: Path, limits: Limits, problems: list[str]) -> Iterato
     except Exception as e:  # pandas raises many kinds for a broken table
         raise RunImportError([f"{path}:row {k}: cannot read the table ({type(e).__name__}: {e}) - truncated or not a "
                               "VLMEvalKit .tsv?"]) from None
+
+
+def _first_non_utf8_line(path: Path, limits: Limits) -> int | None:
+    """The number of the first line that is not UTF-8 (a streaming pass: pandas names no line)."""
+    scratch: list[str] = []
+    for no, line in iter_lines(path, scratch, limits.max_line_bytes):
+        try:
+            line.decode("utf-8-sig" if no == 1 else "utf-8")
+        except UnicodeDecodeError:
+            return no
+    return None
 
 
 def _vlm_json_rows(path: Path, limits: Limits, problems: list[str]) -> list[tuple[str, dict]]:
@@ -414,7 +549,8 @@ def _message_text(m: Any) -> str:
         if isinstance(c, str):
             return c
         if isinstance(c, list):
-            return "\n".join(x.get("text", "") for x in c if isinstance(x, dict) and x.get("type") == "text")
+            return "\n".join(x["text"] for x in c
+                             if isinstance(x, dict) and x.get("type") == "text" and isinstance(x.get("text"), str))
     return ""
 
 
@@ -457,40 +593,107 @@ def _inspect_record(where: str, s: dict, problems: list[str], counts: Counter) -
     return RunRecord(where, completion, **common)
 
 
+_LATER_EPOCH = re.compile(r"_epoch_(\d+)\.json$")
+HEADER_BYTES = 64 * 2**20   # an .eval's header (its spec lists the sample ids: ~30 bytes each)
+
+
+def _later_epoch_member(name: str) -> bool:
+    """inspect names a sample `samples/<id>_epoch_<n>.json`: a later epoch is left out unexpanded."""
+    m = _LATER_EPOCH.search(name)
+    return bool(m) and int(m.group(1)) > 1
+
+
+def _eval_header(path: Path, limits: Limits) -> tuple[dict | None, str]:
+    """The log's header (status, eval spec) from `header.json`, or `_journal/start.json` when the process ended
+    before writing it, and which member it came from; (None, why) when neither is readable."""
+    small = Limits(min(limits.max_expanded_bytes, HEADER_BYTES), limits.max_response_chars, limits.max_line_bytes)
+    for member in ("header.json", "_journal/start.json"):
+        for _, data in _zip_members(path, small, lambda n, m=member: n == m):
+            try:
+                head = parse_json(data.decode("utf-8"))
+            except (ValueError, UnicodeDecodeError):
+                return None, f"its {member} is unreadable"
+            if isinstance(head, dict):
+                return head, member
+    return None, "it has no header.json"
+
+
 def _read_inspect(path: Path, limits: Limits, problems: list[str], notes: list[str], counts: Counter
                   ) -> Iterator[RunRecord]:
     with path.open("rb") as f:
         is_zip = f.read(2) == b"PK"
+    seen: set = set()   # ids of the first epoch's samples in the log
     if is_zip:
         found = False
-        for name, data in _zip_members(path, limits, lambda n: n.startswith("samples/") and n.endswith(".json")):
+        later: list[str] = []
+
+        def want(n: str) -> bool:
+            if not (n.startswith("samples/") and n.endswith(".json")):
+                return False
+            if _later_epoch_member(n):
+                later.append(n)
+                return False
+            return True
+
+        for name, data in _zip_members(path, limits, want):
             found = True
             try:
                 s = parse_json(data.decode("utf-8"))
             except (ValueError, UnicodeDecodeError) as e:
                 problems.append(f"{path}:{name}: unreadable sample ({type(e).__name__}: {e})")
                 continue
-            yield from _inspect_one(f"{path}:{name}", s, problems, counts)
+            yield from _inspect_one(f"{path}:{name}", s, problems, counts, seen)
+        counts["later_epochs"] += len(later)
         if not found:
-            problems.append(f"{path}: an .eval archive with no samples/*.json")
+            problems.append(f"{path}: an .eval archive with no samples/*.json of the first epoch")
+        head, source = _eval_header(path, limits)
     else:
         doc = _json_document(path, limits)
         if not isinstance(doc, dict) or not isinstance(doc.get("samples"), list):
             raise RunImportError([f"{path}: an inspect JSON log needs a 'samples' list"])
         for k, s in enumerate(doc["samples"]):
-            yield from _inspect_one(f"{path}:samples[{k}]", s, problems, counts)
+            yield from _inspect_one(f"{path}:samples[{k}]", s, problems, counts, seen)
+        head, source = doc, "the log"
     if counts["later_epochs"]:
         notes.append(f"{counts['later_epochs']} samples of epochs after the first were left out (one response per "
                      "instance: the first epoch's)")
+    yield from _not_run(path, head, source, seen, notes)
 
 
-def _inspect_one(where: str, s: Any, problems: list[str], counts: Counter) -> Iterator[RunRecord]:
+def _not_run(path: Path, head: dict | None, source: str, seen: set, notes: list[str]) -> Iterator[RunRecord]:
+    """The samples the eval was to run but the log does not hold: an eval that stopped (inspect stops at the
+    first sample error unless told otherwise) or was cancelled leaves a log of the samples done so far. Each
+    becomes a `not_run` record, counted and reported like an errored sample, never a silently smaller run."""
+    if head is None:
+        notes.append(f"cannot tell whether the eval finished: {source}")
+        return
+    status = head.get("status", "started") if source != "_journal/start.json" else "started"
+    ev = head.get("eval") if isinstance(head.get("eval"), dict) else {}
+    dataset = ev.get("dataset") if isinstance(ev.get("dataset"), dict) else {}
+    ids = dataset.get("sample_ids")
+    if status != "success":
+        err = head.get("error") if isinstance(head.get("error"), dict) else {}
+        why = f": {str(err.get('message'))[:120]}" if err.get("message") else ""
+        notes.append(f"the eval did not finish (status {status!r}{why}); `inspect eval-retry` on the log completes it")
+    if not isinstance(ids, list):
+        if status != "success":
+            notes.append("the log does not list its samples: which ones never ran cannot be counted")
+        return
+    missing = [i for i in ids if isinstance(i, (str, int)) and not isinstance(i, bool) and i not in seen]
+    for i in missing:
+        yield RunRecord(f"{path}:{source}", "", instance_id=str(i), status="not_run",
+                        detail=f"never run: the eval ended with status {status!r}")
+
+
+def _inspect_one(where: str, s: Any, problems: list[str], counts: Counter, seen: set) -> Iterator[RunRecord]:
     if not isinstance(s, dict):
         problems.append(f"{where}: a sample must be a JSON object")
         return
     if s.get("epoch", 1) not in (1, None):
         counts["later_epochs"] += 1
         return
+    if isinstance(s.get("id"), (str, int)):
+        seen.add(s["id"])
     rec = _inspect_record(where, s, problems, counts)
     if rec is not None:
         yield rec
@@ -528,27 +731,48 @@ def _mismatch(ds: Dataset, rec: RunRecord, iid: str) -> str | None:
     return None
 
 
+def _task_order(ds: Dataset, task_recs: list[RunRecord], manifest: list[str] | None, problems: list[str],
+                notes: list[str]) -> list[str]:
+    """The export order under which every line's target and prompt match its instance. With a manifest, its
+    order is the only candidate (the user said which export). Several fitting orders that put a line on
+    different instances are refused: which one the run was made on cannot be told (tiny files, e.g. a
+    `--limit 1` smoke test, where one T1 line fits the first T1 of several exports)."""
+    lines = [r for r in task_recs if r.position >= 0]
+    fits = [(label, order) for label, order in _orders(ds, manifest) if (manifest is None or order is manifest)
+            and all(r.position < len(order) and _mismatch(ds, r, order[r.position]) is None for r in lines)]
+    if not fits:
+        if manifest is not None:
+            problems.append("the export manifest's order does not fit this file: under it the targets and prompts do "
+                            "not match ours (a manifest of another export?). First mismatches:")
+            return manifest
+        problems.append("no export order fits this file: doc_id is a position in the lmms-eval task's own dataset, "
+                        "and under none of the orders of `export` (whole, --split dev/test, T1-T5) do the targets "
+                        "and prompts match ours (an export with other filters: give its manifest with "
+                        "--export-manifest). First mismatches with the whole dataset's order:")
+        return ds.by_index
+    label, order = fits[0]
+    differ = [other for other, o in fits[1:] if any(o[r.position] != order[r.position] for r in lines)]
+    if differ:
+        first = next(r for r in lines if any(o[r.position] != order[r.position] for _, o in fits))
+        problems.append(f"{first.where}: doc_id cannot be placed with certainty: the targets and prompts match under "
+                        f"{label} and under {', '.join(differ)}, which put the lines on different instances (e.g. "
+                        f"doc_id {first.position}: {order[first.position]} or "
+                        f"{next(o for _, o in fits if o[first.position] != order[first.position])[first.position]}). "
+                        "Give the export's manifest (--export-manifest) or use the task folder `export --format "
+                        "lmms-eval-task` writes")
+        return order
+    notes.append(f"doc_id read as a position in {label} ({len(order)} rows): every line's target and prompt match")
+    return order
+
+
 def _resolve(ds: Dataset, recs: list[RunRecord], problems: list[str], notes: list[str], trust_ids: bool,
              manifest: list[str] | None) -> list[tuple[RunRecord, str]]:
     task_recs = [r for r in recs if r.instance_id is None and r.order == "task"]
     task_order: list[str] | None = None
     if task_recs:
         checkable = [r for r in task_recs if r.target is not None or r.prompt is not None]
-        candidates = _orders(ds, manifest)
         if checkable:
-            for label, order in candidates:
-                if all(r.position < len(order) and _mismatch(ds, r, order[r.position]) is None
-                       for r in task_recs if r.position >= 0):
-                    task_order = order
-                    notes.append(f"doc_id read as a position in {label} ({len(order)} rows): every line's target "
-                                 "and prompt match")
-                    break
-            else:
-                problems.append("no export order fits this file: doc_id is a position in the lmms-eval task's own "
-                                "dataset, and under none of the orders of `export` (whole, --split dev/test, T1-T5) "
-                                "do the targets and prompts match ours. First mismatches with the whole dataset's "
-                                "order:")
-                task_order = ds.by_index
+            task_order = _task_order(ds, task_recs, manifest, problems, notes)
         elif manifest:
             task_order = manifest
             notes.append("doc_id read as a position in the export manifest's order (nothing in the file to verify it)")
@@ -591,7 +815,8 @@ def _resolve(ds: Dataset, recs: list[RunRecord], problems: list[str], notes: lis
                 problems.append(bad)
             continue
         via_manifest = rec.instance_id is None and rec.order == "task" and manifest is not None and task_order is manifest
-        if rec.dataset_hash is None and rec.target is None and rec.prompt is None and not via_manifest:
+        if rec.dataset_hash is None and rec.target is None and rec.prompt is None and not via_manifest \
+                and rec.status != "not_run":  # (a sample never run is stored, if at all, as an empty answer)
             unverified.append(rec)  # (a manifest's order is checked against this dataset's hash when read)
         if iid in seen:
             problems.append(f"{rec.where}: duplicate response for {iid} (first at {seen[iid]})")
@@ -654,7 +879,7 @@ def read_run(path: Path | str, ds: Dataset, fmt: RunFormat | Literal["auto"] = "
     elif fmt == "lmms-eval":
         it = _read_lmms(path, limits, problems)
     elif fmt == "vlmevalkit":
-        it = _read_vlmevalkit(path, limits, problems)
+        it = _read_vlmevalkit(path, limits, problems, max_rows=len(ds.instances) + 1)
     else:
         it = _read_inspect(path, limits, problems, notes, counts)
     recs = []
@@ -673,7 +898,7 @@ def read_run(path: Path | str, ds: Dataset, fmt: RunFormat | Literal["auto"] = "
         raise RunImportError(problems)
     if not resolved:
         raise RunImportError([f"{path}: no responses found"])
-    for status in ("errored", "truncated"):
+    for status in ("errored", "truncated", "not_run"):
         counts[status] = sum(r.status == status for r, _ in resolved)
     return ReadRun(fmt, why, resolved, notes, {k: v for k, v in counts.items() if v})
 
@@ -733,12 +958,17 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
                manifest: Path | str | None = None) -> ImportResult:
     """Check, read, verify, score and store a run in one transaction; re-importing a solver needs replace=True.
 
-    errored="skip": harness failures (inspect sample errors, VLMEvalKit's API failure text, predictions cut
-    at Excel's cell limit) are not stored, only counted; "invalid": stored as an empty, invalid answer.
+    errored="skip": harness failures (inspect sample errors, samples an inspect eval that stopped never ran,
+    lmms-eval's and VLMEvalKit's API failure texts, predictions cut at Excel's cell limit) are not stored, only
+    counted; "invalid": stored as an empty, invalid answer.
     """
     solver = solver.strip()
     if not solver:
         raise RunImportError(["solver name: must not be empty"])
+    if refused_name(solver):
+        raise RunImportError([f"solver name {solver!r}: reads as another solver's label in the tables (the pooled "
+                              "humans are 'Human', an agent 'x (agent)', a published row 'x (published)', a model renamed to stay "
+                              "apart 'x (model)'): choose another name"])
     if errored not in ERRORED_POLICIES:
         raise RunImportError([f"errored={errored!r}: expected one of {', '.join(ERRORED_POLICIES)}"])
     run_id = run_id_for(kind, solver)
@@ -767,6 +997,7 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
                                        s.parsed.canonical, s.parsed.to_json(), s.valid, s.passed, s.failure,
                                        s.errors, t))
     for status, what in (("errored", "errored samples (harness/API failures)"),
+                         ("not_run", "samples the eval never ran (it stopped before them)"),
                          ("truncated", f"predictions cut at Excel's {EXCEL_CELL_LIMIT:,}-character cell limit")):
         n = counts.get(status, 0)
         if n:
@@ -775,7 +1006,8 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
             notes.append(f"{n} {what}: {how}; first at {first['where']} ({first['detail']})")
     if not rows:
         raise RunImportError([f"{source_name or path}: no answered responses to store "
-                              f"({counts.get('errored', 0)} errored, {counts.get('truncated', 0)} truncated)"])
+                              f"({counts.get('errored', 0)} errored, {counts.get('not_run', 0)} never run, "
+                              f"{counts.get('truncated', 0)} truncated)"])
     covered = {r.template for r in rows}
     missing = [tmpl for tmpl in MAIN_TEMPLATES if tmpl not in covered]
     if missing:

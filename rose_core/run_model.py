@@ -17,9 +17,9 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Sequence, TypeVar
 
 from .benchmarks.rose.dataset import Dataset
 from .benchmarks.rose.records import Instance
@@ -39,10 +39,14 @@ class RunFileMismatch(ValueError):
     """The output file to resume holds answers on another build of the dataset."""
 
 
-def _done_ids(out: Path, dataset_hash: str) -> set[str]:
-    """Instance ids already answered in `out` (a torn last line from a crash is ignored); answers made on
-    another build refuse the resume instead of being mixed in."""
-    done: set[str] = set()
+K = TypeVar("K")
+
+
+def done_keys(out: Path, identity: dict[str, Any], key_of: Callable[[dict], "K | None"]) -> set[K]:
+    """The keys (`key_of(line)`; None: not a finished answer) of the lines already in `out`. A torn last line
+    from a crash is ignored; a line written with another identity (dataset build, model, modality: the fields in
+    `identity`) refuses the resume instead of being mixed in. Every runner's resume."""
+    done: set[K] = set()
     if not out.exists():
         return done
     for line in out.read_text(errors="replace").splitlines():
@@ -50,12 +54,22 @@ def _done_ids(out: Path, dataset_hash: str) -> set[str]:
             obj = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if isinstance(obj, dict) and isinstance(obj.get("response"), str):
-            if obj.get("dataset_hash") != dataset_hash:
-                raise RunFileMismatch(f"{out}: holds answers for dataset {obj.get('dataset_hash')!r}, not this one "
-                                      f"({dataset_hash}): choose another --out")
-            done.add(obj.get("instance_id"))
+        if not isinstance(obj, dict) or (key := key_of(obj)) is None:
+            continue
+        theirs = {k: obj.get(k) for k in identity}
+        if theirs != identity:
+            def said(d: dict) -> str:
+                return ", ".join(f"{k} {v!r}" for k, v in d.items())
+            raise RunFileMismatch(f"{out}: holds answers for {said(theirs)}, not for {said(identity)}: "
+                                  "choose another --out")
+        done.add(key)
     return done
+
+
+def _done_ids(out: Path, dataset_hash: str) -> set[str]:
+    """Instance ids already answered in `out`."""
+    return done_keys(out, {"dataset_hash": dataset_hash},
+                     lambda o: o.get("instance_id") if isinstance(o.get("response"), str) else None)
 
 
 def _request(url: str, key: str | None, body: dict, timeout: float) -> dict:
@@ -93,6 +107,81 @@ def message_text(resp: dict) -> str:
     return content or ""
 
 
+def reply_text(raw: dict) -> tuple[str | None, str | None]:
+    """(the reply's text, None), or (None, why) when the response is not a chat completion's shape."""
+    try:
+        return message_text(raw), None
+    except (KeyError, IndexError, TypeError, AttributeError) as e:
+        return None, f"unexpected response shape ({type(e).__name__}: {e})"
+
+
+Job = TypeVar("Job")
+# A job's work: (its name, the line to append or None, the error when it failed).
+Work = Callable[[Job], "tuple[str, dict | None, str | None]"]
+
+
+def run_jobs(out: Path, jobs: Sequence[Job], work: Work, concurrency: int,
+             progress: Callable[[int, int], None] | None = None) -> tuple[int, dict[str, str]]:
+    """Run `work` over `jobs` on `concurrency` threads, appending each finished job's line to `out` the moment it
+    is done (flushed: a crash loses only the jobs in flight, which a rerun does again): (jobs that succeeded,
+    {name: last error} of those that failed). The one loop of every model runner (ROSE's, SGP's plays and
+    board-state inference)."""
+    lock = threading.Lock()
+    failed: dict[str, str] = {}
+    ok = 0
+    with out.open("a") as f, ThreadPoolExecutor(max(1, concurrency)) as pool:
+        futures = [pool.submit(work, job) for job in jobs]
+        for k, fut in enumerate(as_completed(futures), 1):
+            name, line, err = fut.result()
+            with lock:
+                if line is not None:
+                    f.write(json.dumps(line) + "\n")
+                    f.flush()
+                    ok += 1
+                else:
+                    failed[name] = err or "unknown error"
+            if progress:
+                progress(k, len(jobs))
+    return ok, failed
+
+
+def chat_body(model: str, content: list[dict], temperature: float, max_tokens: int) -> dict:
+    """One user message with these content parts (text and images), as every runner sends it."""
+    return {"model": model, "temperature": temperature, "max_tokens": max_tokens,
+            "messages": [{"role": "user", "content": content}]}
+
+
+def image_part(png: bytes) -> dict:
+    return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{base64.b64encode(png).decode()}"}}
+
+
+@dataclass(frozen=True)
+class ChatEndpoint:
+    """An OpenAI-compatible chat endpoint and how to ask it (the key comes from the environment variable named
+    `api_key_env`, never from the command line). The benchmarks' runners extend it with their own fields."""
+
+    base_url: str
+    model: str
+    _: KW_ONLY
+    concurrency: int = 4
+    max_retries: int = 5
+    timeout: float = 120.0
+    max_tokens: int = 2048
+    temperature: float = 0.0
+    api_key_env: str = "OPENAI_API_KEY"
+    backoff_base: float = 1.0
+
+    def ask(self, content: list[dict]) -> tuple[str | None, dict | None, str | None, int, float]:
+        """One user message with these content parts: (the reply's text or None, the raw response, the error,
+        attempts, seconds), through `post_with_retries`."""
+        url = self.base_url.rstrip("/") + "/chat/completions"
+        body = chat_body(self.model, content, self.temperature, self.max_tokens)
+        raw, err, attempts, secs = post_with_retries(url, os.environ.get(self.api_key_env), body, self.timeout,
+                                                     self.max_retries, self.backoff_base)
+        text, err = reply_text(raw) if raw is not None else (None, err)
+        return text, raw, err, attempts, secs
+
+
 def run_model(ds: Dataset, base_url: str, model: str, out: Path | str, split: str | None = None,
               templates: list[str] | None = None, concurrency: int = 4, max_retries: int = 5,
               timeout: float = 120.0, max_tokens: int = 2048, temperature: float = 0.0,
@@ -104,37 +193,17 @@ def run_model(ds: Dataset, base_url: str, model: str, out: Path | str, split: st
     todo: list[Instance] = [i for i in ds.select(split=split, templates=templates) if i.instance_id not in done]
     if limit is not None:
         todo = todo[:limit]
-    url = base_url.rstrip("/") + "/chat/completions"
-    key = os.environ.get(api_key_env)
-    lock = threading.Lock()
-    failed: dict[str, str] = {}
-    ok = 0
+    ep = ChatEndpoint(base_url, model, concurrency=concurrency, max_retries=max_retries, timeout=timeout,
+                      max_tokens=max_tokens, temperature=temperature, api_key_env=api_key_env, backoff_base=backoff_base)
 
-    def one(inst: Instance) -> tuple[str, dict | None, str | None, int, float]:
-        img = base64.b64encode((ds.root / inst.image).read_bytes()).decode()
-        body = {"model": model, "temperature": temperature, "max_tokens": max_tokens, "messages": [{
-            "role": "user", "content": [{"type": "text", "text": inst.prompt},
-                                        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{img}"}}]}]}
-        return (inst.instance_id, *post_with_retries(url, key, body, timeout, max_retries, backoff_base))
+    def one(inst: Instance) -> tuple[str, dict | None, str | None]:
+        png = (ds.root / inst.image).read_bytes()
+        text, raw, err, attempts, secs = ep.ask([{"type": "text", "text": inst.prompt}, image_part(png)])
+        if text is None:
+            return inst.instance_id, None, err
+        return inst.instance_id, {"instance_id": inst.instance_id, "response": text, "solver": model,
+                                  "dataset_hash": ds.dataset_hash, "raw": raw, "attempts": attempts,
+                                  "latency_s": round(secs, 3)}, None
 
-    with out.open("a") as f, ThreadPoolExecutor(max(1, concurrency)) as pool:
-        futures = [pool.submit(one, inst) for inst in todo]
-        for k, fut in enumerate(as_completed(futures), 1):
-            iid, raw, err, attempts, secs = fut.result()
-            with lock:
-                if raw is not None:
-                    try:
-                        text = message_text(raw)
-                    except (KeyError, IndexError, TypeError) as e:
-                        failed[iid] = f"unexpected response shape ({type(e).__name__}: {e})"
-                    else:
-                        f.write(json.dumps({"instance_id": iid, "response": text, "solver": model,
-                                            "dataset_hash": ds.dataset_hash, "raw": raw,
-                                            "attempts": attempts, "latency_s": round(secs, 3)}) + "\n")
-                        f.flush()
-                        ok += 1
-                else:
-                    failed[iid] = err or "unknown error"
-            if progress:
-                progress(k, len(todo))
+    ok, failed = run_jobs(out, todo, one, concurrency, progress)
     return ModelRunSummary(len(done), len(todo), ok, failed)

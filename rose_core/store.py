@@ -236,6 +236,28 @@ MIGRATIONS: dict[int, list[str]] = {
         )""",
         "CREATE INDEX episode_results_participant ON episode_results(participant_id, kind)",
     ],
+    8: [
+        # SGP's auxiliary board-state inference task: one row per written board (a model's or an agent's), with
+        # the true board it is scored against, so a figure never depends on which SGP build the app has loaded.
+        # Apart from ROSE's `runs` / `responses`: no ROSE view reads it (rose_core.storage.inference).
+        """CREATE TABLE sgp_inference (
+            dataset_hash TEXT NOT NULL,
+            solver TEXT NOT NULL,
+            solver_kind TEXT NOT NULL CHECK (solver_kind IN ('model', 'agent')),
+            modality TEXT NOT NULL CHECK (modality IN ('2d', '3d', 'text')),
+            item_id TEXT NOT NULL,
+            episode_id TEXT NOT NULL,
+            board TEXT NOT NULL CHECK (board IN ('start', 'goal')),
+            sample INTEGER NOT NULL,
+            n_geoms INTEGER NOT NULL,
+            truth TEXT NOT NULL,
+            response TEXT NOT NULL,
+            ms REAL,
+            source_file TEXT NOT NULL,
+            imported_at REAL NOT NULL,
+            PRIMARY KEY (dataset_hash, solver, modality, item_id, sample)
+        )""",
+    ],
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)
@@ -325,7 +347,7 @@ class Store:
     path: Path | None             # the SQLite file (None on PostgreSQL)
     dialect: str
 
-    def __new__(cls, location: Path | str | None = None):
+    def __new__(cls, location: Path | str | None = None, **options: Any):
         if cls is Store:
             if is_postgres(location if location else db_location()):
                 from .storage.pg import PgStore

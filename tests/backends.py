@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from rose_core.store import Store
+from rose_core.store import Store, is_postgres
 
 BACKENDS = ("sqlite", "postgresql")
 PG_URL_ENV = "ROSE_TEST_PG_URL"
@@ -83,6 +83,8 @@ def copy_rows(src_url: str, dst_url: str) -> None:
 
 def clone(store: Store, into: str) -> Store:
     """A copy of a store's whole database at `into` (a file path, or a fresh PostgreSQL database's URL)."""
+    if (store.path is not None) == is_postgres(into):
+        raise ValueError(f"clone: {store.location} and {into} are on different storage backends")
     if store.path is not None:
         with sqlite3.connect(store.path) as src, sqlite3.connect(into) as dst:
             src.backup(dst)

@@ -103,10 +103,34 @@ def small_dataset(tmp_path_factory) -> Dataset:
 
 
 @pytest.fixture(scope="session")
-def populated_db(small_dataset, backend, tmp_path_factory, request):
+def populated_stores(small_dataset, tmp_path_factory, request) -> Iterator[Callable[[str], Store]]:
+    """The populated database of each storage backend, built once per backend and session.
+
+    Keyed by the backend's name on purpose: tests/app and tests/e2e override `backend` with a fixture of their own,
+    and a session fixture that depended on `backend` directly was built once under the first override it met and
+    then handed to the other backend's tests too (a SQLite store to a [postgresql] test)."""
+    stores: dict[str, Store] = {}
+
+    def get(backend: str) -> Store:
+        if backend not in stores:
+            stores[backend] = _populate(small_dataset, backend, tmp_path_factory, request)
+        return stores[backend]
+
+    yield get
+    for store in stores.values():
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def populated_db(populated_stores, backend) -> Store:
     """A database filled through the real paths, deterministically (sequential ids, a fake server clock): a
     study with eight participants who answer through ParticipantSession (one fails the attention check, one
-    answers in a streak, one is too fast), plus three reference agents imported as runs."""
+    answers in a streak, one is too fast), plus three reference agents imported as runs. Shared by every test
+    on the same backend: tests that change it work on a copy (backends.clone)."""
+    return populated_stores(backend)
+
+
+def _populate(small_dataset, backend: str, tmp_path_factory, request) -> Store:
     import random as _random
 
     from rose_core.benchmarks.rose.agents import run_agent
@@ -144,5 +168,4 @@ def populated_db(small_dataset, backend, tmp_path_factory, request):
         run_agent(name, ds, out)
         import_run(store, ds, out, name, kind="agent")
     store.checkpoint()  # tests copy the file: put everything in it
-    yield store
-    store.close()
+    return store

@@ -2,101 +2,51 @@
 // A click toggles the cell at once in the page. Every action is an event numbered from
 // restore.next_seq; the state "grid" carries only the events the server has not stored yet
 // (seq >= ack_seq), so each event crosses the wire until it is acknowledged and never after.
-// DONE / SUBMIT sends the final answer once per press with setTriggerValue. The gold answer is
-// never in `data`: the server scores the submission.
+// DONE / SUBMIT sends the final answer with setTriggerValue and locks it until the server replies:
+// the next item, or `refusals` going up (the server could not take it: the item unlocks). Without a
+// reply for RESEND_MS the button may send the same answer again; the selection stays locked, so
+// what the page shows is always the answer the server got. The gold answer is never in `data`: the
+// server scores the submission.
 //
 // Streamlit calls this function again whenever `data` changes (a rerun with a new ack_seq): the
 // live item (DOM, selection, timers) is kept per mount point and only a new view_id rebuilds it.
 
-const ITEMS = new WeakMap(); // parentElement -> live item
 const ACTIONS = new Set(["click", "unclick", "undo", "clear", "count_input"]);
 const WHOLE = /^\d{1,6}$/;  // the server accepts 0-999999 (rose_core/instrument/grid_input.py)
 const COUNT_DEBOUNCE_MS = 400;
 const BOTTOM_GAP_PX = 12;
 const MIN_STAGE_PX = 120;
 const MIN_ITEM_PX = 800;
-
-// `data` arrives as UTF-8 JSON bytes (ui/click_grid.py encode_data: Streamlit forwards bytes untouched,
-// whereas a dict is sniffed for dataframes on every rerun); a plain object is accepted as well.
-const DECODER = new TextDecoder();
-function decoded(component) {
-  const d = component.data;
-  if (!(d instanceof Uint8Array || d instanceof ArrayBuffer)) return component;
-  return { data: JSON.parse(DECODER.decode(d)), parentElement: component.parentElement,
-           setStateValue: component.setStateValue, setTriggerValue: component.setTriggerValue };
-}
-
-export default function (raw) {
-  const component = decoded(raw);
-  const { data, parentElement } = component;
-  let item = ITEMS.get(parentElement);
-  if (item && item.viewId === data.view_id) {
-    item.update(component);
-    return item.cleanup;
-  }
-  if (item) item.destroy();
-  item = mountItem(component);
-  ITEMS.set(parentElement, item);
-  return item.cleanup;
-}
-
-function el(tag, cls, attrs) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  return e;
-}
-
-// When the item was first shown in this browser, kept across reloads and reopened tabs. Without
-// storage, the best lower bound is "now minus the active time already stored".
-function shownAt(viewId, restoredActiveMs) {
-  const k = "rose-grid-shown:" + viewId;
-  try {
-    for (let i = window.localStorage.length - 1; i >= 0; i--) { // forget items shown more than two days ago
-      const old = window.localStorage.key(i);
-      if (old && old.startsWith("rose-grid-shown:") && Date.now() - Number(window.localStorage.getItem(old)) > 1728e5) {
-        window.localStorage.removeItem(old);
-      }
-    }
-    const v = Number(window.localStorage.getItem(k));
-    if (v > 0) return v;
-    const now = Date.now() - restoredActiveMs;
-    window.localStorage.setItem(k, String(now));
-    return now;
-  } catch (e) {
-    return Date.now() - restoredActiveMs;
-  }
-}
+const RESEND_MS = 15000;    // no reply for this long (a lost message): DONE may send the same answer again
 
 function mountItem(component) {
   const { data, parentElement } = component;
   let api = { setStateValue: component.setStateValue, setTriggerValue: component.setTriggerValue };
   const restore = data.restore || {};
-  const round1 = (x) => Math.round(x * 10) / 10;
   const S = {
     selected: (restore.selection || []).map(([r, c]) => [r, c]),
     nextSeq: Math.max(restore.next_seq || 0, data.ack_seq || 0),
     ack: data.ack_seq || 0,
     pending: [],          // events not yet acknowledged by the server
     undo: [],             // click/unclick actions that Undo can revert (emptied by Clear)
-    activeMs: restore.active_ms || 0,
     firstAction: restore.first_action_ms === undefined ? null : restore.first_action_ms,
     focusLost: false,
-    submitting: false,
+    submitting: false,    // an answer is on its way: the item is locked until the server replies
+    sent: null,           // that answer, sent again as it is when DONE is pressed after RESEND_MS
+    refusals: data.refusals || 0,  // answers of this view the server could not take (data.refusals)
+    kept: !!data.pending, // the server holds this view's answer and sends it again itself (storage failing)
     refused: false,       // a submit was refused for the number: validate it as it is typed
     loggedCount: restore.count === undefined || restore.count === null ? "" : String(restore.count),
   };
-  // On the page's monotonic clock, so that active time (same clock) never exceeds time since shown.
-  const t0 = performance.now() - (Date.now() - shownAt(data.view_id, S.activeMs));
-
-  // Active time: the page visible and the window focused.
-  let visible = document.visibilityState === "visible";
-  let focused = document.hasFocus();
-  let activeSince = visible && focused ? performance.now() : null;
-  const activeMs = () => round1(S.activeMs + (activeSince === null ? 0 : performance.now() - activeSince));
-  // t0 is rebuilt from Date.now(), which has whole-millisecond resolution, after a remount: time
-  // since shown can then read up to 1 ms under the active time it contains by definition.
-  const sinceShown = () => Math.max(round1(performance.now() - t0), activeMs());
+  // Active time (the page visible and the window focused) and time since shown: a lost focus is logged, sent,
+  // and ends a count being typed.
+  const clocks = viewClocks("rose-grid-shown:", data.view_id, restore.active_ms || 0, (type) => {
+    if (type === "blur" || type === "hidden") S.focusLost = true;
+    if (type === "blur" || type === "hidden") flushCount();
+    log(type);
+    send();
+  });
+  const { activeMs, sinceShown } = clocks;
 
   // ---- DOM ------------------------------------------------------------------------------------
   let root = parentElement.querySelector(".rg-root");
@@ -125,8 +75,9 @@ function mountItem(component) {
   stage.appendChild(img);
   const bar = el("div", "rg-bar");
   const error = el("div", "rg-error", { role: "alert" });
+  const note = el("div", "rg-note", { "aria-live": "polite" });
   const item = el("div", "rg-item");
-  item.append(head, stage, bar, error);
+  item.append(head, stage, bar, error, note);
   root.appendChild(item);
 
   const clickable = data.mode !== "count";
@@ -294,9 +245,16 @@ function mountItem(component) {
     error.textContent = "";
     if (countInput) countInput.removeAttribute("aria-invalid");
   }
-  let reenable = null;
+  let resendTimer = null;
   function submit() {
-    if (S.submitting) return;
+    if (S.submitting) {
+      if (S.sent === null || submitBtn.disabled) return;
+      submitBtn.disabled = true;  // no reply yet: the same answer once more (the server stores it once)
+      note.textContent = "";
+      api.setTriggerValue("submit", S.sent);
+      armResend();
+      return;
+    }
     let count = null;
     if (countInput) {
       const v = countInput.value.trim();
@@ -312,42 +270,38 @@ function mountItem(component) {
     clearError();
     S.submitting = true;
     submitBtn.disabled = true;
+    if (countInput) countInput.readOnly = true;
     root.classList.add("rg-submitted");
-    api.setTriggerValue("submit", {
+    S.sent = {
       view_id: data.view_id, selection: S.selected.map(([r, c]) => [r, c]), count, events: unacked(),
       first_action_ms: S.firstAction, active_ms: activeMs(), client_total_ms: sinceShown(),
       viewport: [window.innerWidth, window.innerHeight], dpr: window.devicePixelRatio || 1,
       focus_lost: S.focusLost,
-    });
-    // Normally the next item replaces this one. If the server refused the answer, the same item stays:
-    // let the participant press again after a moment (the server ignores a repeated answer).
-    reenable = setTimeout(() => {
-      S.submitting = false;
+    };
+    api.setTriggerValue("submit", S.sent);
+    armResend();
+  }
+  // Normally the next item replaces this one; a refusal unlocks it (update). A message can still be
+  // lost (a dropped connection): after RESEND_MS, DONE sends the same answer again.
+  function armResend() {
+    if (resendTimer !== null) clearTimeout(resendTimer);
+    resendTimer = setTimeout(() => {
+      resendTimer = null;
+      if (!S.submitting || S.kept) return;
       submitBtn.disabled = false;
-      root.classList.remove("rg-submitted");
-    }, 3000);
+      note.textContent = "Your answer has not been confirmed yet. Press " + data.submit_label +
+        " to send the same answer again.";
+    }, RESEND_MS);
   }
-
-  // ---- attention: focus and visibility ---------------------------------------------------------
-  function attention(type) {
-    const now = performance.now();
-    if (activeSince !== null) { S.activeMs += now - activeSince; activeSince = null; }
-    if (type === "focus") focused = true;
-    if (type === "blur") focused = false;
-    if (type === "visible") visible = true;
-    if (type === "hidden") visible = false;
-    if (visible && focused) activeSince = now;
-    if (type === "blur" || type === "hidden") S.focusLost = true;
-    if (type === "blur" || type === "hidden") flushCount();
-    log(type);
-    send();
+  function unlock() {
+    if (resendTimer !== null) { clearTimeout(resendTimer); resendTimer = null; }
+    S.submitting = false;
+    S.sent = null;
+    submitBtn.disabled = false;
+    if (countInput) countInput.readOnly = false;
+    root.classList.remove("rg-submitted");
+    note.textContent = "";
   }
-  const onFocus = () => attention("focus");
-  const onBlur = () => attention("blur");
-  const onVisibility = () => attention(document.visibilityState === "visible" ? "visible" : "hidden");
-  window.addEventListener("focus", onFocus);
-  window.addEventListener("blur", onBlur);
-  document.addEventListener("visibilitychange", onVisibility);
 
   // ---- fit the whole item on the screen --------------------------------------------------------
   // The stage (image + cell buttons) gets the width that makes the item end above the bottom of the
@@ -378,6 +332,13 @@ function mountItem(component) {
     }
     apply(w);
   }
+  if (S.kept) {  // remounted while the server still holds the answer: it stays as it was sent, locked
+    S.submitting = true;
+    submitBtn.disabled = true;
+    if (countInput) countInput.readOnly = true;
+    root.classList.add("rg-submitted");
+  }
+
   const refit = () => requestAnimationFrame(fit);
   window.addEventListener("resize", refit);
   window.addEventListener("orientationchange", refit);
@@ -388,19 +349,16 @@ function mountItem(component) {
   if (document.fonts && document.fonts.ready) document.fonts.ready.then(refit);
 
   function destroy() {
-    window.removeEventListener("focus", onFocus);
-    window.removeEventListener("blur", onBlur);
-    document.removeEventListener("visibilitychange", onVisibility);
+    clocks.destroy();
     window.removeEventListener("resize", refit);
     window.removeEventListener("orientationchange", refit);
     if (ro) ro.disconnect();
     if (countTimer !== null) clearTimeout(countTimer);
-    if (reenable !== null) clearTimeout(reenable);
+    if (resendTimer !== null) clearTimeout(resendTimer);
   }
   return {
     viewId: data.view_id,
     destroy,
-    cleanup: () => { destroy(); if (ITEMS.get(parentElement)?.viewId === data.view_id) ITEMS.delete(parentElement); },
     // Same item, new data (a rerun): take the server's acknowledgement and texts, keep everything live.
     update(next) {
       api = { setStateValue: next.setStateValue, setTriggerValue: next.setTriggerValue };
@@ -411,8 +369,20 @@ function mountItem(component) {
         if (S.nextSeq < ack) S.nextSeq = ack;
         root.dataset.ack = String(ack);
       }
+      // What became of the answer: refused (unlock for another one), or kept by the server, which sends it
+      // again itself while storage fails (stay locked; nothing to press).
+      const wasKept = S.kept;
+      S.kept = !!next.data.pending;
+      if (wasKept && !S.kept && S.submitting) armResend();
+      if ((next.data.refusals || 0) > S.refusals) {
+        S.refusals = next.data.refusals;
+        if (S.submitting) unlock();
+      }
+      if (S.kept && S.submitting) { submitBtn.disabled = true; note.textContent = ""; }
       setText(next.data);
       refit();
     },
   };
 }
+
+export default mountPerView(mountItem);

@@ -338,8 +338,9 @@ def sidebar(df: pd.DataFrame) -> tuple[Filters, ExclusionRules]:
 
 
 def study_names(db: Store | None = None) -> dict[str, str]:
-    """study_id -> name, for the sidebar and for naming the human row."""
-    return {s.study_id: s.name for s in list_studies(db or store())}
+    """study_id -> name of the ROSE studies, for the sidebar and for naming the human row (an SGP study has no
+    ROSE responses: its participants are in the SGP views)."""
+    return {s.study_id: s.name for s in list_studies(db or store()) if s.config.benchmark == "rose"}
 
 
 def _suffix(note: str) -> str:
@@ -365,6 +366,23 @@ def table(df: pd.DataFrame, name: str, key: str, note: str = "", kinds: dict[str
     st.download_button("CSV", lambda: frame_bytes(shown, "csv"), f"{name}{_suffix(note)}.csv", "text/csv",
                        key=f"{key}_csv", on_click="ignore")
     return shown
+
+
+def participants_overview(parts: pd.DataFrame, rules_text: str, name: str, key: str, note: str,
+                          kinds: dict[str, Kind]) -> pd.DataFrame:
+    """A participant table as both benchmarks show it (ROSE's Participants page, SGP results): participants,
+    excluded, screened out at practice, completed; the rules and the reasons; the table. Returns the excluded."""
+    ex = parts[parts["excluded"] != ""]
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Participants", len(parts))
+    c2.metric("Excluded", len(ex))
+    c3.metric("Screened out at practice", int((parts["end_reason"] == "screened_out").sum()))
+    c4.metric("Completed", int((parts["end_reason"] == "completed").sum()))
+    st.caption(f"Exclusion rules: {rules_text}. Reasons: "
+               + (", ".join(f"{r}: {n}" for r, n in ex["excluded"].str.split(", ").explode().value_counts().items())
+                  or "none"))
+    table(parts.assign(excluded=parts["excluded"].replace("", "no")), name, key, note, kinds=kinds)
+    return ex
 
 
 def chart(fig: go.Figure, name: str, key: str, note: str = "") -> None:

@@ -1,4 +1,5 @@
-"""Send the participant on to the completion URL (Prolific's, usually) after a short pause.
+"""Send the participant on: to the completion URL (Prolific's, usually) after a short pause, or to this page again with
+its anonymous id in the address.
 
 A tiny components-v2 element. Its mount point is a shadow root (styles are isolated), which has no
 `dataset`: the earlier version read `parentElement.dataset` and stopped with a TypeError while the page
@@ -28,6 +29,19 @@ export default function (component) {
 """
 _COMPONENT = st.components.v2.component("rose_redirect", js=_JS)
 
+# Load the page again with one more query parameter, in place of the current history entry. Setting
+# st.query_params instead pushes a new entry, so Back returns to the address without it.
+_WITH_PARAM_JS = """
+export default function (component) {
+  const { data } = component;
+  const url = new URL(window.location.href);
+  if (url.searchParams.get(data.name) === data.value) return;
+  url.searchParams.set(data.name, data.value);
+  window.location.replace(url.href);
+}
+"""
+_WITH_PARAM = st.components.v2.component("rose_reload_with_param", js=_WITH_PARAM_JS)
+
 
 def redirect_target(url: str) -> str:
     """The URL to go to, or ValueError: only absolute http(s) URLs with a host (never javascript:, data:, …)."""
@@ -40,6 +54,12 @@ def redirect_target(url: str) -> str:
 def redirect(url: str, delay_ms: int = 4000) -> None:
     """Go to `url` after `delay_ms` (raises ValueError for anything but an http(s) URL)."""
     _COMPONENT(key="redirect", data={"url": redirect_target(url), "delay_ms": int(delay_ms)}, height=0)
+
+
+def reload_with_param(name: str, value: str) -> None:
+    """Load this page again with `name=value` in its address, replacing its history entry: an anonymous participant's
+    generated id then stays in every address the browser can go back or forward to (a reload keeps them)."""
+    _WITH_PARAM(key="reload_with_param", data={"name": name, "value": value}, height=0)
 
 
 def end_page(end, practice: str = "practice answers", exhausted: str = "Every item of this study already has enough "

@@ -7,43 +7,9 @@
 // Streamlit calls this function again whenever `data` changes (a rerun with the new board): the live
 // episode (selection, timers, typed text) is kept per mount point; a new view_id rebuilds it.
 
-const ITEMS = new WeakMap();
 const DIRS = ["up", "down", "left", "right"];
 const KEY_DIR = { ArrowUp: "up", ArrowDown: "down", ArrowLeft: "left", ArrowRight: "right" };
 const STEP = { up: [0, 1], down: [0, -1], left: [-1, 0], right: [1, 0] };
-
-export default function (component) {
-  const { data, parentElement } = component;
-  let item = ITEMS.get(parentElement);
-  if (item && item.viewId === data.view_id) {
-    item.update(component);
-    return item.cleanup;
-  }
-  if (item) item.destroy();
-  item = mountEpisode(component);
-  ITEMS.set(parentElement, item);
-  return item.cleanup;
-}
-
-function el(tag, cls, attrs) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  return e;
-}
-
-function shownAt(viewId, restoredActiveMs) {
-  const k = "rose-sgp-shown:" + viewId;
-  try {
-    const v = Number(window.localStorage.getItem(k));
-    if (v > 0) return v;
-    const now = Date.now() - restoredActiveMs;
-    window.localStorage.setItem(k, String(now));
-    return now;
-  } catch (e) {
-    return Date.now() - restoredActiveMs;
-  }
-}
 
 const parseCoord = (c) => [c.charCodeAt(0) - 65, Number(c.slice(1)) - 1];
 const toCoord = (x, y) => String.fromCharCode(65 + x) + String(y + 1);
@@ -52,7 +18,6 @@ function mountEpisode(component) {
   const { parentElement } = component;
   let data = component.data;
   let api = { setStateValue: component.setStateValue };
-  const round1 = (x) => Math.round(x * 10) / 10;
   const restore = data.restore || {};
   const S = {
     ack: data.ack_seq || 0,
@@ -61,15 +26,10 @@ function mountEpisode(component) {
     giveUp: null,
     selected: null,           // "red cube": kept across moves of the same episode
     showGoal: false,
-    activeMs: restore.active_ms || 0,
     firstAction: restore.first_action_ms === undefined ? null : restore.first_action_ms,
   };
-  const t0 = performance.now() - (Date.now() - shownAt(data.view_id, S.activeMs));
-  let visible = document.visibilityState === "visible";
-  let focused = document.hasFocus();
-  let activeSince = visible && focused ? performance.now() : null;
-  const activeMs = () => round1(S.activeMs + (activeSince === null ? 0 : performance.now() - activeSince));
-  const sinceShown = () => Math.max(round1(performance.now() - t0), activeMs());
+  const clocks = viewClocks("rose-sgp-shown:", data.view_id, restore.active_ms || 0);
+  const { activeMs, sinceShown } = clocks;
 
   // ---- DOM ------------------------------------------------------------------------------------
   let root = parentElement.querySelector(".sb-root");
@@ -299,35 +259,16 @@ function mountEpisode(component) {
   }
   window.addEventListener("keydown", onKey);
 
-  function attention(type) {
-    const now = performance.now();
-    if (activeSince !== null) { S.activeMs += now - activeSince; activeSince = null; }
-    if (type === "focus") focused = true;
-    if (type === "blur") focused = false;
-    if (type === "visible") visible = true;
-    if (type === "hidden") visible = false;
-    if (visible && focused) activeSince = now;
-  }
-  const onFocus = () => attention("focus");
-  const onBlur = () => attention("blur");
-  const onVisibility = () => attention(document.visibilityState === "visible" ? "visible" : "hidden");
-  window.addEventListener("focus", onFocus);
-  window.addEventListener("blur", onBlur);
-  document.addEventListener("visibilitychange", onVisibility);
-
   render();
   if (data.input === "typed" && typed) typed.focus({ preventScroll: true }); // type at once, as in iVISPAR
 
   function destroy() {
     window.removeEventListener("keydown", onKey);
-    window.removeEventListener("focus", onFocus);
-    window.removeEventListener("blur", onBlur);
-    document.removeEventListener("visibilitychange", onVisibility);
+    clocks.destroy();
   }
   return {
     viewId: data.view_id,
     destroy,
-    cleanup: () => { destroy(); if (ITEMS.get(parentElement)?.viewId === data.view_id) ITEMS.delete(parentElement); },
     // Same episode, new data: the server stored moves up to ack_seq and sends the board after them.
     update(next) {
       api = { setStateValue: next.setStateValue };
@@ -349,3 +290,5 @@ function mountEpisode(component) {
     },
   };
 }
+
+export default mountPerView(mountEpisode);

@@ -1,4 +1,5 @@
-"""The SGP board component: a Streamlit components-v2 element (inline JS/CSS, no iframe, no build).
+"""The SGP board component: a Streamlit components-v2 element (`ui.components.register`: the shared
+`component_base.js` and `sgp_board.js`; `data` as JSON bytes).
 
 It shows the board after the stored moves and the goal (side by side or behind a toggle), the pieces as
 named buttons ("red cube at B2"), arrow buttons ("move up", …) or the keyboard's arrows, or a typed-command
@@ -13,20 +14,15 @@ board and ``ack_seq``; the controls wait for it before the next move.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-import streamlit as st
+from ui.components import encode_data, register
 
-_HERE = Path(__file__).parent
-_COMPONENT = st.components.v2.component(
-    "rose_sgp_board", js=(_HERE / "sgp_board.js").read_text(), css=(_HERE / "sgp_board.css").read_text(),
-    isolate_styles=False,  # as the click grid: plain DOM (no shadow root), every class prefixed `sb-`
-)
+_COMPONENT = register("rose_sgp_board", "sgp_board")  # component_base.js + sgp_board.js, classes `sb-`
 
 
 def sgp_board(key: str, data: dict[str, Any], *, on_board: Callable[[], None] | None = None):
     """Mount the board; the result has `.board` (the moves not yet acknowledged). `on_board` runs before the
     rerun the browser caused, with the new value in ``st.session_state[key]``: storing the moves there lets that
     rerun already show the new board."""
-    return _COMPONENT(key=key, data=data, on_board_change=on_board or (lambda: None), width="stretch")
+    return _COMPONENT(key=key, data=encode_data(data), on_board_change=on_board or (lambda: None), width="stretch")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from rose_core.exports import frame_bytes
+from rose_core.exports import frame_bytes, table_frame
 from rose_core.instrument.config import SGP_DEFAULT_STEP_CAP, Study, StudyConfig, StudyError
 from rose_core.instrument.episode_session import create_sgp_study, sgp_coverage
 from rose_core.storage import episodes as se
@@ -101,8 +101,7 @@ def sgp_study_monitor(store: Store, sgp, study: Study) -> None:
         st.dataframe(parts, hide_index=True, width="stretch")
     st.markdown("#### Export")
     for table in se.EXPORT_TABLES:
-        with store.connect() as c:
-            df = pd.DataFrame(se.export_rows(c, table, study.run_id))
+        df = table_frame(store, table, study.study_id)
         c1, c2, c3 = st.columns([2, 1, 1])
         c1.write(f"**{table}**: {len(df)} rows")
         c2.download_button("CSV", frame_bytes(df, "csv"), f"{study.study_id}-{table}.csv", "text/csv",

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..solver_labels import label_of
 from ..store import Store, verdicts_generation
 
 _SQL = """
@@ -55,8 +56,8 @@ def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
     for col in _FLOATS:
         df[col] = df[col].astype(float)
     df["study_id"] = df["study_id"].where(df["study_id"].notna(), "")
-    df["solver"] = np.where(df["solver_kind"] == "human", "Human",
-                            np.where(df["solver_kind"] == "agent", df["solver_name"] + " (agent)", df["solver_name"]))
+    codes, runs = pd.factorize(df["solver_kind"] + "\x1f" + df["solver_name"])  # one label per distinct run
+    df["solver"] = np.array([label_of(*r.split("\x1f", 1)) for r in runs] + [""], dtype=object)[codes]
     df["unit"] = np.where(df["solver_kind"] == "human", df["participant_id"], df["scene_id"])
     for col in ("solver", "unit"):
         df[col] = df[col].astype(object)

@@ -235,6 +235,9 @@ def cmd_plan(a: argparse.Namespace) -> int:
         found = [s for s in list_studies(store) if a.study in (s.study_id, s.name)]
         if not found:
             raise ValueError(f"--study {a.study}: no such study in {masked(a.db)}")
+        if found[0].config.benchmark != "rose":
+            raise ValueError(f"--study {a.study}: an {found[0].config.benchmark.upper()} study; plan plans ROSE "
+                             "studies (an SGP study's coverage is on its Studies page)")
         cfg, study_id = found[0].config, found[0].study_id
     else:
         cfg = StudyConfig(name="plan", split=a.split, subsets=a.subsets, templates=a.templates,

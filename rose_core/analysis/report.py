@@ -12,12 +12,29 @@ from .selection import ExclusionRules, Filters, Selection, select_from_store
 from .tables import BOOT, SEED, main_table
 
 
+def json_rows(table: pd.DataFrame) -> list[dict]:
+    """A table's rows for JSON: NaN (no value) as null, never a number."""
+    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+            for r in table.to_dict(orient="records")]
+
+
 def report_data(store: Store, split: str | None = None, exclusions: bool = True, published: bool = True,
                 n_boot: int | None = None, seed: int | None = None) -> tuple[dict, pd.DataFrame]:
     """(the JSON report, the main table). Defaults are the dashboards': standard exclusions, BOOT resamples,
     base seed SEED."""
     rules = ExclusionRules() if exclusions else ExclusionRules(False, None, None)
-    return report_from_selection(select_from_store(store, Filters(split=split), rules), published, n_boot, seed)
+    report, table = report_from_selection(select_from_store(store, Filters(split=split), rules), published, n_boot,
+                                          seed)
+    return with_sgp(report, store), table
+
+
+def with_sgp(report: dict, store: Store) -> dict:
+    """The report with SGP's board-state inference table ("sgp_inference", per build, solver and modality; the
+    SGP results page's numbers), under the same resamples and seed: `report --json` and the paper bundle's
+    report.json both carry it."""
+    from .sgp import inference_report
+
+    return {**report, "sgp_inference": inference_report(store, report["boot"], report["seed"])}
 
 
 def report_from_selection(sel: Selection, published: bool = True, n_boot: int | None = None,
@@ -26,8 +43,7 @@ def report_from_selection(sel: Selection, published: bool = True, n_boot: int | 
     rules, split = sel.rules, sel.filters.split
     n_boot, seed = BOOT if n_boot is None else n_boot, SEED if seed is None else seed
     table = main_table(sel.df, n_boot=n_boot, seed=seed, published=published)
-    rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-            for r in table.to_dict(orient="records")]
+    rows = json_rows(table)
     versions = scorer_versions(sel.df)
     return {"scorer_versions": versions, "scorer_warning": scorer_note(versions),
             "avg_definition": "mean of the five template PASS rates (T1..T5); 'pooled' is the instance rate",

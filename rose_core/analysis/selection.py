@@ -83,6 +83,15 @@ def _longest_streaks(main: pd.DataFrame) -> pd.Series:
     return pd.Series(np.bincount(run)[run], index=main.index).groupby(pid).max()
 
 
+def rose_study_ids(store: Store) -> set[str]:
+    """The ROSE studies' ids: an SGP study's participants answer episodes, never ROSE items, and are analysed in
+    the SGP views (`analysis.sgp`), so no ROSE table counts them."""
+    from ..storage.participants import list_studies
+
+    with store.connect() as conn:
+        return {s.study_id for s in list_studies(conn) if s.config.benchmark == "rose"}
+
+
 def participant_stats(store: Store) -> pd.DataFrame:
     """Per participant (the index), from their responses: main items and PASS rate, median time per item and to
     first action, the longest streak, attention checks (and passed), practice PASS rate. The costly half of
@@ -107,14 +116,17 @@ def participant_stats(store: Store) -> pd.DataFrame:
 
 
 def participant_table(store: Store, rules: ExclusionRules, stats: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per participant: timing, practice, attention, streaks, and why (if) excluded. The participants'
-    own rows (study, end state, practice attempts) are read afresh; `stats` (`participant_stats` of the same
-    database) may come from a cache."""
+    """One row per participant of a ROSE study: timing, practice, attention, streaks, and why (if) excluded. The
+    participants' own rows (study, end state, practice attempts) and the studies' benchmarks are read afresh;
+    `stats` (`participant_stats` of the same database) may come from a cache."""
     parts = pd.DataFrame(store.query(
         "SELECT p.participant_id, p.study_id, s.name AS study, p.external_id, p.source, p.practice_attempts, "
         "p.practice_passed, p.end_reason FROM participants p JOIN studies s USING (study_id) "
         # a total order that does not depend on the (random) participant ids
         "ORDER BY p.study_id, p.external_id, p.participant_id"))
+    if parts.empty:
+        return parts
+    parts = parts[parts["study_id"].isin(rose_study_ids(store))].reset_index(drop=True)
     if parts.empty:
         return parts
     stats = participant_stats(store) if stats is None else stats

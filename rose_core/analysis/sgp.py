@@ -18,9 +18,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..benchmarks.sgp.agents import agent_policy
+from ..benchmarks.sgp.inference import score_counts
 from ..benchmarks.sgp.metrics import (
-    BOOT, GROUP, SEED, _bootstrap_mean, episodes_frame, heatmap, outcome_counts, regret_curve, steps_frame,
-    summary_table,
+    BOOT, GROUP, SEED, _bootstrap_mean, episodes_frame, heatmap, inference_table, outcome_counts, regret_curve,
+    steps_frame, summary_table,
 )
 from ..benchmarks.sgp.play import EpisodeLog, StepLog, play_episode
 from ..store import Store, read_frame
@@ -81,19 +82,50 @@ def _longest_streak(values: list) -> int:
     return best
 
 
-def participant_exclusions(df: pd.DataFrame, rules: SgpExclusions) -> pd.DataFrame:
-    """One row per participant: episodes, median time per episode, longest streak of identical move lists, and
-    why (if) excluded."""
-    cols = ["participant_id", "study_id", "episodes", "median_episode_s", "longest_streak", "excluded"]
+PARTICIPANT_COLUMNS = ["participant_id", "study_id", "study", "modality", "external_id", "source",
+                       "practice_attempts", "practice_passed", "end_reason", "episodes", "solved_pct",
+                       "median_episode_s", "longest_streak",
+                       "excluded"]
+
+
+def sgp_participants(store: Store, dataset_hash: str | None = None, studies: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Every participant of the SGP studies (on this build, or all; all studies, or these), whether or not they
+    reached a main episode: who, practice, how they ended. The SGP counterpart of ROSE's
+    `selection.participant_table` people."""
+    from ..storage import episodes as se
+    from ..storage.participants import list_studies
+
+    with store.connect() as conn:
+        chosen = [s for s in list_studies(conn) if s.config.benchmark == "sgp" and (not studies or s.study_id in studies)
+                  and (dataset_hash is None or s.dataset_hash == dataset_hash)]
+        rows = [{"study_id": s.study_id, "study": s.name, "modality": s.config.sgp_modality, **r}
+                for s in sorted(chosen, key=lambda s: s.study_id)
+                for r in se.participants_summary(conn, s.run_id, s.study_id)]
+    cols = PARTICIPANT_COLUMNS[:9]
+    return pd.DataFrame([{k: r[k] for k in cols} for r in rows], columns=cols)
+
+
+def participant_exclusions(df: pd.DataFrame, rules: SgpExclusions, people: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per participant (of `people`, else of those with episodes in `df`): main episodes in `df`, solved %,
+    median time per episode (server clock), longest streak of episodes played with the very same moves, and why
+    (if) excluded. A participant without an episode here has nothing to exclude."""
     rows = []
     for (pid, study), g in df.sort_values(["submitted_at", "result_id"]).groupby(["participant_id", "study_id"]):
         med = float(g["total_ms"].median())
         streak = _longest_streak(list(g["response"]))
         why = [w for w, hit in (("too fast", bool(rules.too_fast_ms) and med < rules.too_fast_ms),
                                 ("streak", bool(rules.streak) and streak >= rules.streak)) if hit]
-        rows.append({"participant_id": pid, "study_id": study, "episodes": len(g), "median_episode_s": med / 1000,
+        rows.append({"participant_id": pid, "study_id": study, "episodes": len(g),
+                     "solved_pct": 100.0 * float(g["passed"].mean()), "median_episode_s": med / 1000,
                      "longest_streak": streak, "excluded": ", ".join(why)})
-    return pd.DataFrame(rows, columns=cols)
+    stats = pd.DataFrame(rows, columns=["participant_id", "study_id", *PARTICIPANT_COLUMNS[9:]])
+    if people is None:
+        return stats
+    out = people.merge(stats, on=["participant_id", "study_id"], how="left")
+    out["episodes"] = out["episodes"].fillna(0).astype(int)
+    out["longest_streak"] = out["longest_streak"].fillna(0).astype(int)
+    out["excluded"] = out["excluded"].fillna("")
+    return out[PARTICIPANT_COLUMNS]
 
 
 def to_logs(df: pd.DataFrame, ds) -> list[EpisodeLog]:
@@ -129,14 +161,20 @@ class SgpSelection:
 
 
 def select_human(df: pd.DataFrame, ds, rules: SgpExclusions, step_cap: int, studies: tuple[str, ...] = (),
-                 modalities: tuple[str, ...] = ()) -> SgpSelection:
-    """Filters, then exclusions, then the step cap: which participants' episodes enter the comparison."""
+                 modalities: tuple[str, ...] = (), people: pd.DataFrame | None = None) -> SgpSelection:
+    """Filters, then exclusions, then the step cap: which participants' episodes enter the comparison.
+    `people` (`sgp_participants`): the participant table then lists everyone of the chosen studies, also those
+    without an episode in the selection."""
     df = df[df["dataset_hash"] == ds.dataset_hash]
     if studies:
         df = df[df["study_id"].isin(studies)]
     if modalities:
         df = df[df["modality"].isin(modalities)]
-    parts = participant_exclusions(df, rules)
+    if people is not None and studies:
+        people = people[people["study_id"].isin(studies)]
+    if people is not None and modalities:
+        people = people[people["modality"].isin(modalities)]
+    parts = participant_exclusions(df, rules, people)
     out = set(parts.loc[parts["excluded"] != "", "participant_id"])
     df = df[~df["participant_id"].isin(out)]
     same = df["step_cap"].notna() & (df["step_cap"] == step_cap)
@@ -186,6 +224,71 @@ def group_heatmap(episodes: pd.DataFrame, solver: str, modality: str, value: str
     return heatmap(g, value)  # type: ignore[arg-type]
 
 
+def heatmap_labels(episodes: pd.DataFrame, solver: str, modality: str, value: str = "solved") -> pd.DataFrame:
+    """The heatmap's cell texts, aligned with `group_heatmap`: the value in the one number format (solved % one
+    decimal, distances one decimal) and how many plays it comes from; an empty cell reads as MISSING, never NaN."""
+    from .formats import MISSING, fmt_number, fmt_rate
+
+    hm = group_heatmap(episodes, solver, modality, value)
+    g = episodes[(episodes["solver"] == solver) & (episodes["modality"] == modality)]
+    n = g.pivot_table(index="n_geoms", columns="c1", values="episode_id", aggfunc="size").reindex_like(hm)
+    f = fmt_rate if value == "solved" else fmt_number
+    return pd.DataFrame([[MISSING if pd.isna(v) else f"{f(v)}<br>n={int(k)}" for v, k in zip(vr, kr)]
+                         for vr, kr in zip(hm.to_numpy(), n.to_numpy())], index=hm.index, columns=hm.columns)
+
+
+# --------------------------------------------------------------------------- board-state inference
+
+INFERENCE_DEFINITION = (
+    "boards: answers scored; exact: % of boards written exactly right (every geom correct, nothing hallucinated, "
+    "no format error), 95% Wilson interval over boards; correct, missed, hallucinated, coord_errors, color_errors, "
+    "shape_errors, format_errors: per 100 geoms on the true boards (matched by the Hungarian algorithm, a pair "
+    "allowed when it shares colour or shape; a pair can count several mismatches), 95% percentile bootstrap "
+    "over episodes (an episode's start and goal boards and repeated samples resampled together)")
+
+
+def inference_scored(store: Store, dataset_hash: str | None = None) -> pd.DataFrame:
+    """Every stored board-state inference answer (of one build, or all), scored now against its stored truth
+    by the benchmark's scorer: one row per answer with the scorer's counts."""
+    from ..benchmarks.sgp.inference import COUNT_COLUMNS
+    from ..storage import inference as si
+
+    with store.connect() as conn:
+        rows = si.all_rows(conn)
+    cols = ["dataset_hash", "solver", "solver_kind", "modality", "episode_id", "item_id", "board", "sample",
+            "n_geoms", *COUNT_COLUMNS]
+    out = [{**{k: r[k] for k in cols[:9]}, **score_counts(json.loads(r["truth"]), r["response"])}
+           for r in rows if dataset_hash is None or r["dataset_hash"] == dataset_hash]
+    return pd.DataFrame(out, columns=cols)
+
+
+def inference_version(store: Store) -> tuple[int, float]:
+    """Changes whenever an import stores or replaces answers: the results page's cache key."""
+    from ..storage import inference as si
+
+    with store.connect() as conn:
+        return si.version(conn)
+
+
+def inference_results(scored: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
+    """The inference table (`metrics.inference_table`) per build, solver and modality; empty when nothing is
+    stored."""
+    parts = [inference_table(g, n_boot, seed).assign(dataset_hash=h)
+             for h, g in scored.groupby("dataset_hash", sort=True)]
+    if not parts:
+        return pd.DataFrame()
+    t = pd.concat(parts, ignore_index=True)
+    return t[["dataset_hash", *[c for c in t.columns if c != "dataset_hash"]]]
+
+
+def inference_report(store: Store, n_boot: int = BOOT, seed: int = SEED) -> dict:
+    """`report --json`'s "sgp_inference": the rows (NaN as null) and what they mean."""
+    from .report import json_rows
+
+    t = inference_results(inference_scored(store), n_boot, seed)
+    return {"definition": INFERENCE_DEFINITION, "boot": n_boot, "seed": seed, "rows": json_rows(t)}
+
+
 # --------------------------------------------------------------------------- the episode replay
 
 def played_episodes(store: Store, run_id: str) -> pd.DataFrame:
@@ -217,4 +320,7 @@ def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.D
 
 
 __all__ = ["HUMAN", "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
-           "select_human", "agent_logs", "results_tables", "regret_band", "group_heatmap", "played_episodes", "replay"]
+           "PARTICIPANT_COLUMNS", "sgp_participants",
+           "select_human", "agent_logs", "results_tables", "regret_band", "group_heatmap", "heatmap_labels",
+           "played_episodes", "replay",
+           "INFERENCE_DEFINITION", "inference_scored", "inference_results", "inference_report", "inference_version"]

@@ -260,14 +260,18 @@ def png_data_url(png: bytes) -> str:
 
 
 def component_data(view_id: str, image: bytes | str, layout: Layout, mode: Output, instruction: str, progress: str,
-                   ack_seq: int, restored: Restore) -> dict[str, Any]:
+                   ack_seq: int, restored: Restore, refusals: int = 0, pending: bool = False) -> dict[str, Any]:
     """Everything the browser gets for one item (the CONTRACT; tests read it to prove no gold is in it).
 
     `image` is the instance's PNG bytes (sent inline as a data URL) or a URL that serves exactly those bytes
-    (the page registers them once per item with Streamlit's media files, so a rerun sends a short URL)."""
+    (the page registers them once per item with Streamlit's media files, so a rerun sends a short URL).
+    After DONE / SUBMIT the browser keeps the answer locked until the server replies: `refusals` (how many of this
+    view's answers the server could not take) going up unlocks it; `pending` says the server holds the answer and
+    sends it again itself (storage failing), so the browser neither unlocks nor offers to send it again."""
     return {
         "view_id": view_id, "mode": mode, "image": image if isinstance(image, str) else png_data_url(image),
         "width": layout.width, "height": layout.height, "rows": layout.rows, "cols": layout.cols,
         "cells": layout.cell_boxes(), "submit_label": SUBMIT_LABEL[mode], "count_label": COUNT_LABEL.get(mode, ""),
         "instruction": instruction, "progress": progress, "ack_seq": ack_seq, "restore": restored.to_json(),
+        "refusals": refusals, "pending": pending,
     }

@@ -127,10 +127,14 @@ class ItemScreen:
     ack_seq: int
     restore: Restore
 
-    def component_data(self, image: bytes | str) -> dict[str, Any]:
-        """What the grid component gets; `image`: the PNG bytes or a URL serving exactly them."""
+    def component_data(self, image: bytes | str, stored_seq: int = -1, refusals: int = 0,
+                       pending: bool = False) -> dict[str, Any]:
+        """What the grid component gets; `image`: the PNG bytes or a URL serving exactly them. `stored_seq`: the
+        highest seq of this view stored since the screen was computed (`record_events`' return): the browser then
+        drops those events and sends only newer ones (ack_seq), not the item's whole log with every change.
+        `refusals`, `pending`: what became of this view's answer (grid_input.component_data)."""
         return component_data(self.view_id, image, self.item.layout, self.item.mode, self.item.instruction,
-                              self.progress, self.ack_seq, self.restore)
+                              self.progress, max(self.ack_seq, stored_seq + 1), self.restore, refusals, pending)
 
 
 RoundOutcome = Literal["next", "passed", "retry", "screened_out"]

@@ -143,12 +143,18 @@ def participants_summary(conn: Connection, run_id: str, study_id: str) -> list[d
 EXPORT_TABLES = ("episode_results", "episode_steps")
 
 
-def export_rows(conn: Connection, table: str, run_id: str) -> list[dict]:
-    """A study's episode results or moves, with the participant's external id, for download."""
+def export_query(table: str, one_run: bool) -> str:
+    """The SELECT of `export_rows` (one `?` for the run when `one_run`): episode results or moves with the run's
+    study and the participant's external id."""
     if table not in EXPORT_TABLES:
         raise ValueError(f"unknown table {table!r}: expected one of {', '.join(EXPORT_TABLES)}")
-    order = "t.result_id" if table == "episode_results" else "t.participant_id, t.view_id, t.seq"
-    return [dict(r) for r in conn.execute(
-        f"SELECT t.*, p.external_id FROM {table} t LEFT JOIN participants p ON p.participant_id = t.participant_id "
-        f"WHERE t.run_id = ? ORDER BY {order}", (run_id,))]
+    order = "t.result_id" if table == "episode_results" else "t.run_id, t.participant_id, t.view_id, t.seq"
+    return (f"SELECT t.*, r.study_id, p.external_id FROM {table} t JOIN runs r ON r.run_id = t.run_id "
+            f"LEFT JOIN participants p ON p.participant_id = t.participant_id "
+            f"{'WHERE t.run_id = ?' if one_run else ''} ORDER BY {order}")
 
+
+def export_rows(conn: Connection, table: str, run_id: str | None = None) -> list[dict]:
+    """Episode results or moves (of one study's run, or of every run), for download."""
+    return [dict(r) for r in conn.execute(export_query(table, run_id is not None),
+                                          (run_id,) if run_id is not None else ())]

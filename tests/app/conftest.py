@@ -1,4 +1,5 @@
 """App tests run the real page scripts through Streamlit's AppTest on a small real dataset."""
+import os
 from pathlib import Path
 
 import pytest
@@ -9,17 +10,20 @@ PASSWORD = "test-experimenter-pw"
 
 
 @pytest.fixture(scope="session")
-def backend() -> str:
+def backend(request) -> str:
     """The page tests run on SQLite, the app's default (the storage, study, session and analysis tests run on
-    both backends; tests/conftest.py)."""
-    return "sqlite"
+    both backends; tests/conftest.py); ROSE_TEST_APP_BACKEND=postgresql runs them on PostgreSQL instead."""
+    name = os.environ.get("ROSE_TEST_APP_BACKEND", "sqlite")
+    if name == "postgresql":
+        request.getfixturevalue("pg_server")
+    return name
 
 
 @pytest.fixture
-def app_env(small_dataset, monkeypatch, tmp_path):
+def app_env(small_dataset, monkeypatch, fresh_location):
     monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
     monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
-    monkeypatch.setenv("ROSE_DB", str(tmp_path / "rose.db"))
+    monkeypatch.setenv("ROSE_DB", fresh_location())
     monkeypatch.chdir(ROOT)
     st.cache_resource.clear()  # survives between AppTest instances otherwise
     st.cache_data.clear()

@@ -18,7 +18,7 @@ PAGES = ["app_pages/results.py", "app_pages/agreement.py", "app_pages/participan
 def dash_env(small_dataset, populated_db, monkeypatch):
     monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
     monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
-    monkeypatch.setenv("ROSE_DB", str(populated_db.path))
+    monkeypatch.setenv("ROSE_DB", populated_db.location)
     monkeypatch.chdir(ROOT)
     st.cache_resource.clear()
     st.cache_data.clear()
@@ -61,7 +61,7 @@ def test_results_main_table_equals_report_json(dash_env, small_dataset):
     at = open_page("app_pages/results.py")
     assert not at.exception, at.exception
     shown = at.dataframe[0].value.reset_index(drop=True)
-    r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", str(dash_env.path), "--json"],
+    r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", dash_env.location, "--json"],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)

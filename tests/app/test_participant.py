@@ -91,11 +91,20 @@ def test_practice_feedback_is_stored_shown_again_after_reload_and_acknowledged(a
 
 
 def test_anonymous_participant_gets_an_id_in_the_url(app_env):
+    """The first visit only puts a new id into the address (the browser reloads in place: tests/e2e/test_resume.py);
+    the visit with it joins."""
+    from ui.click_grid import element_data
+
     s = study(app_env)
     at = visit(study=s.study_id)
-    assert at.query_params["pid"].startswith("anon-")
+    (reload,) = at.get("bidi_component")
+    data = element_data(reload.proto)
+    assert data["name"] == "pid" and data["value"].startswith("anon-")
+    assert Store(os.environ["ROSE_DB"]).query("SELECT * FROM participants") == []
+    at = visit(study=s.study_id, pid=data["value"])
+    assert at.checkbox(key="part_agree")  # consent: the participant's flow
     rows = Store(os.environ["ROSE_DB"]).query("SELECT external_id, source FROM participants")
-    assert rows == [{"external_id": at.query_params["pid"], "source": "anonymous"}]
+    assert rows == [{"external_id": data["value"], "source": "anonymous"}]
 
 
 @pytest.mark.parametrize("query", [{"study": "nope", "PROLIFIC_PID": "x"}, {"study": "", "PROLIFIC_PID": "x"}])

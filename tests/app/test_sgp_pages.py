@@ -10,7 +10,6 @@ from rose_core.instrument.config import StudyConfig
 from rose_core.instrument.episode_session import EpisodeScreen, EpisodeSession, create_sgp_study
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.session import join
-from rose_core.analysis.formats import MISSING
 from rose_core.store import Store
 from rose_core.study import list_studies
 from tests.sgp_players import play, run_to_end, sgp_small, solution  # noqa: F401  (sgp_small: the fixture)
@@ -93,7 +92,7 @@ def test_results_page_shows_humans_beside_the_agents(sgp_env, sgp_small):  # noq
     cap = at.caption[0].value
     assert "(1 participants excluded)" in cap and "agents on the" in cap
     parts = at.dataframe[-1].value.set_index("participant_id")
-    assert sorted(parts["excluded"]) == ["too fast", MISSING, MISSING]
+    assert sorted(parts["excluded"]) == ["no", "no", "too fast"]            # as on the Participants page
 
 
 def test_replay_page_shows_every_move_of_an_episode(sgp_env, sgp_small):  # noqa: F811
@@ -185,3 +184,60 @@ def test_results_page_without_participants_plays_the_agents_only_when_asked(sgp_
     rows = at.dataframe[0].value.set_index("solver")
     assert rows.loc["optimal (agent)", "plays"] == str(len(sgp_small.episodes))
     assert rows.loc["random (agent)", "plays"] == str(3 * len(sgp_small.episodes))
+
+
+def test_results_page_shows_the_board_state_inference_answers_of_this_build(sgp_env, sgp_small, tmp_path):  # noqa: F811
+    import json
+
+    from rose_core.benchmarks.sgp.inference import inference_items
+    from rose_core.sgp_runs import import_inference
+    from rose_core.storage import inference as si
+
+    lines = [{"item_id": it.item_id, "solver": "copier", "modality": "text", "response": "board:\n" + "\n".join(
+        f"{g['color']} {g['shape']}: {g['coord']}" for g in it.state["geoms"])} for it in inference_items(sgp_small)]
+    f = tmp_path / "answers.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    import_inference(sgp_env, sgp_small, f)
+    with sgp_env.write() as c:                                        # one answer of another build
+        si.replace_groups(c, [si.InferenceRow("0" * 16, "old", "model", "2d", "e:start", "e", "start", 0, 1,
+                                              json.dumps({"board_size": 4, "geoms": []}), "", None, "x", 0.0)])
+    at = experimenter("app_pages/sgp_results.py")                         # no participant yet: the agents wait
+    assert not at.exception, at.exception
+    assert any("1 board-state answers on another SGP build are left out" in w.value for w in at.warning)
+    t = at.dataframe[0].value.set_index("solver")
+    assert list(t.index) == ["copier"]
+    r = t.loc["copier"]
+    assert (r["modality"], r["boards"]) == ("text", str(len(lines)))
+    assert r["exact"].startswith("100.0 [") and r["correct"] == "100.0 [100.0, 100.0]" and r["missed"] == "0.0 [0.0, 0.0]"
+    assert any("per 100 geoms on the true boards" in c.value for c in at.caption)
+
+
+def test_participants_are_shown_and_excluded_in_their_own_benchmark(sgp_env, sgp_small, small_dataset):  # noqa: F811
+    from rose_core.analysis import ExclusionRules, participant_table
+    from rose_core.study import create_study
+    from tests.participants import answer, new_session
+
+    rose = create_study(sgp_env, small_dataset, StudyConfig(name="rose pilot", practice_items=0, attention_every=0,
+                                                            items_per_participant=1), ids=SequentialIds("r"))
+    s = new_session(sgp_env, small_dataset, rose, "R0")
+    answer(s, s.screen())
+    sgp = played_study(sgp_env, sgp_small)                            # H0, H1 (too fast), H2
+    join(sgp_env, sgp, "J0", "prolific", None, None, ids=SequentialIds("J0"))   # opened the link, nothing more
+    assert list(participant_table(sgp_env, ExclusionRules())["external_id"]) == ["R0"]
+
+    at = experimenter("app_pages/participants_overview.py")
+    assert not at.exception, at.exception
+    assert {m.label: m.value for m in at.metric}["Participants"] == "1"
+    assert list(at.dataframe[0].value["external_id"]) == ["R0"]
+    assert any("participants of the 1 SGP study" in c.value and "SGP results" in c.value for c in at.caption)
+    assert at.multiselect(key="dash_studies").options == ["rose pilot"]   # the ROSE pages' study filter
+
+    at = experimenter("app_pages/sgp_results.py")
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert (metrics["Participants"], metrics["Excluded"]) == ("4", "1")
+    parts = at.dataframe[-1].value.set_index("external_id")
+    assert sorted(parts.index) == ["H0", "H1", "H2", "J0"]
+    assert parts.loc["H1", "excluded"] == "too fast" and parts.loc["J0", "excluded"] == "no"
+    assert parts.loc["J0", "episodes"] == "0" and parts.loc["H0", "episodes"] == "2"
+    assert parts.loc["H0", "solved_pct"] == "100.0" and parts.loc["H2", "solved_pct"] == "0.0"

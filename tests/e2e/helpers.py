@@ -61,14 +61,20 @@ def start(page, url: str) -> None:
         page.get_by_text("Thank you!")).first.wait_for(timeout=30_000)
 
 
-def wait_until(fetch, pred, timeout: float = 15, what: str = ""):
-    """Poll `fetch()` (a database read, usually) until `pred` holds on its result; no fixed pause."""
+def wait_until(fetch, pred, timeout: float = 15, what: str = "", page=None):
+    """Poll `fetch()` (a database read, usually) until `pred` holds on its result; no fixed pause.
+
+    `page`: pause through it instead of sleeping. A test that routes the page's websocket (route_web_socket) must:
+    in Playwright's sync API routed messages move only while the test is inside a Playwright call."""
     import time
 
     deadline = time.time() + timeout
     got = fetch()
     while not pred(got) and time.time() < deadline:
-        time.sleep(0.05)
+        if page is None:
+            time.sleep(0.05)
+        else:
+            page.wait_for_timeout(50)
         got = fetch()
     assert pred(got), f"{what or 'condition'} not reached in {timeout} s: {got!r}"
     return got

@@ -23,7 +23,7 @@ def test_fields_and_defaults(t5):
     d = grid_data("v1", png, layout, TEMPLATE_OUTPUT[inst.template], "How many?", instruction=inst.instruction,
                   progress="Item 1 of 3")
     assert set(d) == {"view_id", "mode", "image", "width", "height", "rows", "cols", "cells", "submit_label",
-                      "count_label", "instruction", "progress", "ack_seq", "restore"}
+                      "count_label", "instruction", "progress", "ack_seq", "restore", "refusals", "pending"}
     assert (d["mode"], d["submit_label"], d["ack_seq"]) == ("click_submit", "SUBMIT", 0)
     assert d["restore"] == empty_restore()
     assert base64.b64decode(d["image"].split(",", 1)[1]) == png

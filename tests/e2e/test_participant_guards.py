@@ -161,3 +161,97 @@ def test_while_every_item_is_held_the_page_waits_and_continues_by_itself(live, b
         page.locator(".rg-root").wait_for()                      # the page moved on by itself
     finally:
         ctx.close()
+
+
+def _held_replies(page):
+    """Route the page's websocket so that, while `hold[0]`, the server's messages wait (a very slow network's reply);
+    `release()` delivers them in order."""
+    hold, queued, socket = [False], [], {}
+
+    def route(ws):
+        server = ws.connect_to_server()
+        socket["ws"] = ws
+        ws.on_message(server.send)
+        server.on_message(lambda m: queued.append(m) if hold[0] else ws.send(m))
+    page.route_web_socket("**/_stcore/stream", route)
+
+    def release():
+        hold[0] = False
+        while queued:
+            socket["ws"].send(queued.pop(0))
+    return hold, release
+
+
+def test_an_answer_in_flight_cannot_be_changed_and_a_refused_one_can(live, browser, small_dataset):
+    """On a slow network the answer stays on screen, locked, until the server replies: the participant cannot change
+    it (a change would look taken while the first answer is the one stored). After a long wait DONE sends the same
+    answer again; only a refusal by the server unlocks the item."""
+    study = _study(live, small_dataset, "inflight", items_per_participant=2)
+    store = Store(live.db)
+    ctx = browser.new_context(**DESKTOP)
+    try:
+        page = _page(ctx)
+        page.clock.install()                                     # the page's timers, moved on by the test
+        hold, release = _held_replies(page)
+        start(page, _link(live, study, "FLIGHT"))
+        pid = participant_id(store, study.study_id, "FLIGHT")
+        item = shown_item(store, small_dataset, study.study_id, "FLIGHT")
+        _cell(page, item.view_id, 1, 1).click()
+        wait_until(lambda: _events(store, pid, item.view_id), lambda ev: len(ev) >= 1, what="the click stored")
+        hold[0] = True                                           # from now on the replies are slow
+        submit = page.locator(f'.rg-root[data-view="{item.view_id}"] .rg-submit')
+        submit.click()
+        wait_until(lambda: store.query("SELECT parsed FROM responses WHERE participant_id = ?", (pid,)),
+                   lambda r: len(r) == 1, what="the answer stored (its reply held)")
+        page.clock.run_for(4_000)                                # longer than a quick server takes
+        _cell(page, item.view_id, 2, 2).click(force=True)        # the participant tries to change the answer
+        assert pressed_cells(page) == {(1, 1)} and submit.is_disabled()
+        page.clock.run_for(20_000)                               # no reply for long: DONE may send it again…
+        page.get_by_text("has not been confirmed yet").wait_for()
+        assert submit.is_enabled()
+        _cell(page, item.view_id, 3, 3).click(force=True)        # …the same answer: the selection stays locked
+        assert pressed_cells(page) == {(1, 1)}
+        submit.click()
+        release()
+        page.wait_for_function("v => document.querySelector('.rg-root')?.dataset.view !== v", arg=item.view_id)
+        rows = store.query("SELECT parsed FROM responses WHERE participant_id = ?", (pid,))
+        assert len(rows) == 1 and '"clicks": [[1, 1]]' in rows[0]["parsed"]
+        assert [(e["row"], e["col"]) for e in _events(store, pid, item.view_id) if e["type"] == "click"] == [(1, 1)]
+    finally:
+        ctx.close()
+
+
+def test_a_submit_the_server_refuses_unlocks_the_item(live, browser, small_dataset):
+    study = _study(live, small_dataset, "refused", items_per_participant=1)
+    store = Store(live.db)
+    ctx = browser.new_context(**DESKTOP)
+    try:
+        page = _page(ctx)
+        spoil = [False]
+
+        def route(ws):                                           # the first submit arrives unreadable
+            server = ws.connect_to_server()
+
+            def send(m):
+                if spoil[0] and isinstance(m, bytes) and b'"focus_lost":false' in m:
+                    spoil[0] = False
+                    m = m.replace(b'"focus_lost":false', b'"focus_lost":"no!"')  # same length: valid protobuf
+                server.send(m)
+            ws.on_message(send)
+            server.on_message(ws.send)
+        page.route_web_socket("**/_stcore/stream", route)
+        start(page, _link(live, study, "REFUSE"))
+        pid = participant_id(store, study.study_id, "REFUSE")
+        item = shown_item(store, small_dataset, study.study_id, "REFUSE")
+        _cell(page, item.view_id, 1, 1).click()
+        spoil[0] = True
+        page.locator(".rg-submit").click()
+        page.get_by_text("Your answer could not be read").wait_for()
+        _cell(page, item.view_id, 2, 2).click()                  # unlocked: the participant can change it
+        assert pressed_cells(page) == {(1, 1), (2, 2)}
+        page.locator(".rg-submit").click()
+        page.get_by_text("Thank you!").wait_for()
+        rows = store.query("SELECT parsed FROM responses WHERE participant_id = ?", (pid,))
+        assert len(rows) == 1 and '"clicks": [[1, 1], [2, 2]]' in rows[0]["parsed"]
+    finally:
+        ctx.close()

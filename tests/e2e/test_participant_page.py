@@ -190,3 +190,39 @@ def test_end_page_redirects_to_the_completion_url(live, browser, small_dataset, 
         assert p["end_reason"] == "completed"
     finally:
         ctx.close()
+
+
+def test_stored_events_are_acknowledged_so_each_message_carries_only_new_ones(live, browser, small_dataset):
+    """The page tells the browser what it stored (ack_seq) while the item is on screen, not only after a reload: each
+    grid message then carries the new events alone (not the item's whole log again, which grows with every click and
+    is refused past 2,000 events)."""
+    study = _study(live, small_dataset, "ack", templates=["T3"])
+    store = Store(live.db)
+    ctx = browser.new_context(**DESKTOP)
+    page = ctx.new_page()
+    page.set_default_timeout(20_000)
+    sent: list[bytes] = []
+
+    def route(ws):
+        server = ws.connect_to_server()
+        ws.on_message(lambda m: (sent.append(m if isinstance(m, bytes) else m.encode()), server.send(m)))
+        server.on_message(ws.send)
+    page.route_web_socket("**/_stcore/stream", route)
+    try:
+        start(page, _link(live, study, "ACK"))
+        pid = participant_id(store, study.study_id, "ACK")
+        screen = shown_item(store, small_dataset, study.study_id, "ACK")
+        root = page.locator(f'.rg-root[data-view="{screen.view_id}"]')
+        root.wait_for()
+        for k in range(1, 9):  # click, unclick, ... on one cell: one new event each
+            page.locator('.rg-cell[data-r="1"][data-c="1"]').click()
+            n = len(wait_until(lambda: _view_events(store, pid, screen.view_id),
+                               lambda ev: len([e for e in ev if e["type"] in ("click", "unclick")]) == k,
+                               what=f"click {k} stored", page=page))
+            page.wait_for_function("([v, n]) => Number(document.querySelector(`.rg-root[data-view=\"${v}\"]`)"
+                                   "?.dataset.ack) >= n", arg=[screen.view_id, n])
+        grid_messages = [m for m in sent if b'"view_id"' in m and screen.view_id.encode() in m]
+        assert grid_messages
+        assert max(m.count(b'"seq"') for m in grid_messages[-4:]) <= 2, [m.count(b'"seq"') for m in grid_messages]
+    finally:
+        ctx.close()

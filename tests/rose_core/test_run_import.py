@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from rose_core import Dataset, build_dataset
 from rose_core.benchmarks.rose.agents import run_agent
@@ -446,3 +447,187 @@ def test_an_upload_s_notes_and_stored_source_name_the_uploaded_file(store, small
     run = list_runs(store)[0]
     meta = json.loads(run["meta"])
     assert run["source_file"] == "GPT_ROSE.tsv" and _no_temp_path(res.notes + [f["where"] for f in meta["failures"]])
+
+
+# --------------------------------------------------------------------------- found by the audit (issue 8)
+
+@pytest.mark.parametrize("ext", ["tsv", "json"])
+def test_a_whole_prediction_longer_than_excel_s_limit_is_scored_not_called_truncated(store, small_dataset, tmp_path,
+                                                                                      ext):
+    """A TSV or JSON keeps a 44,000-character answer whole: it cannot have been cut at 32,767. It was reported
+    as 'cut at Excel's limit' and left out (or stored empty with --errored invalid), though it passes."""
+    preds = [i.protocol_answer for i in insts(small_dataset)]
+    preds[0] = "Reasoning. " * 4000 + preds[0]
+    preds[1] = ("x" * EXCEL_CELL_LIMIT)  # exactly the cut: flagged
+    df = pd.DataFrame(vlm_rows(small_dataset, preds))
+    f = tmp_path / f"M_ROSE.{ext}"
+    df.to_csv(f, sep="\t", index=False) if ext == "tsv" else df.to_json(f, orient="records")
+    res = import_run(store, small_dataset, f, "long", errored="invalid")
+    rows = stored(store, "model:long")
+    assert res.counts == {"truncated": 1} and len(rows) == 12
+    assert rows[insts(small_dataset)[0].instance_id]["passed"] == 1
+    assert len(rows[insts(small_dataset)[0].instance_id]["response"]) == len(preds[0])
+    assert rows[insts(small_dataset)[1].instance_id]["response"] == ""
+
+
+def test_a_one_line_json_dump_longer_than_the_line_limit_is_read_as_a_document(store, small_dataset, tmp_path):
+    """pandas and json.dump write a JSON document on one line: detection must not read it as a JSON line (a
+    41 MB VLMEvalKit dump was refused as 'line longer than 33,554,432 bytes: not a run file line')."""
+    f = tmp_path / "M_ROSE.json"
+    pd.DataFrame(vlm_rows(small_dataset, [i.protocol_answer for i in insts(small_dataset)])).to_json(f, orient="records")
+    assert f.read_bytes().count(b"\n") == 0 and f.stat().st_size > 2000
+    res = import_run(store, small_dataset, f, "one-line", limits=Limits(max_line_bytes=1000))
+    assert res.format == "vlmevalkit" and res.responses == 12
+    g = tmp_path / "garbage.json"
+    g.write_bytes(b"[\n" + bytes(range(128, 256)) * 8)
+    with pytest.raises(RunImportError, match=r"garbage.json:2: not UTF-8 text"):
+        import_run(store, small_dataset, g, "g")
+
+
+def test_lmms_eval_request_failure_texts_are_errored_not_the_model_s_invalid_answers(store, small_dataset, tmp_path):
+    """lmms-eval's API wrappers log '[LMMS_EVAL_REQUEST_FAILED after N retries] …' (and
+    '[LMMS_EVAL_BUDGET_EXCEEDED]') in place of an answer: they were scored as the model's invalid answers."""
+    dev = small_dataset.select(split="dev")
+    fails = {3: "[LMMS_EVAL_REQUEST_FAILED after 5 retries] Error code: 429 - rate limit", 4: "[LMMS_EVAL_BUDGET_EXCEEDED]"}
+    f = write_jsonl(tmp_path / "m_samples_rose_dev.jsonl",
+                    lmms_07_lines(small_dataset, dev, lambda k, i: fails.get(k, i.protocol_answer)))
+    res = import_run(store, small_dataset, f, "m")
+    assert res.counts == {"errored": 2} and res.responses == len(dev) - 2
+    assert any("2 errored samples" in n and "LMMS_EVAL_REQUEST_FAILED" in n for n in res.notes), res.notes
+    assert all(r["passed"] for r in stored(store, "model:m").values())
+    res = import_run(store, small_dataset, f, "m2", errored="invalid")
+    rows = stored(store, "model:m2")
+    assert res.responses == len(dev) and {rows[dev[k].instance_id]["valid"] for k in fails} == {0}
+
+
+def _ambiguous_position(ds):
+    """A doc_id at which two export orders hold different instances with the same prompt and gold answer."""
+    from rose_core.run_import import _orders
+
+    orders = [o for _, o in _orders(ds, None)]
+    for a, oa in enumerate(orders):
+        for ob in orders[a + 1:]:
+            for k in range(min(len(oa), len(ob))):
+                ia, ib = ds.instances[oa[k]], ds.instances[ob[k]]
+                if oa[k] != ob[k] and (ia.prompt, ia.protocol_answer) == (ib.prompt, ib.protocol_answer):
+                    return k, ib
+    return None
+
+
+def test_lmms_eval_lines_that_fit_two_export_orders_are_refused(store, small_dataset, tmp_path):
+    """A few lines (an `--limit 1` smoke test) can fit several export orders: T1 prompts are all alike and a
+    count answer is shared by many scenes. The first fitting order was taken, silently putting a dev answer
+    on a test instance; now it is refused unless the manifest says which export it was."""
+    found = _ambiguous_position(small_dataset)
+    assert found is not None  # the small build has such positions (it has many)
+    k, inst = found
+    line = dict(lmms_07_lines(small_dataset, [inst], lambda _, i: i.protocol_answer)[0], doc_id=k)
+    f = write_jsonl(tmp_path / "one_samples_rose.jsonl", [line])
+    with pytest.raises(RunImportError, match=rf"one_samples_rose.jsonl:1: doc_id cannot be placed with certainty.*"
+                                             rf"{inst.instance_id}.*--export-manifest"):
+        import_run(store, small_dataset, f, "one")
+    assert nothing_stored(store)
+
+
+def test_a_manifest_that_does_not_fit_the_lines_is_refused(store, small_dataset, tmp_path):
+    dev = small_dataset.select(split="dev")
+    f = write_jsonl(tmp_path / "m_samples.jsonl", lmms_07_lines(small_dataset, dev, lambda k, i: i.protocol_answer))
+    export_dataset(small_dataset, "hf", tmp_path / "hf_test", split="test")
+    with pytest.raises(RunImportError, match="the export manifest's order does not fit this file"):
+        import_run(store, small_dataset, f, "m", manifest=manifest_path(tmp_path / "hf_test", "hf"))
+    export_dataset(small_dataset, "hf", tmp_path / "hf_dev", split="dev")
+    res = import_run(store, small_dataset, f, "m", manifest=manifest_path(tmp_path / "hf_dev", "hf"))
+    assert res.responses == len(dev) and any("manifest" in n for n in res.notes)
+
+
+@pytest.mark.parametrize("name", ["Human", "human", "Human (pilot)", "oracle (agent)", "GPT-5.5 (published)",
+                                  "x (Model)"])
+def test_solver_names_that_read_as_another_solver_s_label_are_refused(store, small_dataset, tmp_path, name):
+    """A model named 'oracle (agent)' beside the agent 'oracle' was pooled with it into one row (Avg 53.6 from a
+    100.0 oracle and a 7.1 random run); a model named 'Human' would be pooled with the participants."""
+    f = write_jsonl(tmp_path / "run.jsonl", [{"instance_id": i.instance_id, "response": i.protocol_answer,
+                                              "dataset_hash": small_dataset.dataset_hash} for i in insts(small_dataset)])
+    with pytest.raises(RunImportError, match="reads as another solver's label"):
+        import_run(store, small_dataset, f, name)
+    assert nothing_stored(store)
+
+
+def test_binary_garbage_in_a_tsv_names_its_line(store, small_dataset, tmp_path):
+    f = tmp_path / "M_ROSE.tsv"
+    f.write_bytes(b"index\tprediction\n0\tDONE\n1\t\xff\xfe\x00garbage\n")
+    with pytest.raises(RunImportError, match=r"M_ROSE.tsv:3: not UTF-8 text"):
+        import_run(store, small_dataset, f, "g")
+
+
+def xlsx_with_sheet(path: Path, rows_xml: bytes, repeat: int, head: bytes = b"") -> None:
+    """A real workbook (pandas) whose first sheet's rows are replaced by `head`, then `rows_xml` written `repeat`
+    times."""
+    base = path.with_suffix(".base.xlsx")
+    pd.DataFrame([{"index": 0, "prediction": "DONE"}]).to_excel(base, index=False)
+    with zipfile.ZipFile(base) as zin, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for i in zin.infolist():
+            if i.filename != "xl/worksheets/sheet1.xml":
+                z.writestr(i, zin.read(i))
+                continue
+            with z.open(i.filename, "w") as w:
+                w.write(b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/'
+                        b'spreadsheetml/2006/main"><sheetData><row><c t="inlineStr"><is><t>index</t></is></c>'
+                        b'<c t="inlineStr"><is><t>prediction</t></is></c></row>' + head)
+                for _ in range(repeat):
+                    w.write(rows_xml)
+                w.write(b"</sheetData></worksheet>")
+
+
+def test_xlsx_bombs_are_refused_before_openpyxl_reads_them(store, small_dataset, tmp_path):
+    """Within the expansion limit an .xlsx could still hold millions of cells: openpyxl took 55 s for a 118 KB
+    workbook of 32 MiB of rows (about 15 minutes at the 512 MiB limit). Rows, cells and tags are counted on the
+    decompressed XML first, against what a run on this dataset can hold; so is a cell's text length."""
+    row = b'<row><c t="inlineStr"><is><t>1</t></is></c><c t="inlineStr"><is><t>DONE</t></is></c></row>'
+    f = tmp_path / "rows.xlsx"
+    xlsx_with_sheet(f, row * 10_000, 36)
+    assert f.stat().st_size < 200_000
+    with pytest.raises(RunImportError, match=r"rows.xlsx:xl/worksheets/sheet1.xml: more than [\d,]+ (rows|XML tags)"
+                                             r".*refused before reading the workbook"):
+        import_run(store, small_dataset, f, "rows")
+    g = tmp_path / "text.xlsx"
+    xlsx_with_sheet(g, b"x" * 2**20, 8, head=b'<row><c t="inlineStr"><is><t>')
+    with pytest.raises(RunImportError, match=r"text.xlsx:xl/worksheets/sheet1.xml: a text of more than 6,004,096 "
+                                             r"bytes without a tag"):
+        import_run(store, small_dataset, g, "text")
+    assert nothing_stored(store)
+
+
+def test_lmms_eval_s_results_json_is_named_for_what_it_is(store, small_dataset):
+    """The file lmms-eval writes beside the samples (the fixture's results.json) holds no answers."""
+    f = FIXTURES / "results.json"
+    with pytest.raises(RunImportError, match="lmms-eval's aggregated results, not its samples.*--log_samples"):
+        import_run(store, small_dataset, f, "r")
+
+
+def test_an_inspect_message_part_whose_text_is_not_a_string_is_refused_not_a_crash(store, small_dataset, tmp_path):
+    """Found by mutating real logs: a content part {"type": "text", "text": 1.5} raised a raw TypeError."""
+    i = insts(small_dataset)[0]
+    j = tmp_path / "log.json"
+    j.write_text(json.dumps({"eval": {}, "status": "success", "samples": [{
+        "id": i.instance_id, "epoch": 1, "metadata": {"dataset_hash": small_dataset.dataset_hash},
+        "input": [{"role": "user", "content": [{"type": "text", "text": 1.5}]}], "target": i.protocol_answer,
+        "output": {"completion": i.protocol_answer}}]}))
+    with pytest.raises(RunImportError, match=r"log.json:samples\[0\]: the prompt sent is not"):
+        import_run(store, small_dataset, j, "m")
+
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from([b"<", b"x", b"xxxxxxxx"]), max_size=120).map(b"".join),
+       st.integers(0, 40), st.integers(1, 25))
+def test_the_xlsx_scan_finds_every_text_longer_than_two_windows(piece, gap, window):
+    """`_longest_text` tries a few positions per piece instead of splitting it: it must still measure exactly
+    every run without a tag longer than two windows (and never report more than the truth)."""
+    from rose_core.run_import import _longest_text
+
+    runs = (b"x" * gap + piece).split(b"<")
+    closed = runs[:-1] if len(runs) > 1 else runs
+    longest, carried = _longest_text(piece, gap, window)
+    assert carried == len(runs[-1])
+    truth = max(map(len, closed))
+    assert longest <= truth and (truth <= 2 * window or longest == truth)

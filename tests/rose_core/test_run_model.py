@@ -1,67 +1,46 @@
 """run-model against a small OpenAI-compatible server on loopback: retries, failures, resume, raw kept."""
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from rose_core.run_import import import_run
 from rose_core.run_model import RunFileMismatch, run_model
 from rose_core.store import Store
+from tests.chat_api import ChatAPI, completion
 
 
-class FakeAPI:
+class FakeAPI(ChatAPI):
     """Answers COUNT(1)/DONE; throttles each prompt's first call with 429; can fail T5 prompts with 500."""
 
     def __init__(self):
         self.calls: list[dict] = []
         self.seen: set[str] = set()
         self.fail_excluded = True
-        self.lock = threading.Lock()
-        api = self
+        self._seen_lock = threading.Lock()
+        super().__init__(self._answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                text = body["messages"][0]["content"][0]["text"]
-                image = body["messages"][0]["content"][1]["image_url"]["url"]
-                with api.lock:
-                    api.calls.append({"path": self.path, "auth": self.headers.get("Authorization"),
-                                      "model": body["model"], "image": image[:22]})
-                    first = text + image[-40:] not in api.seen
-                    api.seen.add(text + image[-40:])
-                if self.path != "/v1/chat/completions":
-                    return self._send(404, {"error": "not found"})
-                if first:
-                    return self._send(429, {"error": {"message": "slow down"}})
-                if api.fail_excluded and "excluded" in text:
-                    return self._send(500, {"error": {"message": "boom"}})
-                answer = "I looked carefully.\nCOUNT(1)" if "COUNT(n)" in text else "DONE"
-                return self._send(200, {"id": "x", "object": "chat.completion", "model": body["model"], "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 3}})
-
-            def _send(self, code, obj):
-                data = json.dumps(obj).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+    def _answer(self, body: dict, path: str, n: int) -> tuple[int, dict]:
+        text = body["messages"][0]["content"][0]["text"]
+        image = body["messages"][0]["content"][1]["image_url"]["url"]
+        with self._seen_lock:
+            self.calls.append({"path": path, "auth": self.requests[n - 1]["auth"], "model": body["model"],
+                               "image": image[:22]})
+            first = text + image[-40:] not in self.seen
+            self.seen.add(text + image[-40:])
+        if path != "/v1/chat/completions":
+            return 404, {"error": "not found"}
+        if first:
+            return 429, {"error": {"message": "slow down"}}
+        if self.fail_excluded and "excluded" in text:
+            return 500, {"error": {"message": "boom"}}
+        return 200, completion("I looked carefully.\nCOUNT(1)" if "COUNT(n)" in text else "DONE", body["model"])
 
 
 @pytest.fixture
 def api():
-    a = FakeAPI()
-    yield a
-    a.server.shutdown()
+    with FakeAPI() as a:
+        yield a
 
 
 def test_retries_failures_resume_and_import(api, small_dataset, tmp_path, monkeypatch):
@@ -92,7 +71,7 @@ def test_resume_refuses_a_file_of_another_build(small_dataset, tmp_path):
     out = tmp_path / "run.jsonl"
     iid = small_dataset.select(split="dev", templates=["T1"])[0].instance_id
     out.write_text(json.dumps({"instance_id": iid, "response": "COUNT(1)", "dataset_hash": "0123456789abcdef"}) + "\n")
-    with pytest.raises(RunFileMismatch, match="holds answers for dataset '0123456789abcdef'"):
+    with pytest.raises(RunFileMismatch, match="holds answers for dataset_hash '0123456789abcdef'"):
         run_model(small_dataset, "http://127.0.0.1:9/v1", "m", out, split="dev", templates=["T1"], limit=1)
 
 

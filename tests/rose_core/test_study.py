@@ -173,6 +173,12 @@ def test_events_are_idempotent_by_seq_and_restore_after_reload(store, small_data
                                        "active_ms": 2400.0, "first_action_ms": 900.0}
     data = again.component_data(b"png")
     assert data["restore"]["selection"] == [[1, 1], [2, 2]] and data["ack_seq"] == 6
+    assert (data["refusals"], data["pending"]) == (0, False)
+    # While the item stays on screen the page acknowledges what it stored since (never less than the screen's own).
+    assert again.component_data(b"png", stored_seq=8)["ack_seq"] == 9
+    assert again.component_data(b"png", stored_seq=2)["ack_seq"] == 6
+    later = again.component_data(b"png", stored_seq=8, refusals=2, pending=True)
+    assert (later["refusals"], later["pending"], later["restore"]["next_seq"]) == (2, True, 6)
 
 
 def test_replay_follows_the_component(small_dataset):
@@ -411,7 +417,7 @@ def test_component_data_is_the_contract_and_holds_no_gold(store, small_dataset):
     def check(screen):
         data = screen.component_data(b"\x89PNG")
         assert set(data) == {"view_id", "mode", "image", "width", "height", "rows", "cols", "cells", "submit_label",
-                             "count_label", "instruction", "progress", "ack_seq", "restore"}
+                             "count_label", "instruction", "progress", "ack_seq", "restore", "refusals", "pending"}
         assert data["view_id"] == screen.view_id and data["instruction"] == screen.item.instruction
         inst = small_dataset.instances[screen.item.item_id]
         blob = json.dumps(data)

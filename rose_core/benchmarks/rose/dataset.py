@@ -220,19 +220,9 @@ class Dataset:
         """Load and check a dataset folder; with `verify`, the two record files and every image are checked
         against the hashes stored at build time (a missing or changed image is listed in `damaged_images`)."""
         root = Path(root)
-        man_path = root / "manifest.json"
-        if not man_path.exists():
-            raise DatasetError(f"{root}: no manifest.json (is this a dataset folder? build one with "
-                               "`python -m rose_core build --out DIR`)")
-        manifest = _read_manifest(man_path)
-        blobs = {}
-        for name in ("scenes.jsonl", "instances.jsonl"):
-            p = root / name
-            if not p.exists():
-                raise DatasetError(f"{root}: {name} is missing")
-            blobs[name] = p.read_bytes()
-            if verify and sha256_hex(blobs[name]) != manifest["files"][name]:
-                raise DatasetError(f"{p}: content does not match manifest.json (file changed after the build)")
+        manifest, blobs = read_build(root, ("scenes.jsonl", "instances.jsonl"), verify, DatasetError,
+                                     "no manifest.json (is this a dataset folder? build one with "
+                                     "`python -m rose_core build --out DIR`)")
         scenes = {}
         for line in blobs["scenes.jsonl"].decode().splitlines():
             s = Scene.from_json(json.loads(line))
@@ -316,20 +306,43 @@ class Dataset:
                 and (tmpl is None or i.template in tmpl)]
 
 
-def _read_manifest(path: Path) -> dict:
-    """manifest.json, refused with the file's name when it is not a dataset manifest."""
+def _read_manifest(path: Path, files: tuple[str, ...], error: type[Exception], benchmark: str | None) -> dict:
+    """manifest.json, refused with the file's name when it is not a dataset manifest (of `benchmark`, when given)
+    naming these files."""
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise DatasetError(f"{path}: not a readable dataset manifest ({e}); rebuild the dataset or restore the "
-                           "file") from None
+        raise error(f"{path}: not a readable dataset manifest ({e}); rebuild the dataset or restore the "
+                    "file") from None
+    if benchmark is not None and (not isinstance(manifest, dict) or manifest.get("benchmark") != benchmark):
+        theirs = manifest.get("benchmark") if isinstance(manifest, dict) else None
+        raise error(f"{path}: not an {benchmark.upper()} dataset (its benchmark is {theirs!r})")
     missing = [k for k in ("dataset_hash", "files") if not isinstance(manifest, dict) or k not in manifest]
-    if not missing and not all(isinstance(manifest["files"], dict) and n in manifest["files"]
-                               for n in ("scenes.jsonl", "instances.jsonl")):
-        missing = ["files.scenes.jsonl / files.instances.jsonl"]
+    if not missing and not all(isinstance(manifest["files"], dict) and n in manifest["files"] for n in files):
+        missing = [" / ".join(f"files.{n}" for n in files)]
     if missing:
-        raise DatasetError(f"{path}: not a dataset manifest (missing {', '.join(missing)})")
+        raise error(f"{path}: not a dataset manifest (missing {', '.join(missing)})")
     return manifest
+
+
+def read_build(root: Path, files: tuple[str, ...], verify: bool, error: type[Exception], no_manifest: str,
+               benchmark: str | None = None) -> tuple[dict, dict[str, bytes]]:
+    """A built folder's manifest and record files (every benchmark's loader): the manifest must name each file
+    (and, given `benchmark`, say it is that benchmark's), each file must exist and, with `verify`, match the hash
+    stored at build time. Every refusal is an `error` naming the file."""
+    man_path = root / "manifest.json"
+    if not man_path.exists():
+        raise error(f"{root}: {no_manifest}")
+    manifest = _read_manifest(man_path, files, error, benchmark)
+    blobs = {}
+    for name in files:
+        p = root / name
+        if not p.exists():
+            raise error(f"{root}: {name} is missing")
+        blobs[name] = p.read_bytes()
+        if verify and sha256_hex(blobs[name]) != manifest["files"][name]:
+            raise error(f"{p}: content does not match manifest.json (file changed after the build)")
+    return manifest, blobs
 
 
 def dataset_dir() -> Path:

@@ -3,9 +3,11 @@
 Board and JSON state (`board`), exact search (`search`), the action grammar and outcomes (`actions`), the
 observations (`render`), episodes (`records`, `generate`, `dataset`), playing them (`play`), the reference
 agents (`agents`), models (`model_run`), episode-log import (`logs`), iVISPAR's metrics (`metrics`) and the
-board-state inference scorer (`inference`). shared/research/ivispar.md says what iVISPAR measures; this is the
-project's own implementation. Imports nothing of the instrument except the shared HTTP client
-(`run_model.post_with_retries`) and the interval helpers (`analysis.tables`), both lazily or in one module.
+board-state inference task (`inference`: items, answers, the scorer; `inference_run`: models).
+shared/research/ivispar.md says what iVISPAR measures; this is the project's own implementation. Imports nothing
+of the instrument except the shared model-runner plumbing (`run_model`: HTTP retries, the runner loop, the resume
+check; in `model_run` and `inference_run`), the interval helpers and number format (`analysis.tables`,
+`analysis.formats`, lazily) and, in `cli` only and lazily, the database (`store`, `sgp_runs`, `analysis.report`).
 """
 from .actions import (
     OUTCOMES, VALID_OUTCOMES, Action, BoardStep, Outcome, ParsedAction, StepResult, apply_action, find_command,
@@ -18,11 +20,14 @@ from .board import (
 )
 from .dataset import SgpDataset, SgpDatasetError, build_sgp_dataset, is_sgp_dataset, sgp_dataset_dir
 from .generate import BuildParams, GenerationError, generate_episodes
-from .inference import InferenceScore, Triplet, parse_board_text, score_inference
+from .inference import (
+    BOARDS, InferenceAnswer, InferenceFileError, InferenceItem, InferenceScore, Triplet, inference_item,
+    inference_items, parse_board_text, read_answers, score_counts, score_inference, scored_rows,
+)
 from .logs import SgpLogError, read_logs
 from .metrics import (
-    MetricsInputError, d_at, episodes_frame, heatmap, outcome_counts, regret, regret_curve, solved_rate,
-    step_deviation, steps_frame, summary_table,
+    INFERENCE_CLASSES, MetricsInputError, bootstrap_ratio, d_at, episodes_frame, heatmap, inference_table,
+    outcome_counts, regret, regret_curve, solved_rate, step_deviation, steps_frame, summary_table,
 )
 from .play import STEP_CAP, EpisodeLog, PlayView, Policy, Replay, StepLog, play_episode
 from .records import IMAGE_KEYS, Episode, EpisodeGeom
@@ -43,9 +48,11 @@ __all__ = [
     "Colour", "Direction", "Geom", "Shape", "StateKind", "board_from_state", "coord", "parse_coord",
     "SgpDataset", "SgpDatasetError", "build_sgp_dataset", "is_sgp_dataset", "sgp_dataset_dir",
     "BuildParams", "GenerationError", "generate_episodes",
-    "InferenceScore", "Triplet", "parse_board_text", "score_inference",
+    "BOARDS", "InferenceAnswer", "InferenceFileError", "InferenceItem", "InferenceScore", "Triplet", "inference_item",
+    "inference_items", "parse_board_text", "read_answers", "score_counts", "score_inference", "scored_rows",
     "SgpLogError", "read_logs",
-    "MetricsInputError", "d_at", "episodes_frame", "heatmap", "outcome_counts", "regret", "regret_curve",
+    "INFERENCE_CLASSES", "MetricsInputError", "bootstrap_ratio", "d_at", "inference_table", "episodes_frame",
+    "heatmap", "outcome_counts", "regret", "regret_curve",
     "solved_rate", "step_deviation", "steps_frame", "summary_table",
     "STEP_CAP", "EpisodeLog", "PlayView", "Policy", "Replay", "StepLog", "play_episode",
     "IMAGE_KEYS", "Episode", "EpisodeGeom",

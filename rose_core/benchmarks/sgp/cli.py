@@ -13,7 +13,8 @@ from .agents import AGENTS, run_agent
 from .dataset import SgpDataset, build_sgp_dataset, sgp_dataset_dir
 from .generate import DEFAULT_SEED, BuildParams
 from .logs import read_logs
-from .metrics import episodes_frame, heatmap, summary_table
+from .inference import BOARDS
+from .metrics import INFERENCE_CLASSES, episodes_frame, heatmap, summary_table
 from .play import STEP_CAP
 
 
@@ -54,20 +55,24 @@ def cmd_agent(a: argparse.Namespace) -> int:
     return 0
 
 
+def _endpoint_options(a: argparse.Namespace) -> dict:
+    return {"concurrency": a.concurrency, "max_retries": a.retries, "timeout": a.timeout, "max_tokens": a.max_tokens,
+            "api_key_env": a.api_key_env}
+
+
 def cmd_run_model(a: argparse.Namespace) -> int:
     from .model_run import ModelConfig, run_model_episodes
 
     ds = SgpDataset.load(a.episodes)
-    cfg = ModelConfig(a.base_url, a.model, a.modality, a.step_cap, a.samples, a.concurrency, a.retries, a.timeout,
-                      a.max_tokens, api_key_env=a.api_key_env)
+    cfg = ModelConfig(a.base_url, a.model, a.modality, a.step_cap, a.samples, **_endpoint_options(a))
     res = run_model_episodes(ds, cfg, Path(a.out), limit=a.limit, progress=_progress(a.model, "play"))
-    print(f"{res.done_before} plays already done, {res.requested} requested, {res.succeeded} finished, "
-          f"{len(res.failed)} failed")
-    for name, err in list(res.failed.items())[:10]:
-        print(f"failed: {name}: {err}", file=sys.stderr)
-    if res.failed:
-        print("run the same command again to replay the failed ones", file=sys.stderr)
-    return 1 if res.failed else 0
+    return _report(res, "plays")
+
+
+def _report(res, what: str) -> int:
+    from ...cli import report_run   # the project's one summary of a model run (rose_core.cli is loaded: it calls us)
+
+    return report_run(res, what)
 
 
 def cmd_score(a: argparse.Namespace) -> int:
@@ -94,6 +99,76 @@ def cmd_score(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_infer_run(a: argparse.Namespace) -> int:
+    from .inference_run import InferenceConfig, run_inference
+
+    ds = SgpDataset.load(a.episodes)
+    cfg = InferenceConfig(a.base_url, a.model, a.modality, tuple(a.boards), a.samples, **_endpoint_options(a))
+    res = run_inference(ds, cfg, Path(a.out), limit=a.limit, progress=_progress(a.model, "board"))
+    return _report(res, "boards")
+
+
+def inference_lines(rows: list[dict]) -> list[str]:
+    """The inference table as text: each figure with its interval, in the project's one number format."""
+    from ...analysis.formats import fmt_rate_ci
+
+    cols = ["exact", *INFERENCE_CLASSES]
+    head = f"{'solver':<24}{'modality':>9}{'boards':>7}  " + "  ".join(f"{c[:13]:>20}" for c in cols)
+    out = [head]
+    for r in rows:
+        cells = [fmt_rate_ci(r[c], r[c + " lo"], r[c + " hi"]) for c in cols]
+        out.append(f"{r['solver']:<24}{r['modality']:>9}{r['boards']:>7}  " + "  ".join(f"{x:>20}" for x in cells))
+    return out
+
+
+def cmd_infer_score(a: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from .inference import read_answers, scored_rows
+    from .metrics import inference_table
+
+    ds = SgpDataset.load(a.episodes)
+    rows = [r for f in a.answers for r in scored_rows(read_answers(f, ds, a.solver, a.modality), ds)]
+    table = inference_table(pd.DataFrame(rows), n_boot=a.boot, seed=a.seed)
+    if a.json:
+        from ...analysis.report import json_rows
+
+        print(json.dumps(json_rows(table), indent=1))
+        return 0
+    print("\n".join(inference_lines(table.to_dict(orient="records"))))
+    print("exact: % of boards written exactly right, 95% Wilson interval; the other columns per 100 geoms on the "
+          "true boards, 95% percentile bootstrap over episodes")
+    return 0
+
+
+def cmd_infer_import(a: argparse.Namespace) -> int:
+    from ...sgp_runs import import_inference
+    from ...store import Store
+
+    ds = SgpDataset.load(a.episodes)
+    res = import_inference(Store(a.db), ds, a.answers, a.solver, a.modality, a.kind, a.replace)
+    for (solver, modality), n in res.groups.items():
+        again = " (replaced the earlier answers)" if (solver, modality) in res.replaced else ""
+        print(f"stored {n} board-state answers of {solver!r} ({modality}) on build {ds.dataset_hash}{again}")
+    return 0
+
+
+def _endpoint_arguments(p: argparse.ArgumentParser, unit: str) -> None:
+    """The options of every SGP model runner: the build, the endpoint, the output, the modality, and how to ask."""
+    p.add_argument("--episodes", default=str(sgp_dataset_dir()))
+    p.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--model", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--modality", choices=["3d", "2d", "text"], default="3d")
+    p.add_argument("--samples", type=int, default=1)
+    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--retries", type=int, default=5)
+    p.add_argument("--timeout", type=float, default=120.0)
+    p.add_argument("--max-tokens", type=int, default=2048)
+    p.add_argument("--limit", type=int, default=None, help=f"at most this many {unit} in this call")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY")
+
+
 def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sgp", help="iVISPAR's Sliding Geom Puzzle: build episodes, run agents and models, score logs")
     ss = p.add_subparsers(dest="sgp_cmd", required=True)
@@ -117,19 +192,8 @@ def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--step-cap", type=int, default=STEP_CAP)
     g.set_defaults(fn=cmd_agent)
     m = ss.add_parser("run-model", help="play episodes with a model behind an OpenAI-compatible endpoint (resumable)")
-    m.add_argument("--episodes", default=str(sgp_dataset_dir()))
-    m.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
-    m.add_argument("--model", required=True)
-    m.add_argument("--out", required=True)
-    m.add_argument("--modality", choices=["3d", "2d", "text"], default="3d")
-    m.add_argument("--samples", type=int, default=1)
+    _endpoint_arguments(m, "plays")
     m.add_argument("--step-cap", type=int, default=STEP_CAP)
-    m.add_argument("--concurrency", type=int, default=4)
-    m.add_argument("--retries", type=int, default=5)
-    m.add_argument("--timeout", type=float, default=120.0)
-    m.add_argument("--max-tokens", type=int, default=2048)
-    m.add_argument("--limit", type=int, default=None, help="at most this many plays in this call")
-    m.add_argument("--api-key-env", default="OPENAI_API_KEY")
     m.set_defaults(fn=cmd_run_model)
     s = ss.add_parser("score", help="check episode logs by replaying them, then print solved rate, step deviation "
                                     "and outcome counts per solver and modality")
@@ -141,3 +205,32 @@ def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--heatmap", choices=["solved", "d_at_c1", "min_d"], default=None)
     s.set_defaults(fn=cmd_score)
+    i = ss.add_parser("infer-run", help="the board-state inference task: a model behind an OpenAI-compatible endpoint "
+                                        "writes each episode's start and goal board as text (resumable)")
+    _endpoint_arguments(i, "boards")
+    i.add_argument("--boards", nargs="+", choices=BOARDS, default=list(BOARDS))
+    i.set_defaults(fn=cmd_infer_run)
+    for name, fn, text in (("infer-score", cmd_infer_score, "score board-state inference answer files (JSONL): exact "
+                            "boards, correct, missed, hallucinated, mismatches, format errors per solver and modality"),
+                           ("infer-import", cmd_infer_import, "check and store a board-state inference answer file in "
+                            "the database (SGP results page, report --json)")):
+        q = ss.add_parser(name, help=text)
+        q.add_argument("answers", nargs="+" if name == "infer-score" else None,
+                       help="answer files: lines {item_id | episode_id + board, response, solver?, modality?, "
+                            "sample?, dataset_hash?, latency_s?}")
+        q.add_argument("--episodes", default=str(sgp_dataset_dir()))
+        q.add_argument("--solver", default=None, help="solver name for lines without a 'solver' field")
+        q.add_argument("--modality", choices=["3d", "2d", "text"], default=None,
+                       help="modality for lines without a 'modality' field")
+        if name == "infer-score":
+            q.add_argument("--json", action="store_true")
+            q.add_argument("--boot", type=int, default=1000)
+            q.add_argument("--seed", type=int, default=0)
+        else:
+            from ...store import db_location
+
+            q.add_argument("--db", default=db_location())
+            q.add_argument("--kind", choices=["model", "agent"], default="model")
+            q.add_argument("--replace", action="store_true", help="replace earlier answers of the same solver "
+                                                                   "and modality on this build")
+        q.set_defaults(fn=fn)

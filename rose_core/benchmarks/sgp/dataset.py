@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace as dc_replace
 from pathlib import Path
 from typing import Callable
 
-from ..rose.dataset import move_into_place
+from ..rose.dataset import move_into_place, read_build
 from ..rose.render import sha256_hex
 from .generate import BuildParams, generate_episodes
 from .records import IMAGE_KEYS, Episode
@@ -129,17 +129,11 @@ class SgpDataset:
     @staticmethod
     def load(root: Path | str, verify: bool = True, verify_images: bool = False) -> SgpDataset:
         root = Path(root)
-        if not is_sgp_dataset(root):
-            raise SgpDatasetError(f"{root}: no SGP manifest.json (build one with `python -m rose_core sgp build --out DIR`)")
-        manifest = json.loads((root / "manifest.json").read_text())
-        p = root / "episodes.jsonl"
-        if not p.exists():
-            raise SgpDatasetError(f"{root}: episodes.jsonl is missing")
-        body = p.read_bytes()
-        if verify and sha256_hex(body) != manifest["files"]["episodes.jsonl"]:
-            raise SgpDatasetError(f"{p}: content does not match manifest.json (file changed after the build)")
+        manifest, blobs = read_build(root, ("episodes.jsonl",), verify, SgpDatasetError,
+                                     "no SGP manifest.json (build one with `python -m rose_core sgp build --out DIR`)",
+                                     benchmark=BENCHMARK)
         episodes = {}
-        for line in body.decode().splitlines():
+        for line in blobs["episodes.jsonl"].decode().splitlines():
             e = Episode.from_json(json.loads(line))
             episodes[e.episode_id] = e
         ds = SgpDataset(root, manifest, episodes)

@@ -1,4 +1,11 @@
-"""The auxiliary board-state inference task: a solver writes the board as text; we score it against the truth.
+"""The auxiliary board-state inference task: a solver sees one board (an image in the 2D or 3D modality, or the
+text observation) and writes it as text; we score it against the truth.
+
+Items: the start and the goal board of every episode of a build (`inference_items`), named
+`<episode_id>:start` / `<episode_id>:goal`. Answers are JSON lines (`read_answers`, the format
+`inference_run` writes and any other harness can): `item_id` (or `episode_id` and `board`), `response`, and
+optionally `solver`, `modality`, `sample`, `dataset_hash`, `latency_s`; every problem is named by file:line and
+nothing is returned unless the whole file passed.
 
 The answer is the text after the last `board:` line marker (the whole text when there is none). Each
 non-empty line (or comma/semicolon-separated item) must be one geom triplet `<colour> <shape> <coordinate>`,
@@ -14,14 +21,20 @@ each attribute that differs. True geoms left unpaired are missed; predicted ones
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from ...problems import ProblemsError, checked_records
 from .board import COLOURS, SHAPE_FROM_2D, SHAPES, BoardError, board_from_state, coord, parse_coord
+
+if TYPE_CHECKING:
+    from .dataset import SgpDataset
 
 _MARK = re.compile(r"^[ \t*#>`_]*board[ \t*`_]*:", re.IGNORECASE | re.MULTILINE)
 _BULLET = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s*")
@@ -113,3 +126,131 @@ def score_inference(truth_state: dict[str, Any], text: str) -> InferenceScore:
         coord_errors=sum(t.coord != p.coord for t, p in pairs), color_errors=sum(t.color != p.color for t, p in pairs),
         shape_errors=sum(t.shape != p.shape for t, p in pairs), format_errors=len(problems),
         format_problems=tuple(problems), pairs=tuple(pairs))
+
+
+def score_counts(truth_state: dict[str, Any], text: str) -> dict[str, int]:
+    """The counts of `score_inference` as plain columns (`COUNT_COLUMNS`)."""
+    sc = score_inference(truth_state, text)
+    return {k: getattr(sc, k) for k in COUNT_COLUMNS}
+
+
+COUNT_COLUMNS: tuple[str, ...] = ("truth", "predicted", "correct", "missed", "hallucinated", "coord_errors",
+                                  "color_errors", "shape_errors", "format_errors")
+
+# --------------------------------------------------------------------------------------------- the task's items
+
+WhichBoard = Literal["start", "goal"]
+BOARDS: tuple[WhichBoard, ...] = ("start", "goal")
+MAX_RESPONSE_CHARS = 1_000_000
+
+
+@dataclass(frozen=True)
+class InferenceItem:
+    """One board to write down: an episode's start or goal placement."""
+
+    item_id: str                       # "<episode_id>:<board>"
+    episode_id: str
+    board: WhichBoard
+    state: dict[str, Any]
+    n_geoms: int
+
+
+def inference_item(ds: "SgpDataset", episode_id: str, board: WhichBoard) -> InferenceItem:
+    ep = ds.episodes[episode_id]
+    state = ep.start_state() if board == "start" else ep.goal_state()
+    return InferenceItem(f"{episode_id}:{board}", episode_id, board, state, ep.n_geoms)
+
+
+def inference_items(ds: "SgpDataset", boards: tuple[WhichBoard, ...] = BOARDS) -> list[InferenceItem]:
+    """Every episode's boards, in the build's episode order."""
+    return [inference_item(ds, eid, b) for eid in ds.episodes for b in boards]
+
+
+# --------------------------------------------------------------------------------------------- answers
+
+class InferenceFileError(ProblemsError):
+    """A board-state inference answer file that does not hold valid answers (problems by file:line)."""
+
+
+@dataclass(frozen=True)
+class InferenceAnswer:
+    """One solver's written board for one item (`sample` tells repeated answers apart)."""
+
+    solver: str
+    modality: str
+    item_id: str
+    episode_id: str
+    board: WhichBoard
+    sample: int
+    response: str
+    ms: float | None = None
+
+
+def _answer_of(obj: Any, ds: "SgpDataset", solver: str | None,
+               modality: str | None) -> tuple[InferenceAnswer | None, str | None]:
+    if not isinstance(obj, dict):
+        return None, f"expected a JSON object, got {type(obj).__name__}"
+    h = obj.get("dataset_hash")
+    if h is not None and h != ds.dataset_hash:
+        return None, f"dataset_hash {h!r} is not this build's ({ds.dataset_hash})"
+    item = obj.get("item_id")
+    if item is not None:
+        if not isinstance(item, str) or item.count(":") != 1:
+            return None, f"item_id: expected '<episode_id>:start' or '<episode_id>:goal', got {item!r}"
+        eid, board = item.split(":")
+    else:
+        eid, board = obj.get("episode_id"), obj.get("board")
+        if not isinstance(eid, str) or not isinstance(board, str):
+            return None, "expected item_id, or episode_id and board"
+    if board not in BOARDS:
+        return None, f"board: expected start or goal, got {board!r}"
+    if eid not in ds.episodes:
+        return None, f"episode_id {eid!r} is not in this build"
+    who = obj.get("solver", solver)
+    if not isinstance(who, str) or not who.strip():
+        return None, "solver: missing (give it on the line or pass a default solver name)"
+    how = obj.get("modality", modality)
+    if how not in ("2d", "3d", "text"):
+        return None, f"modality: expected 2d, 3d or text (on the line or as a default), got {how!r}"
+    sample = obj.get("sample", 0)
+    if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
+        return None, f"sample: expected a non-negative integer, got {sample!r}"
+    text = obj.get("response")
+    if not isinstance(text, str):
+        return None, f"response: expected the reply's text (a string), got {type(text).__name__}"
+    if len(text) > MAX_RESPONSE_CHARS:
+        return None, f"response: {len(text):,} characters, more than {MAX_RESPONSE_CHARS:,}"
+    lat = obj.get("latency_s")
+    if lat is not None and (isinstance(lat, bool) or not isinstance(lat, (int, float)) or not math.isfinite(lat)
+                            or lat < 0):
+        return None, f"latency_s: expected a non-negative number of seconds, got {lat!r}"
+    return InferenceAnswer(who.strip(), how, f"{eid}:{board}", eid, board, sample, text,  # type: ignore[arg-type]
+                           None if lat is None else 1000.0 * lat), None
+
+
+def read_answers(path: Path | str, ds: "SgpDataset", solver: str | None = None,
+                 modality: str | None = None) -> list[InferenceAnswer]:
+    """Every answer in a JSON-lines file, checked; raises `InferenceFileError` naming file:line otherwise
+    (`problems.checked_records`). `solver` and `modality` are the defaults for lines that do not say."""
+    def check(obj: dict) -> tuple[InferenceAnswer | None, list[str]]:
+        a, err = _answer_of(obj, ds, solver, modality)
+        return a, [] if err is None else [err]
+
+    out, problems = checked_records(Path(path), check, lambda a: (a.solver, a.modality, a.item_id, a.sample),
+                                    lambda a: f"{a.solver!r} ({a.modality}) answer to {a.item_id} sample {a.sample}")
+    if problems:
+        raise InferenceFileError(problems)
+    if not out:
+        raise InferenceFileError([f"{path}: no answers in the file"])
+    return out
+
+
+def scored_rows(answers: list[InferenceAnswer], ds: "SgpDataset") -> list[dict[str, Any]]:
+    """One row per answer with its item and the scorer's counts: the metrics' input (`metrics.inference_table`)."""
+    rows = []
+    for a in answers:
+        item = inference_item(ds, a.episode_id, a.board)
+        rows.append({"solver": a.solver, "modality": a.modality, "episode_id": a.episode_id, "item_id": a.item_id,
+                     "board": a.board, "sample": a.sample, "n_geoms": item.n_geoms,
+                     **score_counts(item.state, a.response)})
+    return rows

@@ -5,23 +5,21 @@ optionally `solver`, `sample` (default 0), `step_cap` (default 20), `modality`, 
 per step `command`, `outcome`, `d`, `state`, `ms`. Nothing a file says is believed: the actions are replayed
 from the episode's start through the same engine the agents use, and every field the line does carry must
 agree with the replay. A log must be complete (solved, or exactly at its step cap) and must not go on after
-the goal. Every problem is reported as `FILE:LINE: …` (the first 20), and nothing is returned unless the
-whole file passed.
+the goal. Every problem is reported as `FILE:LINE: …` (`problems.checked_records`: lines read with a length
+cap, the first 25 shown), and nothing is returned unless the whole file passed.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from ...problems import ProblemsError, checked_records
 from .dataset import SgpDataset
 from .play import STEP_CAP, EpisodeLog, Replay
 
-MAX_ERRORS = 20
-MAX_LINE_CHARS = 32 * 2**20
 
 
-class SgpLogError(ValueError):
+class SgpLogError(ProblemsError):
     """An episode-log file that does not hold valid, complete, consistent episodes (problems by file:line)."""
 
 
@@ -83,37 +81,11 @@ def _check_line(obj: Any, ds: SgpDataset, default_solver: str | None) -> tuple[E
 
 def read_logs(path: Path | str, ds: SgpDataset, default_solver: str | None = None) -> list[EpisodeLog]:
     """Every episode log in `path`, replayed and checked; raises `SgpLogError` naming file:line otherwise."""
-    path = Path(path)
-    problems: list[str] = []
-    logs: list[EpisodeLog] = []
-    seen: dict[tuple[str, str, int], int] = {}
-    with path.open("rb") as f:
-        for no, raw in enumerate(f, 1):
-            if len(problems) >= MAX_ERRORS:
-                problems.append(f"{path}: … stopped after {MAX_ERRORS} problems")
-                break
-            if len(raw) > MAX_LINE_CHARS:
-                problems.append(f"{path}:{no}: line longer than {MAX_LINE_CHARS:,} bytes")
-                continue
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as e:
-                problems.append(f"{path}:{no}: not JSON ({e})")
-                continue
-            log, errs = _check_line(obj, ds, default_solver)
-            problems += [f"{path}:{no}: {e}" for e in errs]
-            if log is not None:
-                key = (log.solver, log.episode_id, log.sample)
-                if key in seen:
-                    problems.append(f"{path}:{no}: {log.solver!r} episode {log.episode_id} sample {log.sample} "
-                                    f"was already on line {seen[key]}")
-                    continue
-                seen[key] = no
-                logs.append(log)
+    logs, problems = checked_records(Path(path), lambda obj: _check_line(obj, ds, default_solver),
+                                     lambda lg: (lg.solver, lg.episode_id, lg.sample),
+                                     lambda lg: f"{lg.solver!r} episode {lg.episode_id} sample {lg.sample}")
     if problems:
-        raise SgpLogError("\n".join(problems))
+        raise SgpLogError(problems)
     if not logs:
-        raise SgpLogError(f"{path}: no episode logs in the file")
+        raise SgpLogError([f"{path}: no episode logs in the file"])
     return logs

@@ -103,16 +103,23 @@ def solved_rate(episodes: pd.DataFrame, by: Sequence[str] = GROUP) -> pd.DataFra
     return pd.DataFrame(out)
 
 
-def _bootstrap_mean(values: np.ndarray, units: np.ndarray, n_boot: int, rng: np.random.Generator) -> tuple[float, float]:
-    """95% percentile interval of the mean, resampling units (episodes) with replacement."""
+def bootstrap_ratio(num: np.ndarray, den: np.ndarray, units: np.ndarray, n_boot: int,
+                    rng: np.random.Generator) -> tuple[float, float]:
+    """95% percentile interval of sum(num) / sum(den), resampling units (episodes) with replacement: all rows of
+    a drawn unit come along. NaN when there are fewer than two units (no interval from one)."""
     codes, uniq = pd.factorize(units)
     if len(uniq) < 2:
         return np.nan, np.nan
-    sums = np.bincount(codes, weights=values, minlength=len(uniq))
-    counts = np.bincount(codes, minlength=len(uniq)).astype(float)
+    nums = np.bincount(codes, weights=num, minlength=len(uniq))
+    dens = np.bincount(codes, weights=den, minlength=len(uniq))
     draws = rng.integers(0, len(uniq), size=(n_boot, len(uniq)))
-    means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
-    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+    ratios = nums[draws].sum(axis=1) / dens[draws].sum(axis=1)
+    return float(np.percentile(ratios, 2.5)), float(np.percentile(ratios, 97.5))
+
+
+def _bootstrap_mean(values: np.ndarray, units: np.ndarray, n_boot: int, rng: np.random.Generator) -> tuple[float, float]:
+    """95% percentile interval of the mean, resampling units (episodes) with replacement."""
+    return bootstrap_ratio(values, np.ones(len(values)), units, n_boot, rng)
 
 
 def step_deviation(episodes: pd.DataFrame, by: Sequence[str] = GROUP, n_boot: int = BOOT,
@@ -168,3 +175,39 @@ def summary_table(logs: Sequence[EpisodeLog], n_boot: int = BOOT, seed: int = SE
     o = outcome_counts(ep)
     t = s.merge(d[[*GROUP, "episodes", "deviation", "lo", "hi"]], on=list(GROUP), suffixes=("", "_dev"))
     return t.merge(o, on=list(GROUP))
+
+
+# The board-state inference task (`inference`): what each class counts, per 100 geoms on the true boards.
+INFERENCE_CLASSES: tuple[str, ...] = ("correct", "missed", "hallucinated", "coord_errors", "color_errors",
+                                      "shape_errors", "format_errors")
+
+
+def inference_table(rows: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
+    """Per solver and modality: boards answered, boards written exactly right (every geom correct, nothing
+    hallucinated, no format error) as a % with its 95% Wilson interval, and each class (`INFERENCE_CLASSES`) per
+    100 geoms on the true boards with a 95% percentile bootstrap interval resampling episodes (an episode's
+    start and goal boards, and repeated samples, come along together). `rows`: one per answer, with the
+    scorer's counts (`inference.scored_rows`)."""
+    from ...analysis.tables import solver_rng
+
+    if rows.empty:
+        raise MetricsInputError("no board-state inference answers")
+    out = []
+    for key, g in rows.groupby(list(GROUP), sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        truth = g["truth"].to_numpy(float)
+        if truth.sum() == 0:
+            raise MetricsInputError(f"{key}: the true boards hold no geom")
+        exact = (g["correct"] == g["truth"]) & (g["predicted"] == g["truth"]) & (g["format_errors"] == 0)
+        lo, hi = _wilson(int(exact.sum()), len(g))
+        row = {**dict(zip(GROUP, key)), "boards": len(g), "episodes": g["episode_id"].nunique(),
+               "geoms": int(truth.sum()), "exact": 100.0 * exact.mean(), "exact lo": lo, "exact hi": hi}
+        rng = solver_rng(seed, "inference|" + "|".join(map(str, key)))
+        units = g["episode_id"].to_numpy()
+        for c in INFERENCE_CLASSES:
+            num = g[c].to_numpy(float)
+            row[c] = 100.0 * num.sum() / truth.sum()
+            lo, hi = bootstrap_ratio(num, truth, units, n_boot, rng)
+            row[f"{c} lo"], row[f"{c} hi"] = 100.0 * lo, 100.0 * hi
+        out.append(row)
+    return pd.DataFrame(out)

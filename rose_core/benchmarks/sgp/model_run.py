@@ -12,16 +12,11 @@ their start; a file holding plays of another dataset build, model or modality is
 """
 from __future__ import annotations
 
-import base64
-import json
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ...run_model import ModelRunSummary, RunFileMismatch, message_text, post_with_retries
+from ...run_model import ChatEndpoint, ModelRunSummary, done_keys, image_part, run_jobs
 from .actions import find_command
 from .board import COLOURS, SHAPE_2D, SHAPES, Board, StateKind, board_from_state
 from .dataset import SgpDataset
@@ -50,15 +45,10 @@ def instructions(size: int, modality: Modality, step_cap: int) -> str:
         "action: move <colour> <shape> <direction>")
 
 
-def _image_part(board: Board, modality: str, kind: StateKind) -> dict[str, Any]:
-    data = base64.b64encode(render_png(board, modality, kind)).decode()  # type: ignore[arg-type]
-    return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}
-
-
-def _state_parts(label: str, board: Board, modality: Modality, kind: StateKind) -> list[dict[str, Any]]:
+def state_parts(label: str, board: Board, modality: Modality, kind: StateKind) -> list[dict[str, Any]]:
     if modality == "text":
         return [{"type": "text", "text": f"{label}\n{render_text(board, kind)}"}]
-    return [{"type": "text", "text": label}, _image_part(board, modality, kind)]
+    return [{"type": "text", "text": label}, image_part(render_png(board, modality, kind))]
 
 
 def prompt_content(view: PlayView, modality: Modality, step_cap: int) -> list[dict[str, Any]]:
@@ -70,47 +60,25 @@ def prompt_content(view: PlayView, modality: Modality, step_cap: int) -> list[di
         boards = [view.episode.start_board()] + [board_from_state(s.state) for s in view.history]
         first = len(view.history) - len(hist)
         for k, s in enumerate(hist):
-            parts += _state_parts(f"Step {s.t}: the board before it", boards[first + k], modality, "past")
+            parts += state_parts(f"Step {s.t}: the board before it", boards[first + k], modality, "past")
             parts.append({"type": "text", "text": f"Step {s.t}: your action: {find_command(s.action) or '(none)'}"})
-    parts += _state_parts("The current state:", view.board, modality, "active")
-    parts += _state_parts("The goal state:", view.goal, modality, "goal")
+    parts += state_parts("The current state:", view.board, modality, "active")
+    parts += state_parts("The goal state:", view.goal, modality, "goal")
     parts.append({"type": "text", "text": "What is your next action?"})
     return parts
 
 
 def _done(out: Path, dataset_hash: str, model: str, modality: str) -> set[tuple[str, int]]:
-    done: set[tuple[str, int]] = set()
-    if not out.exists():
-        return done
-    for line in out.read_text(errors="replace").splitlines():
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            continue   # a torn last line from a crash
-        if not isinstance(obj, dict):
-            continue
-        if (obj.get("dataset_hash"), obj.get("solver"), obj.get("modality")) != (dataset_hash, model, modality):
-            raise RunFileMismatch(f"{out}: holds plays of {obj.get('solver')!r} ({obj.get('modality')}) on dataset "
-                                  f"{obj.get('dataset_hash')!r}, not {model!r} ({modality}) on {dataset_hash}: "
-                                  "choose another --out")
-        done.add((obj["episode_id"], int(obj.get("sample", 0))))
-    return done
+    """(episode, sample) pairs already played in `out`; a file of another build, model or modality is refused."""
+    return done_keys(out, {"dataset_hash": dataset_hash, "solver": model, "modality": modality},
+                     lambda o: (o["episode_id"], int(o.get("sample", 0))) if "episode_id" in o else None)
 
 
 @dataclass(frozen=True)
-class ModelConfig:
-    base_url: str
-    model: str
+class ModelConfig(ChatEndpoint):
     modality: Modality = "3d"
     step_cap: int = STEP_CAP
     samples: int = 1
-    concurrency: int = 4
-    max_retries: int = 5
-    timeout: float = 120.0
-    max_tokens: int = 2048
-    temperature: float = 0.0
-    api_key_env: str = "OPENAI_API_KEY"
-    backoff_base: float = 1.0
 
 
 def run_model_episodes(ds: SgpDataset, cfg: ModelConfig, out: Path | str, limit: int | None = None,
@@ -122,40 +90,18 @@ def run_model_episodes(ds: SgpDataset, cfg: ModelConfig, out: Path | str, limit:
     todo = [(eid, s) for eid in ds.episodes for s in range(cfg.samples) if (eid, s) not in done]
     if limit is not None:
         todo = todo[:limit]
-    url = cfg.base_url.rstrip("/") + "/chat/completions"
-    key = os.environ.get(cfg.api_key_env)
-    lock = threading.Lock()
-    failed: dict[str, str] = {}
-    ok = 0
 
-    def play(eid: str, sample: int) -> tuple[str, dict | None, str | None]:
+    def play(job: tuple[str, int]) -> tuple[str, dict | None, str | None]:
+        eid, sample = job
         r = Replay(ds.episodes[eid], cfg.step_cap)
         while not r.done:
-            body = {"model": cfg.model, "temperature": cfg.temperature, "max_tokens": cfg.max_tokens,
-                    "messages": [{"role": "user", "content": prompt_content(r.view(), cfg.modality, cfg.step_cap)}]}
-            raw, err, attempts, secs = post_with_retries(url, key, body, cfg.timeout, cfg.max_retries, cfg.backoff_base)
-            if raw is None:
+            reply, raw, err, attempts, secs = cfg.ask(prompt_content(r.view(), cfg.modality, cfg.step_cap))
+            if reply is None:
                 return f"{eid}#{sample}", None, f"step {len(r.steps) + 1}: {err}"
-            try:
-                reply = message_text(raw)
-            except (KeyError, IndexError, TypeError) as e:
-                return f"{eid}#{sample}", None, f"step {len(r.steps) + 1}: unexpected response shape ({type(e).__name__}: {e})"
             r.send(reply, round(1000 * secs, 3), {"raw": raw, "attempts": attempts})
         log = r.log(cfg.model, sample, ds.dataset_hash, cfg.modality,
                     {"base_url": cfg.base_url, "temperature": cfg.temperature, "max_tokens": cfg.max_tokens})
         return f"{eid}#{sample}", log.to_json(), None
 
-    with out.open("a") as f, ThreadPoolExecutor(max(1, cfg.concurrency)) as pool:
-        futures = [pool.submit(play, eid, s) for eid, s in todo]
-        for k, fut in enumerate(as_completed(futures), 1):
-            name, line, err = fut.result()
-            with lock:
-                if line is not None:
-                    f.write(json.dumps(line, sort_keys=True) + "\n")
-                    f.flush()
-                    ok += 1
-                else:
-                    failed[name] = err or "unknown error"
-            if progress:
-                progress(k, len(todo))
+    ok, failed = run_jobs(out, todo, play, cfg.concurrency, progress)
     return ModelRunSummary(len(done), len(todo), ok, failed)

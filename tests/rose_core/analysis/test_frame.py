@@ -83,3 +83,33 @@ def test_frame_text_is_plain_strings_from_the_database_and_the_snapshot(populate
         assert df["failure"].map(lambda v: v is None or isinstance(v, str)).all()
         assert df["response_id"].dtype == "int64" and df["total_ms"].dtype == float
     pd.testing.assert_frame_equal(snap, read)
+
+
+def test_runs_whose_names_read_as_another_solver_s_label_keep_their_own_rows(small_dataset, store):
+    """Databases imported before such names were refused: a model named 'oracle (agent)' beside the agent
+    'oracle', or named 'Human', must not be pooled with them (the tables group by label)."""
+    from rose_core.analysis import report_data
+    from rose_core.benchmarks.rose.scoring import score
+    from rose_core.run_import import _store_run
+    from rose_core.storage.responses import ResponseRow
+
+    insts = small_dataset.select(templates=["T1", "T2", "T3", "T4", "T5"])
+
+    def put(kind, name, right):
+        rows = []
+        for i in insts:
+            s = score(small_dataset.key(i.instance_id), i.protocol_answer if right else "COUNT(99)")
+            rows.append(ResponseRow.scored(f"{kind}:{name}", i.instance_id, i.template, i.subset, i.split, i.scene_id,
+                                           "", s.parsed.canonical, s.parsed.to_json(), s.valid, s.passed, s.failure,
+                                           s.errors, 0.0))
+        _store_run(store, f"{kind}:{name}", kind, name, "x", "jsonl", small_dataset.dataset_hash, {}, rows, False)
+
+    put("agent", "oracle", True)
+    put("model", "oracle (agent)", False)
+    put("model", "Human", False)
+    labels = responses_frame(store).groupby("solver")["run_id"].unique()
+    assert {k: list(v) for k, v in labels.items()} == {
+        "oracle (agent)": ["agent:oracle"], "oracle (agent) (model)": ["model:oracle (agent)"],
+        "Human (model)": ["model:Human"]}
+    rows = {r["solver"]: r for r in report_data(store, published=False, n_boot=20)[0]["rows"]}
+    assert rows["oracle (agent)"]["Avg"] == 100.0 and rows["oracle (agent) (model)"]["Avg"] < 100.0

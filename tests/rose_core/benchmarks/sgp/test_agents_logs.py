@@ -76,7 +76,7 @@ def test_bad_logs_are_refused_naming_file_and_line(sgp_dataset, tmp_path):
     with pytest.raises(SgpLogError) as e:
         read_logs(bad, sgp_dataset)
     msg = str(e.value)
-    for line, text in [(1, "not JSON"), (2, "not in this dataset"), (3, "incomplete episode"),
+    for line, text in [(1, "not valid JSON"), (2, "not in this dataset"), (3, "incomplete episode"),
                        (4, "steps[0].outcome: the file says 'effective', replaying the actions gives 'illegal'"),
                        (5, "dataset_hash"), (7, "already on line 6"), (8, "already over"), (9, "solver")]:
         assert f"{bad}:{line}: " in msg and text in msg, (line, text)

@@ -95,3 +95,24 @@ def test_a_changed_episode_file_is_refused(sgp_dataset, tmp_path):
     p.write_text(p.read_text().replace('"c1": 2', '"c1": 3', 1))
     with pytest.raises(SgpDatasetError, match="does not match manifest"):
         SgpDataset.load(copy)
+
+
+def test_a_broken_or_foreign_manifest_is_refused_by_name(sgp_dataset, small_dataset, tmp_path):
+    """The same manifest checks as ROSE's loader (`rose.dataset.read_build`): each refusal names the file."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(sgp_dataset.root, copy)
+    man = copy / "manifest.json"
+    man.write_text("{ not json")
+    with pytest.raises(SgpDatasetError, match=f"{man}: not a readable dataset manifest"):
+        SgpDataset.load(copy)
+    man.write_text('{"benchmark": "sgp", "dataset_hash": "x"}')
+    with pytest.raises(SgpDatasetError, match="missing files"):
+        SgpDataset.load(copy)
+    with pytest.raises(SgpDatasetError, match="not an SGP dataset"):
+        SgpDataset.load(small_dataset.root)                      # a ROSE build
+    shutil.copy(sgp_dataset.root / "manifest.json", man)
+    (copy / "episodes.jsonl").unlink()
+    with pytest.raises(SgpDatasetError, match="episodes.jsonl is missing"):
+        SgpDataset.load(copy)

@@ -1,56 +1,26 @@
 """sgp run-model against a small OpenAI-compatible server on loopback: prompt structure, retries, resume."""
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from rose_core.benchmarks.sgp import read_logs
 from rose_core.benchmarks.sgp.model_run import ModelConfig, run_model_episodes
 from rose_core.run_model import RunFileMismatch
+from tests.chat_api import ChatAPI, completion
 
 
-class FakeAPI:
+def _answer(body: dict, path: str, n: int) -> tuple[int, dict]:
     """Throttles every third request with 429; answers with a reasoning line and an `action:` line."""
-
-    def __init__(self):
-        self.bodies: list[dict] = []
-        self.lock = threading.Lock()
-        api = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with api.lock:
-                    api.bodies.append(body)
-                    n = len(api.bodies)
-                if n % 3 == 0:
-                    return self._send(429, {"error": {"message": "slow down"}})
-                answer = "The cube should go up.\naction: move red cube up" if n % 2 else "action: move blue sphere left"
-                return self._send(200, {"choices": [{"index": 0, "message": {"role": "assistant", "content": answer}}]})
-
-            def _send(self, code, obj):
-                data = json.dumps(obj).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+    if n % 3 == 0:
+        return 429, {"error": {"message": "slow down"}}
+    return 200, completion("The cube should go up.\naction: move red cube up" if n % 2 else
+                           "action: move blue sphere left")
 
 
 @pytest.fixture
 def api():
-    a = FakeAPI()
-    yield a
-    a.server.shutdown()
-    a.server.server_close()
+    with ChatAPI(_answer) as a:
+        yield a
 
 
 def _texts(content):
