@@ -53,16 +53,11 @@ def _stamps(runs: pd.Series, stamps: dict[str, float]) -> tuple:
     return tuple(sorted((str(r), stamps.get(str(r), -1.0)) for r in pd.unique(runs)))
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _human_runs(db: str, version: tuple, _frame: pd.DataFrame, _stamps_now: dict[str, float]) -> tuple:
-    """The participants' runs (their studies') and import times, once per frame version."""
-    return _stamps(_frame.loc[_frame["solver_kind"] == "human", "run_id"], _stamps_now)
-
-
 @st.cache_data(show_spinner=False, max_entries=16)
-def _participant_stats(db: str, version: tuple, runs: tuple) -> pd.DataFrame:
-    """The costly half of the participant table, by the participants' data version (memory, then disk)."""
-    return _on_disk(db, ("participant_stats", version, runs), lambda: participant_stats(store_at(db)))
+def _participant_stats(db: str, version: tuple) -> pd.DataFrame:
+    """The costly half of the participant table, by the participants' data version (`human_version`: their
+    responses, the verdicts generation, their studies' runs; memory, then disk)."""
+    return _on_disk(db, ("participant_stats", version), lambda: participant_stats(store_at(db)))
 
 
 def _signature(g: pd.DataFrame, generation: int, stamps: dict[str, float]) -> tuple:
@@ -202,8 +197,7 @@ class View:
             filters, rules = sidebar(everything)
         self.filters, self.rules = filters, rules
         hv = human_version(db)
-        human_runs = _human_runs(db.location, self.version, everything, stamps)
-        stats = _participant_stats(db.location, hv, human_runs)
+        stats = _participant_stats(db.location, hv)
         self.participants = participant_table(db, rules, stats=stats)   # the participants' own rows: always fresh
         chosen = _selected(db.location, self.version, hv, filters, rules, everything, self.participants, stamps)
         self._parts = chosen

@@ -64,10 +64,14 @@ def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
     return df
 
 
-def run_stamps(conn) -> dict[str, float]:
-    """run_id -> when it was imported (a study's run: when the study was created). A replaced run keeps its id
-    but not its time, and a database made anew gets new times: caches key on these, not on ids alone."""
-    return {r: float(t) for r, t in conn.execute("SELECT run_id, imported_at FROM runs ORDER BY run_id")}
+def run_stamps(conn, solver_kind: str | None = None) -> dict[str, float]:
+    """run_id -> when it was imported (a study's run: when the study was created), of every run or of one solver
+    kind's. A replaced run keeps its id but not its time, and a database made anew gets new times: caches key on
+    these, not on ids alone."""
+    if solver_kind is None:
+        return {r: float(t) for r, t in conn.execute("SELECT run_id, imported_at FROM runs ORDER BY run_id")}
+    return {r: float(t) for r, t in conn.execute(
+        "SELECT run_id, imported_at FROM runs WHERE solver_kind = ? ORDER BY run_id", (solver_kind,))}
 
 
 def stamps_digest(stamps: dict[str, float]) -> str:
@@ -182,12 +186,14 @@ class FrameCache:
         return all(stamps.get(r) == t for r, t in self._seen.items())
 
 
-def human_version(store: Store) -> tuple[int, int, int]:
-    """Changes only when participants' responses change (what the participant table depends on)."""
+def human_version(store: Store) -> tuple[int, int, int, str]:
+    """Changes only when participants' responses change (what the participant statistics depend on): their
+    count, last id, the verdicts generation and the studies' runs' creation times (a database made anew at the
+    same path, with as many participant responses, is not the same data)."""
     with store.connect() as conn:
         rows, last = conn.execute("SELECT count(*), coalesce(max(response_id), 0) FROM responses "
                                   "WHERE participant_id != ''").fetchone()
-        return int(rows), int(last), verdicts_generation(conn)
+        return int(rows), int(last), verdicts_generation(conn), stamps_digest(run_stamps(conn, "human"))
 
 
 def scorer_versions(df: pd.DataFrame) -> dict[str, int]:

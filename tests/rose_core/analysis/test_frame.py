@@ -68,6 +68,26 @@ def test_a_run_replaced_by_one_of_the_same_size_is_reloaded(populated_db, small_
         pd.testing.assert_frame_equal(after, responses_frame(store))
 
 
+def test_human_version_follows_the_participants_data_only(populated_db, small_dataset, tmp_path, fresh_location):
+    """The participant statistics are cached by `human_version`: a model run leaves it as it was (no recompute),
+    while a study's run made anew (a database rebuilt at the same path with as many participant responses) or a
+    rescore's generation changes it."""
+    from rose_core.analysis import human_version
+    from rose_core.store import bump_verdicts_generation
+
+    store = clone(populated_db, fresh_location())
+    v1 = human_version(store)
+    import_run(store, small_dataset, _run_file(tmp_path / "m.jsonl", small_dataset, lambda i: "DONE"), "late-model")
+    assert human_version(store) == v1
+    with store.write() as c:   # the study's run created at another time: the same counts, not the same data
+        c.execute("UPDATE runs SET imported_at = imported_at + 1 WHERE solver_kind = 'human'")
+    v2 = human_version(store)
+    assert v2[:3] == v1[:3] and v2 != v1
+    with store.write() as c:
+        bump_verdicts_generation(c)
+    assert human_version(store)[2] == v2[2] + 1
+
+
 def test_frame_text_is_plain_strings_from_the_database_and_the_snapshot(populated_db, fresh_location):
     """Object columns (not Arrow strings: every filter of those re-encodes the column), the same from a full read
     and from the snapshot; a missing failure kind is None either way."""
