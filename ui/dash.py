@@ -447,4 +447,6 @@ def warm_up() -> threading.Event:
     Called where experimenters land after signing in, so the analysis pages are warm when they are opened;
     participant sessions never start it."""
     db = store()
-    return _warm_up_started(db.location, _frames(db.location).get()[1], db, dataset())
+    # The version alone (no rows read): the frame itself is read by the warm-up, or by a page opened before it,
+    # not by the sign-in's rerun.
+    return _warm_up_started(db.location, _frames(db.location).current(), db, dataset())

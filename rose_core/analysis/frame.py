@@ -144,6 +144,10 @@ class FrameCache:
         tmp.replace(self.snapshot)
         self.snapshot_rows = self.state[0]
 
+    def current(self) -> tuple[int, int, int, str]:
+        """The data version now, as `get` would return it, without reading a row (counts and the runs' times)."""
+        return self._current()[0]
+
     def get(self) -> tuple[pd.DataFrame, tuple[int, int, int, str]]:
         frame, state, _ = self.get_with_stamps()
         return frame, state
