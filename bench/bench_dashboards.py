@@ -218,7 +218,7 @@ def main() -> None:
         worst_restart = worst[True]
         print("  first = empty caches, page opened at once (Results: also no snapshot file yet); restart = the same in "
               "a new process, with the snapshot and analyses files the last one left or without them (removed before "
-              "each start); the sign-in = its rerun (Studies page, the frame read, the warm-up started), not counted "
+              "each start); the sign-in = its rerun (the Studies page, the warm-up started; no rows read), not counted "
               "in the page's time; first after sign-in warm-up = the page opened "
               "once the warm-up started at sign-in finished; rerun = any widget interaction on unchanged data; after "
               "new responses = the frame is appended, the analyses of the changed solver recomputed")
