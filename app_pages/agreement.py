@@ -1,9 +1,8 @@
 """Agreement and difficulty (experimenters): human–human reliability, human–model consistency, PASS by parameter."""
-import plotly.express as px
-import plotly.graph_objects as go
 import streamlit as st
 
 from rose_core.analysis import DIFFICULTY_PARAMS, MIN_SHARED_TRIALS
+from rose_core.analysis.charts import bar_figure, line_figure
 from rose_core.analysis.formats import fmt_rate, fmt_stat
 from ui.dash import View, chart, table
 
@@ -42,12 +41,10 @@ else:
                "human accuracy with the model's correctness (SciPy).")
     ec = "error consistency κ (mean over humans)"
     if ec in hm and hm[ec].notna().any():
-        fig = go.Figure()
-        fig.add_bar(name=ec, x=hm["solver"], y=hm[ec], error_y={"type": "data", "array": hm["κ SD"].fillna(0)})
-        for col in ("κ vs majority panel", "Cohen's κ vs majority panel"):
-            if col in hm:
-                fig.add_bar(name=col, x=hm["solver"], y=hm[col])
-        fig.update_layout(barmode="group", title="Human–model agreement (error bars: SD across participants)")
+        bars = [(ec, hm[ec].tolist(), hm["κ SD"].tolist())] + [
+            (col, hm[col].tolist(), None) for col in ("κ vs majority panel", "Cohen's κ vs majority panel") if col in hm]
+        fig = bar_figure(hm["solver"].astype(str).tolist(), bars,
+                         "Human–model agreement (error bars: SD across participants)", "κ")
         chart(fig, "rose_human_model_agreement", "agree_fig_hm", v.note())
 
 st.markdown("#### Difficulty")
@@ -59,6 +56,6 @@ else:
     table(diff, f"rose_difficulty_{DIFFICULTY_PARAMS[param]}", "agree_diff", v.note(),
           kinds={"value": "text", "n": "count", "PASS": "rate"})
     diff["value"] = diff["value"].astype(str)
-    fig = px.line(diff.sort_values("value"), x="value", y="PASS", color="solver", markers=True, range_y=[0, 100],
-                  hover_data=["n"], title=f"PASS by {param}")
+    fig = line_figure(diff.sort_values("value"), "value", "PASS", "solver", f"PASS by {param}", param, "PASS (%)",
+                      hover="n")
     chart(fig, f"rose_difficulty_{DIFFICULTY_PARAMS[param]}", "agree_fig_diff", v.note())

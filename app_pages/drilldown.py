@@ -1,6 +1,7 @@
 """Drill-down (experimenters): one instance's image with the human click heatmap, each model's clicks,
 every response, and a replay of one participant's clicks."""
-import numpy as np
+import base64
+
 import plotly.graph_objects as go
 import streamlit as st
 from PIL import Image
@@ -24,8 +25,11 @@ d = drill_down(v.df, v.ds, iid)
 inst, scene = d["instance"], d["scene"]
 st.markdown(f"**{inst.instance_id}** · {inst.instruction}  \nGold: `{inst.protocol_answer}`")
 
-im = np.asarray(Image.open(v.ds.root / inst.image).convert("RGB"))
-fig = go.Figure(go.Image(z=im))
+png = (v.ds.root / inst.image).read_bytes()
+height = Image.open(v.ds.root / inst.image).size[1]
+# the instance's own PNG, as a data URI: the browser gets the file's bytes, not a number per pixel and channel
+picture = go.Image(source="data:image/png;base64," + base64.b64encode(png).decode())
+fig = go.Figure(picture)
 n = max(1, d["n_humans"])
 for r in range(scene.rows):
     for c in range(scene.cols):
@@ -54,7 +58,7 @@ for r, c in scene.targets:
         x0, y0, x1, y1 = scene.layout.box(r, c)
         fig.add_shape(type="rect", x0=x0 + 2, y0=y0 + 2, x1=x1 - 2, y1=y1 - 2, line={"color": GOLD_COLOUR, "width": 3})
 fig.update_layout(title=f"Human clicks (vermillion, share of {d['n_humans']} participants), model clicks "
-                        "(markers), gold (green outline)", height=min(900, im.shape[0] + 150), showlegend=True)
+                        "(markers), gold (green outline)", height=min(900, height + 150), showlegend=True)
 chart(fig, f"rose_drill_{iid}", "drill_fig", v.note())
 
 resp = v.shown(d["responses"][["solver", "participant_id", "protocol", "passed", "valid", "failure", "total_ms"]])
@@ -79,10 +83,10 @@ if not humans.empty:
         steps = ev.iloc[:step][["view", "seq", "type", "row", "col", "t (s)", "selection after"]]
         steps = steps.assign(**{"t (s)": (steps["t (s)"] * 1000).round()}).rename(columns={"t (s)": "t (ms)"})
         table(steps, f"rose_replay_{pid}_{iid}", "drill_replay", kinds={"t (ms)": "count"})
-        rfig = go.Figure(go.Image(z=im))
+        rfig = go.Figure(picture)
         for k, (r, c) in enumerate(ev.iloc[step - 1]["cells after"], 1):
             x0, y0, x1, y1 = scene.layout.box(r, c)
             rfig.add_shape(type="rect", x0=x0, y0=y0, x1=x1, y1=y1, line={"color": "royalblue", "width": 4})
             rfig.add_annotation(x=x0 + 8, y=y0 + 10, text=str(k), showarrow=False, font={"color": "royalblue"})
-        rfig.update_layout(title=f"Selection after step {step}", height=min(900, im.shape[0] + 120))
+        rfig.update_layout(title=f"Selection after step {step}", height=min(900, height + 120))
         chart(rfig, f"rose_replay_{pid}_{iid}", "drill_fig_replay", v.note())

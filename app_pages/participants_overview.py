@@ -1,7 +1,7 @@
 """Participants (experimenters): time per item, first action, practice and attention checks, exclusions."""
-import plotly.express as px
 import streamlit as st
 
+from rose_core.analysis.charts import box_figure, histogram_figure, scatter_figure
 from rose_core.study import list_studies
 from ui.dash import View, chart, participants_overview
 
@@ -27,15 +27,17 @@ humans = v.everything[v.everything["solver_kind"] == "human"]
 if v.filters.studies:
     humans = humans[humans["study_id"].isin(v.filters.studies)]
 if not humans.empty:
-    humans = humans.assign(item_s=humans["total_ms"] / 1000, first_action_s=humans["first_action_ms"] / 1000,
-                           excluded=humans["participant_id"].isin(ex["participant_id"]))
-    fig = px.histogram(humans, x="item_s", color="excluded", nbins=60, title="Time per item (s)",
-                       labels={"item_s": "seconds"})
+    out = humans["participant_id"].isin(ex["participant_id"]).to_numpy()
+    seconds = humans["total_ms"].to_numpy(dtype=float) / 1000
+    fig = histogram_figure({"kept": seconds[~out], "excluded": seconds[out]}, "Time per item (s)", "seconds")
     chart(fig, "rose_time_per_item", "parts_fig_time", v.note())
-    fig = px.box(humans, x="template", y="first_action_s", color="excluded", title="Time to first action by template",
-                 labels={"first_action_s": "seconds"})
+    first = humans.assign(first_action_s=humans["first_action_ms"] / 1000,
+                          excluded=["excluded" if o else "kept" for o in out])
+    fig = box_figure(first, "template", "first_action_s", "excluded", "Time to first action by template", "seconds")
     chart(fig, "rose_first_action", "parts_fig_first", v.note())
-fig = px.scatter(parts, x="practice_pass_rate", y="main_pass_rate", color="excluded", hover_data=["external_id"],
-                 title="Practice vs main accuracy", labels={"practice_pass_rate": "practice PASS %",
-                                                            "main_pass_rate": "main PASS %"})
+    st.caption("Boxes: quartiles; whiskers: the most extreme times within 1.5 × IQR of the box (Tukey); the times "
+               "beyond are not drawn.")
+fig = scatter_figure(parts.assign(excluded=parts["excluded"].replace("", "kept")), "practice_pass_rate",
+                     "main_pass_rate", "excluded", "Practice vs main accuracy", "practice PASS %", "main PASS %",
+                     hover="external_id")
 chart(fig, "rose_practice_vs_main", "parts_fig_practice", v.note())

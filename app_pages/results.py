@@ -1,13 +1,11 @@
 """Results (experimenters): the ROSE main table, the perception-to-action gap, the bridges, failure kinds."""
 import pandas as pd
-import plotly.express as px
-import plotly.graph_objects as go
 import streamlit as st
 
 from rose_core.analysis import LABELS, published_bridges, published_gap, table_columns
 from rose_core.analysis.bundle import BundleError, bundle_zip
 from rose_core.analysis.bundle.figures import chromium_path
-from ui.dash import View, chart, table
+from ui.dash import View, dots, failures, table
 
 BRIDGE_RATES = ["G-Cnt", "G-Clk", "V-Clk", "mL-Cnt", "L-Clk", "L-Clk†", "Fail†"]
 
@@ -35,10 +33,8 @@ st.caption("Avg = mean of the five template PASS rates (G-Cnt, L-Cnt, L-Clk, V-C
            "over instances; bootstrap over participants (humans) or scenes (models, agents) for Avg and "
            "Glyph/Emoji/Pixel. Published rows come from the paper as printed: their Avg is shown beside the mean "
            "of their own template columns (the published Human Avg 98.8 is not the mean of its columns, 98.4).")
-long = main.melt(id_vars=["solver", "kind"], value_vars=LABELS, var_name="template", value_name="PASS")
-fig = px.bar(long, x="template", y="PASS", color="solver", barmode="group", range_y=[0, 100],
-             title="PASS per template and solver")
-chart(fig, "rose_pass_by_template", "results_fig_main", v.note())
+dots(main, [(m, m) for m in LABELS], "PASS per template and solver", "rose_pass_by_template", "results_fig_main",
+     v.note(), connect=False)
 
 st.markdown("#### Perception-to-action gap")
 cond = st.toggle("Only scenes whose T1 (global count) answer was correct", key="results_conditioned")
@@ -47,13 +43,9 @@ if not cond:
     gap = pd.concat([gap, published_gap()], ignore_index=True)
 table(gap, "rose_gap" + ("_conditioned" if cond else ""), "results_gap", v.note(),
       kinds={"scenes": "count", "Counting Avg": "rate", "Action Avg": "rate", "gap": "rate"})
-fig = go.Figure()
-fig.add_bar(name="Counting Avg", x=gap["solver"], y=gap["Counting Avg"])
-fig.add_bar(name="Action Avg", x=gap["solver"], y=gap["Action Avg"])
-fig.add_scatter(name="gap", x=gap["solver"], y=gap["gap"], mode="markers", marker={"size": 12, "symbol": "diamond"})
-fig.update_layout(barmode="group", yaxis_title="%", title="Counting Avg − Action Avg"
-                  + (" (scenes with a correct T1)" if cond else ""))
-chart(fig, "rose_gap", "results_fig_gap", v.note())
+dots(gap, [("Counting Avg", "Counting Avg"), ("Action Avg", "Action Avg")],
+     "Perception-to-action gap: counting vs action" + (" (scenes with a correct T1)" if cond else ""),
+     "rose_gap" + ("_conditioned" if cond else ""), "results_fig_gap", v.note())
 
 st.markdown("#### Bridges")
 br = pd.concat([v.shown(v.compute("bridges")), published_bridges()], ignore_index=True)
@@ -62,10 +54,8 @@ table(br, "rose_bridges", "results_bridges", v.note(),
 st.caption("L-Clk† = L-Clk on the pairs (same solver, same scene) whose mL-Cnt was correct; Fail† = 100 − L-Clk†. "
            "p-values: McNemar's exact test on the paired answers (two-sided binomial test of the discordant pairs; "
            "McNemar 1947).")
-steps = br.melt(id_vars=["solver"], value_vars=["G-Cnt", "G-Clk", "V-Clk"], var_name="step", value_name="PASS")
-fig = px.line(steps, x="step", y="PASS", color="solver", markers=True, range_y=[0, 100],
-              title="Global-click bridge: G-Cnt → G-Clk → V-Clk")
-chart(fig, "rose_bridge_global", "results_fig_bridge", v.note())
+dots(br, [("G-Cnt", "G-Cnt"), ("G-Clk", "G-Clk"), ("V-Clk", "V-Clk")], "Global-click bridge: G-Cnt → G-Clk → V-Clk",
+     "rose_bridge_global", "results_fig_bridge", v.note())
 
 st.markdown("#### Failure kinds")
 fk = v.shown(v.compute("failures"))
@@ -73,6 +63,5 @@ if fk.empty:
     st.info("No failing response in this selection.")
 else:
     table(fk, "rose_failure_kinds", "results_failures", v.note(), kinds={"n": "count", "total": "count", "share": "rate"})
-    fig = px.bar(fk, x="label", y="share", color="failure", facet_col="solver", facet_col_wrap=3,
-                 title="Share of responses by failure kind", labels={"label": "template", "share": "% of responses"})
-    chart(fig, "rose_failure_kinds", "results_fig_failures", v.note())
+    failures(fk, "Share of responses by failure kind, per solver and template", "rose_failure_kinds",
+             "results_fig_failures", v.note())

@@ -7,11 +7,10 @@ import streamlit as st
 from rose_core import MAIN_TEMPLATES, SUBSETS, TEMPLATES
 from rose_core.analysis.formats import MISSING, fmt_count, fmt_number, fmt_rate
 from rose_core.analysis.plan import plan_for_config, plan_rows, summary_lines
-from rose_core.exports import frame_bytes, table_frame
 from rose_core.monitor import coverage, participants_frame
 from rose_core.study import StudyConfig, StudyError, create_study, list_studies, set_active
 from rose_core.views import PUBLIC_URL_ENV, app_base_url, participant_links
-from ui.dash import table as show_table, warm_up
+from ui.dash import table as show_table, table_downloads, warm_up
 from ui.resources import dataset, store
 from ui.sgp_forms import sgp_study_form, sgp_study_monitor
 from ui.sgp_resources import sgp_dataset
@@ -156,13 +155,7 @@ else:
     show_table(parts, f"{sid}-participants", "studies_parts")
 
 st.markdown("#### Export")
-for table in ("responses", "events"):
-    df = table_frame(db, table, sid)
-    c1, c2, c3 = st.columns([2, 1, 1])
-    c1.write(f"**{table}**: {len(df)} rows")
-    c2.download_button("CSV", frame_bytes(df, "csv"), f"{sid}-{table}.csv", "text/csv", key=f"studies_csv_{table}")
-    c3.download_button("Parquet", frame_bytes(df, "parquet"), f"{sid}-{table}.parquet",
-                       "application/octet-stream", key=f"studies_pq_{table}")
+table_downloads(db, ("responses", "events"), sid, "studies")
 with st.expander("Configuration"):
     st.json(pd.Series(cfg.__dict__).to_dict())
 

@@ -50,19 +50,8 @@ def table_frame(store: Store, table: Table, study_id: str | None = None) -> pd.D
     """A table as exported (one study's rows, or all). `total_ms` is the server's assigned → answered (or, for an
     episode, shown → ended) time, `client_total_ms`, `first_action_ms` and `active_ms` the page's own;
     `submitted_at_utc` and `server_at_utc` are UTC timestamps."""
-    if table == "responses":
-        sql = _RESPONSES_SQL.format(where="WHERE runs.study_id = :s" if study_id else "")
-    elif table == "events":
-        sql = _EVENTS_SQL.format(where="WHERE p.study_id = :s" if study_id else "")
-    elif table in ("episode_results", "episode_steps"):
-        sql = None
-    else:
-        raise ValueError(f"unknown table {table!r}: expected one of {', '.join(TABLES)}")
     with store.connect() as conn:
-        if sql is None:
-            df = _episode_frame(conn, table, study_id)
-        else:
-            df = read_frame(conn, sql, {"s": study_id} if study_id else None)
+        df = read_frame(conn, *_query(conn, table, study_id))
     for col, name in _UTC_COLUMNS.items():
         if col in df.columns:
             df[col] = pd.to_datetime(df[col], unit="s", utc=True)
@@ -70,15 +59,32 @@ def table_frame(store: Store, table: Table, study_id: str | None = None) -> pd.D
     return df
 
 
-def _episode_frame(conn, table: str, study_id: str | None) -> pd.DataFrame:
-    """SGP's episode results or moves (`storage.episodes.export_query`): every run's, or one study's."""
-    from .storage import episodes as se
-    from .storage.participants import get_study
+def table_rows(store: Store, table: Table, study_id: str | None = None) -> int:
+    """How many rows `table_frame` returns now, counted by the database (a page shows the count and builds the
+    file only when it is downloaded: 100,000 responses take seconds to read and encode)."""
+    with store.connect() as conn:
+        sql, params = _query(conn, table, study_id)
+        return int(conn.execute(f"SELECT count(*) FROM ({sql}) AS exported", params or ()).fetchone()[0])
 
-    if study_id is None:
-        return read_frame(conn, se.export_query(table, False))
-    study = get_study(conn, study_id)
-    return read_frame(conn, se.export_query(table, True), (study.run_id if study else "",))
+
+def _query(conn, table: str, study_id: str | None) -> tuple[str, tuple | dict | None]:
+    """The export's query and parameters: ROSE's responses or events, SGP's episode results or moves
+    (`storage.episodes.export_query`); every run's, or one study's."""
+    if table == "responses":
+        return _RESPONSES_SQL.format(where="WHERE runs.study_id = :s" if study_id else ""), \
+            {"s": study_id} if study_id else None
+    if table == "events":
+        return _EVENTS_SQL.format(where="WHERE p.study_id = :s" if study_id else ""), \
+            {"s": study_id} if study_id else None
+    if table in ("episode_results", "episode_steps"):
+        from .storage import episodes as se
+        from .storage.participants import get_study
+
+        if study_id is None:
+            return se.export_query(table, False), None
+        study = get_study(conn, study_id)
+        return se.export_query(table, True), (study.run_id if study else "",)
+    raise ValueError(f"unknown table {table!r}: expected one of {', '.join(TABLES)}")
 
 
 # --- the CSV encoder ---------------------------------------------------------------------------------------

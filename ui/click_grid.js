@@ -17,6 +17,8 @@ const COUNT_DEBOUNCE_MS = 400;
 const BOTTOM_GAP_PX = 12;
 const MIN_STAGE_PX = 120;
 const MIN_ITEM_PX = 800;
+const PRESS_GUARD_MS = 400;  // DONE is pressable this long after the item appeared: a press sooner is the second
+                             // half of a hasty double-click on the previous item's DONE, never an answer to this one
 const RESEND_MS = 15000;    // no reply for this long (a lost message): DONE may send the same answer again
 
 function mountItem(component) {
@@ -235,6 +237,8 @@ function mountItem(component) {
   }
   const submitBtn = mkButton(data.submit_label, "rg-submit", () => submit());
   answer.appendChild(submitBtn);
+  submitBtn.disabled = true;  // PRESS_GUARD_MS: the second press of a double-click on the last item's button
+  setTimeout(() => { if (!S.submitting) submitBtn.disabled = false; }, PRESS_GUARD_MS);
   bar.append(tools, answer);
 
   function showError() {

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from contextlib import contextmanager
+from typing import Callable
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -13,13 +14,16 @@ import streamlit as st
 
 from rose_core import SUBSETS, TEMPLATES, Dataset
 from rose_core.analysis import (
-    ExclusionRules, Filters, FrameCache, Selection, bridge_table, difficulty_table, failure_table, gap_table,
-    human_agreement, human_model_agreement, human_version, instance_params, main_rows, participant_table, scorer_note,
-    scorer_versions, select, with_published,
+    ExclusionRules, Filters, FrameCache, Selection, bridge_table, difficulty_table, failure_table,
+    gap_table, human_agreement, human_model_agreement, human_version, instance_params, main_rows, participant_table,
+    scorer_note, scorer_versions, select, with_published,
 )
 from rose_core.analysis.agreement import HumanTrials, human_trials
+from rose_core.analysis.charts import dot_figure, failure_figure
 from rose_core.analysis.formats import Kind, format_frame, human_label
-from rose_core.exports import frame_bytes
+from rose_core.analysis.persist import DiskCache
+from rose_core.analysis.selection import participant_stats
+from rose_core.exports import frame_bytes, table_frame, table_rows
 from rose_core.store import Store
 from rose_core.study import list_studies
 from ui.resources import dataset, store, store_at
@@ -31,34 +35,62 @@ def _frames(db: str) -> FrameCache:
     return FrameCache(store_at(db))
 
 
+@st.cache_resource(show_spinner=False)
+def _disk(db: str) -> DiskCache | None:
+    """What the analyses computed, kept beside a SQLite database for the first pages after a restart (none on
+    PostgreSQL: several app processes, perhaps on several machines, share that data; each computes it once)."""
+    path = store_at(db).path
+    return DiskCache(f"{path}.analyses") if path is not None else None
+
+
+def _on_disk(db: str, key: tuple, compute: Callable[[], object]) -> object:
+    disk = _disk(db)
+    return compute() if disk is None else disk.fetch(key, compute)
+
+
+def _stamps(runs: pd.Series, stamps: dict[str, float]) -> tuple:
+    """The import times of the runs these rows come from: a replaced run (or a database made anew) differs."""
+    return tuple(sorted((str(r), stamps.get(str(r), -1.0)) for r in pd.unique(runs)))
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
-def _participants(db: str, version: tuple, rules: ExclusionRules) -> pd.DataFrame:
-    return participant_table(store_at(db), rules)
+def _participant_stats(db: str, version: tuple) -> pd.DataFrame:
+    """The costly half of the participant table, by the participants' data version (`human_version`: their
+    responses, the verdicts generation, their studies' runs; memory, then disk)."""
+    return _on_disk(db, ("participant_stats", version), lambda: participant_stats(store_at(db)))
 
 
-def _signature(g: pd.DataFrame, generation: int) -> tuple[int, int, int]:
-    """A solver's rows: count, last id, and the verdicts generation (a rescore rewrites rows in place)."""
-    return len(g), int(g["response_id"].max()) if len(g) else 0, generation
+def _signature(g: pd.DataFrame, generation: int, stamps: dict[str, float]) -> tuple:
+    """A solver's rows: count, last id, the verdicts generation (a rescore rewrites rows in place) and its runs'
+    import times (a run replaced by one of the same size reuses the freed ids)."""
+    return (len(g), int(g["response_id"].max()) if len(g) else 0, generation,
+            _stamps(g["run_id"], stamps) if len(g) else ())
+
+
+def _analysis(kind: str, arg: object, g: pd.DataFrame, humans: "Callable[[], HumanTrials]", ds: Dataset) -> object:
+    if kind == "main":
+        return main_rows(g)  # the solver's own seeded bootstrap: the same row as `report` computes
+    if kind == "gap":
+        return gap_table(g, conditioned=bool(arg))
+    if kind == "bridges":
+        return bridge_table(g)
+    if kind == "failures":
+        return failure_table(g)
+    if kind == "human_model":  # the humans' trials, prepared once (`_human_trials`)
+        return human_model_agreement(g, humans=humans())
+    if kind == "difficulty":
+        return difficulty_table(g, cached_instance_params(ds.dataset_hash), str(arg))
+    raise ValueError(kind)
 
 
 @st.cache_data(show_spinner=False, max_entries=1024)
 def _per_solver(kind: str, arg: object, solver: str, signature: tuple, human_signature: tuple, rules: ExclusionRules,
-                filters: Filters, _g: pd.DataFrame, _humans: "pd.DataFrame | HumanTrials", _ds) -> object:
-    """One solver's share of an analysis, cached by that solver's own rows: new responses of one run (or of
-    the participants) recompute only that run's (or the humans') part."""
-    if kind == "main":
-        return main_rows(_g)  # the solver's own seeded bootstrap: the same row as `report` computes
-    if kind == "gap":
-        return gap_table(_g, conditioned=bool(arg))
-    if kind == "bridges":
-        return bridge_table(_g)
-    if kind == "failures":
-        return failure_table(_g)
-    if kind == "human_model":  # _humans: the humans' trials, prepared once (`_human_trials`)
-        return human_model_agreement(_g, humans=_humans)
-    if kind == "difficulty":
-        return difficulty_table(_g, cached_instance_params(_ds.dataset_hash), str(arg))
-    raise ValueError(kind)
+                filters: Filters, dataset_hash: str, db: str, _g: pd.DataFrame,
+                _humans: "Callable[[], HumanTrials]", _ds) -> object:
+    """One solver's share of an analysis, cached by that solver's own rows (in memory, then on disk): new
+    responses of one run (or of the participants) recompute only that run's (or the humans') part."""
+    key = ("per_solver", kind, arg, solver, signature, human_signature, rules, filters, dataset_hash)
+    return _on_disk(db, key, lambda: _analysis(kind, arg, _g, _humans, _ds))
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -68,8 +100,31 @@ def _human_trials(human_signature: tuple, rules: ExclusionRules, filters: Filter
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _human_agreement(human_signature: tuple, rules: ExclusionRules, filters: Filters, _humans: pd.DataFrame, _ds):
-    return human_agreement(_humans, _ds)
+def _human_agreement(human_signature: tuple, rules: ExclusionRules, filters: Filters, dataset_hash: str, db: str,
+                     _humans: pd.DataFrame, _ds):
+    return _on_disk(db, ("human_agreement", human_signature, rules, filters, dataset_hash),
+                    lambda: human_agreement(_humans, _ds))
+
+
+class _Selected:
+    """A selection's rows and their split by solver, computed once per data version and choice (shared by every
+    session and rerun, read-only): filtering and splitting 200,000 rows at every rerun cost more than the page."""
+
+    def __init__(self, frame: pd.DataFrame, parts: pd.DataFrame, filters: Filters, rules: ExclusionRules,
+                 generation: int, stamps: dict[str, float]):
+        sel = select(frame, parts, filters, rules)   # the one selection path (`report` takes it too)
+        self.df, self.n_excluded = sel.df, sel.n_excluded
+        self.versions = scorer_versions(self.df)
+        humans = self.df[self.df["solver_kind"] == "human"]
+        self.humans = (humans, _signature(humans, generation, stamps))
+        self.groups = [(str(solver), g, _signature(g, generation, stamps))
+                       for solver, g in self.df.groupby("solver", sort=False)]
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)   # each holds a copy of the selected rows (~70 MB at 200k)
+def _selected(db: str, version: tuple, human: tuple, filters: Filters, rules: ExclusionRules, _frame: pd.DataFrame,
+              _parts: pd.DataFrame, _stamps: dict[str, float]) -> _Selected:
+    return _Selected(_frame, _parts, filters, rules, version[2], _stamps)
 
 
 @st.cache_resource(show_spinner=False)
@@ -137,14 +192,17 @@ class View:
         db = db or store()
         self.db = db
         self.ds = ds or dataset()
-        everything, self.version = _frames(db.location).get()
+        everything, self.version, stamps = _frames(db.location).get_with_stamps()
         if filters is None or rules is None:
             filters, rules = sidebar(everything)
         self.filters, self.rules = filters, rules
-        self.selection: Selection = select(everything, _participants(db.location, human_version(db), rules),
-                                           filters, rules)
-        self.participants = self.selection.participants
-        self.df, self.n_excluded = self.selection.df, self.selection.n_excluded
+        hv = human_version(db)
+        stats = _participant_stats(db.location, hv)
+        self.participants = participant_table(db, rules, stats=stats)   # the participants' own rows: always fresh
+        chosen = _selected(db.location, self.version, hv, filters, rules, everything, self.participants, stamps)
+        self._parts = chosen
+        self.df, self.n_excluded = chosen.df, chosen.n_excluded
+        self.selection = Selection(self.df, self.participants, filters, rules, self.n_excluded)
         self.everything = everything
         humans = self.df.loc[self.df["solver_kind"] == "human", "study_id"].unique() if len(self.df) else []
         names = study_names(db)
@@ -170,29 +228,20 @@ class View:
         if self.background:
             PRIORITY.wait_idle()
 
-    def _split(self) -> tuple[pd.DataFrame, tuple, list[tuple[str, pd.DataFrame, tuple]]]:
-        """The humans' rows and each solver's rows with their signatures, split once per page run (a page asks
-        for several analyses; splitting 200,000 rows again for each costs more than a cache hit)."""
-        if getattr(self, "_parts", None) is None:
-            humans = self.df[self.df["solver_kind"] == "human"]
-            groups = [(str(solver), g, _signature(g, self.version[2]))
-                      for solver, g in self.df.groupby("solver", sort=False)]
-            self._parts = (humans, _signature(humans, self.version[2]), groups)
-        return self._parts
-
     def _compute(self, kind: str, arg: object):
         self._yield()
-        humans, hsig, groups = self._split()
+        humans, hsig = self._parts.humans
+        db, ds_hash = self.db.location, self.ds.dataset_hash
         if kind == "human_agreement":
-            return _human_agreement(hsig, self.rules, self.filters, humans, self.ds)
+            return _human_agreement(hsig, self.rules, self.filters, ds_hash, db, humans, self.ds)
+        trials = (lambda: _human_trials(hsig, self.rules, self.filters, humans))  # only when not cached
         parts = []
-        side = _human_trials(hsig, self.rules, self.filters, humans) if kind == "human_model" else humans
-        for solver, g, sig in groups:
+        for solver, g, sig in self._parts.groups:
             if kind == "human_model" and solver == "Human":
                 continue
             self._yield()
-            parts.append(_per_solver(kind, arg, solver, sig, hsig if kind == "human_model" else (),
-                                     self.rules, self.filters, g, side, self.ds))
+            parts.append(_per_solver(kind, arg, solver, sig, hsig if kind == "human_model" else (), self.rules,
+                                     self.filters, ds_hash, db, g, trials, self.ds))
         out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         if kind == "main":
             out = with_published(out)
@@ -215,7 +264,7 @@ class View:
             bits.append(f"{len(f.studies)} studies")
         ex = f"exclusions on ({self.rules.describe()}): {self.n_excluded} participants excluded" \
             if self.rules != ExclusionRules(False, None, None) else "exclusions off: every participant kept"
-        scored = ", ".join(f"scorer {v}" for v in scorer_versions(self.df)) or "no responses"
+        scored = ", ".join(f"scorer {v}" for v in self._parts.versions) or "no responses"
         return f"{len(self.df):,} responses ({scored}) · " + " · ".join(bits) + " · " + ex
 
     def all_humans_excluded(self) -> bool:
@@ -230,7 +279,7 @@ class View:
                      "agreement and human heatmaps are absent. Loosen the participant exclusions in the sidebar "
                      "to see them.", icon="🚫")
         st.caption(self.caption())
-        stale = scorer_note(scorer_versions(self.df))
+        stale = scorer_note(self._parts.versions)
         if stale:
             st.warning(stale)
 
@@ -313,6 +362,19 @@ def table(df: pd.DataFrame, name: str, key: str, note: str = "", kinds: dict[str
     return shown
 
 
+def table_downloads(db: Store, tables: tuple[str, ...], study_id: str, key: str) -> None:
+    """A study's tables as CSV and Parquet (the Studies page, ROSE and SGP): each table's row count, and the file
+    built when its button is clicked, not at every rerun (100,000 responses take seconds to read and encode)."""
+    for name in tables:
+        c1, c2, c3 = st.columns([2, 1, 1])
+        c1.write(f"**{name}**: {table_rows(db, name, study_id)} rows")
+        c2.download_button("CSV", lambda t=name: frame_bytes(table_frame(db, t, study_id), "csv"),
+                           f"{study_id}-{name}.csv", "text/csv", key=f"{key}_csv_{name}", on_click="ignore")
+        c3.download_button("Parquet", lambda t=name: frame_bytes(table_frame(db, t, study_id), "parquet"),
+                           f"{study_id}-{name}.parquet", "application/octet-stream", key=f"{key}_pq_{name}",
+                           on_click="ignore")
+
+
 def participants_overview(parts: pd.DataFrame, rules_text: str, name: str, key: str, note: str,
                           kinds: dict[str, Kind]) -> pd.DataFrame:
     """A participant table as both benchmarks show it (ROSE's Participants page, SGP results): participants,
@@ -331,7 +393,7 @@ def participants_overview(parts: pd.DataFrame, rules_text: str, name: str, key: 
 
 
 def chart(fig: go.Figure, name: str, key: str, note: str = "") -> None:
-    if note:  # the chart itself says how its data was chosen, also once exported
+    if note and fig.layout.title.subtitle.text != note:  # the chart itself says how its data was chosen, also once exported
         fig.update_layout(title={"subtitle": {"text": note}})
     st.plotly_chart(fig, key=key, config={"toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
                                           "displaylogo": False})
@@ -339,6 +401,29 @@ def chart(fig: go.Figure, name: str, key: str, note: str = "") -> None:
                        f"{name}{_suffix(note)}.html",
                        "text/html", key=f"{key}_html", on_click="ignore")
 
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _figure(builder: str, df: pd.DataFrame, title: str, note: str, metrics: tuple = (), connect: bool = True) -> go.Figure:
+    """A figure in the one visual language (`rose_core.analysis.charts`), built once per table shown (keyed by
+    the table's content) and shared read-only: building a figure costs more than a rerun's cached analyses."""
+    if builder == "dots":
+        fig, _ = dot_figure(df, list(metrics), title, connect=connect, width=None)
+    else:
+        fig, _ = failure_figure(df, title, width=None)
+    if note:
+        fig.update_layout(title={"subtitle": {"text": note}})
+    return fig
+
+
+def dots(df: pd.DataFrame, metrics: list[tuple[str, str]], title: str, name: str, key: str, note: str = "",
+         connect: bool = True) -> None:
+    """One row per solver, a coloured marker per metric (`charts.dot_figure`), with its exports."""
+    chart(_figure("dots", df, title, note, tuple(metrics), connect), name, key, note)
+
+
+def failures(df: pd.DataFrame, title: str, name: str, key: str, note: str = "") -> None:
+    """Stacked bars of failure kinds per solver and template (`charts.failure_figure`), with its exports."""
+    chart(_figure("failures", df, title, note), name, key, note)
 
 
 # What the pages compute with the sidebar's defaults; the warm-up fills these caches ahead of the pages.
@@ -375,4 +460,6 @@ def warm_up() -> threading.Event:
     Called where experimenters land after signing in, so the analysis pages are warm when they are opened;
     participant sessions never start it."""
     db = store()
-    return _warm_up_started(db.location, _frames(db.location).get()[1], db, dataset())
+    # The version alone (no rows read): the frame itself is read by the warm-up, or by a page opened before it,
+    # not by the sign-in's rerun.
+    return _warm_up_started(db.location, _frames(db.location).current(), db, dataset())

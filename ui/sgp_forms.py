@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from rose_core.exports import frame_bytes, table_frame
 from rose_core.instrument.config import SGP_DEFAULT_STEP_CAP, Study, StudyConfig, StudyError
 from rose_core.instrument.episode_session import create_sgp_study, sgp_coverage
 from rose_core.storage import episodes as se
 from rose_core.store import Store
+from ui.dash import table_downloads
 
 MODALITY_LABEL = {"2d": "2D schematic (the paper's look)", "3d": "3D view", "text": "text (list of pieces)"}
 INPUT_LABEL = {"click": "click a piece, then an arrow or the cell next to it", "keyboard": "keyboard (arrow keys)",
@@ -100,13 +100,6 @@ def sgp_study_monitor(store: Store, sgp, study: Study) -> None:
     else:
         st.dataframe(parts, hide_index=True, width="stretch")
     st.markdown("#### Export")
-    for table in se.EXPORT_TABLES:
-        df = table_frame(store, table, study.study_id)
-        c1, c2, c3 = st.columns([2, 1, 1])
-        c1.write(f"**{table}**: {len(df)} rows")
-        c2.download_button("CSV", frame_bytes(df, "csv"), f"{study.study_id}-{table}.csv", "text/csv",
-                           key=f"studies_sgp_csv_{table}")
-        c3.download_button("Parquet", frame_bytes(df, "parquet"), f"{study.study_id}-{table}.parquet",
-                           "application/octet-stream", key=f"studies_sgp_pq_{table}")
+    table_downloads(store, tuple(se.EXPORT_TABLES), study.study_id, "studies_sgp")
     with st.expander("Configuration"):
         st.json(pd.Series(cfg.__dict__).to_dict())

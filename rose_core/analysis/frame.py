@@ -2,6 +2,7 @@
 by appending (FrameCache) and snapshotted to Parquet beside the database for fast first loads."""
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..solver_labels import label_of
-from ..store import Store, read_frame, verdicts_generation
+from ..store import Store, verdicts_generation
 
 _SQL = """
 SELECT r.response_id, r.run_id, runs.solver_kind, runs.solver_name, runs.study_id, r.participant_id, r.instance_id,
@@ -18,31 +19,75 @@ SELECT r.response_id, r.run_id, runs.solver_kind, runs.solver_name, runs.study_i
 FROM responses r JOIN runs USING (run_id)
 WHERE r.kind = 'main'
 """
+_INTS = ("response_id", "valid", "passed")
+_FLOATS = ("total_ms", "first_action_ms")
 
 
 # --------------------------------------------------------------------------- frames, filters, exclusions
+
+def _plain_text(df: pd.DataFrame) -> pd.DataFrame:
+    """Text columns as plain Python strings (object dtype), whatever produced them.
+
+    pandas 3 reads text as Arrow-backed strings, whose every row filter and group-by re-encodes the column: a
+    cold dashboard page spends most of its time there. Object columns are filtered by pointer copies."""
+    for col in df.columns:
+        dtype = df[col].dtype
+        if isinstance(dtype, pd.CategoricalDtype):   # the snapshot's dictionary-encoded columns: cheap to expand
+            df[col] = df[col].astype(object).where(df[col].notna(), None)
+        elif dtype == "str" or isinstance(dtype, pd.StringDtype):
+            df[col] = df[col].astype("category").astype(object).where(df[col].notna(), None)
+    return df
+
 
 def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
     """Every main response (participants' practice and attention items excluded), one row each; with
     after_id, only the responses stored after that one (for incremental refreshes)."""
     with store.connect() as conn:
-        df = read_frame(conn, _SQL + " AND r.response_id > ? ORDER BY r.response_id", (after_id,))
-    # Fixed dtypes, whatever this batch holds: an appended batch must look like a full reload.
-    df["study_id"] = df["study_id"].fillna("").astype(object)
-    for col in ("total_ms", "first_action_ms"):
+        # plain DB-API on either backend (read_frame would type the text as Arrow strings: see `_plain_text`)
+        cur = conn.execute(_SQL + " AND r.response_id > ? ORDER BY r.response_id", (after_id,))
+        cols = [d[0] for d in cur.description]
+        rows = [tuple(r) for r in cur.fetchall()]
+    # Built as Python objects, then the numbers typed: fixed dtypes whatever this batch holds (an appended batch
+    # must look like a full reload), and text stays plain strings (`_plain_text`).
+    df = pd.DataFrame(rows, columns=cols, dtype=object) if rows else pd.DataFrame(
+        {c: pd.Series(dtype=object) for c in cols})
+    for col in _INTS:
+        df[col] = df[col].astype(np.int64)
+    for col in _FLOATS:
         df[col] = df[col].astype(float)
+    df["study_id"] = df["study_id"].where(df["study_id"].notna(), "")
     codes, runs = pd.factorize(df["solver_kind"] + "\x1f" + df["solver_name"])  # one label per distinct run
     df["solver"] = np.array([label_of(*r.split("\x1f", 1)) for r in runs] + [""], dtype=object)[codes]
     df["unit"] = np.where(df["solver_kind"] == "human", df["participant_id"], df["scene_id"])
+    for col in ("solver", "unit"):
+        df[col] = df[col].astype(object)
     return df
+
+
+def run_stamps(conn, solver_kind: str | None = None) -> dict[str, float]:
+    """run_id -> when it was imported (a study's run: when the study was created), of every run or of one solver
+    kind's. A replaced run keeps its id but not its time, and a database made anew gets new times: caches key on
+    these, not on ids alone."""
+    if solver_kind is None:
+        return {r: float(t) for r, t in conn.execute("SELECT run_id, imported_at FROM runs ORDER BY run_id")}
+    return {r: float(t) for r, t in conn.execute(
+        "SELECT run_id, imported_at FROM runs WHERE solver_kind = ? ORDER BY run_id", (solver_kind,))}
+
+
+def stamps_digest(stamps: dict[str, float]) -> str:
+    return hashlib.sha256(json.dumps(sorted(stamps.items())).encode()).hexdigest()[:16]
 
 
 class FrameCache:
     """The responses frame of one database, refreshed by appending what is new (responses only grow; a
-    removed or replaced run changes the row count differently, and then everything is reloaded).
+    removed or replaced run changes the row count or the runs' import times, and then everything is reloaded).
 
     A Parquet snapshot beside a SQLite database (`<db>.frame.parquet`) makes the first load after a server start
     a file read plus the rows stored since, instead of a full scan.
+
+    `state` is (rows, max response_id, verdicts generation, digest of the runs' import times): a rescore rewrites
+    verdicts in place (generation), and a run replaced by one of the same size (or a database made anew at the
+    same path) would otherwise look unchanged, because SQLite reuses the freed response ids.
     """
 
     def __init__(self, store: Store, snapshot: bool = True):
@@ -51,17 +96,19 @@ class FrameCache:
         self.store = store
         self.lock = threading.Lock()
         self.frame: pd.DataFrame | None = None
-        # (rows, max response_id, verdicts generation) of what the frame holds
-        self.state: tuple[int, int, int] = (0, 0, 0)
+        self.state: tuple[int, int, int, str] = (0, 0, 0, "")
+        self._seen: dict[str, float] = {}      # the runs when the frame was last read
         # SQLite only: beside the file. On PostgreSQL several app processes share the data; each reads it whole once.
         self.snapshot = Path(f"{store.path}.frame.parquet") if snapshot and store.path is not None else None
         self.snapshot_rows = 0
 
-    def _current(self) -> tuple[int, int, int]:
+    def _current(self) -> tuple[tuple[int, int, int, str], dict[str, float]]:
         with self.store.connect() as conn:
             rows, last = conn.execute("SELECT count(*), coalesce(max(response_id), 0) FROM responses "
                                       "WHERE kind = 'main'").fetchone()
-            return int(rows), int(last), verdicts_generation(conn)
+            generation = verdicts_generation(conn)
+            stamps = run_stamps(conn)
+        return (int(rows), int(last), generation, stamps_digest(stamps)), stamps
 
     def _load_snapshot(self) -> None:
         if self.snapshot is None or not self.snapshot.exists():
@@ -71,11 +118,13 @@ class FrameCache:
 
             table = pq.read_table(self.snapshot)
             meta = json.loads(table.schema.metadata[b"rose_state"])
-            self.frame = table.to_pandas()
-            self.state = (int(meta["rows"]), int(meta["last"]), int(meta.get("generation", -1)))
+            self.frame = _plain_text(table.to_pandas())
+            stamps = {str(r): float(t) for r, t in meta["stamps"].items()}  # older snapshots: KeyError, reload
+            self.state = (int(meta["rows"]), int(meta["last"]), int(meta["generation"]), stamps_digest(stamps))
+            self._seen = stamps
             self.snapshot_rows = self.state[0]
-        except Exception:  # a torn or foreign file: ignore it, the database is the truth
-            self.frame, self.state = None, (0, 0)
+        except Exception:  # a torn, foreign or older file: ignore it, the database is the truth
+            self.frame, self.state, self._seen = None, (0, 0, 0, ""), {}
 
     def _save_snapshot(self) -> None:
         if self.snapshot is None or self.frame is None:
@@ -84,42 +133,71 @@ class FrameCache:
         import pyarrow.parquet as pq
 
         table = pa.Table.from_pandas(self.frame, preserve_index=False)
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}), b"rose_state": json.dumps(
-            {"rows": self.state[0], "last": self.state[1], "generation": self.state[2]}).encode()})
+        # text dictionary-encoded: a smaller file, read back as categories that expand to strings at once
+        table = pa.table({name: col.dictionary_encode() if pa.types.is_string(col.type) else col
+                          for name, col in zip(table.column_names, table.columns)})
+        table = table.replace_schema_metadata({b"rose_state": json.dumps(
+            {"rows": self.state[0], "last": self.state[1], "generation": self.state[2],
+             "stamps": self._seen}).encode()})
         tmp = self.snapshot.with_name(self.snapshot.name + ".part")
         pq.write_table(table, tmp)
         tmp.replace(self.snapshot)
         self.snapshot_rows = self.state[0]
 
-    def get(self) -> tuple[pd.DataFrame, tuple[int, int, int]]:
+    def current(self) -> tuple[int, int, int, str]:
+        """The data version now, as `get` would return it, without reading a row (counts and the runs' times)."""
+        return self._current()[0]
+
+    def get(self) -> tuple[pd.DataFrame, tuple[int, int, int, str]]:
+        frame, state, _ = self.get_with_stamps()
+        return frame, state
+
+    def get_with_stamps(self) -> tuple[pd.DataFrame, tuple[int, int, int, str], dict[str, float]]:
+        """(frame, state, the runs' import times the frame was read with), read together under the lock."""
         with self.lock:
-            rows, last, generation = current = self._current()
-            if self.frame is None:
-                self._load_snapshot()
-            if self.frame is not None and current == self.state:
-                return self.frame, self.state
-            # Appending is only right while no stored verdict was rewritten (rescore bumps the generation).
-            if self.frame is not None and last >= self.state[1] and generation == self.state[2]:
-                new = responses_frame(self.store, after_id=self.state[1])
-                if self.state[0] + len(new) == rows:
-                    if len(new):
-                        self.frame = pd.concat([self.frame, new], ignore_index=True)
-                    self.state = current
-                    if rows - self.snapshot_rows > max(1000, rows // 20):  # amortised rewrites
-                        self._save_snapshot()
-                    return self.frame, self.state
-            self.frame = responses_frame(self.store)
-            self.state = current
-            self._save_snapshot()
+            frame, state = self._get()
+            return frame, state, dict(self._seen)
+
+    def _get(self) -> tuple[pd.DataFrame, tuple[int, int, int, str]]:
+        """The frame as of now (the caller holds the lock)."""
+        current, stamps = self._current()
+        rows, last, generation, _ = current
+        if self.frame is None:
+            self._load_snapshot()
+        if self.frame is not None and current == self.state:
             return self.frame, self.state
+        # Appending is only right while no stored verdict was rewritten (rescore bumps the generation) and
+        # no run was replaced or removed: the runs seen before are all still there, imported at the same time.
+        if self.frame is not None and last >= self.state[1] and generation == self.state[2] and \
+                self._only_new_runs(stamps):
+            new = responses_frame(self.store, after_id=self.state[1])
+            if self.state[0] + len(new) == rows:
+                if len(new):
+                    self.frame = pd.concat([self.frame, new], ignore_index=True)
+                self.state = current
+                self._seen = stamps
+                if rows - self.snapshot_rows > max(1000, rows // 20):  # amortised rewrites
+                    self._save_snapshot()
+                return self.frame, self.state
+        self.frame = responses_frame(self.store)
+        self.state = current
+        self._seen = stamps
+        self._save_snapshot()
+        return self.frame, self.state
+
+    def _only_new_runs(self, stamps: dict[str, float]) -> bool:
+        """Every run the frame was read with is still there with the same import time (new runs may be added)."""
+        return all(stamps.get(r) == t for r, t in self._seen.items())
 
 
-def human_version(store: Store) -> tuple[int, int, int]:
-    """Changes only when participants' responses change (what the participant table depends on)."""
+def human_version(store: Store) -> tuple[int, int, int, str]:
+    """Changes only when participants' responses change (what the participant statistics depend on): their
+    count, last id, the verdicts generation and the studies' runs' creation times (a database made anew at the
+    same path, with as many participant responses, is not the same data)."""
     with store.connect() as conn:
         rows, last = conn.execute("SELECT count(*), coalesce(max(response_id), 0) FROM responses "
                                   "WHERE participant_id != ''").fetchone()
-        return int(rows), int(last), verdicts_generation(conn)
+        return int(rows), int(last), verdicts_generation(conn), stamps_digest(run_stamps(conn, "human"))
 
 
 def scorer_versions(df: pd.DataFrame) -> dict[str, int]:
@@ -127,7 +205,10 @@ def scorer_versions(df: pd.DataFrame) -> dict[str, int]:
     scorer: numbers from an older one are flagged, and `rescore` brings them up to date)."""
     if df.empty:
         return {}
-    return {str(k): int(v) for k, v in df["scorer_version"].astype(str).value_counts().sort_index().items()}
+    out: dict[str, int] = {}
+    for k, v in df["scorer_version"].value_counts(dropna=False).items():  # counted as stored, then named
+        out[str(k)] = out.get(str(k), 0) + int(v)
+    return dict(sorted(out.items()))
 
 
 def scorer_note(versions: dict[str, int]) -> str | None:

@@ -92,18 +92,11 @@ def rose_study_ids(store: Store) -> set[str]:
         return {s.study_id for s in list_studies(conn) if s.config.benchmark == "rose"}
 
 
-def participant_table(store: Store, rules: ExclusionRules) -> pd.DataFrame:
-    """One row per participant of a ROSE study: timing, practice, attention, streaks, and why (if) excluded."""
-    parts = pd.DataFrame(store.query(
-        "SELECT p.participant_id, p.study_id, s.name AS study, p.external_id, p.source, p.practice_attempts, "
-        "p.practice_passed, p.end_reason FROM participants p JOIN studies s USING (study_id) "
-        # a total order that does not depend on the (random) participant ids
-        "ORDER BY p.study_id, p.external_id, p.participant_id"))
-    if parts.empty:
-        return parts
-    parts = parts[parts["study_id"].isin(rose_study_ids(store))].reset_index(drop=True)
-    if parts.empty:
-        return parts
+def participant_stats(store: Store) -> pd.DataFrame:
+    """Per participant (the index), from their responses: main items and PASS rate, median time per item and to
+    first action, the longest streak, attention checks (and passed), practice PASS rate. The costly half of
+    `participant_table` (it reads every participant response); it changes only when those change
+    (`frame.human_version`), so the dashboards cache it by that."""
     with store.connect() as conn:
         resp = read_frame(
             conn, "SELECT participant_id, kind, passed, parsed, total_ms, first_action_ms FROM responses "
@@ -119,21 +112,36 @@ def participant_table(store: Store, rules: ExclusionRules) -> pd.DataFrame:
     att.columns = ["attention_checks", "attention_passed"]
     prac = resp[resp["kind"] == "practice"].groupby("participant_id")["passed"].mean().mul(100).rename(
         "practice_pass_rate")
-    out = parts.set_index("participant_id").join(stats).join(att).join(prac).reset_index()
-    out["main_items"] = out["main_items"].fillna(0).astype(int)
-    out["longest_streak"] = out["longest_streak"].fillna(0).astype(int)
-    out["attention_checks"] = out["attention_checks"].fillna(0).astype(int)
-    out["attention_passed"] = out["attention_passed"].fillna(0).astype(int)
-    reasons = []
-    for r in out.itertuples(index=False):
-        why = []
-        if rules.failed_attention and r.attention_passed < r.attention_checks:
-            why.append("attention")
-        if rules.too_fast_ms and not pd.isna(r.median_item_s) and r.median_item_s * 1000 < rules.too_fast_ms:
-            why.append("too fast")
-        if rules.streak and r.longest_streak >= rules.streak:
-            why.append("streak")
-        reasons.append(", ".join(why))
+    return pd.concat([stats, att, prac], axis=1)
+
+
+def participant_table(store: Store, rules: ExclusionRules, stats: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per participant of a ROSE study: timing, practice, attention, streaks, and why (if) excluded. The
+    participants' own rows (study, end state, practice attempts) and the studies' benchmarks are read afresh;
+    `stats` (`participant_stats` of the same database) may come from a cache."""
+    parts = pd.DataFrame(store.query(
+        "SELECT p.participant_id, p.study_id, s.name AS study, p.external_id, p.source, p.practice_attempts, "
+        "p.practice_passed, p.end_reason FROM participants p JOIN studies s USING (study_id) "
+        # a total order that does not depend on the (random) participant ids
+        "ORDER BY p.study_id, p.external_id, p.participant_id"))
+    if parts.empty:
+        return parts
+    parts = parts[parts["study_id"].isin(rose_study_ids(store))].reset_index(drop=True)
+    if parts.empty:
+        return parts
+    stats = participant_stats(store) if stats is None else stats
+    out = parts.set_index("participant_id").join(stats).reset_index()
+    for col in ("main_items", "longest_streak", "attention_checks", "attention_passed"):
+        out[col] = out[col].fillna(0).astype(int)
+    why = pd.DataFrame(index=out.index)
+    why["attention"] = rules.failed_attention and (out["attention_passed"] < out["attention_checks"])
+    why["too fast"] = bool(rules.too_fast_ms) and (out["median_item_s"] * 1000 < (rules.too_fast_ms or 0)) \
+        & out["median_item_s"].notna()
+    why["streak"] = bool(rules.streak) and (out["longest_streak"] >= (rules.streak or 0))
+    reasons = np.full(len(out), "", dtype=object)
+    for name in why.columns:  # "attention, too fast, streak": the reasons that hold, in this order
+        hit = why[name].to_numpy(dtype=bool)
+        reasons = np.where(hit & (reasons == ""), name, np.where(hit, reasons + ", " + name, reasons))
     out["excluded"] = reasons
     return out
 

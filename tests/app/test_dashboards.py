@@ -2,6 +2,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -208,3 +209,72 @@ def test_drilldown_picker_limited_to_instances_humans_answered(dash_env):
     fig = json.loads(at.get("plotly_chart")[0].proto.spec)
     colours = {t["name"]: t["marker"]["color"] for t in fig["data"] if t.get("name")}
     assert len(set(colours.values())) == len(colours)  # heatmap, gold and every model: distinct colours
+
+
+def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_dataset, populated_db, tmp_path,
+                                                                         monkeypatch):
+    """A restarted server (every in-memory cache empty) serves the analyses the last process kept beside the
+    database without computing them; a run replaced by one of the same size (SQLite reuses the freed response
+    ids, so its row count and last id are unchanged) is computed afresh, and only that run."""
+    import shutil
+
+    import ui.dash
+    from rose_core.run_import import import_run
+    from rose_core.store import Store
+
+    db = tmp_path / "rose.db"
+    shutil.copy(populated_db.path, db)
+    monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
+    monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
+    monkeypatch.setenv("ROSE_DB", str(db))
+    monkeypatch.chdir(ROOT)
+    mains = [i for i in small_dataset.instances.values() if i.template in ("T1", "T2", "T3", "T4", "T5")][:20]
+
+    def run(name: str, answer) -> Path:
+        f = tmp_path / name
+        f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": answer(i),
+                                         "dataset_hash": small_dataset.dataset_hash}) + "\n" for i in mains))
+        return f
+
+    store = Store(db)
+    import_run(store, small_dataset, run("right.jsonl", lambda i: i.protocol_answer), "late-model")
+
+    def late_valid(at: AppTest) -> str:
+        return at.dataframe[0].value.set_index("solver").loc["late-model", "VALID"]
+
+    def restart() -> None:
+        st.cache_resource.clear()
+        st.cache_data.clear()
+
+    restart()
+    first = open_page("app_pages/results.py")
+    assert not first.exception, first.exception
+    assert late_valid(first).startswith("100.0")
+    ui.dash.warm_up().wait(120)                  # the sign-in warm-up keeps its analyses on disk too
+    assert list((tmp_path / "rose.db.analyses").glob("*.pkl"))
+
+    computed = []
+    real = ui.dash._analysis
+
+    def counting(kind, arg, g, humans, ds):
+        computed.append((kind, str(g["solver"].iloc[0])))
+        return real(kind, arg, g, humans, ds)
+
+    monkeypatch.setattr(ui.dash, "_analysis", counting)
+    restart()
+    again = open_page("app_pages/results.py")
+    assert not again.exception, again.exception
+    ui.dash.warm_up().wait(120)
+    assert computed == []                        # everything read from disk (the page's and the warm-up's)
+    pd.testing.assert_frame_equal(again.dataframe[0].value, first.dataframe[0].value)
+
+    before = store.query("SELECT count(*) AS n, max(response_id) AS last FROM responses")[0]
+    import_run(store, small_dataset, run("wrong.jsonl", lambda i: "nonsense"), "late-model", replace=True)
+    assert store.query("SELECT count(*) AS n, max(response_id) AS last FROM responses")[0] == before
+    computed.clear()
+    restart()
+    fresh = open_page("app_pages/results.py")
+    assert not fresh.exception, fresh.exception
+    assert late_valid(fresh).startswith("0.0")
+    ui.dash.warm_up().wait(120)                  # the page and the warm-up started at sign-in: both counted
+    assert {s for _, s in computed} == {"late-model"}   # the other solvers still come from disk

@@ -142,6 +142,8 @@ def test_studies_page_sets_up_an_sgp_study_and_watches_its_own_pool(sgp_env, sgp
     assert metrics["Participants needed"] == str(-(-len(pool) * 3 // 4))
     assert any("step cap: none" in cap.value for cap in at.caption)
     assert f"https://rose.example.org/?study={study.study_id}" in at.code[0].value
+    shown = [m.value for m in at.markdown]   # the export rows: counts now, files built when a button is clicked
+    assert "**episode_results**: 0 rows" in shown and "**episode_steps**: 0 rows" in shown
 
 
 def test_a_practice_episode_gets_feedback_that_survives_a_reload(sgp_env, sgp_small):  # noqa: F811

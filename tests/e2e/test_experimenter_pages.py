@@ -1,6 +1,6 @@
 """Experimenter pages in Chromium on the real server: the Drill-down replays a participant's clicks, undo and
 reload in order and ends at the stored answer; the Studies page's participant link carries the app's real address
-(the one it was opened with, or $ROSE_PUBLIC_URL)."""
+(the one it was opened with, or $ROSE_PUBLIC_URL), and its export buttons send the study's rows."""
 from __future__ import annotations
 
 import io
@@ -101,18 +101,58 @@ def _participant_link(page) -> str:
     return code.inner_text().strip()
 
 
+def _choose_study(page, study) -> None:
+    """Show `study` on the Studies page (several studies in a module's database)."""
+    page.get_by_label("Study").first.wait_for()
+    if study.study_id not in _participant_link(page):
+        page.get_by_label("Study").first.click()
+        page.get_by_role("option", name=f"{study.name} ({study.study_id})").click()
+        page.wait_for_function("s => document.querySelector('[data-testid=stCode]')?.innerText.includes(s)",
+                               arg=study.study_id)
+
+
+def test_studies_page_builds_a_study_s_export_when_its_button_is_clicked(live, browser, small_dataset):
+    """The page shows each table's row count and builds the file only when a button is clicked (at 100,000
+    responses, reading and encoding them at every rerun cost the sign-in seconds): the file is the study's rows,
+    as many as the count said, through the one CSV encoder."""
+    from rose_core.exports import frame_bytes, table_frame
+    from tests.participants import answer, new_session
+
+    store = Store(live.db)
+    study = create_study(store, small_dataset, StudyConfig(
+        name="export", split="test", templates=["T1"], practice_items=0, attention_every=0, items_per_participant=2,
+        seed=4))
+    s = new_session(store, small_dataset, study, "E1")
+    for _ in range(2):
+        answer(s, s.screen())
+    ctx, page = _new_page(browser)
+    try:
+        sign_in(page, live.url, PASSWORD)
+        _choose_study(page, study)
+        page.get_by_text("responses: 2 rows").first.wait_for()
+        for table in ("responses", "events"):
+            with page.expect_download() as dl:
+                page.locator(f".st-key-studies_csv_{table} button").click()
+            got = open(dl.value.path(), "rb").read()
+            want = table_frame(store, table, study.study_id)
+            assert got == frame_bytes(want, "csv") and len(want) >= 2, table
+            assert page.get_by_text(f"{table}: {len(want)} rows").count() >= 1
+        with page.expect_download() as dl:
+            page.locator(".st-key-studies_pq_responses button").click()
+        back = pd.read_parquet(dl.value.path())
+        assert list(back["external_id"]) == ["E1", "E1"] and set(back["study_id"]) == {study.study_id}
+        assert page.locator("[data-testid=stException]").count() == 0
+    finally:
+        ctx.close()
+
+
 def test_studies_page_link_uses_the_address_the_app_was_opened_with(live, browser, small_dataset):
     study = create_study(Store(live.db), small_dataset, StudyConfig(name="link", seed=1))
     ctx, page = _new_page(browser)
     try:
         sign_in(page, live.url, PASSWORD)
         page.get_by_role("heading", name="Studies").wait_for()
-        page.get_by_label("Study").first.wait_for()
-        if study.study_id not in _participant_link(page):  # several studies in this module's database: pick it
-            page.get_by_label("Study").first.click()
-            page.get_by_role("option", name=f"link ({study.study_id})").click()
-            page.wait_for_function("s => document.querySelector('[data-testid=stCode]')?.innerText.includes(s)",
-                                   arg=study.study_id)
+        _choose_study(page, study)
         link = _participant_link(page)
         assert link.startswith(f"{live.url}/?study={study.study_id}&PROLIFIC_PID="), link
         assert "localhost:8501" not in page.content()

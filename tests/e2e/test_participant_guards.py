@@ -197,12 +197,13 @@ def test_an_answer_in_flight_cannot_be_changed_and_a_refused_one_can(live, brows
         pid = participant_id(store, study.study_id, "FLIGHT")
         item = shown_item(store, small_dataset, study.study_id, "FLIGHT")
         _cell(page, item.view_id, 1, 1).click()
-        wait_until(lambda: _events(store, pid, item.view_id), lambda ev: len(ev) >= 1, what="the click stored")
+        wait_until(lambda: _events(store, pid, item.view_id), lambda ev: len(ev) >= 1, what="the click stored",
+                   page=page)
         hold[0] = True                                           # from now on the replies are slow
         submit = page.locator(f'.rg-root[data-view="{item.view_id}"] .rg-submit')
         submit.click()
         wait_until(lambda: store.query("SELECT parsed FROM responses WHERE participant_id = ?", (pid,)),
-                   lambda r: len(r) == 1, what="the answer stored (its reply held)")
+                   lambda r: len(r) == 1, what="the answer stored (its reply held)", page=page)
         page.clock.run_for(4_000)                                # longer than a quick server takes
         _cell(page, item.view_id, 2, 2).click(force=True)        # the participant tries to change the answer
         assert pressed_cells(page) == {(1, 1)} and submit.is_disabled()
@@ -253,5 +254,43 @@ def test_a_submit_the_server_refuses_unlocks_the_item(live, browser, small_datas
         page.get_by_text("Thank you!").wait_for()
         rows = store.query("SELECT parsed FROM responses WHERE participant_id = ?", (pid,))
         assert len(rows) == 1 and '"clicks": [[1, 1], [2, 2]]' in rows[0]["parsed"]
+    finally:
+        ctx.close()
+
+
+CLICK_DONE_ON_MOUNT = """v => {
+  // the second press of a hasty double-click: it lands on whatever DONE is there the moment the next item appears
+  const obs = new MutationObserver(() => {
+    const b = document.querySelector('.rg-root:not([data-view="' + v + '"]) .rg-submit');
+    if (b) { obs.disconnect(); b.click(); window.pressedView = b.closest('.rg-root').dataset.view; }
+  });
+  obs.observe(document.body, {subtree: true, childList: true, attributes: true});
+}"""
+
+
+def test_a_press_as_the_next_item_appears_does_not_answer_it(live, browser, small_dataset):
+    study = _study(live, small_dataset, "clickthrough", items_per_participant=2)
+    store = Store(live.db)
+    ctx = browser.new_context(**DESKTOP)
+    try:
+        page = _page(ctx)
+        start(page, _link(live, study, "THROUGH"))
+        pid = participant_id(store, study.study_id, "THROUGH")
+        first = shown_item(store, small_dataset, study.study_id, "THROUGH")
+        page.locator(f'.rg-root[data-view="{first.view_id}"]').wait_for()
+        _cell(page, first.view_id, 1, 1).click()
+        page.evaluate(CLICK_DONE_ON_MOUNT, first.view_id)
+        page.locator(f'.rg-root[data-view="{first.view_id}"] .rg-submit').click()
+        second = page.wait_for_function("() => window.pressedView").json_value()  # the next item, pressed as it appeared
+        page.wait_for_timeout(1_500)                              # time for a wrongly taken press to be stored
+        assert page.locator(f'.rg-root[data-view="{second}"].rg-submitted').count() == 0  # not taken as an answer
+        assert len(store.query("SELECT 1 FROM responses WHERE participant_id = ?", (pid,))) == 1
+        _cell(page, second, 2, 2).click()                         # the participant looks at it, then answers
+        page.locator(f'.rg-root[data-view="{second}"] .rg-submit').click()
+        page.get_by_text("Thank you!").wait_for()
+        rows = store.query("SELECT view_id, parsed FROM responses WHERE participant_id = ? ORDER BY response_id",
+                           (pid,))
+        assert [r["view_id"] for r in rows] == [first.view_id, second]
+        assert '"clicks": [[2, 2]]' in rows[1]["parsed"]          # the answer they gave, not an empty one
     finally:
         ctx.close()

@@ -15,7 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rose_core.exports import export_table, formula_like, frame_bytes, harness_tsv_bytes, neutralise, table_frame
+from rose_core.exports import (
+    export_table, formula_like, frame_bytes, harness_tsv_bytes, neutralise, table_frame, table_rows,
+)
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.run_import import import_run
 from rose_core.study import StudyConfig, create_study
@@ -186,6 +188,16 @@ def test_a_study_s_download_keeps_only_its_rows_and_is_neutralised(hostile_db):
     assert len(rows) == 2 and rows[1][rows[0].index("external_id")] == "'" + EVIL_PID
 
 
+def test_the_row_counts_the_studies_page_shows_are_the_exports_rows(hostile_db):
+    """The page shows `table_rows` and builds the file only when it is downloaded: the count is the file's."""
+    store, study = hostile_db
+    for table in ("responses", "events"):
+        for sid in (study.study_id, None, "no-such-study"):
+            assert table_rows(store, table, sid) == len(table_frame(store, table, sid)), (table, sid)
+    assert table_rows(store, "responses", study.study_id) == 1 < table_rows(store, "responses")
+    assert table_rows(store, "events", "no-such-study") == 0
+
+
 def test_episode_tables_export_as_the_studies_page_downloads_them(store, sgp_small, tmp_path):  # noqa: F811
     """`export-table --table episode_results|episode_steps`: the frame the Studies page's SGP buttons send, through
     the one CSV encoder: a typed command a spreadsheet would run is neutralised, times in UTC."""
@@ -215,6 +227,7 @@ def test_episode_tables_export_as_the_studies_page_downloads_them(store, sgp_sma
             assert r.returncode == 0, r.stderr
             assert out.read_bytes() == frame_bytes(table_frame(store, table, study.study_id), fmt)  # the page's bytes
         rows = cells((tmp_path / f"{table}.csv").read_bytes())
+        assert table_rows(store, table, study.study_id) == len(rows) - 1 == table_rows(store, table)  # the page's count
         assert not any(opens_as_formula(c) for row in rows for c in row), table
         col = {name: [r[k] for r in rows[1:]] for k, name in enumerate(rows[0])}
         assert set(col["study_id"]) == {study.study_id} and set(col["external_id"]) == {"'=HYPERLINK(\"http://evil\")"}
@@ -230,3 +243,4 @@ def test_episode_tables_export_as_the_studies_page_downloads_them(store, sgp_sma
     assert len(table_frame(store, "episode_steps")) == len(steps)                    # every study
     empty = table_frame(store, "episode_results", "no-such-study")
     assert empty.empty and "episode_id" in empty.columns                           # a header, no rows
+    assert table_rows(store, "episode_results", "no-such-study") == 0

@@ -16,8 +16,8 @@ from ...benchmarks.rose.records import TEMPLATE_LABEL
 from ...store import Store, read_frame
 from ...study import get_study
 from ..agreement import MIN_SHARED_TRIALS
+from ..formats import fmt_count, fmt_interval, fmt_rate, fmt_stat, is_missing
 from .paper import PaperReport
-from .render import fmt_interval, fmt_value
 
 BLANK = "**[TO FILL: not recorded in the database]**"
 
@@ -89,6 +89,12 @@ def _exclusion_counts(parts: pd.DataFrame) -> str:
     return ", ".join(f"{r}: {n}" for r, n in reasons.items()) or "none"
 
 
+def _interval(row: pd.Series, metric: str, none: str) -> str:
+    """"[lo, hi]" of `metric` in the one number format, or `none` when the row has no interval."""
+    lo, hi = row.get(f"{metric} lo"), row.get(f"{metric} hi")
+    return none if is_missing(lo) and is_missing(hi) else fmt_interval(lo, hi)
+
+
 def _human_row(paper: PaperReport) -> pd.Series | None:
     main = paper.table("main").frame
     h = main[main["solver"] == "Human"]
@@ -103,7 +109,7 @@ def _same_test_set(paper: PaperReport) -> str:
     bits = []
     for solver, g in df[df["solver_kind"] != "human"].groupby("solver", sort=False):
         both = len(hum & set(g["instance_id"]))
-        bits.append(f"{solver}: {both} of the {len(hum)} human-answered instances ({100 * both / len(hum):.1f}%)")
+        bits.append(f"{solver}: {both} of the {len(hum)} human-answered instances ({fmt_rate(100 * both / len(hum))}%)")
     return ("the same ROSE instances (same images, same gold answers, same scorer); " + "; ".join(bits)) if bits \
         else f"no model or agent run in this selection ({len(hum)} human-answered instances)"
 
@@ -113,8 +119,7 @@ def checklist_items(store: Store, ds: Dataset, paper: PaperReport) -> tuple[list
     p = f.participants
     rep = paper.report
     hr = _human_row(paper)
-    avg = "no human row" if hr is None else (
-        f"Human Avg {fmt_value(hr['Avg'], 'rate')} {fmt_interval(hr.get('Avg lo'), hr.get('Avg hi')) or '(no interval)'}")
+    avg = "no human row" if hr is None else f"Human Avg {fmt_rate(hr['Avg'])} {_interval(hr, 'Avg', '(no interval)')}"
     templates = sorted({t for s in f.studies for t in s["config"]["templates"]}, key=str)
     per = f.per_instance
     per_txt = (f"{per.min()}–{per.max()} (median {per.median():g})" if len(per) else "none")
@@ -159,7 +164,7 @@ def checklist_items(store: Store, ds: Dataset, paper: PaperReport) -> tuple[list
              + BLANK, "database; blank"),
         Item("Baseliner population", "Demographics and expertise", BLANK, "—"),
         Item("Ethics and compensation", "Compensation (amount, basis, effective hourly rate)",
-             f"{BLANK} (median time per main item {fmt_value(med_item, 'coef')} s on the server's clock)", "blank"),
+             f"{BLANK} (median time per main item {fmt_stat(med_item)} s on the server's clock)", "blank"),
         Item("Ethics and compensation", "Informed consent", f"consent screen before any item; {consented} of "
              f"{len(p)} participants consented", "database"),
         Item("Ethics and compensation", "Ethics review (IRB) and approval number", BLANK, "—"),
@@ -189,9 +194,9 @@ def checklist_items(store: Store, ds: Dataset, paper: PaperReport) -> tuple[list
 
 def _agreement_txt(paper: PaperReport) -> str:
     r = paper.table("agreement_human").frame.iloc[0]
-    return (f"Krippendorff's α {fmt_value(r['alpha_cells'], 'coef')} (cell clicks, {fmt_value(r['click_units'], 'count')} "
-            f"units), {fmt_value(r['alpha_counts'], 'coef')} (counts, {fmt_value(r['count_units'], 'count')} units), over "
-            f"{fmt_value(r['panel_items'], 'count')} instances with two or more participants")
+    return (f"Krippendorff's α {fmt_stat(r['alpha_cells'])} (cell clicks, {fmt_count(r['click_units'])} "
+            f"units), {fmt_stat(r['alpha_counts'])} (counts, {fmt_count(r['count_units'])} units), over "
+            f"{fmt_count(r['panel_items'])} instances with two or more participants")
 
 
 def checklist_markdown(items: list[Item]) -> str:
@@ -221,8 +226,8 @@ def methods_paragraph(paper: PaperReport, facts: HumanFacts, ds: Dataset) -> str
     completed = int((p["end_reason"] == "completed").sum()) if len(p) else 0
     solvers = [s for s in paper.table("main").frame.query("kind != 'published' and kind != 'human'")["solver"]]
     human = ("No human responses were analysed" if hr is None else
-             f"Humans reached an Avg of {fmt_value(hr['Avg'], 'rate')}% "
-             f"(95% bootstrap interval {fmt_interval(hr.get('Avg lo'), hr.get('Avg hi')) or 'not available'})")
+             f"Humans reached an Avg of {fmt_rate(hr['Avg'])}% "
+             f"(95% bootstrap interval {_interval(hr, 'Avg', 'not available')})")
     per = f.per_instance
     return (
         f"We collected a human baseline on ROSE (dataset hash {ds.dataset_hash}) in "

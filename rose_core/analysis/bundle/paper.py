@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -16,12 +15,12 @@ from ..agreement import human_agreement, human_model_agreement
 from ..bridges import bridge_table, published_bridges
 from ..difficulty import DIFFICULTY_PARAMS, difficulty_table, instance_params
 from ..failures import failure_table
+from ..formats import Kind
 from ..gap import gap_table, published_gap
 from ..report import report_from_selection, with_sgp
 from ..selection import ExclusionRules, Filters, Selection, select_from_store
 from ..tables import LABELS
 
-Kind = Literal["text", "rate", "count", "p", "coef"]
 GAP_COLUMNS = ["solver", "kind", "scenes", "Counting Avg", "Action Avg", "gap"]
 
 
@@ -33,7 +32,7 @@ class BundleError(ValueError):
 class Column:
     key: str                   # the frame's column
     head: str                  # the header as printed
-    kind: Kind = "rate"
+    kind: Kind = "rate"        # how `formats` prints it (the one number format)
     lo: str | None = None      # columns holding the interval, when there is one
     hi: str | None = None
     best: bool = False         # the best model's value is set in bold
@@ -150,7 +149,7 @@ def _agreement(df: pd.DataFrame, ds: Dataset) -> tuple[PaperTable, PaperTable]:
     h = PaperTable("agreement_human", "Human–human agreement",
                    "Krippendorff's α over per-cell click decisions (nominal) and counts (ratio), on instances with "
                    "two or more participants; the majority-vote panel's accuracy next to the mean individual's.", hh,
-                   (Column("alpha_cells", "α (cell clicks)", "coef"), Column("alpha_counts", "α (counts)", "coef"),
+                   (Column("alpha_cells", "α (cell clicks)", "stat"), Column("alpha_counts", "α (counts)", "stat"),
                     Column("click_units", "Cell units", "count"), Column("count_units", "Count units", "count"),
                     Column("panel_items", "Instances", "count"), _rate("panel_accuracy", "Panel acc.", best=False),
                     _rate("individual_accuracy", "Individual acc.", best=False),
@@ -169,12 +168,12 @@ def _agreement(df: pd.DataFrame, ds: Dataset) -> tuple[PaperTable, PaperTable]:
                    "them); pairs with fewer than 10 shared trials or c_exp = 1 are skipped. Then κ and Cohen's κ "
                    "against the humans' majority vote, and Pearson's r of per-instance human accuracy with the "
                    "solver's correctness.", hm.reset_index(drop=True),
-                   (Column("solver", "Solver", "text"), Column(ec, "κ (mean)", "coef"), Column("κ SD", "SD", "coef"),
-                    Column("κ Q1", "Q1", "coef"), Column("κ Q3", "Q3", "coef"), Column("humans", "Humans", "count"),
+                   (Column("solver", "Solver", "text"), Column(ec, "κ (mean)", "stat"), Column("κ SD", "SD", "stat"),
+                    Column("κ Q1", "Q1", "stat"), Column("κ Q3", "Q3", "stat"), Column("humans", "Humans", "count"),
                     Column("humans skipped", "Skipped", "count"), Column("shared trials", "Trials", "count"),
-                    Column("κ vs majority panel", "κ (panel)", "coef"),
-                    Column("Cohen's κ vs majority panel", "Cohen's κ (panel)", "coef"),
-                    Column("r(human acc, model correct)", "r", "coef")))
+                    Column("κ vs majority panel", "κ (panel)", "stat"),
+                    Column("Cohen's κ vs majority panel", "Cohen's κ (panel)", "stat"),
+                    Column("r(human acc, model correct)", "r", "stat")))
     return h, m
 
 

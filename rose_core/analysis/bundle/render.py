@@ -1,45 +1,14 @@
 """A paper table as Markdown, LaTeX (booktabs) and CSV. The CSV carries the frame at full precision through the
-project's one CSV encoder; Markdown and LaTeX print the same numbers rounded (rates one decimal, intervals in
-brackets, p-values `< 0.001` or three decimals, coefficients three decimals), the best model in bold."""
+project's one CSV encoder; Markdown and LaTeX print the same numbers through the project's one number format,
+`rose_core.analysis.formats` (rates one decimal, intervals in brackets, p-values `< 0.001` or three decimals,
+coefficients three decimals, `–` for no value), the best model in bold."""
 from __future__ import annotations
-
-import math
 
 import pandas as pd
 
 from ...exports import frame_bytes
+from ..formats import fmt, fmt_interval, is_missing
 from .paper import Column, PaperTable
-
-DASH = "–"   # an empty cell: never "None" or "nan"
-
-
-def _missing(v: object) -> bool:
-    return v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
-
-
-def fmt_value(v: object, kind: str) -> str:
-    """One number as printed (the one place the bundle formats numbers)."""
-    if _missing(v):
-        return DASH
-    if kind == "text":
-        return str(v)
-    x = float(v)  # type: ignore[arg-type]
-    if kind == "rate":
-        return f"{x:.1f}"
-    if kind == "count":
-        return f"{int(round(x)):,}"
-    if kind == "p":
-        return "< 0.001" if x < 0.001 else f"{x:.3f}"
-    if kind == "coef":
-        return f"{x:.3f}"
-    raise ValueError(f"unknown column kind {kind!r}")
-
-
-def fmt_interval(lo: object, hi: object) -> str | None:
-    if _missing(lo) or _missing(hi):
-        return None
-    return f"[{float(lo):.1f}, {float(hi):.1f}]"  # type: ignore[arg-type]
-
 
 def _is_model_row(row: pd.Series) -> bool:
     kind = row.get("kind")
@@ -50,7 +19,7 @@ def best_rows(t: PaperTable, col: Column) -> set[int]:
     """Rows holding the best model's value of a column (models and published model rows; ties all bold)."""
     if not col.best or "kind" not in t.frame:
         return set()
-    vals = {i: float(r[col.key]) for i, r in t.frame.iterrows() if _is_model_row(r) and not _missing(r[col.key])}
+    vals = {i: float(r[col.key]) for i, r in t.frame.iterrows() if _is_model_row(r) and not is_missing(r[col.key])}
     if not vals:
         return set()
     top = max(vals.values())
@@ -65,8 +34,10 @@ def cells(t: PaperTable) -> list[list[tuple[str, str | None, bool]]]:
         row = []
         for c in t.columns:
             v = r.get(c.key)
-            iv = fmt_interval(r.get(c.lo), r.get(c.hi)) if c.lo and not _missing(v) else None
-            row.append((fmt_value(v, c.kind), iv, i in bold[c.key]))
+            lo, hi = (r.get(c.lo), r.get(c.hi)) if c.lo else (None, None)
+            # an interval only beside a value, and only a whole one (`fmt_interval` refuses half of one)
+            iv = None if is_missing(v) or (is_missing(lo) and is_missing(hi)) else fmt_interval(lo, hi)
+            row.append((fmt(v, c.kind), iv, i in bold[c.key]))
         out.append(row)
     return out
 
@@ -100,13 +71,12 @@ def latex_escape(s: str) -> str:
     return "".join(_LATEX.get(ch, ch) for ch in s)
 
 
-def to_latex(t: PaperTable) -> str:
-    spec = "".join("l" if c.kind == "text" else "r" for c in t.columns)
-    lines = [f"% {latex_escape(t.title)}: written by `python -m rose_core report --out`; needs \\usepackage{{booktabs}}",
-             r"\begin{table}[t]", r"\centering", r"\small", r"\setlength{\tabcolsep}{3pt}",
-             rf"\caption{{{latex_escape(t.title)}. {latex_escape(t.caption)}}}",
-             rf"\label{{tab:rose-{t.name.replace('_', '-')}}}", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
-             " & ".join(latex_escape(c.head) for c in t.columns) + r" \\", r"\midrule"]
+LONG_ROWS = 40   # a table with more rows than this is a longtable: it breaks across pages instead of overflowing one
+
+
+def _latex_rows(t: PaperTable) -> list[str]:
+    r"""The body rows, with a \midrule wherever the kind of row changes (humans, models/agents, published)."""
+    lines = []
     kinds = t.frame["kind"].tolist() if "kind" in t.frame else [None] * len(t.frame)
     for k, row in enumerate(cells(t)):
         if k and kinds[k] != kinds[k - 1]:
@@ -117,7 +87,30 @@ def to_latex(t: PaperTable) -> str:
             s = rf"\textbf{{{s}}}" if b else s
             shown.append(rf"{s} {{\scriptsize {latex_escape(iv)}}}" if iv else s)
         lines.append(" & ".join(shown) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return lines
+
+
+def to_latex(t: PaperTable) -> str:
+    """A booktabs table. Up to LONG_ROWS rows: a float whose tabular is scaled down to the text width when wider
+    (never cut off at the margin, never scaled up). Longer: a `longtable` that continues on the next pages with
+    its header repeated (the difficulty and failure-kind tables of a large study run to hundreds of rows)."""
+    spec = "".join("l" if c.kind == "text" else "r" for c in t.columns)
+    head = " & ".join(latex_escape(c.head) for c in t.columns) + r" \\"
+    caption = rf"\caption{{{latex_escape(t.title)}. {latex_escape(t.caption)}}}"
+    label = rf"\label{{tab:rose-{t.name.replace('_', '-')}}}"
+    needs = "booktabs, graphicx" + (", longtable" if len(t.frame) > LONG_ROWS else "")
+    lines = [f"% {latex_escape(t.title)}: written by `python -m rose_core report --out`; needs \\usepackage{{{needs}}}"]
+    if len(t.frame) > LONG_ROWS:
+        lines += [r"\begingroup", r"\small", r"\setlength{\tabcolsep}{3pt}", rf"\begin{{longtable}}{{{spec}}}",
+                  caption + label + r" \\", r"\toprule", head, r"\midrule", r"\endfirsthead",
+                  r"\multicolumn{" + str(len(t.columns)) + r"}{l}{\scriptsize (continued)} \\", r"\toprule", head,
+                  r"\midrule", r"\endhead", r"\bottomrule", r"\endfoot", *_latex_rows(t), r"\end{longtable}",
+                  r"\endgroup"]
+    else:
+        lines += [r"\begin{table}[t]", r"\centering", r"\small", r"\setlength{\tabcolsep}{3pt}", caption, label,
+                  rf"\sbox0{{\begin{{tabular}}{{{spec}}}", r"\toprule", head, r"\midrule", *_latex_rows(t),
+                  r"\bottomrule", r"\end{tabular}}",
+                  r"\ifdim\wd0>\linewidth\resizebox{\linewidth}{!}{\usebox0}\else\usebox0\fi", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 
@@ -125,7 +118,8 @@ def latex_document(names: list[str]) -> str:
     """A standalone document that inputs every table (compile it to check the tables, or copy the inputs)."""
     body = "\n".join(rf"\input{{{n}.tex}}" for n in names)
     return ("\\documentclass{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage[T1]{fontenc}\n"
-            "\\usepackage{booktabs}\n\\usepackage[margin=1.5cm,landscape]{geometry}\n\\begin{document}\n"
+            "\\usepackage{booktabs}\n\\usepackage{graphicx}\n\\usepackage{longtable}\n"
+            "\\usepackage[margin=1.5cm,landscape]{geometry}\n\\begin{document}\n"
             f"{body}\n\\end{{document}}\n")
 
 

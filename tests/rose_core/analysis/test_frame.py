@@ -38,6 +38,73 @@ def test_frame_cache_appends_new_responses_and_reloads_after_removal(populated_d
     assert "oracle (agent)" not in set(shrunk["solver"])
 
 
+def _run_file(path: Path, ds, answer) -> Path:
+    path.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": answer(i),
+                                        "dataset_hash": ds.dataset_hash}) + "\n"
+                            for i in list(ds.instances.values())[:9]))
+    return path
+
+
+def test_a_run_replaced_by_one_of_the_same_size_is_reloaded(populated_db, small_dataset, tmp_path, fresh_location):
+    """SQLite reuses the freed response ids: a replaced run of the same size leaves (rows, last id, generation)
+    as they were. The frame (and everything keyed on its state) must still see the new answers, in this process
+    and after a restart from the Parquet snapshot."""
+    from rose_core.analysis import FrameCache
+
+    store = clone(populated_db, fresh_location())
+    import_run(store, small_dataset, _run_file(tmp_path / "right.jsonl", small_dataset, lambda i: i.protocol_answer),
+               "late-model")
+    cache = FrameCache(store)
+    before, v1 = cache.get()
+    assert before.loc[before["solver"] == "late-model", "passed"].tolist() == [1] * 9
+    import_run(store, small_dataset, _run_file(tmp_path / "wrong.jsonl", small_dataset, lambda i: "nonsense"),
+               "late-model", replace=True)
+    for fresh in (cache, FrameCache(store)):   # the running server, and a restart from the snapshot
+        after, v2 = fresh.get()
+        assert v2 != v1
+        if store.dialect == "sqlite":            # same rows, same last id, same generation: only the runs differ
+            assert v2[:3] == v1[:3]
+        assert after.loc[after["solver"] == "late-model", "passed"].tolist() == [0] * 9
+        pd.testing.assert_frame_equal(after, responses_frame(store))
+
+
+def test_human_version_follows_the_participants_data_only(populated_db, small_dataset, tmp_path, fresh_location):
+    """The participant statistics are cached by `human_version`: a model run leaves it as it was (no recompute),
+    while a study's run made anew (a database rebuilt at the same path with as many participant responses) or a
+    rescore's generation changes it."""
+    from rose_core.analysis import human_version
+    from rose_core.store import bump_verdicts_generation
+
+    store = clone(populated_db, fresh_location())
+    v1 = human_version(store)
+    import_run(store, small_dataset, _run_file(tmp_path / "m.jsonl", small_dataset, lambda i: "DONE"), "late-model")
+    assert human_version(store) == v1
+    with store.write() as c:   # the study's run created at another time: the same counts, not the same data
+        c.execute("UPDATE runs SET imported_at = imported_at + 1 WHERE solver_kind = 'human'")
+    v2 = human_version(store)
+    assert v2[:3] == v1[:3] and v2 != v1
+    with store.write() as c:
+        bump_verdicts_generation(c)
+    assert human_version(store)[2] == v2[2] + 1
+
+
+def test_frame_text_is_plain_strings_from_the_database_and_the_snapshot(populated_db, fresh_location):
+    """Object columns (not Arrow strings: every filter of those re-encodes the column), the same from a full read
+    and from the snapshot; a missing failure kind is None either way."""
+    from rose_core.analysis import FrameCache
+
+    store = clone(populated_db, fresh_location())
+    read = responses_frame(store)
+    FrameCache(store).get()
+    snap, _ = FrameCache(store).get()
+    for df in (read, snap):
+        for col in ("solver", "instance_id", "protocol", "parsed", "failure", "study_id", "unit"):
+            assert df[col].dtype == object, col
+        assert df["failure"].map(lambda v: v is None or isinstance(v, str)).all()
+        assert df["response_id"].dtype == "int64" and df["total_ms"].dtype == float
+    pd.testing.assert_frame_equal(snap, read)
+
+
 def test_runs_whose_names_read_as_another_solver_s_label_keep_their_own_rows(small_dataset, store):
     """Databases imported before such names were refused: a model named 'oracle (agent)' beside the agent
     'oracle', or named 'Human', must not be pooled with them (the tables group by label)."""

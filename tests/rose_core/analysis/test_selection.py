@@ -37,3 +37,19 @@ def test_select_filters_first_then_excludes(populated_db):
     again = select_from_store(populated_db, filters, rules)
     pd.testing.assert_frame_equal(again.df, sel.df)
     assert again.n_excluded == sel.n_excluded
+
+
+def test_participant_table_joins_cached_stats_to_fresh_participant_rows(populated_db, fresh_location):
+    """The dashboards cache the costly half (`participant_stats`, by the participants' responses); the participants'
+    own rows (end state, practice) are read afresh, so a participant who ends without answering again is shown."""
+    from rose_core.analysis.selection import participant_stats
+    from tests.backends import clone
+
+    store = clone(populated_db, fresh_location())
+    stats = participant_stats(store)
+    pd.testing.assert_frame_equal(participant_table(store, ExclusionRules(), stats=stats),
+                                  participant_table(store, ExclusionRules()))
+    with store.write() as c:
+        c.execute("UPDATE participants SET end_reason = 'returned' WHERE external_id = 'H0'")
+    table = participant_table(store, ExclusionRules(), stats=stats).set_index("external_id")
+    assert table.loc["H0", "end_reason"] == "returned"

@@ -1,0 +1,97 @@
+"""Analyses of unchanged data kept on disk beside the database, so that the first dashboard page after a server
+restart reads what the last process computed instead of computing it again (a cold page: ≤ 1.5 s).
+
+An entry is found by a key that names every input of the value: the data's version (a solver's rows, the
+verdicts generation, the runs' import times, which also tell one database from another made at the same path),
+the selection (filters, exclusion rules), the dataset, and this code (`CODE_VERSION`: the analysis and
+benchmark sources and the statistics libraries' versions). Entries are therefore never invalidated, only
+evicted (least recently used beyond `max_files`); a changed input is a new key.
+
+The files are pickles written by this server process into the data folder, beside the database and its
+Parquet snapshot; like those, they are trusted as the server's own files (see README, Threat model: someone
+who can write to `data/` is not defended against)."""
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+MISS = object()
+
+
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """A digest of what computes the analyses: every source file of `rose_core/analysis` and of the ROSE benchmark
+    (metrics, records, scoring), and the versions of the libraries the statistics come from. A fix to a
+    statistic therefore never meets an entry computed before it."""
+    import importlib.metadata as md
+
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for folder in (root / "analysis", root / "benchmarks" / "rose"):
+        for f in sorted(folder.rglob("*.py")):
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    for lib in ("numpy", "pandas", "scipy", "statsmodels", "scikit-learn", "krippendorff"):
+        try:
+            h.update(f"{lib}={md.version(lib)}".encode())
+        except md.PackageNotFoundError:
+            h.update(f"{lib}=none".encode())
+    return h.hexdigest()[:16]
+
+
+class DiskCache:
+    """Values by key in `folder` (one pickle per key, written whole then renamed into place)."""
+
+    def __init__(self, folder: Path | str, max_files: int = 4096):
+        self.folder = Path(folder)
+        self.max_files = max_files
+
+    def _path(self, key: tuple) -> Path:
+        digest = hashlib.sha256(repr((code_version(), key)).encode()).hexdigest()
+        return self.folder / f"{digest}.pkl"
+
+    def get(self, key: tuple) -> Any:
+        """The stored value, or MISS (also for an unreadable file: the caller computes it again)."""
+        path = self._path(key)
+        try:
+            with path.open("rb") as f:
+                value = pickle.load(f)
+            os.utime(path)  # recently used: evicted last
+            return value
+        except FileNotFoundError:
+            return MISS
+        except Exception:  # noqa: BLE001  a torn or foreign file: ignore it, the data is the truth
+            return MISS
+
+    def put(self, key: tuple, value: Any) -> None:
+        """Store `value`; a full disk or a read-only folder only costs the next restart the computation."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".part-", dir=self.folder)
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self._path(key))
+            self._evict()
+        except OSError:
+            return
+
+    def fetch(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """The stored value for `key`, else `compute()`, stored."""
+        value = self.get(key)
+        if value is MISS:
+            value = compute()
+            self.put(key, value)
+        return value
+
+    def _evict(self) -> None:
+        files = list(self.folder.glob("*.pkl"))
+        if len(files) <= self.max_files:
+            return
+        files.sort(key=lambda p: p.stat().st_mtime)
+        for p in files[: len(files) - self.max_files * 9 // 10]:
+            p.unlink(missing_ok=True)

@@ -1,0 +1,51 @@
+"""The analyses kept on disk: found only by their whole key, written whole, unreadable files ignored, evicted
+least recently used first."""
+import os
+
+import pandas as pd
+
+from rose_core.analysis.persist import MISS, DiskCache, code_version
+
+
+def test_a_value_comes_back_only_for_its_whole_key(tmp_path):
+    cache = DiskCache(tmp_path / "a")
+    frame = pd.DataFrame({"solver": ["m"], "Avg": [12.5], "n": [3]})
+    key = ("per_solver", "main", None, "m", (20, 41, 0, (("model:m", 1.5),)))
+    assert cache.get(key) is MISS
+    cache.put(key, frame)
+    pd.testing.assert_frame_equal(cache.get(key), frame)          # dtypes too (pickle, not a lossy format)
+    for other in (key[:-1] + ((20, 41, 1, (("model:m", 1.5),)),),  # another verdicts generation
+                  key[:-1] + ((20, 41, 0, (("model:m", 2.5),)),),  # the run replaced (another import time)
+                  key[:-1] + ((21, 42, 0, (("model:m", 1.5),)),)):
+        assert cache.get(other) is MISS
+    assert not list((tmp_path / "a").glob(".part-*"))            # written whole, then renamed into place
+
+
+def test_fetch_computes_once(tmp_path):
+    cache, calls = DiskCache(tmp_path), []
+    assert cache.fetch(("k",), lambda: calls.append(1) or 7) == 7
+    assert DiskCache(tmp_path).fetch(("k",), lambda: calls.append(1) or 8) == 7   # a new process reads it
+    assert calls == [1]
+
+
+def test_a_torn_file_is_ignored_and_recomputed(tmp_path):
+    cache = DiskCache(tmp_path)
+    cache.put(("k",), {"x": 1})
+    cache._path(("k",)).write_bytes(b"\x80\x05garbage")
+    assert cache.get(("k",)) is MISS
+    assert cache.fetch(("k",), lambda: {"x": 2}) == {"x": 2}
+
+
+def test_least_recently_used_files_are_evicted(tmp_path):
+    cache = DiskCache(tmp_path, max_files=10)
+    for k in range(10):
+        cache.put((k,), k)
+        os.utime(cache._path((k,)), (1000 + k, 1000 + k))
+    cache.get((0,))                                  # used again: evicted last
+    cache.put((10,), 10)
+    left = {k for k in range(11) if cache.get((k,)) is not MISS}
+    assert len(left) == 9 and 0 in left and 10 in left and 1 not in left
+
+
+def test_code_version_names_the_analysis_code():
+    assert code_version() == code_version() and len(code_version()) == 16
