@@ -35,9 +35,12 @@ INVALID_REASONS: tuple[InvalidReason, ...] = (
 # Which reading of responses produced a stored verdict. "1": the upper-case, contiguous-CLICKs parser
 # of v0.1; "2": the careful reader of protocol.py (NFKC, markdown, separators, malformed_click); "3": keywords
 # decorated or written another way are read (`**CLICK**(R2,C3)`, `CLICK: R2,C3`, `Click on (R2,C3)`), look-alike
-# letters normalised, a safety net makes unread click-like text malformed_click, a repeated bare terminal restates.
+# letters normalised, a safety net makes unread click-like text malformed_click, a repeated bare terminal restates;
+# "4": symbol/emoji bullets, `**Step 1:**` labels, table rows and other languages' and/then join a sequence, bidi
+# marks and dotless/dotted i normalised, `<seed:think>`/`◁think▷`/`<|begin_of_thought|>` blocks, a cell written
+# without CLICK joined to the answer (`R5C2, then DONE`) or clicks left open before a bare DONE/SUBMIT refused.
 # Bump it whenever a response could get another verdict; `python -m rose_core rescore` re-scores.
-SCORER_VERSION = "3"
+SCORER_VERSION = "4"
 _TERMINAL: dict[Output, str] = {"count": "COUNT", "click": "DONE", "click_submit": "SUBMIT"}
 
 
