@@ -83,14 +83,18 @@ _TOKEN = re.compile(
 )
 # Anything that looks like a click (safety net, run over the final answer's region after parsing):
 # group 1 a click-ish word followed closely by something coordinate-like, groups 2-3 a bare `(Rr,Cc)`.
+_JSON_CELL_KEY = (r'"(?:coordinates?|coords?|x|y|rows?|cols?|columns?|cells?|position|point|targets?|clicks?)"'
+                  r'\s*:\s*[\[{(]?\s*"?[+-]?\d')
 _CLICK_LIKE = re.compile(
-    r"(?=[ctspmCTSPM(])(?:"
+    r"(?=[ctspmCTSPM(\"])(?:"
     r"(?<![a-zA-Z])((?:click(?:s|ed|ing)?|tap|select|press|pick|mark)(?![a-z])(?:(?!click)[^\n]){0,16}?"
-    r"(?:[(\[<{]\s*r?\s*[+-]?\d|(?<![a-z])r\s*\d|(?<![a-z])row(?![a-z])|\d+\s*,\s*\d+))"
+    r"(?:[(\[<{]\s*r?\s*[+-]?\d|(?<![a-z])r\s*\d|(?<![a-z])row(?![a-z])|\d+\s*,\s*\d+)"
+    r"|" + _JSON_CELL_KEY + r")"  # a tool call's or JSON answer's cell: `{"action": "left_click", "coordinate": [2, 3]}`
     r"|\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)"
     r")",
     re.IGNORECASE,
 )
+_JSON_CELL = re.compile(_JSON_CELL_KEY, re.IGNORECASE)
 # A click-ish word written as a call (`TAP(`, `SELECT[`): never a description of cells.
 _CALL_LIKE = re.compile(r"[a-z]+\s*[(\[<{]", re.IGNORECASE)
 # A keyword written as its own token: `**CLICK**(R2,C3)`, `` `CLICK`(R2,C3) ``, `\text{CLICK}(R2,C3)`.
@@ -304,7 +308,7 @@ def _suspect(text: str, clicks_read: int) -> bool:
     """A `click` that is not a CLICK call read, or another click-ish word: run the full safety net."""
     low = text.lower()
     return low.count("click") != clicks_read or "tap" in low or "select" in low or "press" in low \
-        or "pick" in low or "mark" in low
+        or "pick" in low or "mark" in low or '"' in text and _JSON_CELL.search(text) is not None
 
 
 def _keyword(m: re.Match) -> str:
@@ -332,6 +336,8 @@ def _joined_ref(text: str, answer_start: int, cells: set | tuple) -> bool:
     separators only (`Final answer: R5C2, then DONE`, a list item before `- DONE`) that is not one of its cells:
     a click the answer holds but cannot be read."""
     refs = list(_CELL_REF.finditer(text, _region_start(text, answer_start), answer_start))
+    if not cells and refs and _heads_answer(text, refs[-1], answer_start):
+        return True  # `- R2C3 – the odd one` + `- DONE`: a note after the cell does not make it prose
     pos = answer_start
     for m in reversed(refs):
         if not _joined(text, m.end(), pos):
@@ -341,6 +347,15 @@ def _joined_ref(text: str, answer_start: int, cells: set | tuple) -> bool:
             return True
         pos = m.start()
     return False
+
+
+def _heads_answer(text: str, ref: re.Match, answer_start: int) -> bool:
+    """A cell reference that heads its line (a list item, `Answer: R2C3 …`) on the answer's own line or on the line
+    just before it: written as the answer's click, whatever note follows it on that line."""
+    if not _heads_line(text, ref.start()):
+        return False
+    nl = text.find("\n", ref.end(), answer_start)
+    return nl < 0 or _joined(text, nl, answer_start)
 
 
 def _unread_click(text: str, answer_start: int, answer_end: int, answer: list, count: bool) -> bool:
@@ -426,7 +441,8 @@ def parse_full(text: object) -> Parsed:
 def _plain_prose(low: str) -> bool:
     """Lower-cased prose with no token (no "(", "click" or "done") and no click-ish word for the safety net."""
     return "(" not in low and "click" not in low and "done" not in low and "tap" not in low and "select" not in low \
-        and "press" not in low and "pick" not in low and "mark" not in low
+        and "press" not in low and "pick" not in low and "mark" not in low \
+        and ('"' not in low or _JSON_CELL.search(low) is None)
 
 
 def _read_fast(text: str, cut: bool) -> Parsed | None:
@@ -461,7 +477,8 @@ def _read_fast(text: str, cut: bool) -> Parsed | None:
             return _NO_TERMINAL
         i = low.find("click")  # every token starts with "click" here: one is a sequence that never ends
         return _NO_ANSWER if i < 0 or _TOKEN.search(text, i) is None else _NO_TERMINAL
-    if "tap" in low or "select" in low or "press" in low or "pick" in low or "mark" in low:
+    if "tap" in low or "select" in low or "press" in low or "pick" in low or "mark" in low \
+            or '"' in text and _JSON_CELL.search(text) is not None:
         return None
     p = text.find("(")
     if p < 0:
@@ -505,7 +522,7 @@ def _read(text: str, cut: bool) -> Parsed:
         return _NO_TERMINAL if cut else _NO_ANSWER
     s = first.start()
     run: list = []  # the open sequence: (r, c) digit pairs, None for an unreadable click
-    run_start = run_end = last_click = answer_end = answer_start = 0
+    run_start = run_end = last_click = answer_end = answer_start = clicked_end = 0
     strays: list[tuple[int, int, list]] = []  # sequences broken by prose, never closed: (start, end, clicks)
     between = (0, 0)  # strays[between[0]:between[1]]: those after the answer before the final one
     answer: list | None = None  # the final sequence's clicks
@@ -555,6 +572,8 @@ def _read(text: str, cut: bool) -> Parsed:
                     continue
                 kind = "DONE"
             digits = None
+        if answer:
+            clicked_end = answer_end  # the last answer before this one that clicks
         answer, answer_start, answer_end = run, run_start if run else s, m.end()
         between = (between[1], len(strays))
         run = []
@@ -583,6 +602,10 @@ def _read(text: str, cut: bool) -> Parsed:
             # Clicks written as actions (each heading its line), never closed, then prose, then a bare
             # DONE/SUBMIT: "then I'm done:" (the clicks belong to the answer) and "wait, that one is the
             # same" (they were withdrawn) look alike to a reader of the protocol. Refused, never guessed.
+            return _MALFORMED
+        if not answer and clicked_end and clicked_end > text.rfind("\n\n", 0, answer_start):
+            # `CLICK(R2,C3); DONE` + `Final answer: DONE` in one paragraph: the clicks restated as done, or withdrawn?
+            # Refused, never guessed (after a blank line the bare answer is a correction: it stands).
             return _MALFORMED
         cells = {(_as_int(r), _as_int(c)) for r, c in answer}
         if _joined_ref(text, answer_start, cells):

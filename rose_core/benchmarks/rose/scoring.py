@@ -38,9 +38,13 @@ INVALID_REASONS: tuple[InvalidReason, ...] = (
 # letters normalised, a safety net makes unread click-like text malformed_click, a repeated bare terminal restates;
 # "4": symbol/emoji bullets, `**Step 1:**` labels, table rows and other languages' and/then join a sequence, bidi
 # marks and dotless/dotted i normalised, `<seed:think>`/`◁think▷`/`<|begin_of_thought|>` blocks, a cell written
-# without CLICK joined to the answer (`R5C2, then DONE`) or clicks left open before a bare DONE/SUBMIT refused.
+# without CLICK joined to the answer (`R5C2, then DONE`) or clicks left open before a bare DONE/SUBMIT refused;
+# "5": before an answer that clicks nothing, a cell heading the line of the answer or the line before it refused
+# whatever note follows it (`- R2C3 – odd` + `- DONE`), a JSON/tool-call cell (`"coordinate": [2, 3]`) is
+# click-like, and an answer that clicks followed in the same paragraph by a bare one (`CLICK(R2,C3); DONE` +
+# `Final answer: DONE`) refused.
 # Bump it whenever a response could get another verdict; `python -m rose_core rescore` re-scores.
-SCORER_VERSION = "4"
+SCORER_VERSION = "5"
 _TERMINAL: dict[Output, str] = {"count": "COUNT", "click": "DONE", "click_submit": "SUBMIT"}
 
 

@@ -250,7 +250,11 @@ def test_a_correct_count_passes_in_any_supported_style(data):
 UNREADABLE = ["CLICK({r},{c})", "CLICK(R{r})", "CLICK(row {r}, col {c})", "CLICK R{r} C{c}", "CLICK(R{r}C{c})",
               "CLICK[R{r},C{c}]", "click(r{r}, {c})", "CLICK(R{r};C{c})", "TAP(R{r},C{c})", "SELECT(R{r},C{c})",
               "C L I C K(R{r},C{c})", "~~CLICK~~(R{r},C{c})", "Clicks: (R{r},C{c})", "Odd cell: (R{r},C{c})",
-              '{{"action": "CLICK", "row": {r}, "col": {c}}}', "**Click** on (R{r},C{c})", "click row {r}"]
+              '{{"action": "CLICK", "row": {r}, "col": {c}}}', "**Click** on (R{r},C{c})", "click row {r}",
+              # scorer 5: a note after a cell written without CLICK; a tool call's cell far from its click word
+              "R{r}C{c} – the odd stroke", "R{r}C{c} (odd stroke)", "Row {r}, Column {c}: the mirrored glyph",
+              '{{"action": "left_click", "coordinate": [{r}, {c}]}}', '{{"action": "click", "x": {r}, "y": {c}}}',
+              '{{"name": "computer_use", "arguments": {{"action": "left_click", "coordinate": [{r}, {c}]}}}}']
 
 
 @given(st.data())
