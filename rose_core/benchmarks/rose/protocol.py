@@ -83,7 +83,7 @@ _TOKEN = re.compile(
 )
 # Anything that looks like a click (safety net, run over the final answer's region after parsing):
 # group 1 a click-ish word followed closely by something coordinate-like, groups 2-3 a bare `(Rr,Cc)`.
-_JSON_CELL_KEY = (r'"(?:coordinates?|coords?|x|y|rows?|cols?|columns?|cells?|position|point|targets?|clicks?)"'
+_JSON_CELL_KEY = (r'"(?:coordinates?|coords?|x|y|rows?|cols?|columns?|cells?|position|point|targets?)"'
                   r'\s*:\s*[\[{(]?\s*"?[+-]?\d')
 _CLICK_LIKE = re.compile(
     r"(?=[ctspmCTSPM(\"])(?:"
@@ -381,6 +381,9 @@ def _unread_click(text: str, answer_start: int, answer_end: int, answer: list, c
         if m is None:
             return False
         if m.lastindex == 1:
+            if count and text[m.start()] == '"':
+                pos = m.end()  # JSON cells beside a COUNT describe what was counted
+                continue
             t = _TOKEN.match(text, m.start())
             if t is None or t.lastindex not in (4, 5):
                 if m.start() < answer_start and (cells or count and _CALL_LIKE.match(text, m.start()) is None):
