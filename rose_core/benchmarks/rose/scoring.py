@@ -41,8 +41,8 @@ INVALID_REASONS: tuple[InvalidReason, ...] = (
 # without CLICK joined to the answer (`R5C2, then DONE`) or clicks left open before a bare DONE/SUBMIT refused;
 # "5": before an answer that clicks nothing, a cell heading the line of the answer or the line before it refused
 # whatever note follows it (`- R2C3 – odd` + `- DONE`), a JSON/tool-call cell (`"coordinate": [2, 3]`) is
-# click-like (not beside a COUNT: `{"cells": [[2, 3]]}` describes what was counted), and an answer that clicks followed in the same paragraph by a bare one (`CLICK(R2,C3); DONE` +
-# `Final answer: DONE`) refused.
+# click-like (not beside a COUNT: `{"cells": [[2, 3]]}` describes what was counted), and an answer that clicks
+# followed in the same paragraph by a bare one (`CLICK(R2,C3); DONE` + `Final answer: DONE`) refused.
 # Bump it whenever a response could get another verdict; `python -m rose_core rescore` re-scores.
 SCORER_VERSION = "5"
 _TERMINAL: dict[Output, str] = {"count": "COUNT", "click": "DONE", "click_submit": "SUBMIT"}
