@@ -16,6 +16,7 @@ The floor is the one-button app's first load and rerun in this process. The mach
 at the start and the end (a shared machine: compare ratios to the floor of the same run).
 
     python bench/bench_dashboards.py [--humans 100000] [--models 10] [--scale 1.0] [--restarts 3]
+                                     [--db postgresql://…]   (an empty database; default: SQLite in a temp folder)
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def add_responses(n: int, tag: str) -> None:
     from rose_core.store import Store
 
     ds = Dataset.load(os.environ["ROSE_DATASET_DIR"])
-    f = Path(os.environ["ROSE_DB"]).with_name(f"{tag}.jsonl")
+    f = Path(os.environ["ROSE_DATASET_DIR"]).with_name(f"{tag}.jsonl")
     f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": i.protocol_answer,
                                      "dataset_hash": ds.dataset_hash}) + "\n"
                          for i in list(ds.instances.values())[:n]))
@@ -100,13 +101,18 @@ def restarted_page(page: str) -> tuple[float, float]:
 
 
 def server_files(db: str) -> list[Path]:
-    """What a server process leaves beside a SQLite database for the next one: the frame snapshot, the analyses."""
-    return [Path(f"{db}.frame.parquet"), Path(f"{db}.analyses")]
+    """What a server process leaves for the next one (beside a SQLite file, in the cache folder for PostgreSQL):
+    the frame snapshot, the analyses."""
+    from rose_core.analysis.persist import local_prefix
+    from rose_core.store import Store
+
+    prefix = local_prefix(Store(db))
+    return [Path(f"{prefix}.frame.parquet"), Path(f"{prefix}.analyses")]
 
 
 def restart(page: str, files: bool) -> tuple[float, float]:
     """(sign-in, page) seconds in a new process; without `files`, the snapshot and the analyses on disk are removed
-    first (a restart with truly empty caches, as on PostgreSQL, where no such files are kept)."""
+    first (a restart with truly empty caches: a new database's first start)."""
     if not files:
         for f in server_files(os.environ["ROSE_DB"]):
             if f.is_dir():
@@ -170,6 +176,7 @@ def main() -> None:
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--warm-runs", type=int, default=3)
     ap.add_argument("--restarts", type=int, default=3, help="restarts per page (the median is the figure)")
+    ap.add_argument("--db", help="an empty PostgreSQL database's URL (default: a SQLite file in a temp folder)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -183,11 +190,14 @@ def main() -> None:
         build_dataset(tmp / "ds", scale=a.scale)
         ds = Dataset.load(tmp / "ds")
         t0 = time.perf_counter()
-        store = populate(tmp / "bench.db", ds, a.humans, models=a.models)
+        db = a.db or str(tmp / "bench.db")
+        if a.db:  # the cache folder of a temp folder's (the files a restart finds, or not)
+            os.environ["ROSE_CACHE_DIR"] = str(tmp / "cache")
+        store = populate(db, ds, a.humans, models=a.models)
         n = store.query("SELECT count(*) AS n FROM responses")[0]["n"]
-        print(f"dashboards: {n:,} responses ({a.humans:,} human, {a.models} model runs over {len(ds.instances):,} "
+        print(f"dashboards: {store.dialect}, {n:,} responses ({a.humans:,} human, {a.models} model runs over {len(ds.instances):,} "
               f"instances), database built in {time.perf_counter() - t0:.1f} s")
-        os.environ.update({"ROSE_DATASET_DIR": str(tmp / "ds"), "ROSE_DB": str(tmp / "bench.db"),
+        os.environ.update({"ROSE_DATASET_DIR": str(tmp / "ds"), "ROSE_DB": db,
                            "ROSE_EXPERIMENTER_PASSWORD": "bench"})
         os.chdir(ROOT)
         fcold, fwarm, _ = timed_page(None, a.warm_runs)

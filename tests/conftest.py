@@ -22,6 +22,21 @@ from .backends import BACKENDS, PG_MISSING, PG_REQUIRED_ENV, PG_URL_ENV, PgServe
 SMALL_SCALE = 0.05
 
 
+@pytest.fixture(scope="session", autouse=True)
+def cache_folder(tmp_path_factory) -> Iterator[str]:
+    """The dashboards' files about a PostgreSQL database go to a folder of the session's (never the work tree's
+    data/cache); the servers the tests start inherit it."""
+    from rose_core.analysis.persist import CACHE_ENV
+
+    before = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("cache"))
+    yield os.environ[CACHE_ENV]
+    if before is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = before
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
     url = os.environ.get(PG_URL_ENV)

@@ -21,7 +21,7 @@ from rose_core.analysis import (
 from rose_core.analysis.agreement import HumanTrials, human_trials
 from rose_core.analysis.charts import dot_figure, failure_figure
 from rose_core.analysis.formats import Kind, format_frame, human_label
-from rose_core.analysis.persist import DiskCache
+from rose_core.analysis.persist import DiskCache, local_prefix
 from rose_core.analysis.selection import participant_stats
 from rose_core.exports import frame_bytes, table_frame, table_rows
 from rose_core.store import Store
@@ -36,16 +36,14 @@ def _frames(db: str) -> FrameCache:
 
 
 @st.cache_resource(show_spinner=False)
-def _disk(db: str) -> DiskCache | None:
-    """What the analyses computed, kept beside a SQLite database for the first pages after a restart (none on
-    PostgreSQL: several app processes, perhaps on several machines, share that data; each computes it once)."""
-    path = store_at(db).path
-    return DiskCache(f"{path}.analyses") if path is not None else None
+def _disk(db: str) -> DiskCache:
+    """What the analyses computed, kept on disk for the first pages after a restart (beside a SQLite file; in the
+    machine's cache folder for PostgreSQL: rose_core.analysis.persist.local_prefix)."""
+    return DiskCache(f"{local_prefix(store_at(db))}.analyses")
 
 
 def _on_disk(db: str, key: tuple, compute: Callable[[], object]) -> object:
-    disk = _disk(db)
-    return compute() if disk is None else disk.fetch(key, compute)
+    return _disk(db).fetch(key, compute)
 
 
 def _stamps(runs: pd.Series, stamps: dict[str, float]) -> tuple:

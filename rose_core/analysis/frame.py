@@ -1,9 +1,12 @@
 """Reading the response frame: every main response once, with its solver and resampling unit, kept current
-by appending (FrameCache) and snapshotted to Parquet beside the database for fast first loads."""
+by appending (FrameCache) and snapshotted to Parquet (beside a SQLite file, in the cache folder for PostgreSQL)
+for fast first loads."""
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +14,7 @@ import pandas as pd
 
 from ..solver_labels import label_of
 from ..store import Store, verdicts_generation
+from .persist import local_prefix
 
 _SQL = """
 SELECT r.response_id, r.run_id, runs.solver_kind, runs.solver_name, runs.study_id, r.participant_id, r.instance_id,
@@ -82,8 +86,9 @@ class FrameCache:
     """The responses frame of one database, refreshed by appending what is new (responses only grow; a
     removed or replaced run changes the row count or the runs' import times, and then everything is reloaded).
 
-    A Parquet snapshot beside a SQLite database (`<db>.frame.parquet`) makes the first load after a server start
-    a file read plus the rows stored since, instead of a full scan.
+    A Parquet snapshot (`<db>.frame.parquet` beside a SQLite file; for PostgreSQL in the machine's cache folder,
+    `persist.local_prefix`) makes the first load after a server start a file read plus the rows stored since,
+    instead of a full scan.
 
     `state` is (rows, max response_id, verdicts generation, digest of the runs' import times): a rescore rewrites
     verdicts in place (generation), and a run replaced by one of the same size (or a database made anew at the
@@ -98,8 +103,7 @@ class FrameCache:
         self.frame: pd.DataFrame | None = None
         self.state: tuple[int, int, int, str] = (0, 0, 0, "")
         self._seen: dict[str, float] = {}      # the runs when the frame was last read
-        # SQLite only: beside the file. On PostgreSQL several app processes share the data; each reads it whole once.
-        self.snapshot = Path(f"{store.path}.frame.parquet") if snapshot and store.path is not None else None
+        self.snapshot = Path(f"{local_prefix(store)}.frame.parquet") if snapshot else None
         self.snapshot_rows = 0
 
     def _current(self) -> tuple[tuple[int, int, int, str], dict[str, float]]:
@@ -139,9 +143,19 @@ class FrameCache:
         table = table.replace_schema_metadata({b"rose_state": json.dumps(
             {"rows": self.state[0], "last": self.state[1], "generation": self.state[2],
              "stamps": self._seen}).encode()})
-        tmp = self.snapshot.with_name(self.snapshot.name + ".part")
-        pq.write_table(table, tmp)
-        tmp.replace(self.snapshot)
+        # a name of its own (app processes on one machine may share the file, PostgreSQL), renamed into place;
+        # a full disk or a read-only folder only costs the next restart a full read
+        try:
+            self.snapshot.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=self.snapshot.name + ".part-", dir=self.snapshot.parent)
+            os.close(fd)
+            try:
+                pq.write_table(table, tmp)
+                os.replace(tmp, self.snapshot)
+            finally:
+                Path(tmp).unlink(missing_ok=True)
+        except OSError:
+            return
         self.snapshot_rows = self.state[0]
 
     def current(self) -> tuple[int, int, int, str]:

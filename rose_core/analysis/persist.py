@@ -1,6 +1,11 @@
 """Analyses of unchanged data kept on disk beside the database, so that the first dashboard page after a server
 restart reads what the last process computed instead of computing it again (a cold page: ≤ 1.5 s).
 
+Where: beside a SQLite file (`<db>.analyses/`, with the frame's `<db>.frame.parquet`); for a PostgreSQL
+database, in this machine's cache folder (`data/cache/`, or `$ROSE_CACHE_DIR`) under a name drawn from the
+server, port, database and user (`local_prefix`). Several app processes on one machine then share the files
+(each written under a name of its own, then renamed into place); on several machines each keeps its own.
+
 An entry is found by a key that names every input of the value: the data's version (a solver's rows, the
 verdicts generation, the runs' import times, which also tell one database from another made at the same path),
 the selection (filters, exclusion rules), the dataset, and this code (`CODE_VERSION`: the analysis and
@@ -21,6 +26,24 @@ from pathlib import Path
 from typing import Any, Callable
 
 MISS = object()
+CACHE_ENV = "ROSE_CACHE_DIR"
+
+
+def local_prefix(store: Any) -> Path:
+    """The path prefix of this server's own files about `store`'s data (`<prefix>.frame.parquet`,
+    `<prefix>.analyses/`): the SQLite file itself, or `<cache folder>/pg-<digest>` for a PostgreSQL URL (the
+    digest of its server, port, database and user; never its password). Two databases never share a prefix
+    by accident, and a database made anew under the same name is told apart by the data versions in every key."""
+    if store.path is not None:
+        return Path(store.path)
+    from psycopg.conninfo import conninfo_to_dict
+
+    from ..store import DEFAULT_DB
+
+    info = conninfo_to_dict(store.location)
+    who = "|".join(str(info.get(k) or "") for k in ("host", "hostaddr", "port", "dbname", "user"))
+    root = Path(os.environ.get(CACHE_ENV) or DEFAULT_DB.parent / "cache")
+    return root / f"pg-{hashlib.sha256(who.encode()).hexdigest()[:16]}"
 
 
 @lru_cache(maxsize=1)

@@ -1,10 +1,12 @@
 """The response frame: appended incrementally, snapshotted to Parquet, reloaded when a run is removed."""
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
 
 from rose_core.analysis import responses_frame
+from rose_core.analysis.persist import CACHE_ENV, local_prefix
 from rose_core.run_import import import_run
 from tests.backends import clone
 
@@ -17,10 +19,16 @@ def test_frame_cache_appends_new_responses_and_reloads_after_removal(populated_d
     store = clone(populated_db, fresh_location())
     cache = FrameCache(store)
     first, v1 = cache.get()
-    # SQLite: a Parquet snapshot beside the file; PostgreSQL (several app processes): none, a full read
-    assert Path(f"{store.location}.frame.parquet").exists() == (store.dialect == "sqlite")
-    restarted, v = FrameCache(store).get()            # a new process starts from the snapshot (or the database)
-    assert v == v1
+    # a Parquet snapshot: beside a SQLite file; for PostgreSQL in the cache folder, under the database's own name
+    snapshot = Path(f"{local_prefix(store)}.frame.parquet")
+    assert snapshot.exists()
+    if store.dialect == "sqlite":
+        assert snapshot == Path(f"{store.location}.frame.parquet")
+    else:
+        assert snapshot.parent == Path(os.environ[CACHE_ENV])
+    restart = FrameCache(store)
+    restarted, v = restart.get()                      # a new process starts from the snapshot
+    assert v == v1 and restart.snapshot_rows == v1[0] == len(first)
     pd.testing.assert_frame_equal(restarted, first, check_dtype=False)
     assert cache.get()[1] == v1                       # unchanged: same frame
     f = tmp_path / "m.jsonl"

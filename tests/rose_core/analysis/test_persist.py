@@ -49,3 +49,25 @@ def test_least_recently_used_files_are_evicted(tmp_path):
 
 def test_code_version_names_the_analysis_code():
     assert code_version() == code_version() and len(code_version()) == 16
+
+
+def test_local_prefix_is_the_sqlite_file_or_a_name_of_the_postgresql_database(tmp_path, monkeypatch):
+    """Beside a SQLite file; for PostgreSQL one name per server, port, database and user in the cache folder,
+    never carrying the password (the same database reached with another password shares its files)."""
+    from types import SimpleNamespace
+
+    from rose_core.analysis.persist import CACHE_ENV, local_prefix
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    assert local_prefix(SimpleNamespace(path=tmp_path / "rose.db", location=str(tmp_path / "rose.db"))) == \
+        tmp_path / "rose.db"
+
+    def pg(url):
+        return local_prefix(SimpleNamespace(path=None, location=url))
+
+    a = pg("postgresql://rose:secret@127.0.0.1:5432/rose")
+    assert a.parent == tmp_path / "cache" and a.name.startswith("pg-") and "secret" not in str(a)
+    assert pg("postgresql://rose:other@127.0.0.1:5432/rose") == a
+    others = [pg("postgresql://rose@127.0.0.1:5433/rose"), pg("postgresql://rose@127.0.0.1:5432/rose2"),
+              pg("postgresql://admin@127.0.0.1:5432/rose"), pg("postgresql://rose@10.0.0.1:5432/rose")]
+    assert len({a, *others}) == 5
