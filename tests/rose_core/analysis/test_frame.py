@@ -141,3 +141,45 @@ def test_runs_whose_names_read_as_another_solver_s_label_keep_their_own_rows(sma
         "Human (model)": ["model:Human"]}
     rows = {r["solver"]: r for r in report_data(store, published=False, n_boot=20)[0]["rows"]}
     assert rows["oracle (agent)"]["Avg"] == 100.0 and rows["oracle (agent) (model)"]["Avg"] < 100.0
+
+
+def test_two_postgresql_databases_named_by_libpq_defaults_never_share_a_snapshot(pg_server, populated_stores,
+                                                                                    small_dataset, monkeypatch):
+    """A URL may leave the database (or host, port, user) to libpq: PGDATABASE, a service file, `options`. Two
+    databases reached with one URL text are still two: copies of one database (a staging copy, a restore) that
+    then each took one different answer have the same data version (rows, last id, generation, runs' times), so
+    a shared snapshot would hand the second the first's answers."""
+    from rose_core.analysis import FrameCache
+    from rose_core.instrument.ids import FakeClock, SequentialIds
+    from rose_core.instrument.session import ItemScreen
+    from rose_core.store import Store
+    from rose_core.study import list_studies
+
+    from tests.backends import with_database
+    from tests.participants import answer, new_session
+
+    names = [pg_server.fresh("_a"), pg_server.fresh("_b")]
+    source = populated_stores("postgresql")
+    for name, right in zip(names, (True, False)):
+        s = clone(source, name)
+        study = list_studies(s)[0]
+        session = new_session(s, small_dataset, study, "late", ids=SequentialIds("late"), clock=FakeClock())
+        while not isinstance(screen := session.screen(), ItemScreen) or screen.kind != "main":
+            answer(session, screen)
+        answer(session, screen, right=right)           # one answer each: right in one, wrong in the other
+        s.close()
+    no_database = with_database(pg_server.url, "")       # ROSE_DB=postgresql://user@host:port/ + PGDATABASE
+    frames = []
+    for name in names:
+        monkeypatch.setenv("PGDATABASE", name.rsplit("/", 1)[1])
+        store = Store(no_database)
+        try:
+            truth = responses_frame(store)
+            frame, _ = FrameCache(store).get()         # the second process starts after the first saved its snapshot
+            pd.testing.assert_frame_equal(frame, truth, check_dtype=False)
+            frames.append(frame)
+        finally:
+            store.close()
+    assert frames[0]["passed"].sum() == frames[1]["passed"].sum() + 1
+    for name in names:
+        pg_server.drop(name)
