@@ -183,3 +183,41 @@ def test_two_postgresql_databases_named_by_libpq_defaults_never_share_a_snapshot
     assert frames[0]["passed"].sum() == frames[1]["passed"].sum() + 1
     for name in names:
         pg_server.drop(name)
+
+
+def test_an_answer_committed_while_the_frame_is_read_is_counted_once(populated_db, small_dataset, fresh_location,
+                                                                      monkeypatch):
+    """The data version and the rows are read in two statements: a participant answering in between puts a row in
+    the frame that the version does not count, and the next refresh must not append it a second time."""
+    from rose_core.analysis import FrameCache
+    from rose_core.analysis import frame as frame_module
+    from rose_core.instrument.ids import FakeClock, SequentialIds
+    from rose_core.instrument.session import ItemScreen
+    from rose_core.study import list_studies
+
+    from tests.participants import answer, new_session
+
+    store = clone(populated_db, fresh_location())
+    study = list_studies(store)[0]
+    session = new_session(store, small_dataset, study, "late", ids=SequentialIds("late"), clock=FakeClock())
+
+    def answer_one() -> None:
+        while not isinstance(screen := session.screen(), ItemScreen) or screen.kind != "main":
+            answer(session, screen)
+        answer(session, screen)
+
+    read_rows, pending = frame_module.responses_frame, [True]
+
+    def rows_after_an_answer(store, after_id=0):     # a participant's answer commits just before the rows are read
+        if pending and pending.pop():
+            answer_one()
+        return read_rows(store, after_id)
+
+    monkeypatch.setattr(frame_module, "responses_frame", rows_after_an_answer)
+    cache = FrameCache(store, snapshot=False)
+    cache.get()
+    answer_one()                                       # the next answer: the frame is brought up to date
+    frame, _ = cache.get()
+    truth = read_rows(store)
+    assert frame["response_id"].is_unique and len(frame) == len(truth)
+    pd.testing.assert_frame_equal(frame, truth, check_dtype=False)
