@@ -221,3 +221,24 @@ def test_an_answer_committed_while_the_frame_is_read_is_counted_once(populated_d
     truth = read_rows(store)
     assert frame["response_id"].is_unique and len(frame) == len(truth)
     pd.testing.assert_frame_equal(frame, truth, check_dtype=False)
+
+
+def test_an_unusable_cache_folder_only_costs_a_full_read(pg_server, monkeypatch, tmp_path):
+    """The PostgreSQL snapshot lives in the cache folder, which may be one this process cannot look into (made by
+    another user, mode 700) or name: the dashboards then read the database, they never fail. (A name too long
+    to look up stands in for a folder not searchable: the tests may run as root, who may search every folder.)"""
+    from rose_core.analysis import FrameCache
+    from rose_core.store import Store
+
+    for unusable in (tmp_path / ("x" * 300), tmp_path / "locked"):
+        if unusable.name == "locked":
+            unusable.mkdir(mode=0o000)
+        monkeypatch.setenv(CACHE_ENV, str(unusable))
+        url = pg_server.fresh()
+        store = Store(url)
+        try:
+            frame, state = FrameCache(store).get()
+            assert len(frame) == 0 and state[0] == 0
+        finally:
+            store.close()
+            pg_server.drop(url)
