@@ -115,9 +115,11 @@ class FrameCache:
         return (int(rows), int(last), generation, stamps_digest(stamps)), stamps
 
     def _load_snapshot(self) -> None:
-        if self.snapshot is None or not self.snapshot.exists():
+        if self.snapshot is None:
             return
         try:
+            if not self.snapshot.exists():  # raises for a folder this process may not look into: a full read
+                return
             import pyarrow.parquet as pq
 
             table = pq.read_table(self.snapshot)
