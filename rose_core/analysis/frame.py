@@ -115,9 +115,11 @@ class FrameCache:
         return (int(rows), int(last), generation, stamps_digest(stamps)), stamps
 
     def _load_snapshot(self) -> None:
-        if self.snapshot is None or not self.snapshot.exists():
+        if self.snapshot is None:
             return
         try:
+            if not self.snapshot.exists():  # raises for a folder this process may not look into: a full read
+                return
             import pyarrow.parquet as pq
 
             table = pq.read_table(self.snapshot)
@@ -194,7 +196,11 @@ class FrameCache:
                     self._save_snapshot()
                 return self.frame, self.state
         self.frame = responses_frame(self.store)
-        self.state = current
+        # The rows are read after the version: answers committed in between are in the frame, so its rows and
+        # last id are what was read (else the next refresh appends them again). A verdict rewritten or a run
+        # replaced in between only makes the next refresh a full read (generation, runs' times).
+        ids = self.frame["response_id"]
+        self.state = (len(self.frame), int(ids.max()) if len(ids) else 0, generation, current[3])
         self._seen = stamps
         self._save_snapshot()
         return self.frame, self.state

@@ -31,17 +31,16 @@ CACHE_ENV = "ROSE_CACHE_DIR"
 
 def local_prefix(store: Any) -> Path:
     """The path prefix of this server's own files about `store`'s data (`<prefix>.frame.parquet`,
-    `<prefix>.analyses/`): the SQLite file itself, or `<cache folder>/pg-<digest>` for a PostgreSQL URL (the
-    digest of its server, port, database and user; never its password). Two databases never share a prefix
-    by accident, and a database made anew under the same name is told apart by the data versions in every key."""
+    `<prefix>.analyses/`): the SQLite file itself, or `<cache folder>/pg-<digest>` for a PostgreSQL database:
+    the digest of its server, port, database, user and schema as a live connection resolved them
+    (`PgStore.identity`; a URL may leave any of them to libpq's PG* variables, a service file or `options`, so its
+    text does not tell two databases apart), never its password. Two databases never share a prefix by accident,
+    and a database made anew under the same name is told apart by the data versions in every key."""
     if store.path is not None:
         return Path(store.path)
-    from psycopg.conninfo import conninfo_to_dict
-
     from ..store import DEFAULT_DB
 
-    info = conninfo_to_dict(store.location)
-    who = "|".join(str(info.get(k) or "") for k in ("host", "hostaddr", "port", "dbname", "user"))
+    who = store.identity()
     root = Path(os.environ.get(CACHE_ENV) or DEFAULT_DB.parent / "cache")
     return root / f"pg-{hashlib.sha256(who.encode()).hexdigest()[:16]}"
 

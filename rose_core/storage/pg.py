@@ -326,6 +326,16 @@ class PgStore(Store):
         with self.connect() as conn:
             return [dict(r) for r in conn.execute(sql, params)]
 
+    def identity(self) -> str:
+        """Which database this store reads, as libpq resolved it on a live connection: server, port, database,
+        user and the schema the tables resolve in. The URL's text alone does not say: it may leave any of them to
+        PGHOST/PGPORT/PGDATABASE/PGUSER, a service file or `options` (files kept about this database are named
+        by it, `rose_core.analysis.persist.local_prefix`). Never the password."""
+        with self.connect() as conn:
+            info = conn.raw.info
+            schema = conn.execute("SELECT current_schema()").fetchone()[0]
+        return "|".join(str(v or "") for v in (info.host, info.port, info.dbname, info.user, schema))
+
     def table_names(self) -> list[str]:
         with self.connect() as conn:
             return [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "

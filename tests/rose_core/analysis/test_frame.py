@@ -141,3 +141,104 @@ def test_runs_whose_names_read_as_another_solver_s_label_keep_their_own_rows(sma
         "Human (model)": ["model:Human"]}
     rows = {r["solver"]: r for r in report_data(store, published=False, n_boot=20)[0]["rows"]}
     assert rows["oracle (agent)"]["Avg"] == 100.0 and rows["oracle (agent) (model)"]["Avg"] < 100.0
+
+
+def test_two_postgresql_databases_named_by_libpq_defaults_never_share_a_snapshot(pg_server, populated_stores,
+                                                                                    small_dataset, monkeypatch):
+    """A URL may leave the database (or host, port, user) to libpq: PGDATABASE, a service file, `options`. Two
+    databases reached with one URL text are still two: copies of one database (a staging copy, a restore) that
+    then each took one different answer have the same data version (rows, last id, generation, runs' times), so
+    a shared snapshot would hand the second the first's answers."""
+    from rose_core.analysis import FrameCache
+    from rose_core.instrument.ids import FakeClock, SequentialIds
+    from rose_core.instrument.session import ItemScreen
+    from rose_core.store import Store
+    from rose_core.study import list_studies
+
+    from tests.backends import with_database
+    from tests.participants import answer, new_session
+
+    names = [pg_server.fresh("_a"), pg_server.fresh("_b")]
+    source = populated_stores("postgresql")
+    for name, right in zip(names, (True, False)):
+        s = clone(source, name)
+        study = list_studies(s)[0]
+        session = new_session(s, small_dataset, study, "late", ids=SequentialIds("late"), clock=FakeClock())
+        while not isinstance(screen := session.screen(), ItemScreen) or screen.kind != "main":
+            answer(session, screen)
+        answer(session, screen, right=right)           # one answer each: right in one, wrong in the other
+        s.close()
+    no_database = with_database(pg_server.url, "")       # ROSE_DB=postgresql://user@host:port/ + PGDATABASE
+    frames = []
+    for name in names:
+        monkeypatch.setenv("PGDATABASE", name.rsplit("/", 1)[1])
+        store = Store(no_database)
+        try:
+            truth = responses_frame(store)
+            frame, _ = FrameCache(store).get()         # the second process starts after the first saved its snapshot
+            pd.testing.assert_frame_equal(frame, truth, check_dtype=False)
+            frames.append(frame)
+        finally:
+            store.close()
+    assert frames[0]["passed"].sum() == frames[1]["passed"].sum() + 1
+    for name in names:
+        pg_server.drop(name)
+
+
+def test_an_answer_committed_while_the_frame_is_read_is_counted_once(populated_db, small_dataset, fresh_location,
+                                                                      monkeypatch):
+    """The data version and the rows are read in two statements: a participant answering in between puts a row in
+    the frame that the version does not count, and the next refresh must not append it a second time."""
+    from rose_core.analysis import FrameCache
+    from rose_core.analysis import frame as frame_module
+    from rose_core.instrument.ids import FakeClock, SequentialIds
+    from rose_core.instrument.session import ItemScreen
+    from rose_core.study import list_studies
+
+    from tests.participants import answer, new_session
+
+    store = clone(populated_db, fresh_location())
+    study = list_studies(store)[0]
+    session = new_session(store, small_dataset, study, "late", ids=SequentialIds("late"), clock=FakeClock())
+
+    def answer_one() -> None:
+        while not isinstance(screen := session.screen(), ItemScreen) or screen.kind != "main":
+            answer(session, screen)
+        answer(session, screen)
+
+    read_rows, pending = frame_module.responses_frame, [True]
+
+    def rows_after_an_answer(store, after_id=0):     # a participant's answer commits just before the rows are read
+        if pending and pending.pop():
+            answer_one()
+        return read_rows(store, after_id)
+
+    monkeypatch.setattr(frame_module, "responses_frame", rows_after_an_answer)
+    cache = FrameCache(store, snapshot=False)
+    cache.get()
+    answer_one()                                       # the next answer: the frame is brought up to date
+    frame, _ = cache.get()
+    truth = read_rows(store)
+    assert frame["response_id"].is_unique and len(frame) == len(truth)
+    pd.testing.assert_frame_equal(frame, truth, check_dtype=False)
+
+
+def test_an_unusable_cache_folder_only_costs_a_full_read(pg_server, monkeypatch, tmp_path):
+    """The PostgreSQL snapshot lives in the cache folder, which may be one this process cannot look into (made by
+    another user, mode 700) or name: the dashboards then read the database, they never fail. (A name too long
+    to look up stands in for a folder not searchable: the tests may run as root, who may search every folder.)"""
+    from rose_core.analysis import FrameCache
+    from rose_core.store import Store
+
+    for unusable in (tmp_path / ("x" * 300), tmp_path / "locked"):
+        if unusable.name == "locked":
+            unusable.mkdir(mode=0o000)
+        monkeypatch.setenv(CACHE_ENV, str(unusable))
+        url = pg_server.fresh()
+        store = Store(url)
+        try:
+            frame, state = FrameCache(store).get()
+            assert len(frame) == 0 and state[0] == 0
+        finally:
+            store.close()
+            pg_server.drop(url)

@@ -51,23 +51,39 @@ def test_code_version_names_the_analysis_code():
     assert code_version() == code_version() and len(code_version()) == 16
 
 
-def test_local_prefix_is_the_sqlite_file_or_a_name_of_the_postgresql_database(tmp_path, monkeypatch):
-    """Beside a SQLite file; for PostgreSQL one name per server, port, database and user in the cache folder,
-    never carrying the password (the same database reached with another password shares its files)."""
+def test_local_prefix_is_the_sqlite_file_or_a_name_of_the_postgresql_database(tmp_path, monkeypatch, pg_server):
+    """Beside a SQLite file; for PostgreSQL one name per server, port, database, user and schema as the connection
+    resolved them, in the cache folder, never carrying the password (the same database reached with another
+    password, or with its name left to PGDATABASE, shares its files; another database or schema never does)."""
     from types import SimpleNamespace
 
+    import psycopg
+
     from rose_core.analysis.persist import CACHE_ENV, local_prefix
+    from rose_core.store import Store
+    from tests.backends import with_database
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     assert local_prefix(SimpleNamespace(path=tmp_path / "rose.db", location=str(tmp_path / "rose.db"))) == \
         tmp_path / "rose.db"
 
     def pg(url):
-        return local_prefix(SimpleNamespace(path=None, location=url))
+        store = Store(url)
+        try:
+            return local_prefix(store)
+        finally:
+            store.close()
 
-    a = pg("postgresql://rose:secret@127.0.0.1:5432/rose")
+    one, two = pg_server.fresh("_one"), pg_server.fresh("_two")
+    with psycopg.connect(one, autocommit=True) as c:
+        c.execute("CREATE SCHEMA other")
+    a = pg(one.replace("://rose@", "://rose:secret@"))
     assert a.parent == tmp_path / "cache" and a.name.startswith("pg-") and "secret" not in str(a)
-    assert pg("postgresql://rose:other@127.0.0.1:5432/rose") == a
-    others = [pg("postgresql://rose@127.0.0.1:5433/rose"), pg("postgresql://rose@127.0.0.1:5432/rose2"),
-              pg("postgresql://admin@127.0.0.1:5432/rose"), pg("postgresql://rose@10.0.0.1:5432/rose")]
-    assert len({a, *others}) == 5
+    assert pg(one) == a
+    monkeypatch.setenv("PGDATABASE", one.rsplit("/", 1)[1])
+    assert pg(with_database(one, "")) == a
+    monkeypatch.delenv("PGDATABASE")
+    others = [pg(two), pg(one + "?options=-csearch_path%3Dother")]
+    assert len({a, *others}) == 3
+    for url in (one, two):
+        pg_server.drop(url)
