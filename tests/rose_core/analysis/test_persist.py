@@ -51,12 +51,21 @@ def test_code_version_names_the_analysis_code():
     assert code_version() == code_version() and len(code_version()) == 16
 
 
-def test_local_prefix_is_the_sqlite_file_or_a_name_of_the_postgresql_database(tmp_path, monkeypatch, pg_server):
-    """Beside a SQLite file; for PostgreSQL one name per server, port, database, user and schema as the connection
-    resolved them, in the cache folder, never carrying the password (the same database reached with another
-    password, or with its name left to PGDATABASE, shares its files; another database or schema never does)."""
-    from types import SimpleNamespace
+def test_local_prefix_of_a_sqlite_database_is_its_file(tmp_path):
+    from rose_core.analysis.persist import local_prefix
+    from rose_core.store import Store
 
+    store = Store(tmp_path / "rose.db")
+    try:
+        assert local_prefix(store) == tmp_path / "rose.db"
+    finally:
+        store.close()
+
+
+def test_local_prefix_is_a_name_of_the_postgresql_database(tmp_path, monkeypatch, pg_server):
+    """For PostgreSQL one name per server, port, database, user and schema as the connection resolved them, in
+    the cache folder, never carrying the password (the same database reached with another password, or with its
+    name left to PGDATABASE, shares its files; another database or schema never does)."""
     import psycopg
 
     from rose_core.analysis.persist import CACHE_ENV, local_prefix
@@ -64,8 +73,6 @@ def test_local_prefix_is_the_sqlite_file_or_a_name_of_the_postgresql_database(tm
     from tests.backends import with_database
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
-    assert local_prefix(SimpleNamespace(path=tmp_path / "rose.db", location=str(tmp_path / "rose.db"))) == \
-        tmp_path / "rose.db"
 
     def pg(url):
         store = Store(url)
