@@ -81,6 +81,22 @@ def test_panel_vote_on_a_constructed_panel(small_dataset):
         human_agreement(pd.DataFrame(rows + rows[:1]), small_dataset)
 
 
+def test_panel_that_clicks_outside_the_context_is_wrong(small_dataset):
+    """A majority click on a cell outside the instance's context makes the panel's answer wrong (region ignored),
+    as it makes each of those answers fail: the panel must not pass where every rater failed."""
+    inst = next(i for i in sorted(small_dataset.instances.values(), key=lambda i: i.instance_id)
+                if i.template == "T3" and i.gold.cells)
+    scene = small_dataset.scenes[inst.scene_id]
+    outside = next((r, c) for r in range(1, scene.rows + 1) for c in range(1, scene.cols + 1)
+                   if not inst.in_context((r, c)))
+    answer = sorted(inst.gold.cells) + [outside]
+    rows = [{"solver_kind": "human", "participant_id": f"h{k}", "instance_id": inst.instance_id, "passed": 0,
+             "protocol": protocol_string("click", None, answer)} for k in range(3)]
+    ha = human_agreement(pd.DataFrame(rows), small_dataset)
+    assert ha.panel_items == 1 and ha.individual_accuracy == 0.0
+    assert ha.panel_accuracy == 0.0
+
+
 def s(values, ids=None):
     return pd.Series(values, index=ids or [f"i{k}" for k in range(len(values))])
 
