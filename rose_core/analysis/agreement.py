@@ -143,8 +143,12 @@ def human_agreement(df: pd.DataFrame, ds: Dataset) -> HumanAgreement:
         alpha_cells = float(krippendorff.alpha(value_counts=vc, level_of_measurement="nominal"))
     wrong = (k * 2 > n) != gold
     click_insts = np.unique(c_inst)
-    click_ok = pd.Series(np.bincount(c_inst, weights=wrong, minlength=len(ctx.ids))[click_insts] == 0,
-                         index=click_insts)
+    wrong_per_inst = np.bincount(c_inst, weights=wrong, minlength=len(ctx.ids))
+    # A cell outside the context that a majority clicked is a wrong panel answer too (region ignored): it is
+    # not among the context cells above, and every answer holding it fails.
+    outside = ~np.isin(keys, c_key) & (k_of * 2 > n_all[keys // _INST])
+    np.add.at(wrong_per_inst, keys[outside] // _INST, 1)
+    click_ok = pd.Series(wrong_per_inst[click_insts] == 0, index=click_insts)
     # Counts: per instance the answers' distribution; the panel answer is the unique mode.
     said = count_of[codes]
     has = ~np.isnan(said)
