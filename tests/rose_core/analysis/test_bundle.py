@@ -390,3 +390,18 @@ def test_tables_refuse_what_the_format_refuses():
     with pytest.raises(ValueError, match="not a whole number"):
         to_latex(_crafted(n=[1.0, 2.5, 3.0]))
 
+
+
+def test_bold_follows_the_printed_value_not_hidden_decimals():
+    """Two models printed 80.3 are both the best as printed: bolding only the one whose hidden digits are larger
+    (80.34 vs the paper's 80.3) says one beat the other where the table shows a tie; 80.24, printed 80.2, is
+    not bold."""
+    frame = pd.DataFrame({"solver": ["a", "b (published)", "c"], "kind": ["model", "published", "model"],
+                          "G-Cnt": [80.34, 80.3, 80.26]})
+    t = PaperTable("t", "T", "c", frame, (Column("solver", "Solver", "text"), Column("G-Cnt", "G-Cnt", "rate",
+                                                                                     best=True)))
+    md = to_markdown(t)
+    assert "| a | **80.3** |" in md and "| b (published) | **80.3** |" in md and "| c | **80.3** |" in md
+    frame.loc[2, "G-Cnt"] = 80.24
+    md = to_markdown(PaperTable("t", "T", "c", frame, t.columns))
+    assert "| a | **80.3** |" in md and "| b (published) | **80.3** |" in md and "| c | 80.2 |" in md
