@@ -16,10 +16,12 @@ def _is_model_row(row: pd.Series) -> bool:
 
 
 def best_rows(t: PaperTable, col: Column) -> set[int]:
-    """Rows holding the best model's value of a column (models and published model rows; ties all bold)."""
+    """Rows holding the best model's value of a column (models and published model rows; ties all bold), compared
+    as printed: two values that print the same are a tie (hidden decimals never make one look better)."""
     if not col.best or "kind" not in t.frame:
         return set()
-    vals = {i: float(r[col.key]) for i, r in t.frame.iterrows() if _is_model_row(r) and not is_missing(r[col.key])}
+    vals = {i: float(fmt(r[col.key], col.kind)) for i, r in t.frame.iterrows()
+            if _is_model_row(r) and not is_missing(r[col.key])}
     if not vals:
         return set()
     top = max(vals.values())

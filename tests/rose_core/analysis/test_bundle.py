@@ -182,7 +182,7 @@ def test_best_model_is_bold_and_only_it(bundle, report_json, paper):
     for j, col in enumerate(table.columns):
         if not col.best:
             continue
-        vals = {k: rows[k][col.key] for k in models if rows[k][col.key] is not None}
+        vals = {k: round(rows[k][col.key], 1) for k in models if rows[k][col.key] is not None}  # as printed
         top = max(vals.values())
         for k, cells in enumerate(body):
             bold = _number(cells[j], col.kind)[1]
