@@ -1,4 +1,5 @@
 """Bridges pair answers by unit and scene; McNemar is the exact binomial test, always."""
+import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import binomtest
@@ -48,3 +49,16 @@ def test_bridges_pair_by_scene(populated_db):
     ri = br.loc["region-ignoring (agent)"]
     assert ri["G-Cnt"] == 100.0 and ri["G-Clk"] == 100.0
     assert ri["p(G-Clk vs V-Clk)"] < 0.001                     # it clicks every target whatever the highlight
+
+
+def test_matched_bridge_rates_are_on_the_pairs():
+    """The matched count-to-click bridge compares mL-Cnt with L-Clk on the same (unit, scene) pairs: its mL-Cnt
+    and L-Clk are PASS on those pairs, the trials its McNemar p and L-Clk† are computed on, not on every answer of
+    either template (humans answer mL-Cnt and T3 of a scene mostly as different participants)."""
+    g = pd.DataFrame({"solver": "Human", "solver_kind": "human", "participant_id": ["h1", "h1", "h2", "h3"],
+                      "scene_id": ["s1", "s1", "s2", "s3"], "template": ["mL-Cnt", "T3", "mL-Cnt", "T3"],
+                      "passed": [0, 0, 1, 1]})
+    row = bridge_table(g).iloc[0]
+    assert row["pairs"] == 1
+    assert row["mL-Cnt"] == 0.0 and row["L-Clk"] == 0.0          # the one pair: both wrong
+    assert np.isnan(row["L-Clk†"]) and row["p(mL-Cnt vs L-Clk)"] == 1.0
