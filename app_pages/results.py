@@ -51,7 +51,8 @@ st.markdown("#### Bridges")
 br = pd.concat([v.shown(v.compute("bridges")), published_bridges()], ignore_index=True)
 table(br, "rose_bridges", "results_bridges", v.note(),
       kinds={**{c: "rate" for c in BRIDGE_RATES}, "pairs": "count"})
-st.caption("L-Clk† = L-Clk on the pairs (same solver, same scene) whose mL-Cnt was correct; Fail† = 100 − L-Clk†. "
+st.caption("mL-Cnt and L-Clk: PASS on the pairs (same solver unit, same scene) that answered both; "
+           "L-Clk† = L-Clk on the pairs whose mL-Cnt was correct; Fail† = 100 − L-Clk†. "
            "p-values: McNemar's exact test on the paired answers (two-sided binomial test of the discordant pairs; "
            "McNemar 1947).")
 dots(br, [("G-Cnt", "G-Cnt"), ("G-Clk", "G-Clk"), ("V-Clk", "V-Clk")], "Global-click bridge: G-Cnt → G-Clk → V-Clk",

@@ -50,8 +50,9 @@ def mcnemar_p(pairs: pd.DataFrame) -> float | None:
 
 
 def bridge_table(df: pd.DataFrame) -> pd.DataFrame:
-    """G-Cnt -> G-Clk -> V-Clk and matched local count-to-click, with exact McNemar p-values of the paired
-    differences (ROSE spec, bridge controls)."""
+    """G-Cnt -> G-Clk -> V-Clk (each template's PASS over all its answers) and matched local count-to-click
+    (mL-Cnt and L-Clk over the pairs: same unit, same scene), with exact McNemar p-values of the paired differences
+    (ROSE spec, bridge controls)."""
     rows = []
     for solver, g in df.groupby("solver", sort=False):
         def pass_of(t: str, g: pd.DataFrame = g) -> float:
@@ -64,7 +65,9 @@ def bridge_table(df: pd.DataFrame) -> pd.DataFrame:
             "G-Cnt": pass_of("T1"), "G-Clk": pass_of("G-Clk"), "V-Clk": pass_of("T4"),
             "p(G-Cnt vs G-Clk)": mcnemar_p(paired(g, "T1", "G-Clk")),
             "p(G-Clk vs V-Clk)": mcnemar_p(paired(g, "G-Clk", "T4")),
-            "mL-Cnt": pass_of("mL-Cnt"), "L-Clk": pass_of("T3"),
+            # matched: both sides on the same (unit, scene) pairs, the trials of L-Clk† and the McNemar p
+            "mL-Cnt": 100 * ml["passed_a"].mean() if len(ml) else np.nan,
+            "L-Clk": 100 * ml["passed_b"].mean() if len(ml) else np.nan,
             "L-Clk†": 100 * given["passed_b"].mean() if len(given) else np.nan,
             "Fail†": 100 * (1 - given["passed_b"].mean()) if len(given) else np.nan,
             "pairs": len(ml), "p(mL-Cnt vs L-Clk)": mcnemar_p(ml),

@@ -116,8 +116,8 @@ def _bridges(df: pd.DataFrame, published: bool) -> tuple[PaperTable, PaperTable]
          Column("p(G-Cnt vs G-Clk)", "p (G-Cnt vs G-Clk)", "p"), Column("p(G-Clk vs V-Clk)", "p (G-Clk vs V-Clk)", "p")))
     m = PaperTable(
         "bridge_matched", "Matched local count-to-click",
-        "mL-Cnt: counting the targets of the L-Clk region; L-Clk†: L-Clk on the pairs (same unit, same scene) "
-        "whose mL-Cnt was correct; Fail† = 100 − L-Clk†; p: McNemar's exact test of mL-Cnt vs L-Clk on those pairs.",
+        "mL-Cnt: counting the targets of the L-Clk region; mL-Cnt and L-Clk: PASS on the pairs (same unit, same "
+        "scene) that answered both; L-Clk†: L-Clk on the pairs whose mL-Cnt was correct; Fail† = 100 − L-Clk†; p: McNemar's exact test of mL-Cnt vs L-Clk on those pairs.",
         matched.reset_index(drop=True),
         (Column("solver", "Solver", "text"), _rate("mL-Cnt"), _rate("L-Clk"), _rate("L-Clk†"),
          _rate("Fail†", best=False), Column("pairs", "Pairs", "count"),
