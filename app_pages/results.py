@@ -50,7 +50,8 @@ dots(gap, [("Counting Avg", "Counting Avg"), ("Action Avg", "Action Avg")],
 st.markdown("#### Bridges")
 br = pd.concat([v.shown(v.compute("bridges")), published_bridges()], ignore_index=True)
 table(br, "rose_bridges", "results_bridges", v.note(),
-      kinds={**{c: "rate" for c in BRIDGE_RATES}, "pairs": "count"})
+      kinds={**{c: "rate" for c in BRIDGE_RATES}, "pairs": "count", "pairs(G-Cnt, G-Clk)": "count",
+             "pairs(G-Clk, V-Clk)": "count"})
 st.caption("mL-Cnt and L-Clk: PASS on the pairs (same solver unit, same scene) that answered both; "
            "L-Clk† = L-Clk on the pairs whose mL-Cnt was correct; Fail† = 100 − L-Clk†. "
            "p-values: McNemar's exact test on the paired answers (two-sided binomial test of the discordant pairs; "

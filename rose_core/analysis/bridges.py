@@ -60,11 +60,13 @@ def bridge_table(df: pd.DataFrame) -> pd.DataFrame:
 
         ml = paired(g, "mL-Cnt", "T3")
         given = ml[ml["passed_a"] == 1]
+        cnt_clk, clk_v = paired(g, "T1", "G-Clk"), paired(g, "G-Clk", "T4")
         rows.append({
             "solver": solver, "kind": g["solver_kind"].iloc[0],
             "G-Cnt": pass_of("T1"), "G-Clk": pass_of("G-Clk"), "V-Clk": pass_of("T4"),
-            "p(G-Cnt vs G-Clk)": mcnemar_p(paired(g, "T1", "G-Clk")),
-            "p(G-Clk vs V-Clk)": mcnemar_p(paired(g, "G-Clk", "T4")),
+            # each p beside the pairs it rests on: the rates are over every answer, a p over the pairs only
+            "p(G-Cnt vs G-Clk)": mcnemar_p(cnt_clk), "pairs(G-Cnt, G-Clk)": len(cnt_clk),
+            "p(G-Clk vs V-Clk)": mcnemar_p(clk_v), "pairs(G-Clk, V-Clk)": len(clk_v),
             # matched: both sides on the same (unit, scene) pairs, the trials of L-Clk† and the McNemar p
             "mL-Cnt": 100 * ml["passed_a"].mean() if len(ml) else np.nan,
             "L-Clk": 100 * ml["passed_b"].mean() if len(ml) else np.nan,

@@ -101,7 +101,8 @@ def _gap(df: pd.DataFrame, published: bool, conditioned: bool) -> PaperTable:
 
 
 def _bridges(df: pd.DataFrame, published: bool) -> tuple[PaperTable, PaperTable]:
-    glob_cols = ["solver", "kind", "G-Cnt", "G-Clk", "V-Clk", "p(G-Cnt vs G-Clk)", "p(G-Clk vs V-Clk)"]
+    glob_cols = ["solver", "kind", "G-Cnt", "G-Clk", "V-Clk", "p(G-Cnt vs G-Clk)", "pairs(G-Cnt, G-Clk)",
+                 "p(G-Clk vs V-Clk)", "pairs(G-Clk, V-Clk)"]
     matched_cols = ["solver", "kind", "mL-Cnt", "L-Clk", "L-Clk†", "Fail†", "pairs", "p(mL-Cnt vs L-Clk)"]
     br = bridge_table(df).reindex(columns=list(dict.fromkeys(glob_cols + matched_cols)))
     if published:
@@ -110,10 +111,12 @@ def _bridges(df: pd.DataFrame, published: bool) -> tuple[PaperTable, PaperTable]
     g = PaperTable(
         "bridge_global", "Global-click bridge: G-Cnt → G-Clk → V-Clk",
         "PASS (%) of the global count (G-Cnt), clicking every target in the whole grid (G-Clk) and in the "
-        "highlighted region (V-Clk); p: McNemar's exact test on paired answers (same solver unit, same scene).",
+        "highlighted region (V-Clk), each over all its answers; p: McNemar's exact test on the paired answers (same "
+        "solver unit, same scene), beside the number of pairs it rests on.",
         glob.reset_index(drop=True),
         (Column("solver", "Solver", "text"), _rate("G-Cnt"), _rate("G-Clk"), _rate("V-Clk"),
-         Column("p(G-Cnt vs G-Clk)", "p (G-Cnt vs G-Clk)", "p"), Column("p(G-Clk vs V-Clk)", "p (G-Clk vs V-Clk)", "p")))
+         Column("p(G-Cnt vs G-Clk)", "p (G-Cnt vs G-Clk)", "p"), Column("pairs(G-Cnt, G-Clk)", "Pairs (G-Cnt, G-Clk)", "count"),
+         Column("p(G-Clk vs V-Clk)", "p (G-Clk vs V-Clk)", "p"), Column("pairs(G-Clk, V-Clk)", "Pairs (G-Clk, V-Clk)", "count")))
     m = PaperTable(
         "bridge_matched", "Matched local count-to-click",
         "mL-Cnt: counting the targets of the L-Clk region; mL-Cnt and L-Clk: PASS on the pairs (same unit, same "

@@ -62,3 +62,16 @@ def test_matched_bridge_rates_are_on_the_pairs():
     assert row["pairs"] == 1
     assert row["mL-Cnt"] == 0.0 and row["L-Clk"] == 0.0          # the one pair: both wrong
     assert np.isnan(row["L-Clk†"]) and row["p(mL-Cnt vs L-Clk)"] == 1.0
+
+
+def test_global_bridge_p_values_carry_the_pairs_they_rest_on():
+    """G-Cnt, G-Clk and V-Clk are over every answer, each p over the (unit, scene) pairs that answered both
+    templates: the table says how many, so a p from three pairs is not read as one from hundreds."""
+    g = pd.DataFrame({"solver": "Human", "solver_kind": "human",
+                      "participant_id": ["h1", "h1", "h1", "h2", "h2", "h3"],
+                      "scene_id": ["s1", "s1", "s1", "s2", "s2", "s3"],
+                      "template": ["T1", "G-Clk", "T4", "T1", "T4", "G-Clk"], "passed": [1, 0, 1, 1, 1, 1]})
+    row = bridge_table(g).iloc[0]
+    assert row["pairs(G-Cnt, G-Clk)"] == 1 and row["pairs(G-Clk, V-Clk)"] == 1   # only h1 on s1 answered both
+    assert row["G-Cnt"] == 100.0 and row["G-Clk"] == 50.0 and row["V-Clk"] == 100.0
+    assert row["p(G-Cnt vs G-Clk)"] == 1.0
