@@ -30,7 +30,7 @@ Outcome = Literal["effective", "ineffective", "occupied", "out_of_bounds", "ille
 OUTCOMES: tuple[Outcome, ...] = ("effective", "ineffective", "occupied", "out_of_bounds", "illegal")
 VALID_OUTCOMES: frozenset[str] = frozenset({"effective", "ineffective"})   # the board changed
 
-_ACTION_MARK = re.compile(r"action\s*:", re.IGNORECASE)
+_ACTION_MARK = re.compile(r"(?<![a-z])action\s*:", re.IGNORECASE)   # not the end of "interaction:"
 _STRIP = "*`\"'_.,;:!?()[]{}<> \t"
 
 

@@ -55,6 +55,12 @@ def episodes_frame(logs: Iterable[EpisodeLog]) -> pd.DataFrame:
     if dup.any():
         r = df[dup].iloc[0]
         raise MetricsInputError(f"{r['solver']} played {r['episode_id']} sample {r['sample']} twice")
+    caps = df.groupby(list(GROUP))["step_cap"].unique()
+    mixed = caps[caps.map(len) > 1]
+    if len(mixed):
+        key, v = mixed.index[0], sorted(int(c) for c in mixed.iloc[0])
+        raise MetricsInputError(f"{' '.join(map(str, key))}: plays under different step caps {v}: one solved rate, "
+                                "deviation or heatmap cannot pool them (score each cap as its own solver)")
     return df
 
 

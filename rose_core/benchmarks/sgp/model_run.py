@@ -8,7 +8,7 @@ project's (`rose_core.run_model.post_with_retries`).
 
 Resume: the output gets one line per finished play (an `EpisodeLog` with every reply and raw API response),
 so running the same command again skips finished (episode, sample) pairs and replays only the rest from
-their start; a file holding plays of another dataset build, model or modality is refused.
+their start; a file holding plays of another dataset build, model, modality or step cap is refused.
 """
 from __future__ import annotations
 
@@ -68,9 +68,10 @@ def prompt_content(view: PlayView, modality: Modality, step_cap: int) -> list[di
     return parts
 
 
-def _done(out: Path, dataset_hash: str, model: str, modality: str) -> set[tuple[str, int]]:
-    """(episode, sample) pairs already played in `out`; a file of another build, model or modality is refused."""
-    return done_keys(out, {"dataset_hash": dataset_hash, "solver": model, "modality": modality},
+def _done(out: Path, dataset_hash: str, model: str, modality: str, step_cap: int) -> set[tuple[str, int]]:
+    """(episode, sample) pairs already played in `out`; a file of another build, model, modality or step cap is
+    refused (plays under another cap are another measurement)."""
+    return done_keys(out, {"dataset_hash": dataset_hash, "solver": model, "modality": modality, "step_cap": step_cap},
                      lambda o: (o["episode_id"], int(o.get("sample", 0))) if "episode_id" in o else None)
 
 
@@ -86,7 +87,7 @@ def run_model_episodes(ds: SgpDataset, cfg: ModelConfig, out: Path | str, limit:
     """Play every (episode, sample) not yet in `out`; append each finished play as one line."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    done = _done(out, ds.dataset_hash, cfg.model, cfg.modality)
+    done = _done(out, ds.dataset_hash, cfg.model, cfg.modality, cfg.step_cap)
     todo = [(eid, s) for eid in ds.episodes for s in range(cfg.samples) if (eid, s) not in done]
     if limit is not None:
         todo = todo[:limit]

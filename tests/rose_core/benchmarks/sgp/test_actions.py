@@ -72,3 +72,14 @@ def test_illegal_commands_say_why():
     assert "unknown direction" in parse_action("move red cube north").error
     assert "nothing after" in parse_action("I will think.\naction:").error
     assert apply_action(START, "move yellow cube up", GOAL).error == "there is no yellow cube on the board"
+
+
+def test_a_word_ending_in_action_after_the_command_is_not_a_second_action_line():
+    """'interaction:', 'reaction:' or 'transaction:' after the model's action line are prose, not its last
+    `action:`: taking them as the command would turn a legal move into an illegal one."""
+    for word in ("interaction", "Reaction", "transaction"):
+        p = parse_action(f"action: move red cube up\n{word}: the blue sphere is in the way")
+        assert p.action is not None and p.action.command() == "move red cube up", word
+    # a marker written with a prefix still counts
+    assert parse_action("thinking...\nnext_action: move red cube up").action.command() == "move red cube up"
+    assert parse_action("Final action: move red cube down").action.command() == "move red cube down"

@@ -86,3 +86,16 @@ def test_incomplete_plays_and_mixed_caps_are_refused():
         regret_curve(steps_frame([play(A), play(A[:3] + ["x"] * 3, cap=6, sample=1)]))
     with pytest.raises(MetricsInputError, match="twice"):
         episodes_frame([play(A), play(A)])
+
+
+def test_a_solver_whose_plays_have_different_step_caps_is_refused_by_every_headline_figure():
+    """Plays of one solver under caps 3 and 4 are not one solved rate: B solves at step 4, so the cap-3 play fails
+    and the cap-4 play succeeds; pooled they would read as a plausible 50 %."""
+    short, long_ = play(B[:3], cap=3), play(B, cap=4, sample=1)
+    assert not short.solved and long_.solved
+    with pytest.raises(MetricsInputError, match="step caps"):
+        summary_table([short, long_], n_boot=50)
+    with pytest.raises(MetricsInputError, match="step caps"):
+        episodes_frame([short, long_])
+    # other solvers may each have their own cap
+    assert len(summary_table([short, play(B, cap=4, solver="t")], n_boot=50)) == 2

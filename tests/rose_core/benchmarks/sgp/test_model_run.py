@@ -67,3 +67,15 @@ def test_a_failing_endpoint_leaves_the_play_to_be_retried(sgp_dataset, tmp_path)
     res = run_model_episodes(sgp_dataset, cfg, tmp_path / "f.jsonl", limit=1)
     assert res.succeeded == 0 and len(res.failed) == 1
     assert (tmp_path / "f.jsonl").read_text() == ""
+
+
+def test_resuming_with_another_step_cap_is_refused(api, sgp_dataset, tmp_path):
+    """A play under another step cap is another measurement: appending it to a file of cap-2 plays would mix
+    two solved rates into one, silently, at `sgp score`."""
+    out = tmp_path / "caps.jsonl"
+    run_model_episodes(sgp_dataset, ModelConfig(api.url, "m4", "text", step_cap=2, concurrency=1, backoff_base=0.0),
+                       out, limit=1)
+    with pytest.raises(RunFileMismatch, match="step_cap"):
+        run_model_episodes(sgp_dataset, ModelConfig(api.url, "m4", "text", step_cap=20, concurrency=1,
+                                                     backoff_base=0.0), out, limit=1)
+    assert len(out.read_text().splitlines()) == 1
