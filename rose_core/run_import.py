@@ -919,6 +919,17 @@ def _store_run(store: Store, run_id: str, kind: SolverKind, solver: str, source:
         if exists and not replace:
             raise RunImportError([f"a run for {kind} {solver!r} is already imported: choose another solver name or "
                                   "replace it explicitly (--replace)"])
+        # One database holds one build's verdicts (as `rescore` requires): the builds share instance ids, so
+        # runs of two builds would sit in one table and be paired by id with no word of it.
+        others = c.execute("SELECT r.run_id, r.dataset_hash FROM runs r WHERE r.run_id <> ? AND r.dataset_hash <> ? "
+                           "AND EXISTS (SELECT 1 FROM responses x WHERE x.run_id = r.run_id) ORDER BY r.run_id",
+                           (run_id, dataset_hash)).fetchall()
+        if others:
+            raise RunImportError([f"this run was scored against dataset {dataset_hash}, but the database holds runs "
+                                  f"of dataset {others[0][1]} ({', '.join(r[0] for r in others[:5])}"
+                                  f"{', …' if len(others) > 5 else ''}): the builds share instance ids, so their "
+                                  "numbers would be shown and paired as one table. Import it into another database "
+                                  "(--db), or give the dataset those runs were made on (--dataset)"])
         if exists:
             c.execute("DELETE FROM responses WHERE run_id = ?", (run_id,))
             c.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))

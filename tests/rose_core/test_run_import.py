@@ -108,6 +108,27 @@ def test_oracle_run_made_on_another_build_is_refused(store, small_dataset, other
     assert nothing_stored(store)
 
 
+def test_a_run_of_another_build_is_refused_in_a_database_holding_this_builds_runs(store, small_dataset, other_build,
+                                                                                  tmp_path):
+    """Each run verified against its own build (the dataset given to import) landed in one database: the same
+    instance ids name other scenes in the two builds, yet `report` showed both rows side by side as one table
+    (an oracle at 100 beside a random run at 9.5, no word of the builds) and the per-instance analyses paired
+    their answers by id. `rescore` already refused such a database; now the import that would make it is refused."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    run_agent("oracle", small_dataset, a, split="dev")
+    run_agent("random", other_build, b, split="dev")
+    import_run(store, small_dataset, a, "oracle", kind="agent")
+    with pytest.raises(RunImportError) as e:
+        import_run(store, other_build, b, "random", kind="agent")
+    msg = str(e.value)
+    assert f"dataset {other_build.dataset_hash}" in msg and small_dataset.dataset_hash in msg
+    assert "agent:oracle" in msg
+    assert [r["run_id"] for r in list_runs(store)] == ["agent:oracle"]
+    # replacing the only run with one of the other build is not mixing: the database then holds one build
+    import_run(store, other_build, b, "oracle", kind="agent", replace=True)
+    assert {r["dataset_hash"] for r in list_runs(store)} == {other_build.dataset_hash}
+
+
 def test_ids_like_12_are_never_positions(store, small_dataset, tmp_path):
     h = small_dataset.dataset_hash
     f = write_jsonl(tmp_path / "ids.jsonl", [{"instance_id": "12", "response": "DONE", "dataset_hash": h},
