@@ -165,11 +165,21 @@ class Selection:
     n_excluded: int
 
 
+def excluded_count(participants: pd.DataFrame, filters: Filters) -> int:
+    """Excluded participants of the chosen studies (of every study when none is chosen): the count a page, `report`
+    and the paper bundle print beside a selection. Another study's excluded participants were never in it."""
+    if participants.empty:
+        return 0
+    if filters.studies:
+        participants = participants[participants["study_id"].isin(filters.studies)]
+    return int((participants["excluded"] != "").sum())
+
+
 def select(frame: pd.DataFrame, participants: pd.DataFrame, filters: Filters, rules: ExclusionRules) -> Selection:
     """The one selection path: filters first, then the exclusions (`participants` must be
     `participant_table(store, rules)` of the same database)."""
-    df, n = apply_exclusions(filters.apply(frame), participants)
-    return Selection(df, participants, filters, rules, n)
+    df, _ = apply_exclusions(filters.apply(frame), participants)
+    return Selection(df, participants, filters, rules, excluded_count(participants, filters))
 
 
 def select_from_store(store: Store, filters: Filters, rules: ExclusionRules) -> Selection:

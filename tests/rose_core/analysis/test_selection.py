@@ -53,3 +53,39 @@ def test_participant_table_joins_cached_stats_to_fresh_participant_rows(populate
         c.execute("UPDATE participants SET end_reason = 'returned' WHERE external_id = 'H0'")
     table = participant_table(store, ExclusionRules(), stats=stats).set_index("external_id")
     assert table.loc["H0", "end_reason"] == "returned"
+
+
+def test_excluded_count_is_of_the_chosen_studies(small_dataset, store):
+    """A page filtered to one study says how many of *its* participants the exclusions removed: another study's
+    excluded participants were never in the selection (before: study B's too-fast participant was reported as
+    "1 participants excluded" on a selection of study A, whose participants were all kept)."""
+    from rose_core.instrument.ids import FakeClock, SequentialIds
+    from rose_core.study import End, StudyConfig, create_study
+    from tests.participants import new_session, right_answer, submit_payload
+
+    ids, clock = SequentialIds("ex"), FakeClock()
+
+    def study(name):
+        return create_study(store, small_dataset, StudyConfig(
+            name=name, split="all", templates=["T1", "T3"], items_per_participant=4, target_per_instance=3,
+            practice_items=0, attention_every=0, seed=1), ids=ids, clock=clock)
+
+    def play(s, ext, seconds):
+        session = new_session(store, small_dataset, s, ext, ids=ids, clock=clock)
+        while not isinstance(screen := session.screen(), End):
+            clock.advance(seconds)   # server time, assigned -> answered
+            session.submit(screen, submit_payload(screen, *right_answer(screen)))
+
+    a, b = study("A"), study("B")
+    play(a, "a1", 5.0)
+    play(b, "b1", 5.0)
+    play(b, "b2", 0.3)               # too fast
+    rules = ExclusionRules()
+    parts = participant_table(store, rules)
+    assert dict(zip(parts["external_id"], parts["excluded"])) == {"a1": "", "b1": "", "b2": "too fast"}
+    only_a = select_from_store(store, Filters(studies=(a.study_id,)), rules)
+    assert set(only_a.df.loc[only_a.df["solver_kind"] == "human", "participant_id"]) == set(
+        parts.loc[parts["external_id"] == "a1", "participant_id"])
+    assert only_a.n_excluded == 0
+    assert select_from_store(store, Filters(studies=(b.study_id,)), rules).n_excluded == 1
+    assert select_from_store(store, Filters(), rules).n_excluded == 1
