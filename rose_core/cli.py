@@ -186,8 +186,9 @@ def cmd_report(a: argparse.Namespace) -> int:
                 print(f"build {h}")
                 print("\n".join(inference_lines([r for r in inf["rows"] if r["dataset_hash"] == h])))
             print(inf["definition"])
-    if report["scorer_warning"]:
-        print(f"WARNING: {report['scorer_warning']}", file=sys.stderr)
+    for warning in (report["scorer_warning"], report["runs_warning"]):
+        if warning:
+            print(f"WARNING: {warning}", file=sys.stderr)
     return 0
 
 
@@ -213,8 +214,9 @@ def _paper_bundle(a: argparse.Namespace) -> int:
     except BundleError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if report["scorer_warning"]:
-        print(f"WARNING: {report['scorer_warning']}", file=sys.stderr)
+    for warning in (report["scorer_warning"], report["runs_warning"]):
+        if warning:
+            print(f"WARNING: {warning}", file=sys.stderr)
     return 0
 
 

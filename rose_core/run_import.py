@@ -24,7 +24,7 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Any, Iterable, Iterator, Literal
 
 from .benchmarks.rose.dataset import Dataset
 from .solver_labels import refused_name
@@ -1028,6 +1028,34 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
     replaced = _store_run(store, run_id, kind, solver, source_name or str(path), run.format, ds.dataset_hash,
                           full_meta, rows, replace)
     return ImportResult(run_id, solver, run.format, run.detected, len(rows), replaced, notes, counts)
+
+
+def skipped_samples(store: Store, run_ids: Iterable[str]) -> dict[str, dict[str, int]]:
+    """Per run among `run_ids`, the samples its import left out (`--errored skip`): errored, never run and
+    truncated counts from the run's stored import record; runs that left nothing out are absent."""
+    wanted = set(run_ids)
+    out: dict[str, dict[str, int]] = {}
+    for r in store.query("SELECT run_id, meta FROM runs WHERE solver_kind != 'human'"):
+        if r["run_id"] not in wanted:
+            continue
+        meta = json.loads(r["meta"] or "{}")
+        if meta.get("errored_policy") != "skip":
+            continue
+        counts = {k: int(meta.get("counts", {}).get(k, 0)) for k in ("errored", "not_run", "truncated")}
+        if any(counts.values()):
+            out[r["run_id"]] = counts
+    return out
+
+
+def skipped_note(skipped: dict[str, dict[str, int]]) -> str | None:
+    """The loud sentence for runs whose rates leave samples out (None when none does)."""
+    if not skipped:
+        return None
+    what = {"errored": "errored", "not_run": "never run", "truncated": "truncated"}
+    parts = ["{}: {}".format(run, ", ".join(f"{n:,} {what[k]}" for k, n in c.items() if n))
+             for run, c in sorted(skipped.items())]
+    return (f"samples not stored (imported with --errored skip), so these runs' rates are over the samples they "
+            f"answered only: {'; '.join(parts)}. Import again with --errored invalid to count them as failures")
 
 
 def list_runs(store: Store) -> list[dict]:

@@ -24,6 +24,7 @@ from rose_core.analysis.formats import Kind, format_frame, human_label
 from rose_core.analysis.persist import DiskCache, local_prefix
 from rose_core.analysis.selection import participant_stats
 from rose_core.exports import frame_bytes, table_frame, table_rows
+from rose_core.run_import import skipped_note, skipped_samples
 from rose_core.store import Store
 from rose_core.study import list_studies
 from ui.resources import dataset, store, store_at
@@ -113,6 +114,7 @@ class _Selected:
         sel = select(frame, parts, filters, rules)   # the one selection path (`report` takes it too)
         self.df, self.n_excluded = sel.df, sel.n_excluded
         self.versions = scorer_versions(self.df)
+        self.run_ids = frozenset(self.df["run_id"].unique())
         humans = self.df[self.df["solver_kind"] == "human"]
         self.humans = (humans, _signature(humans, generation, stamps))
         self.groups = [(str(solver), g, _signature(g, generation, stamps))
@@ -280,6 +282,9 @@ class View:
         stale = scorer_note(self._parts.versions)
         if stale:
             st.warning(stale)
+        skipped = skipped_note(skipped_samples(self.db, self._parts.run_ids))   # the runs table only: cheap
+        if skipped:
+            st.warning(skipped[0].upper() + skipped[1:])
 
 
 CHOICES = "dash_choices"  # the one place the sidebar's choices live: every analysis page reads and writes it

@@ -23,9 +23,17 @@ def report_data(store: Store, split: str | None = None, exclusions: bool = True,
     """(the JSON report, the main table). Defaults are the dashboards': standard exclusions, BOOT resamples,
     base seed SEED."""
     rules = ExclusionRules() if exclusions else ExclusionRules(False, None, None)
-    report, table = report_from_selection(select_from_store(store, Filters(split=split), rules), published, n_boot,
-                                          seed)
-    return with_sgp(report, store), table
+    sel = select_from_store(store, Filters(split=split), rules)
+    report, table = report_from_selection(sel, published, n_boot, seed)
+    return with_sgp(with_runs_warning(report, store, sel), store), table
+
+
+def with_runs_warning(report: dict, store: Store, sel: Selection) -> dict:
+    """The report with "runs_warning": the runs of the selection whose import left samples out (`--errored
+    skip`), whose rates are then over fewer samples than the dataset holds; None when none did."""
+    from ..run_import import skipped_note, skipped_samples
+
+    return {**report, "runs_warning": skipped_note(skipped_samples(store, set(sel.df["run_id"])))}
 
 
 def with_sgp(report: dict, store: Store) -> dict:

@@ -278,3 +278,29 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
     assert late_valid(fresh).startswith("0.0")
     ui.dash.warm_up().wait(120)                  # the page and the warm-up started at sign-in: both counted
     assert {s for _, s in computed} == {"late-model"}   # the other solvers still come from disk
+
+
+def test_every_analysis_page_warns_of_a_run_that_left_errored_samples_out(dash_env, small_dataset, tmp_path,
+                                                                        monkeypatch):
+    """A run imported with --errored skip has rates over fewer samples than the dataset: each analysis page says
+    which run and how many, beside the numbers."""
+    from rose_core.run_import import import_run
+    from tests.backends import clone
+
+    store = clone(dash_env, str(tmp_path / "rose.db"))
+    from rose_core.run_import import LMMS_FAILED
+
+    insts = list(small_dataset.instances.values())   # an lmms-eval samples file whose last two requests failed
+    f = tmp_path / "samples_rose.jsonl"
+    f.write_text("".join(json.dumps({"doc_id": k, "target": i.protocol_answer, "input": i.prompt, "filtered_resps":
+                                     i.protocol_answer if k < len(insts) - 2 else f"{LMMS_FAILED}: HTTP 529]"}) + "\n"
+                         for k, i in enumerate(insts)))
+    res = import_run(store, small_dataset, f, "flaky")
+    assert res.counts.get("errored") == 2, res.counts
+    monkeypatch.setenv("ROSE_DB", store.location)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    for page in PAGES:
+        at = open_page(page)
+        assert not at.exception, at.exception
+        assert any("model:flaky: 2 errored" in w.value for w in at.warning), (page, [w.value for w in at.warning])

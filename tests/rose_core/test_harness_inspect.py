@@ -113,6 +113,22 @@ def test_inspect_logs_import_right_with_errors_and_epochs_counted(inspect_logs, 
     assert meta["failures"][0]["instance_id"] == failed
 
 
+def test_report_says_which_runs_left_errored_samples_out(inspect_logs, small_dataset, tmp_path):
+    """With --errored skip a run's rates are over the samples it answered: the report says so, loudly, next to
+    the numbers (the import message alone was the only place it was said); with --errored invalid it is silent."""
+    from rose_core.analysis import report_data
+    from rose_core.run_import import skipped_samples
+
+    store = Store(tmp_path / "rose.db")
+    import_run(store, small_dataset, inspect_logs["eval"], "insp")
+    report, _ = report_data(store, n_boot=50)
+    assert skipped_samples(store, {"model:insp"}) == {"model:insp": {"errored": 1, "not_run": 0, "truncated": 0}}
+    assert "model:insp: 1 errored" in report["runs_warning"] and "--errored invalid" in report["runs_warning"]
+    import_run(store, small_dataset, inspect_logs["eval"], "insp", errored="invalid", replace=True)
+    assert report_data(store, n_boot=50)[0]["runs_warning"] is None
+    assert skipped_samples(store, {"model:insp"}) == {}
+
+
 def test_inspect_samples_without_ids_are_counted_and_refused(inspect_logs, small_dataset, tmp_path):
     doc = json.loads(inspect_logs["json"].read_text())
     for s in doc["samples"][:3]:

@@ -17,7 +17,7 @@ from ..difficulty import DIFFICULTY_PARAMS, difficulty_table, instance_params
 from ..failures import failure_table
 from ..formats import Kind
 from ..gap import gap_table, published_gap
-from ..report import report_from_selection, with_sgp
+from ..report import report_from_selection, with_runs_warning, with_sgp
 from ..selection import ExclusionRules, Filters, Selection, select_from_store
 from ..tables import LABELS
 
@@ -247,6 +247,6 @@ def paper_report(store: Store, ds: Dataset, split: str | None = None, exclusions
             f"{s['name']} ({s['study_id']})" for s in study_names(store, studies)) + ", pooled.")
     tables = (main_t, _gap(df, published, False), _gap(df, published, True), *_bridges(df, published),
               _failures(df), *_agreement(df, ds), _difficulty(df, ds))
-    report = {**with_sgp(report, store), "dataset_hash": ds.dataset_hash,
+    report = {**with_sgp(with_runs_warning(report, store, sel), store), "dataset_hash": ds.dataset_hash,
               "tables": {t.name: {"title": t.title, "rows": t.records()} for t in tables}}
     return PaperReport(report, tables, sel)
