@@ -186,7 +186,7 @@ def cmd_report(a: argparse.Namespace) -> int:
                 print(f"build {h}")
                 print("\n".join(inference_lines([r for r in inf["rows"] if r["dataset_hash"] == h])))
             print(inf["definition"])
-    for warning in (report["scorer_warning"], report["runs_warning"]):
+    for warning in (report["scorer_warning"], report["runs_warning"], report["people_warning"]):
         if warning:
             print(f"WARNING: {warning}", file=sys.stderr)
     return 0
@@ -214,7 +214,7 @@ def _paper_bundle(a: argparse.Namespace) -> int:
     except BundleError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    for warning in (report["scorer_warning"], report["runs_warning"]):
+    for warning in (report["scorer_warning"], report["runs_warning"], report["people_warning"]):
         if warning:
             print(f"WARNING: {warning}", file=sys.stderr)
     return 0

@@ -22,7 +22,7 @@ from rose_core.analysis.agreement import HumanTrials, human_trials
 from rose_core.analysis.charts import dot_figure, failure_figure
 from rose_core.analysis.formats import Kind, format_frame, human_label
 from rose_core.analysis.persist import DiskCache, local_prefix
-from rose_core.analysis.selection import participant_stats
+from rose_core.analysis.selection import participant_stats, repeated_people_note
 from rose_core.exports import frame_bytes, table_frame, table_rows
 from rose_core.run_import import skipped_note, skipped_samples
 from rose_core.store import Store
@@ -115,6 +115,7 @@ class _Selected:
         self.df, self.n_excluded = sel.df, sel.n_excluded
         self.versions = scorer_versions(self.df)
         self.run_ids = frozenset(self.df["run_id"].unique())
+        self.people_note = repeated_people_note(self.df, parts)
         humans = self.df[self.df["solver_kind"] == "human"]
         self.humans = (humans, _signature(humans, generation, stamps))
         self.groups = [(str(solver), g, _signature(g, generation, stamps))
@@ -283,8 +284,9 @@ class View:
         if stale:
             st.warning(stale)
         skipped = skipped_note(skipped_samples(self.db, self._parts.run_ids))   # the runs table only: cheap
-        if skipped:
-            st.warning(skipped[0].upper() + skipped[1:])
+        for note in (skipped, self._parts.people_note):
+            if note:
+                st.warning(note[0].upper() + note[1:])
 
 
 CHOICES = "dash_choices"  # the one place the sidebar's choices live: every analysis page reads and writes it

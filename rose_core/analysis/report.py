@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..store import Store
 from .frame import scorer_note, scorer_versions
-from .selection import ExclusionRules, Filters, Selection, select_from_store
+from .selection import ExclusionRules, Filters, Selection, repeated_people_note, select_from_store
 from .tables import BOOT, SEED, main_table
 
 
@@ -54,6 +54,7 @@ def report_from_selection(sel: Selection, published: bool = True, n_boot: int | 
     rows = json_rows(table)
     versions = scorer_versions(sel.df)
     return {"scorer_versions": versions, "scorer_warning": scorer_note(versions),
+            "people_warning": repeated_people_note(sel.df, sel.participants),
             "avg_definition": "mean of the five template PASS rates (T1..T5); 'pooled' is the instance rate",
             "intervals": "Wilson 95% for rates; percentile bootstrap (95%) over participants (humans) or scenes "
                          f"(models, agents) for Avg and Glyph/Emoji/Pixel, {n_boot} resamples, each solver's stream "

@@ -175,6 +175,31 @@ def excluded_count(participants: pd.DataFrame, filters: Filters) -> int:
     return int((participants["excluded"] != "").sum())
 
 
+def repeated_people_note(df: pd.DataFrame, participants: pd.DataFrame) -> str | None:
+    """The loud sentence when one person (the same recruitment source and id, e.g. a Prolific id) took part in
+    more than one of the studies pooled in `df`: each of their study sessions is a participant of its own (in n,
+    the bootstrap over participants and agreement), and an instance they answered in two studies is two trials.
+    None when every person is in one study of the selection."""
+    if participants.empty or "external_id" not in participants:
+        return None
+    humans = df.loc[df["solver_kind"] == "human", ["participant_id", "instance_id"]]
+    if humans.empty:
+        return None
+    who = participants.loc[participants["external_id"].fillna("") != "", ["participant_id", "source", "external_id"]]
+    rows = humans.merge(who, on="participant_id")
+    people = rows.drop_duplicates("participant_id").groupby(["source", "external_id"]).size()
+    repeated = people[people > 1]
+    if repeated.empty:
+        return None
+    rows = rows.set_index(["source", "external_id"]).loc[repeated.index].reset_index()
+    twice = int((rows.groupby(["source", "external_id", "instance_id"]).size() > 1).sum())
+    return (f"{len(repeated):,} {'person' if len(repeated) == 1 else 'people'} (the same recruitment id) took part in "
+            f"more than one of the pooled studies ({int(repeated.sum()):,} study sessions): each session counts as a "
+            f"participant of its own in n, the bootstrap and agreement"
+            + (f", and {twice:,} instances were answered twice by one person" if twice else "")
+            + ". Choose studies without shared people to count each person once")
+
+
 def select(frame: pd.DataFrame, participants: pd.DataFrame, filters: Filters, rules: ExclusionRules) -> Selection:
     """The one selection path: filters first, then the exclusions (`participants` must be
     `participant_table(store, rules)` of the same database)."""

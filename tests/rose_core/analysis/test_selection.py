@@ -89,3 +89,45 @@ def test_excluded_count_is_of_the_chosen_studies(small_dataset, store):
     assert only_a.n_excluded == 0
     assert select_from_store(store, Filters(studies=(b.study_id,)), rules).n_excluded == 1
     assert select_from_store(store, Filters(), rules).n_excluded == 1
+
+
+def test_one_person_in_two_pooled_studies_is_said_loudly(small_dataset, store):
+    """The same Prolific id in two studies is two participants of the pooled human row (n, bootstrap units) and an
+    instance answered in both is two trials: the report says so beside the numbers; one study alone is silent."""
+    from rose_core.analysis.report import report_from_selection
+    from rose_core.analysis.selection import repeated_people_note
+    from rose_core.instrument.ids import FakeClock, SequentialIds
+    from rose_core.study import End, StudyConfig, create_study
+    from tests.participants import new_session, right_answer, submit_payload
+
+    ids, clock = SequentialIds("pp"), FakeClock()
+
+    pool = sum(1 for i in small_dataset.instances.values() if i.template == "T1" and i.subset == "ChineseGlyph")
+
+    def study(name):   # one small pool (T1 of ChineseGlyph), each session answers all of it: shared instances
+        return create_study(store, small_dataset, StudyConfig(
+            name=name, split="all", templates=["T1"], subsets=["ChineseGlyph"], items_per_participant=pool,
+            target_per_instance=3, practice_items=0, attention_every=0, seed=1), ids=ids, clock=clock)
+
+    def play(s, ext):
+        session = new_session(store, small_dataset, s, ext, ids=ids, clock=clock)
+        while not isinstance(screen := session.screen(), End):
+            clock.advance(5.0)
+            session.submit(screen, submit_payload(screen, *right_answer(screen)))
+
+    a, b = study("A"), study("B")
+    play(a, "SAME")
+    play(b, "SAME")
+    play(b, "OTHER")
+    rules = ExclusionRules()
+    both = select_from_store(store, Filters(), rules)
+    humans = both.df[both.df["solver_kind"] == "human"]
+    same = set(participant_table(store, rules).query("external_id == 'SAME'")["participant_id"])
+    twice = int((humans[humans["participant_id"].isin(same)].groupby("instance_id").size() > 1).sum())
+    note = repeated_people_note(both.df, both.participants)
+    assert note is not None and note.startswith("1 person (the same recruitment id)") and "(2 study sessions)" in note
+    assert twice > 0 and f"and {twice} instances were answered twice by one person" in note
+    assert report_from_selection(both, n_boot=20)[0]["people_warning"] == note
+    only_b = select_from_store(store, Filters(studies=(b.study_id,)), rules)
+    assert repeated_people_note(only_b.df, only_b.participants) is None
+    assert report_from_selection(only_b, n_boot=20)[0]["people_warning"] is None
