@@ -23,9 +23,9 @@ ex = participants_overview(parts, v.rules.describe(), "rose_participants", "part
                             "median_first_action_s": "seconds", "practice_attempts": "count",
                             "practice_passed": "flag"})
 
-humans = v.everything[v.everything["solver_kind"] == "human"]
-if v.filters.studies:
-    humans = humans[humans["study_id"].isin(v.filters.studies)]
+# every chosen participant's answers under the sidebar's filters, the excluded ones too (shown apart): the charts
+# say the selection in their subtitle, so they draw the selection's answers (split, subsets, templates, studies)
+humans = v.filters.apply(v.everything[v.everything["solver_kind"] == "human"])
 if not humans.empty:
     out = humans["participant_id"].isin(ex["participant_id"]).to_numpy()
     seconds = humans["total_ms"].to_numpy(dtype=float) / 1000

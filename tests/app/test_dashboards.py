@@ -110,6 +110,21 @@ def test_participants_page(dash_env):
     assert set(table["external_id"]) == {f"H{k}" for k in range(8)}
 
 
+def test_participants_page_charts_draw_the_selection_they_name(dash_env):
+    """The time-per-item histogram draws the answers of the sidebar's selection (here: the T1 answers of the dev
+    split), excluded participants' too (apart), as its subtitle says; it drew every template and split."""
+    at = open_page("app_pages/participants_overview.py")
+    at.sidebar.selectbox(key="dash_split").select("dev")
+    at.sidebar.multiselect(key="dash_templates").set_value(["T1"]).run()
+    assert not at.exception, at.exception
+    want = dash_env.query("SELECT count(*) AS n FROM responses r JOIN runs USING (run_id) WHERE r.kind = 'main' "
+                          "AND runs.solver_kind = 'human' AND r.template = 'T1' AND r.split = 'dev'")[0]["n"]
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert "Time per item" in json.dumps(spec["layout"]["title"])
+    drawn = sum(sum(tr["y"]) for tr in spec["data"])   # counts per bin, stacked kept + excluded
+    assert 0 < want == drawn
+
+
 def test_drilldown_page_with_replay(dash_env):
     row = dash_env.query("SELECT r.instance_id, r.participant_id FROM responses r JOIN events e ON "
                          "e.participant_id = r.participant_id AND e.instance_id = r.instance_id "
