@@ -186,10 +186,16 @@ def cmd_report(a: argparse.Namespace) -> int:
                 print(f"build {h}")
                 print("\n".join(inference_lines([r for r in inf["rows"] if r["dataset_hash"] == h])))
             print(inf["definition"])
+    _print_warnings(report)
+    return 0
+
+
+def _print_warnings(report: dict) -> None:
+    """What a report says beside its numbers (stale verdicts, runs that left samples out, people in two pooled
+    studies), on stderr so `--json` output stays parseable."""
     for warning in (report["scorer_warning"], report["runs_warning"], report["people_warning"]):
         if warning:
             print(f"WARNING: {warning}", file=sys.stderr)
-    return 0
 
 
 def _paper_bundle(a: argparse.Namespace) -> int:
@@ -214,9 +220,7 @@ def _paper_bundle(a: argparse.Namespace) -> int:
     except BundleError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    for warning in (report["scorer_warning"], report["runs_warning"], report["people_warning"]):
-        if warning:
-            print(f"WARNING: {warning}", file=sys.stderr)
+    _print_warnings(report)
     return 0
 
 

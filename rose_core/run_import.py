@@ -1039,7 +1039,7 @@ def skipped_samples(store: Store, run_ids: Iterable[str]) -> dict[str, dict[str,
         if r["run_id"] not in wanted:
             continue
         meta = json.loads(r["meta"] or "{}")
-        if meta.get("errored_policy") != "skip":
+        if meta.get("errored_policy", "skip") != "skip":   # a run stored before the switch was recorded: skipped
             continue
         counts = {k: int(meta.get("counts", {}).get(k, 0)) for k in ("errored", "not_run", "truncated")}
         if any(counts.values()):

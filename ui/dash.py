@@ -114,8 +114,8 @@ class _Selected:
         sel = select(frame, parts, filters, rules)   # the one selection path (`report` takes it too)
         self.df, self.n_excluded = sel.df, sel.n_excluded
         self.versions = scorer_versions(self.df)
-        self.run_ids = frozenset(self.df["run_id"].unique())
         self.people_note = repeated_people_note(self.df, parts)
+        self.skipped_note: str | None = None   # set by `_selected`, which has the store
         humans = self.df[self.df["solver_kind"] == "human"]
         self.humans = (humans, _signature(humans, generation, stamps))
         self.groups = [(str(solver), g, _signature(g, generation, stamps))
@@ -125,7 +125,10 @@ class _Selected:
 @st.cache_resource(show_spinner=False, max_entries=4)   # each holds a copy of the selected rows (~70 MB at 200k)
 def _selected(db: str, version: tuple, human: tuple, filters: Filters, rules: ExclusionRules, _frame: pd.DataFrame,
               _parts: pd.DataFrame, _stamps: dict[str, float]) -> _Selected:
-    return _Selected(_frame, _parts, filters, rules, version[2], _stamps)
+    chosen = _Selected(_frame, _parts, filters, rules, version[2], _stamps)
+    # the runs' import records change only with a run imported or replaced: a new data version, not a rerun
+    chosen.skipped_note = skipped_note(skipped_samples(store_at(db), set(chosen.df["run_id"].unique())))
+    return chosen
 
 
 @st.cache_resource(show_spinner=False)
@@ -283,8 +286,7 @@ class View:
         stale = scorer_note(self._parts.versions)
         if stale:
             st.warning(stale)
-        skipped = skipped_note(skipped_samples(self.db, self._parts.run_ids))   # the runs table only: cheap
-        for note in (skipped, self._parts.people_note):
+        for note in (self._parts.skipped_note, self._parts.people_note):
             if note:
                 st.warning(note[0].upper() + note[1:])
 

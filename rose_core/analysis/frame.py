@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +12,7 @@ import pandas as pd
 
 from ..solver_labels import label_of
 from ..store import Store, verdicts_generation
-from .persist import local_prefix
+from .persist import local_prefix, write_whole
 
 _SQL = """
 SELECT r.response_id, r.run_id, runs.solver_kind, runs.solver_name, runs.study_id, r.participant_id, r.instance_id,
@@ -145,20 +143,9 @@ class FrameCache:
         table = table.replace_schema_metadata({b"rose_state": json.dumps(
             {"rows": self.state[0], "last": self.state[1], "generation": self.state[2],
              "stamps": self._seen}).encode()})
-        # a name of its own (app processes on one machine may share the file, PostgreSQL), renamed into place;
-        # a full disk or a read-only folder only costs the next restart a full read
-        try:
-            self.snapshot.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=self.snapshot.name + ".part-", dir=self.snapshot.parent)
-            os.close(fd)
-            try:
-                pq.write_table(table, tmp)
-                os.replace(tmp, self.snapshot)
-            finally:
-                Path(tmp).unlink(missing_ok=True)
-        except OSError:
-            return
-        self.snapshot_rows = self.state[0]
+        # app processes on one machine may share the file (PostgreSQL); a full disk only costs a full read
+        if write_whole(self.snapshot, lambda path: pq.write_table(table, path)):
+            self.snapshot_rows = self.state[0]
 
     def current(self) -> tuple[int, int, int, str]:
         """The data version now, as `get` would return it, without reading a row (counts and the runs' times)."""

@@ -3,8 +3,9 @@ restart reads what the last process computed instead of computing it again (a co
 
 Where: beside a SQLite file (`<db>.analyses/`, with the frame's `<db>.frame.parquet`); for a PostgreSQL
 database, in this machine's cache folder (`data/cache/`, or `$ROSE_CACHE_DIR`) under a name drawn from the
-server, port, database and user (`local_prefix`). Several app processes on one machine then share the files
-(each written under a name of its own, then renamed into place); on several machines each keeps its own.
+server, port, database, user and schema a live connection resolved (`local_prefix`). Several app processes on
+one machine then share the files (each written under a name of its own, then renamed into place:
+`write_whole`); on several machines each keeps its own.
 
 An entry is found by a key that names every input of the value: the data's version (a solver's rows, the
 verdicts generation, the runs' import times, which also tell one database from another made at the same path),
@@ -43,6 +44,24 @@ def local_prefix(store: Any) -> Path:
     who = store.identity()
     root = Path(os.environ.get(CACHE_ENV) or DEFAULT_DB.parent / "cache")
     return root / f"pg-{hashlib.sha256(who.encode()).hexdigest()[:16]}"
+
+
+def write_whole(target: Path, write: Callable[[str], None]) -> bool:
+    """`write(path)` a file under a name of its own beside `target`, then rename it into place: a reader never
+    sees a torn file, and processes sharing the folder never write into each other's. False (nothing left
+    behind) when the disk or the folder refuses: that only costs the next restart a computation."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f"{target.name}.part-", dir=target.parent)
+        os.close(fd)
+        try:
+            write(tmp)
+            os.replace(tmp, target)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    except OSError:
+        return False
+    return True
 
 
 @lru_cache(maxsize=1)
@@ -92,15 +111,15 @@ class DiskCache:
 
     def put(self, key: tuple, value: Any) -> None:
         """Store `value`; a full disk or a read-only folder only costs the next restart the computation."""
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".part-", dir=self.folder)
-            with os.fdopen(fd, "wb") as f:
+        def dump(path: str) -> None:
+            with open(path, "wb") as f:
                 pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self._path(key))
-            self._evict()
-        except OSError:
-            return
+
+        if write_whole(self._path(key), dump):
+            try:
+                self._evict()
+            except OSError:   # a file another process evicted first
+                return
 
     def fetch(self, key: tuple, compute: Callable[[], Any]) -> Any:
         """The stored value for `key`, else `compute()`, stored."""

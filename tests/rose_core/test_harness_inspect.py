@@ -124,6 +124,11 @@ def test_report_says_which_runs_left_errored_samples_out(inspect_logs, small_dat
     report, _ = report_data(store, n_boot=50)
     assert skipped_samples(store, {"model:insp"}) == {"model:insp": {"errored": 1, "not_run": 0, "truncated": 0}}
     assert "model:insp: 1 errored" in report["runs_warning"] and "--errored invalid" in report["runs_warning"]
+    with store.write() as c:   # a run stored before the import recorded its switch: it was skipped (the default)
+        meta = json.loads(c.execute("SELECT meta FROM runs WHERE run_id = 'model:insp'").fetchone()[0])
+        meta.pop("errored_policy")
+        c.execute("UPDATE runs SET meta = ? WHERE run_id = 'model:insp'", (json.dumps(meta),))
+    assert skipped_samples(store, {"model:insp"}) == {"model:insp": {"errored": 1, "not_run": 0, "truncated": 0}}
     import_run(store, small_dataset, inspect_logs["eval"], "insp", errored="invalid", replace=True)
     assert report_data(store, n_boot=50)[0]["runs_warning"] is None
     assert skipped_samples(store, {"model:insp"}) == {}

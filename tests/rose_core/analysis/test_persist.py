@@ -94,3 +94,20 @@ def test_local_prefix_is_a_name_of_the_postgresql_database(tmp_path, monkeypatch
     assert len({a, *others}) == 3
     for url in (one, two):
         pg_server.drop(url)
+
+
+def test_write_whole_renames_into_place_and_leaves_nothing_when_refused(tmp_path):
+    from rose_core.analysis.persist import write_whole
+
+    target = tmp_path / "sub" / "f.bin"
+    assert write_whole(target, lambda p: open(p, "wb").write(b"whole"))
+    assert target.read_bytes() == b"whole" and sorted(x.name for x in target.parent.iterdir()) == ["f.bin"]
+
+    def torn(p):
+        open(p, "wb").write(b"half")
+        raise OSError(28, "No space left on device")
+
+    assert not write_whole(target, torn)
+    assert target.read_bytes() == b"whole" and sorted(x.name for x in target.parent.iterdir()) == ["f.bin"]
+    (tmp_path / "file").write_text("")
+    assert not write_whole(tmp_path / "file" / "x.bin", lambda p: None)   # its folder cannot be made
