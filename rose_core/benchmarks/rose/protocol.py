@@ -178,10 +178,11 @@ _CELL_REF = re.compile(
     re.IGNORECASE,
 )
 _DIGIT = re.compile(r"[0-9]")
-# The fast path's first shape: the protocol's own answer ends the text, matched on the reversed text (one attempt
-# at its start: the answer's start is found without scanning the prose before it).
-_CANONICAL_END = re.compile(r"(?:ENOD|\)([0-9]{1,12})\((TNUOC|TIMBUS))(?: ;\)[0-9]{1,12}C,[0-9]{1,12}R\(KCILC)*+")
-_CANONICAL_CLICK = re.compile(r"CLICK\(R([0-9]+),C([0-9]+)\)")
+# The fast path's first shape: the protocol's own answer ends the text. Its terminal is read from the end with
+# string tests, its clicks by one match on the reversed text before it: the answer's start is found without
+# scanning the prose before it.
+_CANONICAL_CLICK = re.compile(r"CLICK\(R([0-9]{1,12}),C([0-9]{1,12})\); ")
+_CANONICAL_CLICKS_REVERSED = re.compile(r"(?: ;\)[0-9]{1,12}C,[0-9]{1,12}R\(KCILC)*+")
 # Its other shapes, on lower-cased ASCII text: an answer of CLICK calls written plainly (one optional
 # space around each part, at most 3 digits), joined by separators `_GAP` reads one at a time (white space
 # ` \t\r\n`, `;,.:*_~` and backticks, `and`, `then`, the list markers `-` `+` `1.` `1)`), closed by its terminal.
@@ -194,6 +195,7 @@ _FAST_CLICK = re.compile(r"click\( ?r ?([0-9]{1,3}) ?, ?c ?([0-9]{1,3}) ?\)")
 _SEPARATORS = " \t\r\n;,"
 _DECORATION = ("*", "_", "`")
 _HEAD_CHARS = 80
+_DECORATED_WORDS = tuple(d + w + d for d in "*_`" for w in ("click", "count", "submit"))  # `**CLICK**(`
 _ACTION_WORDS = ("click(", "done", "count(", "submit(")
 _MAX_DIGITS = 12  # beyond this a number is only "very large": int() of a huge string is slow
 
@@ -291,17 +293,37 @@ def _cut_off(text: str, run: list, run_end: int, cells: set) -> bool:
 
 
 def _strip_reasoning(text: str) -> tuple[str, bool]:
-    """The text after the last closed reasoning block; cut at a block that never closes."""
-    tags = list(_REASONING.finditer(text))
+    """The text after the last closed reasoning block; cut at a block that never closes.
+
+    Tags are matched only where a `<` or `◁` stands (found with `str.find`; a tag holds no other one): as
+    `finditer` would find them, without the engine trying every position of the text.
+    """
+    tags = []
+    for opener in ("<", "\u25c1"):
+        i = text.find(opener)
+        while i >= 0:
+            m = _REASONING.match(text, i)
+            if m is not None:
+                tags.append(m)
+            i = text.find(opener, i + 1)
     if not tags:
         return text, False
-    closes = [m for m in tags if m.group(1) or m.group(2)]
-    if closes:
-        text = text[closes[-1].end():]
-    opened = _REASONING.search(text)
-    if opened is not None and not (opened.group(1) or opened.group(2)):
-        return text[:opened.start()], True
-    return text, False
+    if len(tags) > 1:
+        tags.sort(key=_start)
+    cut = 0
+    for m in tags:
+        if m.group(1) or m.group(2):
+            cut = m.end()
+    for m in tags:
+        if m.start() >= cut:
+            if not (m.group(1) or m.group(2)):
+                return text[cut:m.start()], True
+            break
+    return text[cut:], False
+
+
+def _start(m: re.Match) -> int:
+    return m.start()
 
 
 def _suspect(text: str, clicks_read: int) -> bool:
@@ -418,11 +440,21 @@ def _prepare(text: object) -> tuple[str, bool]:
         text = unicodedata.normalize("NFKC", text)
         if not text.isascii():  # every character _NORMALISE maps is outside ASCII
             text = text.translate(_NORMALISE)
-    if "*" in text or "`" in text or "_" in text or "\\" in text:
+    if ("*" in text or "`" in text or "_" in text or "\\" in text) and _maybe_decorated(text):
         text = _KEYWORD_DECOR.sub(_keyword, text)
     if "<" in text or "\u25c1" in text:
         return _strip_reasoning(text)
     return text, False
+
+
+def _maybe_decorated(text: str) -> bool:
+    """Whether `_KEYWORD_DECOR` may match: on ASCII text only where a keyword stands between two of the same
+    decoration character (or a backslash is written); other text is always searched (case folding beyond
+    `lower()`)."""
+    if "\\" in text or not text.isascii():
+        return True
+    low = text.lower()
+    return any(w in low for w in _DECORATED_WORDS)
 
 
 def parse(text: object) -> Parsed:
@@ -453,7 +485,7 @@ def _read_fast(text: str, cut: bool) -> Parsed | None:
 
     Prepared ASCII text only (there `lower()` keeps every position, and the case folding of `_read`'s regexes is
     `lower()`). When in doubt it declines. Shapes:
-    (0) the text ends with the protocol's own answer (`_CANONICAL_END`) after prose with no "(", "click", "done"
+    (0) the text ends with the protocol's own answer (`_CANONICAL_CLICK`s, then its terminal) after prose with no "(", "click", "done"
         or click-ish word: the prose has no token;
     (a) no terminal token is possible (no "done", and no "(" or no "count"/"submit"): clicks that never end,
         or no answer;
@@ -463,17 +495,36 @@ def _read_fast(text: str, cut: bool) -> Parsed | None:
     In (0), (b) and (c) no click-ish word may appear anywhere (the safety net would look), and the cell-reference
     rule (`_joined_ref`) is applied as `_read` applies it.
     """
-    end = _CANONICAL_END.match(text[::-1])
-    if end is not None:
-        a = len(text) - end.end()
+    if text.endswith("DONE"):
+        a = len(text) - 4
+        word = digits = None
+    elif text.endswith(")"):
+        p = text.rfind("(")
+        digits = text[p + 1:-1]
+        if len(digits) > 12 or not digits.isdigit():  # ASCII here: isdigit() is [0-9]+
+            a = -1
+        elif p >= 5 and text.startswith("COUNT", p - 5):
+            a, word = p - 5, "COUNT"
+        elif p >= 6 and text.startswith("SUBMIT", p - 6):
+            a, word = p - 6, "SUBMIT"
+        else:
+            a = -1
+    else:
+        a = -1
+    if a >= 0:
+        cells: tuple = ()
+        if text.endswith("); ", 0, a):
+            rev = _CANONICAL_CLICKS_REVERSED.match(text[a - 1::-1])  # always matches (possibly nothing)
+            b = a - rev.end() if rev is not None else a
+            if b < a:
+                cells = tuple([(int(r), int(c)) for r, c in _CANONICAL_CLICK.findall(text, b, a)])
+                a = b
         if not a or not text[a - 1].isalpha() and _plain_prose(text[:a].lower()):
-            cells = tuple([(int(r), int(c)) for r, c in _CANONICAL_CLICK.findall(text, a)])
-            word = end.group(2)
-            if word == "TNUOC":  # the cell-reference rule is not for COUNT answers
-                return Parsed("COUNT", int(end.group(1)[::-1]), cells, None)
+            if word == "COUNT":  # the cell-reference rule is not for COUNT answers
+                return Parsed("COUNT", int(digits), cells, None)  # type: ignore[arg-type]
             if a and _DIGIT.search(text, 0, a) and _joined_ref(text, a, cells):
                 return _MALFORMED
-            return Parsed("SUBMIT", int(end.group(1)[::-1]), cells, None) if word else Parsed("DONE", None, cells, None)
+            return Parsed("SUBMIT", int(digits), cells, None) if word else Parsed("DONE", None, cells, None)  # type: ignore[arg-type]
     low = text.lower()
     if "done" not in low and ("(" not in text or "count" not in low and "submit" not in low):
         if cut:
@@ -529,7 +580,8 @@ def _read(text: str, cut: bool) -> Parsed:
     strays: list[tuple[int, int, list]] = []  # sequences broken by prose, never closed: (start, end, clicks)
     between = (0, 0)  # strays[between[0]:between[1]]: those after the answer before the final one
     answer: list | None = None  # the final sequence's clicks
-    kind = digits = None
+    kind: str | None = None
+    digits: str | None = None
     weak = -1
     calls = clicks_read = 0  # readable CLICK(...), COUNT(...), SUBMIT(...) tokens: for the safety net's fast path
     for m in _TOKEN.finditer(text, s):  # from the first token: its look-behind still sees the text before
@@ -592,7 +644,8 @@ def _read(text: str, cut: bool) -> Parsed:
         if run and run_start >= answer_end and _cut_off(text, run, run_end, cells):
             return _NO_TERMINAL  # cut off while writing a new answer
         paragraph = text.rfind("\n\n", 0, answer_start) + 1
-        for _, end, stray in reversed(strays):
+        for k in range(len(strays) - 1, -1, -1):
+            end, stray = strays[k][1], strays[k][2]
             if end <= paragraph:
                 break
             if end <= answer_start and (None in stray or not cells.issuperset(stray)):
