@@ -1,0 +1,141 @@
+"""The compiled parser and scorer (rose_core/native.py): used only when current, and the same as the plain modules.
+
+`scripts/test.sh` builds them and sets ROSE_REQUIRE_NATIVE=1, so the whole suite runs on the compiled modules
+a user runs, and this file compares them, verdict by verdict, with the plain-Python modules loaded from the same
+source files (the realistic corpus, the fast-path near misses, generated texts, the bench's mix).
+"""
+from __future__ import annotations
+
+import copy
+import importlib.util
+import os
+import pickle
+import random
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+from rose_core import native
+from rose_core.benchmarks.rose import protocol, scoring
+
+from .benchmarks.rose.test_protocol_fast_path import DERANDOMIZED, jumble, perturbed
+from .benchmarks.rose.test_scoring import corpus, corpus_key
+
+COMPILED = protocol.__file__.endswith(native._suffix())
+
+
+def _plain_modules():
+    """protocol.py and scoring.py executed as plain Python under other names (scoring bound to that protocol)."""
+    pkg = ".".join(native.PACKAGE)
+    mods = {}
+    saved = sys.modules.get(f"{pkg}.protocol")
+    try:
+        for name in native.MODULES:
+            spec = importlib.util.spec_from_file_location(f"{pkg}._plain_{name}", native.SOURCE_DIR / f"{name}.py")
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = mod
+            if name == "scoring":  # its `from .protocol import ...` must get the plain protocol
+                sys.modules[f"{pkg}.protocol"] = mods["protocol"]
+            spec.loader.exec_module(mod)
+            mods[name] = mod
+    finally:
+        sys.modules[f"{pkg}.protocol"] = saved
+    return mods["protocol"], mods["scoring"]
+
+
+PLAIN_PROTOCOL, PLAIN_SCORING = _plain_modules()
+
+
+def test_the_plain_modules_are_plain():
+    assert PLAIN_PROTOCOL.__file__.endswith("protocol.py") and PLAIN_SCORING.parse is PLAIN_PROTOCOL.parse
+
+
+@pytest.mark.skipif(os.environ.get("ROSE_REQUIRE_NATIVE") != "1",
+                    reason=f"compiled scorer not required here ({native.STATUS.reason})")
+def test_the_compiled_modules_are_in_use():
+    assert COMPILED and scoring.__file__.endswith(native._suffix()), native.STATUS
+    assert native.STATUS.compiled, native.STATUS
+
+
+def _same_parse(text: object) -> None:
+    got, want = protocol.parse(text), PLAIN_PROTOCOL.parse(text)
+    assert got.to_json() == want.to_json(), (text, got, want)
+
+
+def _key(module, rec: dict):
+    k = corpus_key(rec)
+    return module.ScoreKey(k.instance_id, k.template, k.output, k.rows, k.cols, k.gold_count, k.gold_cells,
+                           k.global_count, k.outside_targets, k.terminal)
+
+
+def test_compiled_and_plain_agree_on_every_corpus_verdict():
+    for rec in corpus():
+        got = scoring.score(_key(scoring, rec), rec["response"])
+        want = PLAIN_SCORING.score(_key(PLAIN_SCORING, rec), rec["response"])
+        assert got.to_json() == want.to_json(), rec["id"]
+        _same_parse(rec["response"])
+
+
+@given(perturbed())
+@settings(DERANDOMIZED, max_examples=1500)
+def test_compiled_and_plain_agree_on_near_misses(text):
+    _same_parse(text)
+
+
+@given(jumble())
+@settings(DERANDOMIZED, max_examples=500)
+def test_compiled_and_plain_agree_on_jumbled_answers(text):
+    _same_parse(text)
+
+
+def test_compiled_and_plain_agree_on_odd_inputs_and_the_bench_shapes():
+    for text in (None, 5, 3.5, b"CLICK(R1,C1); DONE", "", "DONE", "\u25c1think\u25b7x\u25c1/think\u25b7DONE",
+                 "<think>CLICK(R1,C1); DONE", "</think>" * 50 + "COUNT(2)", "**CLICK**(R1,C1); **DONE**",
+                 "\\text{CLICK}(R1,C1); DONE", "CLICK(R" + "9" * 40 + ",C1); DONE", "COUNT(-3)", "x" * 5000):
+        _same_parse(text)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        from bench_score import HOSTILE, styled
+    finally:
+        sys.path.pop(0)
+    for make in HOSTILE.values():
+        _same_parse(make(20_000))
+    rng = random.Random(7)
+    answers = ["CLICK(R2,C3); DONE", "COUNT(4)", "CLICK(R1,C1); CLICK(R5,C2); SUBMIT(2)", "DONE", "SUBMIT(0)"]
+    for _ in range(3000):
+        _same_parse(styled(rng.choice(["", "Final answer: ", "Row 2 looks odd. "]) + rng.choice(answers), rng))
+
+
+def test_records_pickle_and_copy_whichever_modules_run():
+    k = scoring.ScoreKey("i", "T3", "click", 3, 3, 1, frozenset({(1, 2)}), 1, frozenset(), "DONE")
+    s = scoring.score(k, "CLICK(R1,C2); DONE")
+    for value in (k, s, s.parsed):
+        assert pickle.loads(pickle.dumps(value)) == value
+        assert copy.deepcopy(value) == value
+    assert hash(pickle.loads(pickle.dumps(k))) == hash(k)
+
+
+def test_a_build_is_used_only_while_its_sources_are_unchanged(tmp_path, monkeypatch):
+    if not native.STATUS.compiled:
+        pytest.skip(f"no current build to copy ({native.STATUS.reason})")
+    build = tmp_path / "build"
+    shutil.copytree(native.BUILD_DIR, build)
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in native.MODULES:
+        shutil.copy(native.SOURCE_DIR / f"{name}.py", src / f"{name}.py")
+    assert native.check(build, src).compiled
+    with (src / "scoring.py").open("a") as f:
+        f.write("\n# edited after the build\n")
+    stale = native.check(build, src)
+    assert not stale.compiled and "scoring.py changed" in stale.reason
+    shutil.copy(native.SOURCE_DIR / "scoring.py", src / "scoring.py")
+    monkeypatch.setenv("ROSE_NATIVE", "0")
+    assert not native.check(build, src).compiled
+    monkeypatch.delenv("ROSE_NATIVE")
+    (build.joinpath(*native.PACKAGE) / f"protocol{native._suffix()}").unlink()
+    assert "protocol missing" in native.check(build, src).reason
+    assert "not built" in native.check(tmp_path / "nothing", src).reason
