@@ -17,6 +17,7 @@ says why. `ROSE_NATIVE=0` forces the plain modules.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.machinery
 import json
 import os
@@ -82,11 +83,21 @@ def check(build_dir: Path = BUILD_DIR, source_dir: Path = SOURCE_DIR) -> NativeS
 
 
 def activate(package_path: list[str]) -> NativeStatus:
-    """Put a current build first on the package's search path (before its modules are imported)."""
+    """Put a current build first on the package's search path and import it; if it will not load (a damaged
+    library, another runtime), take it off again: the plain modules are used and `STATUS` says why."""
     global STATUS
     STATUS = check()
     if STATUS.compiled and STATUS.folder is not None:
         package_path.insert(0, str(STATUS.folder))
+        names = [".".join((*PACKAGE, name)) for name in (f"{GROUP}__mypyc", *MODULES)]
+        try:
+            for name in names[1:]:
+                importlib.import_module(name)
+        except Exception as e:  # noqa: BLE001 - any failure to load means: not this build
+            package_path.remove(str(STATUS.folder))
+            for name in names:
+                sys.modules.pop(name, None)
+            STATUS = NativeStatus(False, f"the build in {STATUS.folder} does not load ({e!r}): plain Python modules")
     return STATUS
 
 

@@ -12,6 +12,7 @@ import os
 import pickle
 import random
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -139,3 +140,25 @@ def test_a_build_is_used_only_while_its_sources_are_unchanged(tmp_path, monkeypa
     (build.joinpath(*native.PACKAGE) / f"protocol{native._suffix()}").unlink()
     assert "protocol missing" in native.check(build, src).reason
     assert "not built" in native.check(tmp_path / "nothing", src).reason
+
+
+def test_a_build_that_does_not_load_falls_back_to_the_plain_modules(tmp_path):
+    """A library the loader refuses (here: not a shared object at all) must not break the package: the plain
+    modules run, and it is said. (A truncated ELF file crashes the process inside the system loader, before
+    Python can catch anything: the build is therefore written whole into a temporary folder and renamed.)"""
+    if not native.STATUS.compiled:
+        pytest.skip(f"no current build to copy ({native.STATUS.reason})")
+    root = Path(__file__).resolve().parents[2]
+    copy_root = tmp_path / "repo"
+    shutil.copytree(root / "rose_core", copy_root / "rose_core", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(native.BUILD_DIR, copy_root / native.BUILD_DIR.relative_to(root))
+    lib = (copy_root / native.BUILD_DIR.relative_to(root)).joinpath(*native.PACKAGE) / f"protocol{native._suffix()}"
+    lib.write_bytes(b"not a shared object\n" * 100)
+    code = ("import rose_core.benchmarks.rose as r, rose_core.benchmarks.rose.protocol as p;"
+            "print(r.NATIVE.compiled, p.__file__.endswith('.py'), p.parse('CLICK(R1,C1); DONE').clicks);"
+            "print(r.NATIVE.reason)")
+    env = {k: v for k, v in os.environ.items() if k != "ROSE_NATIVE"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=copy_root, env=env, capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0] == "False True ((1, 1),)", out
+    assert "does not load" in out[1]
