@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..solver_labels import label_of
-from ..store import Store, verdicts_generation
+from ..store import Store, fetch_rows, verdicts_generation
 from .persist import local_prefix, write_whole
 
 _SQL = """
@@ -45,22 +45,27 @@ def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
     """Every main response (participants' practice and attention items excluded), one row each; with
     after_id, only the responses stored after that one (for incremental refreshes)."""
     with store.connect() as conn:
-        # plain DB-API on either backend (read_frame would type the text as Arrow strings: see `_plain_text`)
-        cur = conn.execute(_SQL + " AND r.response_id > ? ORDER BY r.response_id", (after_id,))
-        cols = [d[0] for d in cur.description]
-        rows = [tuple(r) for r in cur.fetchall()]
+        # plain tuples on either backend (read_frame would type the text as Arrow strings: see `_plain_text`;
+        # a named row object per row cost a third of the read)
+        cols, rows = fetch_rows(conn, _SQL + " AND r.response_id > ? ORDER BY r.response_id", (after_id,))
     # Built as Python objects, then the numbers typed: fixed dtypes whatever this batch holds (an appended batch
     # must look like a full reload), and text stays plain strings (`_plain_text`).
     df = pd.DataFrame(rows, columns=cols, dtype=object) if rows else pd.DataFrame(
         {c: pd.Series(dtype=object) for c in cols})
+    del rows
     for col in _INTS:
         df[col] = df[col].astype(np.int64)
     for col in _FLOATS:
         df[col] = df[col].astype(float)
     df["study_id"] = df["study_id"].where(df["study_id"].notna(), "")
-    codes, runs = pd.factorize(df["solver_kind"] + "\x1f" + df["solver_name"])  # one label per distinct run
-    df["solver"] = np.array([label_of(*r.split("\x1f", 1)) for r in runs] + [""], dtype=object)[codes]
-    df["unit"] = np.where(df["solver_kind"] == "human", df["participant_id"], df["scene_id"])
+    # one label per run (a run has one solver kind and name): looked up per distinct run, not per row
+    codes, _ = pd.factorize(df["run_id"])
+    first = np.unique(codes, return_index=True)[1] if len(codes) else np.zeros(0, dtype=np.int64)
+    kinds, names = df["solver_kind"].to_numpy(dtype=object), df["solver_name"].to_numpy(dtype=object)
+    labels = [label_of(kinds[i], names[i]) for i in first]
+    df["solver"] = np.array(labels + [""], dtype=object)[codes]
+    human = kinds == "human"
+    df["unit"] = np.where(human, df["participant_id"].to_numpy(dtype=object), df["scene_id"].to_numpy(dtype=object))
     for col in ("solver", "unit"):
         df[col] = df[col].astype(object)
     return df

@@ -7,6 +7,9 @@ import numpy as np
 import pandas as pd
 
 from rose_core.analysis.answers import AnalysisInputError
+from rose_core.analysis.frame import _FLOATS, _INTS, _SQL
+from rose_core.solver_labels import label_of
+from rose_core.store import Store
 from rose_core.analysis.tables import solver_rng, wilson
 from rose_core.benchmarks.rose.metrics import ACTION, COUNTING, Summary, mean_of_rates, rate
 from rose_core.benchmarks.rose.records import GROUPS, MAIN_TEMPLATES, SUBSET_GROUP, TEMPLATE_LABEL
@@ -206,3 +209,28 @@ def failure_table(df: pd.DataFrame) -> pd.DataFrame:
     return out[out["failure"] != "pass"]
 
 
+
+
+def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
+    """Every main response (participants' practice and attention items excluded), one row each; with
+    after_id, only the responses stored after that one (for incremental refreshes)."""
+    with store.connect() as conn:
+        # plain DB-API on either backend (read_frame would type the text as Arrow strings: see `_plain_text`)
+        cur = conn.execute(_SQL + " AND r.response_id > ? ORDER BY r.response_id", (after_id,))
+        cols = [d[0] for d in cur.description]
+        rows = [tuple(r) for r in cur.fetchall()]
+    # Built as Python objects, then the numbers typed: fixed dtypes whatever this batch holds (an appended batch
+    # must look like a full reload), and text stays plain strings (`_plain_text`).
+    df = pd.DataFrame(rows, columns=cols, dtype=object) if rows else pd.DataFrame(
+        {c: pd.Series(dtype=object) for c in cols})
+    for col in _INTS:
+        df[col] = df[col].astype(np.int64)
+    for col in _FLOATS:
+        df[col] = df[col].astype(float)
+    df["study_id"] = df["study_id"].where(df["study_id"].notna(), "")
+    codes, runs = pd.factorize(df["solver_kind"] + "\x1f" + df["solver_name"])  # one label per distinct run
+    df["solver"] = np.array([label_of(*r.split("\x1f", 1)) for r in runs] + [""], dtype=object)[codes]
+    df["unit"] = np.where(df["solver_kind"] == "human", df["participant_id"], df["scene_id"])
+    for col in ("solver", "unit"):
+        df[col] = df[col].astype(object)
+    return df

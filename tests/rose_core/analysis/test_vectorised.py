@@ -99,3 +99,14 @@ def test_a_repeated_trial_is_refused_with_the_same_message():
     with pytest.raises(AnalysisInputError) as old:
         ref.bridge_table(twice)
     assert str(new.value) == str(old.value)
+
+
+def test_the_response_frame_read_as_plain_tuples_is_the_frame_read_before(populated_db):
+    from rose_core.analysis import responses_frame
+
+    for after in (0, 5):
+        new, old = responses_frame(populated_db, after_id=after), ref.responses_frame(populated_db, after_id=after)
+        same(new, old)
+        assert list(new["solver"].map(type).unique()) == [str] and new["unit"].dtype == object
+    last = int(ref.responses_frame(populated_db)["response_id"].max())
+    same(responses_frame(populated_db, after_id=last), ref.responses_frame(populated_db, after_id=last))  # no row
