@@ -32,8 +32,9 @@ from ui.resources import dataset, store, store_at
 
 @st.cache_resource(show_spinner=False)
 def _frames(db: str) -> FrameCache:
-    """Shared by all sessions and read-only to them: it holds no participant's state."""
-    return FrameCache(store_at(db))
+    """Shared by all sessions and read-only to them: it holds no participant's state. Its Parquet snapshot is
+    written once no page is computing (`PRIORITY`), not by the page that read the rows."""
+    return FrameCache(store_at(db), idle=PRIORITY.wait_idle)
 
 
 @st.cache_resource(show_spinner=False)
@@ -449,6 +450,7 @@ def _warm(done: threading.Event, db: Store, ds: Dataset) -> None:
         v = View(Filters(), ExclusionRules(), db=db, ds=ds, background=True)
         for kind, arg in WARM_ANALYSES:
             v.compute(kind, arg)
+        _frames(db.location).wait_saved()   # done means what the next start finds on disk is complete
     finally:
         done.set()
 

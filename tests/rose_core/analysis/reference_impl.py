@@ -9,7 +9,8 @@ import pandas as pd
 from rose_core.analysis.answers import AnalysisInputError
 from rose_core.analysis.frame import _FLOATS, _INTS, _SQL
 from rose_core.solver_labels import label_of
-from rose_core.store import Store
+from rose_core.analysis.selection import _longest_streaks
+from rose_core.store import Store, read_frame
 from rose_core.analysis.tables import solver_rng, wilson
 from rose_core.benchmarks.rose.metrics import ACTION, COUNTING, Summary, mean_of_rates, rate
 from rose_core.benchmarks.rose.records import GROUPS, MAIN_TEMPLATES, SUBSET_GROUP, TEMPLATE_LABEL
@@ -234,3 +235,26 @@ def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
     for col in ("solver", "unit"):
         df[col] = df[col].astype(object)
     return df
+
+
+def participant_stats(store: Store) -> pd.DataFrame:
+    """Per participant (the index), from their responses: main items and PASS rate, median time per item and to
+    first action, the longest streak, attention checks (and passed), practice PASS rate. The costly half of
+    `participant_table` (it reads every participant response); it changes only when those change
+    (`frame.human_version`), so the dashboards cache it by that."""
+    with store.connect() as conn:
+        resp = read_frame(
+            conn, "SELECT participant_id, kind, passed, parsed, total_ms, first_action_ms FROM responses "
+            "WHERE participant_id != '' ORDER BY participant_id, submitted_at, response_id")
+    main = resp[resp["kind"] == "main"]
+    g = main.groupby("participant_id")
+    stats = pd.DataFrame({
+        "main_items": g.size(), "main_pass_rate": 100 * g["passed"].mean(),
+        "median_item_s": g["total_ms"].median() / 1000, "median_first_action_s": g["first_action_ms"].median() / 1000,
+        "longest_streak": _longest_streaks(main),
+    })
+    att = resp[resp["kind"] == "attention"].groupby("participant_id")["passed"].agg(["size", "sum"])
+    att.columns = ["attention_checks", "attention_passed"]
+    prac = resp[resp["kind"] == "practice"].groupby("participant_id")["passed"].mean().mul(100).rename(
+        "practice_pass_rate")
+    return pd.concat([stats, att, prac], axis=1)

@@ -110,3 +110,12 @@ def test_the_response_frame_read_as_plain_tuples_is_the_frame_read_before(popula
         assert list(new["solver"].map(type).unique()) == [str] and new["unit"].dtype == object
     last = int(ref.responses_frame(populated_db)["response_id"].max())
     same(responses_frame(populated_db, after_id=last), ref.responses_frame(populated_db, after_id=last))  # no row
+
+
+def test_participant_statistics_read_as_plain_tuples_are_the_ones_read_before(populated_db):
+    from rose_core.analysis.selection import participant_stats
+
+    new, old = participant_stats(populated_db), ref.participant_stats(populated_db)
+    assert len(new) > 1
+    pd.testing.assert_frame_equal(new, old, check_exact=True, check_index_type=False)   # ids: object vs Arrow text
+    assert list(new.index) == list(old.index)
