@@ -27,6 +27,7 @@ from rose_core.exports import frame_bytes, table_frame, table_rows
 from rose_core.run_import import skipped_note, skipped_samples
 from rose_core.store import Store
 from rose_core.study import list_studies
+from ui.preload import statistics_libraries
 from ui.resources import dataset, store, store_at
 
 
@@ -441,11 +442,7 @@ WARM_ANALYSES = [("main", None), ("gap", False), ("bridges", None), ("failures",
 
 def _warm(done: threading.Event, db: Store, ds: Dataset) -> None:
     try:
-        import krippendorff  # noqa: F401  (first imports are a large part of a cold page)
-        import scipy.stats  # noqa: F401
-        import sklearn.metrics  # noqa: F401
-        import statsmodels.stats.proportion  # noqa: F401
-
+        statistics_libraries().join()   # first imports are a large part of a cold page (started at the sign-in form)
         PRIORITY.wait_idle()
         v = View(Filters(), ExclusionRules(), db=db, ds=ds, background=True)
         for kind, arg in WARM_ANALYSES:
