@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from rose_core.analysis.agreement import _CELL, _Context
 from rose_core.analysis.answers import AnalysisInputError
 from rose_core.analysis.frame import _FLOATS, _INTS, _SQL
 from rose_core.solver_labels import label_of
@@ -258,3 +259,21 @@ def participant_stats(store: Store) -> pd.DataFrame:
     prac = resp[resp["kind"] == "practice"].groupby("participant_id")["passed"].mean().mul(100).rename(
         "practice_pass_rate")
     return pd.concat([stats, att, prac], axis=1)
+
+
+def _context_arrays(ds: Dataset) -> _Context:
+    insts, keys, golds = [], [], []
+    for k, inst in enumerate(ds.instances.values()):
+        if inst.gold.cells is None:
+            continue
+        scene = ds.scenes[inst.scene_id]
+        rr, cc = np.meshgrid(np.arange(1, scene.rows + 1), np.arange(1, scene.cols + 1), indexing="ij")
+        box = inst.context
+        inside = (box.r0 <= rr) & (rr <= box.r1) & (box.c0 <= cc) & (cc <= box.c1)
+        mask = inside if inst.context_mode == "inside" else ~inside
+        key = (rr * _CELL + cc)[mask]
+        insts.append(np.full(len(key), k, dtype=np.int64))
+        keys.append(key.astype(np.int64))
+        golds.append(np.isin(key, [r * _CELL + c for r, c in inst.gold.cells]))
+    cat = (lambda xs, t: np.concatenate(xs) if xs else np.zeros(0, dtype=t))
+    return _Context(pd.Index(list(ds.instances)), cat(insts, np.int64), cat(keys, np.int64), cat(golds, bool))

@@ -119,3 +119,14 @@ def test_participant_statistics_read_as_plain_tuples_are_the_ones_read_before(po
     assert len(new) > 1
     pd.testing.assert_frame_equal(new, old, check_exact=True, check_index_type=False)   # ids: object vs Arrow text
     assert list(new.index) == list(old.index)
+
+
+def test_the_context_cells_built_at_once_are_the_ones_built_per_instance(small_dataset):
+    from rose_core.analysis.agreement import _context_arrays
+
+    new, old = _context_arrays(small_dataset), ref._context_arrays(small_dataset)
+    assert len(new.key) > 100 and new.gold.any() and not new.gold.all()
+    assert list(new.ids) == list(old.ids)
+    for name in ("inst", "key", "gold"):
+        a, b = getattr(new, name), getattr(old, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
