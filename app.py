@@ -12,6 +12,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from rose_core.auth import PasswordUnavailable, attempt_sign_in, policy_from_env, resolve_password
 from rose_core.client_address import ProxyConfigError
 from ui.client import address as client_address, trusted_proxies
+from ui.preload import statistics_libraries
 from ui.resources import store
 from ui.theme_options import cache_theme_options
 
@@ -34,6 +35,7 @@ def _session_id() -> str:
 
 
 def sign_in() -> None:
+    statistics_libraries()  # experimenters only: imported while the password is typed (ui/preload.py)
     st.title("ROSE Studio")
     st.write("Experimenter sign-in. Participants arrive through a study link.")
     try:

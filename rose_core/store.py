@@ -509,6 +509,28 @@ def read_frame(conn: Connection, sql: str, params: Sequence[Any] | dict | None =
                                      coerce_float=True)
 
 
+def fetch_rows(conn: Connection, sql: str, params: Sequence[Any] = ()) -> tuple[list[str], list[tuple]]:
+    """(column names, rows as plain tuples) on either backend: for bulk reads, where building a named row object
+    per row (`sqlite3.Row`, `PgRow`) costs a third of the read."""
+    if dialect(conn) == "sqlite":
+        cur = conn.cursor()
+        cur.row_factory = None
+        cur.execute(sql, params)
+    else:
+        from psycopg.rows import tuple_row
+
+        from .storage.pg import as_dbapi_error, translate
+
+        cur = conn.raw.cursor(row_factory=tuple_row)
+        try:
+            cur.execute(translate(sql), params)
+        except Exception as e:  # noqa: BLE001  psycopg's error as the sqlite3 class of the same kind
+            import psycopg
+
+            raise (as_dbapi_error(e) if isinstance(e, psycopg.Error) else e) from e
+    return [d[0] for d in cur.description], cur.fetchall()
+
+
 def verdicts_generation(conn: Connection) -> int:
     """How many times stored verdicts were rewritten in place (`rescore`). Responses otherwise only grow, so
     caches keyed by (rows, last id) must also key on this, or they keep serving the old verdicts."""

@@ -27,13 +27,15 @@ from rose_core.exports import frame_bytes, table_frame, table_rows
 from rose_core.run_import import skipped_note, skipped_samples
 from rose_core.store import Store
 from rose_core.study import list_studies
+from ui.preload import statistics_libraries
 from ui.resources import dataset, store, store_at
 
 
 @st.cache_resource(show_spinner=False)
 def _frames(db: str) -> FrameCache:
-    """Shared by all sessions and read-only to them: it holds no participant's state."""
-    return FrameCache(store_at(db))
+    """Shared by all sessions and read-only to them: it holds no participant's state. Its Parquet snapshot is
+    written once no page is computing (`PRIORITY`), not by the page that read the rows."""
+    return FrameCache(store_at(db), idle=PRIORITY.wait_idle)
 
 
 @st.cache_resource(show_spinner=False)
@@ -440,15 +442,12 @@ WARM_ANALYSES = [("main", None), ("gap", False), ("bridges", None), ("failures",
 
 def _warm(done: threading.Event, db: Store, ds: Dataset) -> None:
     try:
-        import krippendorff  # noqa: F401  (first imports are a large part of a cold page)
-        import scipy.stats  # noqa: F401
-        import sklearn.metrics  # noqa: F401
-        import statsmodels.stats.proportion  # noqa: F401
-
+        statistics_libraries().join()   # first imports are a large part of a cold page (started at the sign-in form)
         PRIORITY.wait_idle()
         v = View(Filters(), ExclusionRules(), db=db, ds=ds, background=True)
         for kind, arg in WARM_ANALYSES:
             v.compute(kind, arg)
+        _frames(db.location).wait_saved()   # done means what the next start finds on disk is complete
     finally:
         done.set()
 

@@ -54,21 +54,35 @@ class _Context:
 
 
 def _context_arrays(ds: Dataset) -> _Context:
-    insts, keys, golds = [], [], []
+    """Every click instance's context cells, in instance order and row-major within each: one boolean grid per
+    instance (the largest scene's size) masked at once, instead of a few small array operations per instance."""
+    ks, dims, boxes, inside, gold_keys = [], [], [], [], []
     for k, inst in enumerate(ds.instances.values()):
         if inst.gold.cells is None:
             continue
         scene = ds.scenes[inst.scene_id]
-        rr, cc = np.meshgrid(np.arange(1, scene.rows + 1), np.arange(1, scene.cols + 1), indexing="ij")
         box = inst.context
-        inside = (box.r0 <= rr) & (rr <= box.r1) & (box.c0 <= cc) & (cc <= box.c1)
-        mask = inside if inst.context_mode == "inside" else ~inside
-        key = (rr * _CELL + cc)[mask]
-        insts.append(np.full(len(key), k, dtype=np.int64))
-        keys.append(key.astype(np.int64))
-        golds.append(np.isin(key, [r * _CELL + c for r, c in inst.gold.cells]))
-    cat = (lambda xs, t: np.concatenate(xs) if xs else np.zeros(0, dtype=t))
-    return _Context(pd.Index(list(ds.instances)), cat(insts, np.int64), cat(keys, np.int64), cat(golds, bool))
+        ks.append(k)
+        dims.append((scene.rows, scene.cols))
+        boxes.append((box.r0, box.r1, box.c0, box.c1))
+        inside.append(inst.context_mode == "inside")
+        gold_keys.extend((len(ks) - 1) * _INST + r * _CELL + c for r, c in inst.gold.cells)
+    if not ks:
+        empty = np.zeros(0, dtype=np.int64)
+        return _Context(pd.Index(list(ds.instances)), empty, empty, np.zeros(0, dtype=bool))
+    dims_a, boxes_a = np.array(dims, dtype=np.int64), np.array(boxes, dtype=np.int64)
+    side_r, side_c = int(dims_a[:, 0].max()), int(dims_a[:, 1].max())
+    rr = np.arange(1, side_r + 1)[None, :, None]
+    cc = np.arange(1, side_c + 1)[None, None, :]
+    col = (lambda a: a[:, None, None])
+    in_grid = (rr <= col(dims_a[:, 0])) & (cc <= col(dims_a[:, 1]))
+    in_box = (col(boxes_a[:, 0]) <= rr) & (rr <= col(boxes_a[:, 1])) & (col(boxes_a[:, 2]) <= cc) & \
+        (cc <= col(boxes_a[:, 3]))
+    mask = in_grid & np.where(col(np.array(inside)), in_box, ~in_box)
+    pos, r, c = np.nonzero(mask)                     # instance-major, then row, then column
+    key = (r + 1) * _CELL + (c + 1)
+    gold = np.isin(pos * _INST + key, np.array(gold_keys, dtype=np.int64))
+    return _Context(pd.Index(list(ds.instances)), np.array(ks, dtype=np.int64)[pos], key.astype(np.int64), gold)
 
 
 _CONTEXT_CACHE: dict[str, _Context] = {}

@@ -35,18 +35,54 @@ def mcnemar_p(pairs: pd.DataFrame) -> float | None:
     test of the discordant pairs against p = 1/2 (statsmodels `mcnemar(exact=True)`). No difference at all
     (b = c) gives p = 1.0; the chi-square approximation, with or without continuity correction, does not.
     None when there is no pair; refuses outcomes that are not 0/1 or are missing."""
-    from statsmodels.stats.contingency_tables import mcnemar
-
     if pairs.empty:
         return None
-    for col in ("passed_a", "passed_b"):
-        v = pairs[col]
+    return _mcnemar(pairs["passed_a"], pairs["passed_b"])
+
+
+def _mcnemar(first: pd.Series | np.ndarray, second: pd.Series | np.ndarray) -> float | None:
+    """`mcnemar_p` of two aligned outcome vectors (pair k at position k in both)."""
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    if len(first) == 0:
+        return None
+    for col, v in (("passed_a", pd.Series(first)), ("passed_b", pd.Series(second))):
         if v.isna().any() or not v.isin([0, 1, True, False]).all():
             got = sorted(map(str, v.unique()))[:5]
             raise AnalysisInputError(f"McNemar: {col} must be 0/1 for every pair (got {got})")
-    a, b = pairs["passed_a"].astype(bool), pairs["passed_b"].astype(bool)
+    a, b = np.asarray(first).astype(bool), np.asarray(second).astype(bool)
     table = [[int((a & b).sum()), int((a & ~b).sum())], [int((~a & b).sum()), int((~a & ~b).sum())]]
     return float(mcnemar(table, exact=True).pvalue)
+
+
+class _Pairs:
+    """One solver's answers keyed by (unit, scene) as integer codes, to pair two templates' answers without a
+    merge per pair of templates (`paired` computes the same pairs as a frame)."""
+
+    def __init__(self, g: pd.DataFrame):
+        self.g = g
+        unit, _ = pd.factorize(g[PAIR_KEY[0]], use_na_sentinel=False)   # a merge pairs missing keys too
+        scene, scenes = pd.factorize(g[PAIR_KEY[1]], use_na_sentinel=False)
+        self.key = unit.astype(np.int64) * max(1, len(scenes)) + scene
+        self.template = g["template"].to_numpy(dtype=object)
+        self.passed = g["passed"].to_numpy()
+
+    def outcomes(self, a: str, b: str) -> tuple[np.ndarray, np.ndarray]:
+        """(template a's outcome, template b's) on each pair that answered both, or what `paired` refuses."""
+        sides = []
+        for t in (a, b):
+            on = self.template == t
+            key = self.key[on]
+            if len(np.unique(key)) < len(key):
+                paired(self.g, a, b)                     # refuses, naming the repeated trial
+            sides.append((key, self.passed[on]))
+        _, ia, ib = np.intersect1d(sides[0][0], sides[1][0], assume_unique=True, return_indices=True)
+        return sides[0][1][ia], sides[1][1][ib]
+
+
+def _share(x: np.ndarray) -> float:
+    """100 × the mean of 0/1 outcomes (as pandas' mean computes it: the sum over the count), NaN for none."""
+    return 100 * (x.sum(dtype=np.float64) / len(x)) if len(x) else np.nan
 
 
 def bridge_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -55,24 +91,26 @@ def bridge_table(df: pd.DataFrame) -> pd.DataFrame:
     (ROSE spec, bridge controls)."""
     rows = []
     for solver, g in df.groupby("solver", sort=False):
-        def pass_of(t: str, g: pd.DataFrame = g) -> float:
-            return 100 * g.loc[g["template"] == t, "passed"].mean() if (g["template"] == t).any() else np.nan
+        g = g[["solver", "solver_kind", *PAIR_KEY, "template", "passed"]]   # what it reads
+        pairs = _Pairs(g)
 
-        ml = paired(g, "mL-Cnt", "T3")
-        given = ml[ml["passed_a"] == 1]
-        cnt_clk, clk_v = paired(g, "T1", "G-Clk"), paired(g, "G-Clk", "T4")
+        def pass_of(t: str) -> float:
+            return _share(pairs.passed[pairs.template == t])
+
+        ml_a, ml_b = pairs.outcomes("mL-Cnt", "T3")
+        given = ml_b[ml_a == 1]
+        cnt_clk, clk_v = pairs.outcomes("T1", "G-Clk"), pairs.outcomes("G-Clk", "T4")
         rows.append({
             "solver": solver, "kind": g["solver_kind"].iloc[0],
             "G-Cnt": pass_of("T1"), "G-Clk": pass_of("G-Clk"), "V-Clk": pass_of("T4"),
             # each p beside the pairs it rests on: the rates are over every answer, a p over the pairs only
-            "p(G-Cnt vs G-Clk)": mcnemar_p(cnt_clk), "pairs(G-Cnt, G-Clk)": len(cnt_clk),
-            "p(G-Clk vs V-Clk)": mcnemar_p(clk_v), "pairs(G-Clk, V-Clk)": len(clk_v),
+            "p(G-Cnt vs G-Clk)": _mcnemar(*cnt_clk), "pairs(G-Cnt, G-Clk)": len(cnt_clk[0]),
+            "p(G-Clk vs V-Clk)": _mcnemar(*clk_v), "pairs(G-Clk, V-Clk)": len(clk_v[0]),
             # matched: both sides on the same (unit, scene) pairs, the trials of L-Clk† and the McNemar p
-            "mL-Cnt": 100 * ml["passed_a"].mean() if len(ml) else np.nan,
-            "L-Clk": 100 * ml["passed_b"].mean() if len(ml) else np.nan,
-            "L-Clk†": 100 * given["passed_b"].mean() if len(given) else np.nan,
-            "Fail†": 100 * (1 - given["passed_b"].mean()) if len(given) else np.nan,
-            "pairs": len(ml), "p(mL-Cnt vs L-Clk)": mcnemar_p(ml),
+            "mL-Cnt": _share(ml_a), "L-Clk": _share(ml_b),
+            "L-Clk†": _share(given),
+            "Fail†": 100 * (1 - given.sum(dtype=np.float64) / len(given)) if len(given) else np.nan,
+            "pairs": len(ml_a), "p(mL-Cnt vs L-Clk)": _mcnemar(ml_a, ml_b),
         })
     return pd.DataFrame(rows)
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from ..solver_labels import label_of
-from ..store import Store, verdicts_generation
+from ..store import Store, fetch_rows, verdicts_generation
 from .persist import local_prefix, write_whole
 
 _SQL = """
@@ -45,22 +46,27 @@ def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
     """Every main response (participants' practice and attention items excluded), one row each; with
     after_id, only the responses stored after that one (for incremental refreshes)."""
     with store.connect() as conn:
-        # plain DB-API on either backend (read_frame would type the text as Arrow strings: see `_plain_text`)
-        cur = conn.execute(_SQL + " AND r.response_id > ? ORDER BY r.response_id", (after_id,))
-        cols = [d[0] for d in cur.description]
-        rows = [tuple(r) for r in cur.fetchall()]
+        # plain tuples on either backend (read_frame would type the text as Arrow strings: see `_plain_text`;
+        # a named row object per row cost a third of the read)
+        cols, rows = fetch_rows(conn, _SQL + " AND r.response_id > ? ORDER BY r.response_id", (after_id,))
     # Built as Python objects, then the numbers typed: fixed dtypes whatever this batch holds (an appended batch
     # must look like a full reload), and text stays plain strings (`_plain_text`).
     df = pd.DataFrame(rows, columns=cols, dtype=object) if rows else pd.DataFrame(
         {c: pd.Series(dtype=object) for c in cols})
+    del rows
     for col in _INTS:
         df[col] = df[col].astype(np.int64)
     for col in _FLOATS:
         df[col] = df[col].astype(float)
     df["study_id"] = df["study_id"].where(df["study_id"].notna(), "")
-    codes, runs = pd.factorize(df["solver_kind"] + "\x1f" + df["solver_name"])  # one label per distinct run
-    df["solver"] = np.array([label_of(*r.split("\x1f", 1)) for r in runs] + [""], dtype=object)[codes]
-    df["unit"] = np.where(df["solver_kind"] == "human", df["participant_id"], df["scene_id"])
+    # one label per run (a run has one solver kind and name): looked up per distinct run, not per row
+    codes, _ = pd.factorize(df["run_id"])
+    first = np.unique(codes, return_index=True)[1] if len(codes) else np.zeros(0, dtype=np.int64)
+    kinds, names = df["solver_kind"].to_numpy(dtype=object), df["solver_name"].to_numpy(dtype=object)
+    labels = [label_of(kinds[i], names[i]) for i in first]
+    df["solver"] = np.array(labels + [""], dtype=object)[codes]
+    human = kinds == "human"
+    df["unit"] = np.where(human, df["participant_id"].to_numpy(dtype=object), df["scene_id"].to_numpy(dtype=object))
     for col in ("solver", "unit"):
         df[col] = df[col].astype(object)
     return df
@@ -93,11 +99,16 @@ class FrameCache:
     same path) would otherwise look unchanged, because SQLite reuses the freed response ids.
     """
 
-    def __init__(self, store: Store, snapshot: bool = True):
+    def __init__(self, store: Store, snapshot: bool = True, idle: Callable[[], None] | None = None):
+        """`idle`: when given, the snapshot is written by a thread of its own once `idle()` returns (the dashboards
+        pass "no page is computing"), not by the reader that read the rows: encoding 200,000 rows to Parquet cost
+        a page opened on a new database most of a second, for the next start's benefit."""
         import threading
 
         self.store = store
         self.lock = threading.Lock()
+        self._idle = idle
+        self._saving: threading.Thread | None = None
         self.frame: pd.DataFrame | None = None
         self.state: tuple[int, int, int, str] = (0, 0, 0, "")
         self._seen: dict[str, float] = {}      # the runs when the frame was last read
@@ -131,21 +142,46 @@ class FrameCache:
             self.frame, self.state, self._seen = None, (0, 0, 0, ""), {}
 
     def _save_snapshot(self) -> None:
+        """Snapshot the frame as of now: at once, or (with `idle`) in a thread of its own once pages are idle. The
+        frame is never changed in place (appending makes a new one), so the thread writes exactly this version."""
         if self.snapshot is None or self.frame is None:
             return
+        frame, meta = self.frame, {"rows": self.state[0], "last": self.state[1], "generation": self.state[2],
+                                   "stamps": dict(self._seen)}
+        if self._idle is None:
+            self._write_snapshot(frame, meta)
+            return
+        import threading
+
+        if self._saving is not None and self._saving.is_alive():
+            return   # one write at a time; the next refresh past the threshold writes the newer version
+
+        def later() -> None:
+            self._idle()
+            self._write_snapshot(frame, meta)
+
+        # not a daemon: a server stopping right after a first read still leaves the next start its snapshot
+        self._saving = threading.Thread(target=later, name="rose-frame-snapshot")
+        self._saving.start()
+
+    def wait_saved(self, timeout: float | None = None) -> None:
+        """Return once a snapshot being written in the background is on disk."""
+        saving = self._saving
+        if saving is not None:
+            saving.join(timeout)
+
+    def _write_snapshot(self, frame: pd.DataFrame, meta: dict) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.Table.from_pandas(self.frame, preserve_index=False)
+        table = pa.Table.from_pandas(frame, preserve_index=False)
         # text dictionary-encoded: a smaller file, read back as categories that expand to strings at once
         table = pa.table({name: col.dictionary_encode() if pa.types.is_string(col.type) else col
                           for name, col in zip(table.column_names, table.columns)})
-        table = table.replace_schema_metadata({b"rose_state": json.dumps(
-            {"rows": self.state[0], "last": self.state[1], "generation": self.state[2],
-             "stamps": self._seen}).encode()})
+        table = table.replace_schema_metadata({b"rose_state": json.dumps(meta).encode()})
         # app processes on one machine may share the file (PostgreSQL); a full disk only costs a full read
         if write_whole(self.snapshot, lambda path: pq.write_table(table, path)):
-            self.snapshot_rows = self.state[0]
+            self.snapshot_rows = max(self.snapshot_rows, int(meta["rows"]))
 
     def current(self) -> tuple[int, int, int, str]:
         """The data version now, as `get` would return it, without reading a row (counts and the runs' times)."""

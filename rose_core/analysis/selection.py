@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..store import Store, read_frame
+from ..store import Store, fetch_rows
 from .answers import decode_answer
 from .frame import responses_frame
 
@@ -98,9 +98,17 @@ def participant_stats(store: Store) -> pd.DataFrame:
     `participant_table` (it reads every participant response); it changes only when those change
     (`frame.human_version`), so the dashboards cache it by that."""
     with store.connect() as conn:
-        resp = read_frame(
+        # plain tuples into object columns: pandas' own reader types the text as Arrow strings, whose group-bys
+        # re-encode them (most of a cold page's participant statistics)
+        cols, rows = fetch_rows(
             conn, "SELECT participant_id, kind, passed, parsed, total_ms, first_action_ms FROM responses "
             "WHERE participant_id != '' ORDER BY participant_id, submitted_at, response_id")
+    resp = pd.DataFrame(rows, columns=cols, dtype=object) if rows else pd.DataFrame(
+        {c: pd.Series(dtype=object) for c in cols})
+    del rows
+    resp["passed"] = resp["passed"].astype(np.int64)
+    for col in ("total_ms", "first_action_ms"):
+        resp[col] = resp[col].astype(float)
     main = resp[resp["kind"] == "main"]
     g = main.groupby("participant_id")
     stats = pd.DataFrame({

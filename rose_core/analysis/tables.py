@@ -3,6 +3,7 @@ shown, and one row per stored run."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,21 +27,58 @@ def wilson(k: int, n: int) -> tuple[float, float]:
     return 100 * lo, 100 * hi
 
 
-def summarize_frame(df: pd.DataFrame) -> Summary:
-    """`metrics.summarize` for a frame, by group sums instead of a Python loop (same definitions; a test
-    checks both agree)."""
-    by_t = df.groupby("template", observed=True).agg(n=("passed", "size"), p=("passed", "sum"), v=("valid", "sum"))
-    cnt = {t: (int(by_t.at[t, "n"]), int(by_t.at[t, "p"]), int(by_t.at[t, "v"])) if t in by_t.index else (0, 0, 0)
-           for t in TEMPLATE_LABEL}
+def _codes(values: pd.Series, of: dict[str, int]) -> np.ndarray:
+    """Each value's position in `of` (-1 for a value not in it, or missing): distinct values are looked up once."""
+    codes, uniques = pd.factorize(values)
+    lookup = np.array([of.get(u, -1) for u in uniques] + [-1], dtype=np.int64)
+    return lookup[codes]                       # code -1 (missing) picks the trailing -1
+
+
+_T_INDEX = {t: k for k, t in enumerate(TEMPLATE_LABEL)}          # every template, main ones first
+_MAIN_INDEX = {t: k for k, t in enumerate(MAIN_TEMPLATES)}
+_GROUP_INDEX = {s: GROUPS.index(g) for s, g in SUBSET_GROUP.items()}
+
+
+@dataclass(frozen=True)
+class _Counts:
+    """One frame's responses counted per template (n, passed, valid) and per (group, main template) (n, passed),
+    by integer codes: a group-by over text columns cost a cold page more than the statistics."""
+
+    n: np.ndarray        # per template of TEMPLATE_LABEL
+    passed: np.ndarray
+    valid: np.ndarray
+    group_n: np.ndarray  # GROUPS x MAIN_TEMPLATES
+    group_passed: np.ndarray
+
+    @staticmethod
+    def of(df: pd.DataFrame) -> "_Counts":
+        t = _codes(df["template"], _T_INDEX)
+        known = t >= 0
+        passed = df["passed"].to_numpy()
+        size = len(_T_INDEX)
+        n = np.bincount(t[known], minlength=size)
+        p = np.bincount(t[known], weights=passed[known], minlength=size)
+        v = np.bincount(t[known], weights=df["valid"].to_numpy()[known], minlength=size)
+        grp = _codes(df["subset"], _GROUP_INDEX)
+        in_group = known & (t < len(MAIN_TEMPLATES)) & (grp >= 0)
+        flat = grp[in_group] * len(MAIN_TEMPLATES) + t[in_group]
+        width = len(GROUPS) * len(MAIN_TEMPLATES)
+        gn = np.bincount(flat, minlength=width).reshape(len(GROUPS), -1)
+        gp = np.bincount(flat, weights=passed[in_group], minlength=width).reshape(len(GROUPS), -1)
+        return _Counts(n, p.astype(np.int64), v.astype(np.int64), gn, gp.astype(np.int64))
+
+
+def summarize_frame(df: pd.DataFrame, counts: "_Counts | None" = None) -> Summary:
+    """`metrics.summarize` for a frame, by counts over integer codes instead of a Python loop (same
+    definitions; a test checks both agree)."""
+    c = counts if counts is not None else _Counts.of(df)
+    cnt = {t: (int(c.n[k]), int(c.passed[k]), int(c.valid[k])) for t, k in _T_INDEX.items()}
     rates = {t: rate(p, n) for t, (n, p, _) in cnt.items()}
-    main = df[df["template"].isin(MAIN_TEMPLATES)]
-    grp = main.assign(group=main["subset"].map(SUBSET_GROUP)).groupby(["group", "template"], observed=True)["passed"]
-    gsum, gn = grp.sum(), grp.size()
     groups = {}
-    for gname in GROUPS:
-        present = [t for t in MAIN_TEMPLATES if (gname, t) in gn.index]
-        groups[gname] = mean_of_rates(rate(int(gsum.get((gname, t), 0)), int(gn.get((gname, t), 0)))
-                              for t in MAIN_TEMPLATES) if present else None
+    for gi, gname in enumerate(GROUPS):
+        present = bool(c.group_n[gi].any())
+        groups[gname] = mean_of_rates(rate(int(c.group_passed[gi, k]), int(c.group_n[gi, k]))
+                                      for k in range(len(MAIN_TEMPLATES))) if present else None
     main_n = sum(cnt[t][0] for t in MAIN_TEMPLATES)
     counting, action = mean_of_rates(rates[t] for t in COUNTING), mean_of_rates(rates[t] for t in ACTION)
     return Summary(
@@ -56,14 +94,19 @@ def summarize_frame(df: pd.DataFrame) -> Summary:
 def _bootstrap_means(g: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> dict[str, tuple[float, float]]:
     """95% percentile intervals of Avg and Glyph/Emoji/Pixel, resampling units (participants or scenes)."""
     main = g[g["template"].isin(MAIN_TEMPLATES)]
-    units = main["unit"].astype("category")
+    # Units coded in sorted order, as a categorical codes them (the resamples draw these codes: changing the
+    # order would move every interval); factorized directly, without building the categorical's text index.
+    codes, uniques = pd.factorize(main["unit"].to_numpy(dtype=object), sort=True)
     cols = [(grp, t) for grp in (None, *GROUPS) for t in MAIN_TEMPLATES]
-    codes = units.cat.codes.to_numpy().astype(np.int64)  # int8 for few units: would overflow below
-    n_units = len(units.cat.categories)
+    codes = codes.astype(np.int64)
+    n_units = len(uniques)
     if n_units < 2:
         return {}
-    t_idx = main["template"].map({t: k for k, t in enumerate(MAIN_TEMPLATES)}).to_numpy()
-    g_idx = main["subset"].map({s: 1 + GROUPS.index(g) for s, g in SUBSET_GROUP.items()}).to_numpy()
+    t_idx = _codes(main["template"], _MAIN_INDEX)
+    g_idx = _codes(main["subset"], _GROUP_INDEX) + 1
+    if (g_idx == 0).any():   # a subset of no group: never counted into another group's resamples
+        raise ValueError(f"bootstrap: subset {main['subset'].iloc[int(np.argmax(g_idx == 0))]!r} belongs to no group "
+                         f"of {GROUPS}")
     passed = main["passed"].to_numpy().astype(float)
     width = len(cols)
     flat = np.concatenate([codes * width + t_idx, codes * width + g_idx * 5 + t_idx])  # overall and per group
@@ -110,24 +153,26 @@ def solver_rng(seed: int, solver: str) -> np.random.Generator:
 
 def solver_row(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> dict:
     """One solver's main-table row from that solver's responses only (see `main_table`)."""
-    s = summarize_frame(g)
-    main = g[g["template"].isin(MAIN_TEMPLATES)]
+    c = _Counts.of(g)
+    s = summarize_frame(g, c)
+    is_main = g["template"].isin(MAIN_TEMPLATES).to_numpy()
+    main = g.loc[is_main, ["template", "subset", "unit", "passed"]]   # the bootstrap's columns only
     row: dict = {"solver": solver, "kind": g["solver_kind"].iloc[0], "responses": len(main),
                  "units": main["unit"].nunique()}
     for t in MAIN_TEMPLATES:
-        lab = TEMPLATE_LABEL[t]
-        sub = main[main["template"] == t]
+        lab, k = TEMPLATE_LABEL[t], _T_INDEX[t]
         row[lab] = s.pass_rate[lab]
-        row[f"{lab} lo"], row[f"{lab} hi"] = wilson(int(sub["passed"].sum()), len(sub))
+        row[f"{lab} lo"], row[f"{lab} hi"] = wilson(int(c.passed[k]), int(c.n[k]))
     for gname in GROUPS:
         row[gname] = s.groups[gname]
     row["Avg"] = s.avg
     row["Avg (mean of templates)"] = s.avg
     row["pooled"] = s.pooled
-    row["pooled lo"], row["pooled hi"] = wilson(int(main["passed"].sum()), len(main))
+    main_k = [_T_INDEX[t] for t in MAIN_TEMPLATES]
+    row["pooled lo"], row["pooled hi"] = wilson(int(c.passed[main_k].sum()), len(main))
     row["VALID"] = s.valid
-    row["VALID lo"], row["VALID hi"] = wilson(int(main["valid"].sum()), len(main))
-    for name, (lo, hi) in _bootstrap_means(g, n_boot, solver_rng(seed, solver)).items():
+    row["VALID lo"], row["VALID hi"] = wilson(int(c.valid[main_k].sum()), len(main))
+    for name, (lo, hi) in _bootstrap_means(main, n_boot, solver_rng(seed, solver)).items():
         row[f"{name} lo"], row[f"{name} hi"] = lo, hi
     return row
 
