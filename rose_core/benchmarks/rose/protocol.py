@@ -33,7 +33,9 @@ decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
    inside a sentence ("so the answer is DONE.") is a *weak* terminal: used only
    when the response has no other answer. Any other `done` ("I am done.") is prose.
 6. The final answer is the last sequence. Earlier candidates are discarded; a
-   restatement after it (same cells) changes nothing; commentary after it is ignored.
+   restatement after it (same cells) changes nothing; commentary after it is ignored, and a click
+   said not to have been made after it (`I did not click R1C1`, `would not CLICK(R1,C1)`, `no need to
+   click`, `without clicking`: a negation right before the click word) is commentary.
    A bare terminal right after the answer (only white space, punctuation, emphasis, closing
    brackets or tags between) restates it when it is the same terminal (same number) or DONE
    after a COUNT/SUBMIT answer: the answer keeps its clicks.
@@ -178,6 +180,9 @@ _CELL_REF = re.compile(
     re.IGNORECASE,
 )
 _DIGIT = re.compile(r"[0-9]")
+# A click said not to have been made, right before the click word: "I did not click R1C1", "would not CLICK(R1,C1)",
+# "never click", "no need to click", "without clicking". After an answer such a mention is commentary (rule 6).
+_NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bno\s+need\s+to|\bwithout)\s+(?:to\s+)?$", re.IGNORECASE)
 # The fast path's first shape: the protocol's own answer ends the text. Its terminal is read from the end with
 # string tests, its clicks by one match on the reversed text before it: the answer's start is found without
 # scanning the prose before it.
@@ -326,6 +331,11 @@ def _start(m: re.Match) -> int:
     return m.start()
 
 
+def _negated(text: str, pos: int) -> bool:
+    """A negation right before the click word at `pos` (`_NEGATED`)."""
+    return _NEGATED.search(text, max(0, pos - 20), pos) is not None
+
+
 def _suspect(text: str, clicks_read: int) -> bool:
     """A `click` that is not a CLICK call read, or another click-ish word: run the full safety net."""
     low = text.lower()
@@ -402,6 +412,9 @@ def _unread_click(text: str, answer_start: int, answer_end: int, answer: list, c
         m = _CLICK_LIKE.search(text, pos)
         if m is None:
             return False
+        if m.lastindex == 1 and m.start() >= answer_end and _negated(text, m.start()):
+            pos = m.end()  # "I did not click R1C1" after the answer: commentary (as the reader skipped it)
+            continue
         if m.lastindex == 1:
             if count and text[m.start()] == '"':
                 pos = m.end()  # JSON cells beside a COUNT describe what was counted
@@ -592,6 +605,9 @@ def _read(text: str, cut: bool) -> Parsed:
                 and (run[-1] is None or not _annotated(text, last_click, run_end, s)):
             strays.append((run_start, run_end, run))
             run = []  # prose since the last CLICK breaks the sequence
+        if (li == 4 or li == 5 or li == 12) and not run and answer is not None and _negated(text, s):
+            clicks_read += li == 4
+            continue  # "I did not click R1C1" after an answer: commentary naming a cell it did not click
         if li == 4 or li == 5:
             clicks_read += li == 4
             if not run:

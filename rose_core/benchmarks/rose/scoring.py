@@ -43,8 +43,10 @@ INVALID_REASONS: tuple[InvalidReason, ...] = (
 # whatever note follows it (`- R2C3 – odd` + `- DONE`), a JSON/tool-call cell (`"coordinate": [2, 3]`) is
 # click-like (not beside a COUNT: `{"cells": [[2, 3]]}` describes what was counted), and an answer that clicks
 # followed in the same paragraph by a bare one (`CLICK(R2,C3); DONE` + `Final answer: DONE`) refused.
+# "6": after an answer, a click said not to have been made ("I did not click R1C1", "would not CLICK(R1,C1)", "no need
+# to click", "without clicking") is commentary: scorer 5 refused the answer (`no_terminal` / `malformed_click`).
 # Bump it whenever a response could get another verdict; `python -m rose_core rescore` re-scores.
-SCORER_VERSION = "5"
+SCORER_VERSION = "6"
 _TERMINAL: dict[Output, str] = {"count": "COUNT", "click": "DONE", "click_submit": "SUBMIT"}
 
 
