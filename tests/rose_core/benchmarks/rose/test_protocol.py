@@ -213,7 +213,10 @@ def response(draw, clicks: list, terminal: str) -> str:
     think = draw(st.sampled_from(["", "<think>\nMaybe CLICK(R6,C6); DONE? Or COUNT(9). Not sure.\n</think>\n",
                                   "<thinking>I am done thinking.</thinking>\n\n"]))
     after = draw(st.sampled_from(["", "\n\nThese cells differ from the majority.", "\n",
-                                  "\n\nI am done.", "RESTATE"]))
+                                  "\n\nI am done.", "RESTATE",
+                                  # scorer 6: a click said not to have been made, after the answer, is commentary
+                                  "\n\nI did not click R4C4 because it matches the majority.",
+                                  "\n\nNo need to click (R4,C4): it only looks darker."]))
     answer = draw(formatted_answer(clicks, terminal))
     if after == "RESTATE":  # the bare terminal written again: a restatement, the answer keeps its clicks
         after = draw(st.sampled_from(["\n\n", ".\n", "\n"])) + terminal
