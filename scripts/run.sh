@@ -2,9 +2,8 @@
 # Set up (.venv + requirements.txt) and start ROSE Studio on http://localhost:${PORT:-8501}.
 # The default dataset (data/datasets/rose-v0.1) is built on first page load, with a progress bar.
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" requirements.txt
-# The parser and scorer compiled with mypyc (same verdicts, ~1.5x faster; rebuilt only when their sources
-# changed). Without a C compiler the plain modules are used, and this says so.
-python -m rose_core build-native || echo "warning: the scorer runs as plain Python (slower, same verdicts)" >&2
+source "$(dirname "${BASH_SOURCE[0]}")/_native.sh"
+ensure_native
 # The paper bundle (`report --out`, the Results page's download) renders its figures in the system Chromium.
 source "$(dirname "${BASH_SOURCE[0]}")/_chromium.sh"
 ensure_chromium || echo "warning: could not install chromium: the paper bundle will have no figures" >&2
