@@ -80,7 +80,8 @@ def warmed_first_load(page: str) -> float:
 
 def restarted_page(page: str) -> tuple[float, float]:
     """In a child process (a restarted server): sign in, open `page` at once; (seconds of the sign-in's rerun,
-    which lands on the Studies page, reads the response frame and starts the warm-up; seconds of the page)."""
+    which lands on the Studies page and starts the warm-up, whose thread reads the rows in the background from
+    then on; seconds of the page)."""
     from streamlit.testing.v1 import AppTest
 
     from ui.dash import warm_up
@@ -228,7 +229,8 @@ def main() -> None:
         worst_restart = worst[True]
         print("  first = empty caches, page opened at once (Results: also no snapshot file yet); restart = the same in "
               "a new process, with the snapshot and analyses files the last one left or without them (removed before "
-              "each start); the sign-in = its rerun (the Studies page, the warm-up started; no rows read), not counted "
+              "each start); the sign-in = its rerun (the Studies page; the warm-up started, its thread reading the rows "
+              "in the background, also while the page is opened), not counted "
               "in the page's time; first after sign-in warm-up = the page opened "
               "once the warm-up started at sign-in finished; rerun = any widget interaction on unchanged data; after "
               "new responses = the frame is appended, the analyses of the changed solver recomputed")

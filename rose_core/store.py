@@ -531,6 +531,99 @@ def fetch_rows(conn: Connection, sql: str, params: Sequence[Any] = ()) -> tuple[
     return [d[0] for d in cur.description], cur.fetchall()
 
 
+_UNIT, _NULL = "\x1f", "\x1e"   # what separates the values of a column read at once, and stands for NULL
+
+
+def fetch_columns(conn: Connection, source: str, key: str, text: Sequence[str] = (), ints: Sequence[str] = (),
+                  floats: Sequence[str] = (), params: Sequence[Any] = ()) -> dict[str, Any] | None:
+    """Columns of `SELECT … FROM <source>` (`source`: a table and its WHERE, with `?` placeholders) ordered by
+    `key` (a unique integer column, read as an int64 array with `ints`), each column as a whole: text as an object
+    array of str (None for NULL), ints as int64, floats as float64 (NaN for NULL).
+
+    Why: the driver builds a Python object per row and value, and at 200,000 rows × 19 columns that was most of a
+    new database's first dashboard page. Here the database joins each integer or text column into one string
+    (`group_concat` / `string_agg`: one value per column, split in C); floats, whose text form is not exact on
+    SQLite, are read as rows, of the non-NULL ones only. One snapshot. Returns None (the caller reads rows instead)
+    when a text value holds one of the two control characters used to separate values and stand for NULL, or an
+    integer column holds NULL or a non-integer: a column is never misaligned or misread."""
+    import numpy as np
+
+    pg = dialect(conn) != "sqlite"
+    sep, null = ("chr(31)", "chr(30)") if pg else ("char(31)", "char(30)")
+    # PostgreSQL joins in the key's order; SQLite in the scan's (the rowid's, sorted below if it is not)
+    agg = (lambda e, s: f"string_agg(({e})::text, {s} ORDER BY {key})") if pg else \
+        (lambda e, s: f"group_concat({e}, {s})")
+    ints = [key, *[c for c in ints if c != key]]
+    parts = ["count(*)"] + [agg(c, "','") for c in ints] \
+        + [agg(f"CASE WHEN {c} IS NULL THEN {null} ELSE {c} END", sep) for c in text] \
+        + [f"count({c})" for c in text]
+    with read_snapshot(conn):
+        row = _fetch_one(conn, f"SELECT {', '.join(parts)} FROM {source}", params)
+        nums: list[tuple] = []
+        if floats:
+            keep = " OR ".join(f"{c} IS NOT NULL" for c in floats)
+            _, nums = fetch_rows(conn, f"SELECT {key}, {', '.join(floats)} FROM (SELECT {key}, {', '.join(floats)} "
+                                       f"FROM {source}) AS src WHERE {keep} ORDER BY {key}", params)
+    n = int(row[0])
+    out: dict[str, Any] = {}
+    for i, c in enumerate(ints):
+        values = row[1 + i].split(",") if n else []
+        if len(values) != n:
+            return None                                   # NULLs are left out of the join: not this column's rows
+        try:
+            out[c] = np.array(values, dtype=np.int64) if n else np.zeros(0, dtype=np.int64)
+        except ValueError:
+            return None                                   # not an integer as stored (SQLite's loose typing)
+    for i, c in enumerate(text):
+        joined = row[1 + len(ints) + i] if n else ""
+        values = joined.split(_UNIT) if n else []
+        if len(values) != n:
+            return None                                   # a separator inside a value
+        col = np.array(values, dtype=object) if n else np.zeros(0, dtype=object)
+        nulls = col == _NULL
+        # every NULL-mark is a NULL, and no value holds the mark (which would read as one)
+        if int(nulls.sum()) != n - int(row[1 + len(ints) + len(text) + i]) or joined.count(_NULL) != int(nulls.sum()):
+            return None
+        col[nulls] = None
+        out[c] = col
+    ids = out[key]
+    if n > 1 and not bool((ids[1:] > ids[:-1]).all()):
+        order = np.argsort(ids, kind="stable")
+        out = {c: v[order] for c, v in out.items()}
+        ids = out[key]
+    if floats:
+        got = np.array([r[0] for r in nums], dtype=np.int64)
+        at = np.searchsorted(ids, got)
+        if len(got) and (int(at.max()) >= n or not bool((ids[at] == got).all())):
+            return None                                   # not the same rows (cannot happen in one snapshot)
+        for j, c in enumerate(floats):
+            col = np.full(n, np.nan)
+            col[at] = np.array([np.nan if r[1 + j] is None else r[1 + j] for r in nums], dtype=float)
+            out[c] = col
+    return out
+
+
+def _fetch_one(conn: Connection, sql: str, params: Sequence[Any]) -> tuple:
+    _, rows = fetch_rows(conn, sql, params)
+    return rows[0]
+
+
+@contextmanager
+def read_snapshot(conn: Connection) -> Iterator[None]:
+    """The statements inside see one snapshot of the database (a read transaction; inside a caller's transaction,
+    that one)."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN" if dialect(conn) == "sqlite" else "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 def verdicts_generation(conn: Connection) -> int:
     """How many times stored verdicts were rewritten in place (`rescore`). Responses otherwise only grow, so
     caches keyed by (rows, last id) must also key on this, or they keep serving the old verdicts."""

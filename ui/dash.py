@@ -442,9 +442,12 @@ WARM_ANALYSES = [("main", None), ("gap", False), ("bridges", None), ("failures",
 
 def _warm(done: threading.Event, db: Store, ds: Dataset) -> None:
     try:
-        statistics_libraries().join()   # first imports are a large part of a cold page (started at the sign-in form)
+        # The rows first (the response frame, the participant statistics, the default selection: what every page
+        # needs before any analysis), from the moment of sign-in: most of their time is the database's and
+        # numpy's, which share two cores with the statistics imports still running (started at the sign-in form).
         PRIORITY.wait_idle()
         v = View(Filters(), ExclusionRules(), db=db, ds=ds, background=True)
+        statistics_libraries().join()   # the analyses need them; imported by the warm-up, a page would wait
         for kind, arg in WARM_ANALYSES:
             v.compute(kind, arg)
         _frames(db.location).wait_saved()   # done means what the next start finds on disk is complete

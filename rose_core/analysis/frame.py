@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..solver_labels import label_of
-from ..store import Store, fetch_rows, verdicts_generation
+from ..store import Store, fetch_columns, fetch_rows, read_snapshot, verdicts_generation
 from .persist import local_prefix, write_whole
 
 _SQL = """
@@ -42,18 +42,43 @@ def _plain_text(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+_COLUMNS = ["response_id", "run_id", "solver_kind", "solver_name", "study_id", "participant_id", "instance_id",
+            "template", "subset", "split", "scene_id", "valid", "passed", "failure", "protocol", "parsed",
+            "total_ms", "first_action_ms", "scorer_version"]
+_TEXT = ("run_id", "participant_id", "instance_id", "template", "subset", "split", "scene_id", "failure", "protocol",
+         "parsed", "scorer_version")
+
+
 def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
     """Every main response (participants' practice and attention items excluded), one row each; with
     after_id, only the responses stored after that one (for incremental refreshes)."""
-    with store.connect() as conn:
-        # plain tuples on either backend (read_frame would type the text as Arrow strings: see `_plain_text`;
-        # a named row object per row cost a third of the read)
-        cols, rows = fetch_rows(conn, _SQL + " AND r.response_id > ? ORDER BY r.response_id", (after_id,))
-    # Built as Python objects, then the numbers typed: fixed dtypes whatever this batch holds (an appended batch
-    # must look like a full reload), and text stays plain strings (`_plain_text`).
-    df = pd.DataFrame(rows, columns=cols, dtype=object) if rows else pd.DataFrame(
-        {c: pd.Series(dtype=object) for c in cols})
-    del rows
+    with store.connect() as conn, read_snapshot(conn):
+        # each column read whole (`fetch_columns`: no Python object per row and value from the driver), the runs'
+        # solver and study looked up per run rather than joined into every row
+        cols = fetch_columns(conn, "responses WHERE kind = 'main' AND response_id > ?", "response_id",
+                             text=_TEXT, ints=_INTS, floats=_FLOATS, params=(after_id,))
+        runs = {r: (k, nm, st) for r, k, nm, st in fetch_rows(
+            conn, "SELECT run_id, solver_kind, solver_name, study_id FROM runs ORDER BY run_id")[1]}
+        if cols is None:   # a value the column read cannot carry: rows, as plain tuples
+            names, rows = fetch_rows(conn, _SQL + " AND r.response_id > ? ORDER BY r.response_id", (after_id,))
+            df = pd.DataFrame(rows, columns=names, dtype=object) if rows else pd.DataFrame(
+                {c: pd.Series(dtype=object) for c in names})
+            del rows
+            return _typed(df)
+    codes, uniques = pd.factorize(cols["run_id"])
+    known = np.array([u in runs for u in uniques] + [False], dtype=bool)[codes]
+    if not known.all():  # a response of no run (the join left it out)
+        cols = {c: v[known] for c, v in cols.items()}
+        codes, uniques = pd.factorize(cols["run_id"])
+    for j, name in enumerate(("solver_kind", "solver_name", "study_id")):
+        cols[name] = np.array([runs[u][j] for u in uniques] + [None], dtype=object)[codes]
+    # dtype given: pandas would infer its Arrow text type from object arrays of strings (None becoming NaN)
+    return _typed(pd.DataFrame({c: pd.Series(cols[c], dtype=cols[c].dtype, copy=False) for c in _COLUMNS}))
+
+
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    """Numbers typed (fixed dtypes whatever this batch holds: an appended batch must look like a full reload), text
+    plain strings (`_plain_text`), and each row's solver label and resampling unit."""
     for col in _INTS:
         df[col] = df[col].astype(np.int64)
     for col in _FLOATS:

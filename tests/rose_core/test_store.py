@@ -186,3 +186,59 @@ def test_migrations_apply_in_order_across_a_gap(tmp_path):
     assert s.schema_version() == SCHEMA_VERSION
     # Practice answered before feedback was stored counts as acknowledged: nobody sees old feedback again.
     assert s.query("SELECT acknowledged_at FROM assignments") == [{"acknowledged_at": 2}]
+
+
+def _columns_table(store: Store, rows: list[tuple]) -> None:
+    with store.write() as c:
+        c.execute("CREATE TABLE cols (id INTEGER PRIMARY KEY, k INTEGER NOT NULL, n INTEGER, t TEXT, u TEXT, "
+                  "f REAL, g REAL)")
+        c.executemany("INSERT INTO cols(k, n, t, u, f, g) VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+
+def _as_rows(store: Store, where: str = "", params: tuple = ()) -> list[tuple]:
+    from rose_core.store import fetch_rows
+
+    with store.connect() as c:
+        return fetch_rows(c, f"SELECT k, n, t, u, f, g FROM cols {where} ORDER BY k", params)[1]
+
+
+def _read(store: Store, where: str = "", params: tuple = (), ints: tuple = ("n",)):
+    from rose_core.store import fetch_columns
+
+    with store.connect() as c:
+        return fetch_columns(c, f"cols {where}", "k", text=("t", "u"), ints=ints, floats=("f", "g"), params=params)
+
+
+def test_columns_read_whole_are_the_rows_read_one_by_one(store):
+    """Text with commas, quotes, non-ASCII and empty strings, NULL text and floats, floats whose short text form
+    is not exact, rows stored out of key order: the same values, in the key's order."""
+    import math
+
+    import numpy as np
+
+    tricky = [0.1, 1 / 3, 5e-324, 1.7976931348623157e308, 0.30000000000000004, 1e23, 123456789.12345679, -0.0]
+    rows = [(k, k * 7 - 3, None if k % 5 == 0 else f"t{k % 4},'x' é", "" if k % 3 == 0 else f"u{k}",
+             None if k % 4 == 0 else tricky[k % len(tricky)] * k, None if k % 2 else 2.0 ** -k)
+            for k in (9, 3, 12, 1, 20, 7, 15, 2, 11, 18, 4, 16)]
+    _columns_table(store, rows)
+    for where, params in (("", ()), ("WHERE k > ?", (4,)), ("WHERE k > ?", (99,))):
+        got, want = _read(store, where, params), _as_rows(store, where, params)
+        assert got is not None and list(got["k"]) == [r[0] for r in want]
+        assert got["k"].dtype == np.int64 and got["n"].dtype == np.int64 and got["t"].dtype == object
+        for j, col in enumerate(("n", "t", "u")):
+            assert list(got[col]) == [r[1 + j] for r in want]
+        for j, col in enumerate(("f", "g")):
+            for v, r in zip(got[col], want):
+                assert (math.isnan(v) and r[4 + j] is None) or (v == r[4 + j] and str(v) == str(r[4 + j]))
+
+
+@pytest.mark.parametrize("bad", ["a\x1fb", "a\x1eb", "\x1e", "\x1f"])
+def test_a_value_holding_a_separator_is_refused_not_misread(store, bad):
+    _columns_table(store, [(1, 1, "x", None, None, None), (2, 2, bad, "y", 1.5, None), (3, 3, None, "z", None, 2.5)])
+    assert _read(store) is None
+
+
+def test_an_integer_column_with_null_is_refused_not_misaligned(store):
+    _columns_table(store, [(1, 1, "x", "u", None, None), (2, None, "y", "v", None, None)])
+    assert _read(store) is None
+    assert _read(store, ints=()) is not None      # the key alone is fine
