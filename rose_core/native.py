@@ -57,8 +57,27 @@ def _suffix() -> str:
     return importlib.machinery.EXTENSION_SUFFIXES[0]
 
 
+class CompiledBesideSources(ImportError):
+    """A compiled module beside the sources: Python imports it before the source of the same name, whatever
+    `ROSE_NATIVE` says and whether or not the source was edited since, so it is refused, never run."""
+
+
+def _beside_sources(source_dir: Path) -> list[Path]:
+    """Compiled modules of ours left beside the sources (a hand-run `mypyc .../protocol.py` writes them there)."""
+    names = (*MODULES, f"{GROUP}__mypyc")
+    return sorted({source_dir / f"{name}{suffix}" for name in names for suffix in importlib.machinery.EXTENSION_SUFFIXES
+                   if (source_dir / f"{name}{suffix}").exists()})
+
+
 def check(build_dir: Path = BUILD_DIR, source_dir: Path = SOURCE_DIR) -> NativeStatus:
-    """Whether the build in `build_dir` was compiled from the sources as they are now, for this Python."""
+    """Whether the build in `build_dir` was compiled from the sources as they are now, for this Python.
+    Raises `CompiledBesideSources` when a compiled module sits beside the sources (it would shadow them)."""
+    stray = _beside_sources(source_dir)
+    if stray:
+        raise CompiledBesideSources(
+            f"compiled module(s) beside the sources, which Python would run instead of them (stale verdicts): "
+            f"{', '.join(map(str, stray))}; delete them (the build belongs in {build_dir}: python -m rose_core "
+            "build-native)")
     if os.environ.get("ROSE_NATIVE", "1") == "0":
         return NativeStatus(False, "ROSE_NATIVE=0: plain Python modules")
     folder = build_dir.joinpath(*PACKAGE)
