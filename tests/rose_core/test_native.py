@@ -188,3 +188,16 @@ def test_a_compiled_module_beside_the_sources_is_refused_not_run(tmp_path):
         done = subprocess.run([sys.executable, "-c", code], cwd=copy_root, env=env, capture_output=True, text=True)
         assert done.returncode != 0, (value, done.stdout)  # never the stale compiled verdict ('DONE')
         assert f"protocol{native._suffix()}" in done.stderr and "beside the sources" in done.stderr, done.stderr
+
+
+def test_rose_native_takes_0_or_1_and_refuses_anything_else(monkeypatch):
+    """`ROSE_NATIVE=false` or `off` must not quietly mean "compiled" to someone asking for the plain modules."""
+    for value in ("false", "off", "no", "plain", " 0"):
+        monkeypatch.setenv("ROSE_NATIVE", value)
+        with pytest.raises(ValueError, match="ROSE_NATIVE"):
+            native.check()
+    monkeypatch.setenv("ROSE_NATIVE", "0")
+    assert not native.check().compiled
+    for value in ("1", ""):
+        monkeypatch.setenv("ROSE_NATIVE", value)
+        assert "ROSE_NATIVE" not in native.check().reason
