@@ -10,7 +10,7 @@ sources: a compiled module left there would shadow its source after an edit) and
 manifest with each source's SHA-256. `activate()` (called by `rose_core.benchmarks.rose` before its
 modules are imported) puts that folder first on the package's search path only when every source still
 has the hash it was compiled from, for this Python; otherwise the plain modules are used and `STATUS`
-says why. `ROSE_NATIVE=0` forces the plain modules.
+says why. `ROSE_NATIVE=0` forces the plain modules (any value but 0, 1 or empty is refused).
 
     python -m rose_core build-native [--force]   build (or say it is current); exit 1 if it cannot be built
 """
@@ -57,9 +57,31 @@ def _suffix() -> str:
     return importlib.machinery.EXTENSION_SUFFIXES[0]
 
 
+class CompiledBesideSources(ImportError):
+    """A compiled module beside the sources: Python imports it before the source of the same name, whatever
+    `ROSE_NATIVE` says and whether or not the source was edited since, so it is refused, never run."""
+
+
+def _beside_sources(source_dir: Path) -> list[Path]:
+    """Compiled modules of ours left beside the sources (a hand-run `mypyc .../protocol.py` writes them there)."""
+    names = (*MODULES, f"{GROUP}__mypyc")
+    return sorted({source_dir / f"{name}{suffix}" for name in names for suffix in importlib.machinery.EXTENSION_SUFFIXES
+                   if (source_dir / f"{name}{suffix}").exists()})
+
+
 def check(build_dir: Path = BUILD_DIR, source_dir: Path = SOURCE_DIR) -> NativeStatus:
-    """Whether the build in `build_dir` was compiled from the sources as they are now, for this Python."""
-    if os.environ.get("ROSE_NATIVE", "1") == "0":
+    """Whether the build in `build_dir` was compiled from the sources as they are now, for this Python.
+    Raises `CompiledBesideSources` when a compiled module sits beside the sources (it would shadow them)."""
+    stray = _beside_sources(source_dir)
+    if stray:
+        raise CompiledBesideSources(
+            f"compiled module(s) beside the sources, which Python would run instead of them (stale verdicts): "
+            f"{', '.join(map(str, stray))}; delete them (the build belongs in {build_dir}: python -m rose_core "
+            "build-native)")
+    wanted = os.environ.get("ROSE_NATIVE", "")
+    if wanted not in ("", "0", "1"):
+        raise ValueError(f"ROSE_NATIVE={wanted!r}: expected 0 (the plain Python modules) or 1 (compiled when current)")
+    if wanted == "0":
         return NativeStatus(False, "ROSE_NATIVE=0: plain Python modules")
     folder = build_dir.joinpath(*PACKAGE)
     try:

@@ -162,3 +162,42 @@ def test_a_build_that_does_not_load_falls_back_to_the_plain_modules(tmp_path):
                          check=True).stdout.splitlines()
     assert out[0] == "False True ((1, 1),)", out
     assert "does not load" in out[1]
+
+
+def test_a_compiled_module_beside_the_sources_is_refused_not_run(tmp_path):
+    """A compiled protocol/scoring left beside the sources (a hand-run `mypyc rose_core/benchmarks/rose/protocol.py`
+    or `setup.py build_ext --inplace` writes it there) would be imported instead of the edited source whenever the
+    build is not first on the path (ROSE_NATIVE=0, a stale or missing build): old verdicts while STATUS says plain.
+    It must stop the import with a message naming the file."""
+    if not native.STATUS.compiled:
+        pytest.skip(f"no current build to copy ({native.STATUS.reason})")
+    root = Path(__file__).resolve().parents[2]
+    copy_root = tmp_path / "repo"
+    shutil.copytree(root / "rose_core", copy_root / "rose_core", ignore=shutil.ignore_patterns("__pycache__"))
+    src = copy_root.joinpath(*native.PACKAGE)
+    for lib in native.BUILD_DIR.joinpath(*native.PACKAGE).glob(f"*{native._suffix()}"):
+        shutil.copy(lib, src / lib.name)  # the compiled modules of the unedited source, beside the sources
+    text = (src / "protocol.py").read_text()
+    edit = "def parse(text: object) -> Parsed:\n"
+    assert edit in text
+    (src / "protocol.py").write_text(text.replace(edit, edit + "    return _NO_ANSWER\n", 1))  # edited after
+    code = ("import rose_core.benchmarks.rose as r, rose_core.benchmarks.rose.protocol as p;"
+            "print(r.NATIVE.compiled, p.__file__, p.parse('DONE').action)")
+    for value in ("0", "1"):
+        env = {**{k: v for k, v in os.environ.items() if k != "ROSE_NATIVE"}, "ROSE_NATIVE": value}
+        done = subprocess.run([sys.executable, "-c", code], cwd=copy_root, env=env, capture_output=True, text=True)
+        assert done.returncode != 0, (value, done.stdout)  # never the stale compiled verdict ('DONE')
+        assert f"protocol{native._suffix()}" in done.stderr and "beside the sources" in done.stderr, done.stderr
+
+
+def test_rose_native_takes_0_or_1_and_refuses_anything_else(monkeypatch):
+    """`ROSE_NATIVE=false` or `off` must not quietly mean "compiled" to someone asking for the plain modules."""
+    for value in ("false", "off", "no", "plain", " 0"):
+        monkeypatch.setenv("ROSE_NATIVE", value)
+        with pytest.raises(ValueError, match="ROSE_NATIVE"):
+            native.check()
+    monkeypatch.setenv("ROSE_NATIVE", "0")
+    assert not native.check().compiled
+    for value in ("1", ""):
+        monkeypatch.setenv("ROSE_NATIVE", value)
+        assert "ROSE_NATIVE" not in native.check().reason
