@@ -80,6 +80,8 @@ HOSTILE = {
     "bare pairs": lambda n: "CLICK(R1,C1) " + "(R1,C1) " * (n // 8) + "DONE",
     "keyword emphasis": lambda n: "**CLICK**(R1,C1); " * (n // 18) + "DONE",
     "restated terminals": lambda n: "CLICK(R1,C1); DONE\n" + "DONE\n" * (n // 5),
+    "blank lines (not ASCII)": lambda n: "\u00e9" + "\n" * n + "DONE",
+    "spaces then prose": lambda n: "\u00e9 CLICK(R1,C1);" + " " * n + "x DONE",
 }
 
 

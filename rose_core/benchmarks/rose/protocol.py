@@ -173,10 +173,12 @@ _REASONING = re.compile(
     r"[<\u25c1](/?)(?:seed:)?(?:think|thinking|reasoning|thought)\s*[>\u25b7]|<\|(?:begin|(end))_of_thought\|>",
     re.IGNORECASE,
 )
-# A cell written without CLICK: `R5C2`, `R5, C2`, `(R5,C2)`, `(5,2)`, `row 5, column 2`.
+# A cell written without CLICK: `R5C2`, `R5, C2`, `(R5,C2)`, `(5,2)`, `row 5, column 2`. It begins at its `(` or its
+# `r`, never at white space before it: where it begins decides whether it heads its line, and an engine trying
+# every position of a long blank run (each attempt scanning the rest of the run) took quadratic time.
 _CELL_REF = re.compile(
-    r"(?<![a-z0-9])(?:\(?\s*r\s*(\d{1,3})\s*[,;]?\s*c\s*(\d{1,3})\s*\)?|\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)"
-    r"|\(?\s*row\s*(\d{1,3})\s*,?\s*col(?:umn)?\s*(\d{1,3})\s*\)?)(?![a-z0-9])",
+    r"(?<![a-z0-9])(?:(?:\(\s*)?r\s*(\d{1,3})\s*[,;]?\s*c\s*(\d{1,3})\s*\)?|\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)"
+    r"|(?:\(\s*)?row\s*(\d{1,3})\s*,?\s*col(?:umn)?\s*(\d{1,3})\s*\)?)(?![a-z0-9])",
     re.IGNORECASE,
 )
 _DIGIT = re.compile(r"[0-9]")

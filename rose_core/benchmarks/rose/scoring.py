@@ -44,7 +44,9 @@ INVALID_REASONS: tuple[InvalidReason, ...] = (
 # click-like (not beside a COUNT: `{"cells": [[2, 3]]}` describes what was counted), and an answer that clicks
 # followed in the same paragraph by a bare one (`CLICK(R2,C3); DONE` + `Final answer: DONE`) refused.
 # "6": after an answer, a click said not to have been made ("I did not click R1C1", "would not CLICK(R1,C1)", "no need
-# to click", "without clicking") is commentary: scorer 5 refused the answer (`no_terminal` / `malformed_click`).
+# to click", "without clicking") is commentary: scorer 5 refused the answer (`no_terminal` / `malformed_click`); a cell
+# written without CLICK at the start of a line heads it whatever ends the line before (scorer 5 let
+# "The grid is uniform.\nR5C2 – odd\nDONE" pass an abstention item, and refused it without the full stop).
 # Bump it whenever a response could get another verdict; `python -m rose_core rescore` re-scores.
 SCORER_VERSION = "6"
 _TERMINAL: dict[Output, str] = {"count": "COUNT", "click": "DONE", "click_submit": "SUBMIT"}
