@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
 from ..instrument.config import StudyConfig
-from ..store import Store, database_exists, masked, read_snapshot
+from ..store import Store, database_exists, masked
 
 Z95 = 1.959963984540054        # two-sided 95 % normal quantile
 DEFAULT_SECONDS_PER_ITEM = 15.0  # used when no participant has answered yet and none is given
@@ -131,22 +131,19 @@ def pool_by_template(ds: Dataset, cfg: StudyConfig) -> dict[str, int]:
 def median_seconds_per_item(store: Store, study_id: str | None = None) -> tuple[float, int] | None:
     """(median server time per main item in seconds, responses it is from), over every study or one; None when
     no participant has answered yet. Server time: assigned → answered on the server's clock (`total_ms`)."""
-    where = ("FROM responses r JOIN runs USING (run_id) WHERE r.kind = 'main' AND runs.solver_kind = 'human' AND "
-             "r.total_ms IS NOT NULL AND r.total_ms > 0")
+    sql = ("SELECT r.total_ms FROM responses r JOIN runs USING (run_id) WHERE r.kind = 'main' AND "
+           "runs.solver_kind = 'human' AND r.total_ms IS NOT NULL AND r.total_ms > 0")
     args: tuple = ()
     if study_id:
-        where += " AND runs.study_id = ?"
+        sql += " AND runs.study_id = ?"
         args = (study_id,)
-    # the database sorts and hands over the middle one or two values (the Studies page shows this at sign-in: 100,000
-    # times read into Python for one median delayed the dashboards' warm-up), both reads in one snapshot
-    with store.connect() as conn, read_snapshot(conn):
-        n = int(conn.execute(f"SELECT count(*) {where}", args).fetchone()[0])
-        if not n:
-            return None
-        mid = [float(r[0]) for r in conn.execute(
-            f"SELECT r.total_ms {where} ORDER BY r.total_ms LIMIT ? OFFSET ?", (*args, 2 - n % 2, (n - 1) // 2))]
-    median = mid[0] if n % 2 else (mid[0] + mid[1]) / 2
-    return median / 1000, n
+    with store.connect() as conn:
+        ms = sorted(float(r[0]) for r in conn.execute(sql, args))
+    if not ms:
+        return None
+    mid = len(ms) // 2
+    median = ms[mid] if len(ms) % 2 else (ms[mid - 1] + ms[mid]) / 2
+    return median / 1000, len(ms)
 
 
 def seconds_per_item(store: Store | None, given: float | None, study_id: str | None = None) -> tuple[float, str]:

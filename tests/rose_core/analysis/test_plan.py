@@ -85,54 +85,6 @@ def test_time_per_item_measured_given_or_default(populated_db):
     assert seconds_per_item(None, None)[0] == DEFAULT_SECONDS_PER_ITEM
 
 
-def _median_as_before(store, study_id=None):
-    """The median as computed before the database sorted it: every time read into Python and sorted there."""
-    sql = ("SELECT r.total_ms FROM responses r JOIN runs USING (run_id) WHERE r.kind = 'main' AND "
-           "runs.solver_kind = 'human' AND r.total_ms IS NOT NULL AND r.total_ms > 0")
-    args = ()
-    if study_id:
-        sql, args = sql + " AND runs.study_id = ?", (study_id,)
-    with store.connect() as conn:
-        ms = sorted(float(r[0]) for r in conn.execute(sql, args))
-    if not ms:
-        return None
-    mid = len(ms) // 2
-    return (ms[mid] if len(ms) % 2 else (ms[mid - 1] + ms[mid]) / 2) / 1000, len(ms)
-
-
-def test_the_median_sorted_by_the_database_equals_the_one_sorted_in_python(populated_db, fresh_location):
-    """Odd and even counts, ties, one time, none, one study or every study: the same value, exactly."""
-    from tests.backends import clone
-
-    store = clone(populated_db, fresh_location())
-    sid = store.query("SELECT study_id FROM studies")[0]["study_id"]
-    ids = [r["response_id"] for r in store.query(
-        "SELECT r.response_id FROM responses r JOIN runs USING (run_id) WHERE r.kind = 'main' AND "
-        "runs.solver_kind = 'human' AND r.total_ms > 0 ORDER BY r.response_id")]
-    assert len(ids) > 20
-
-    def check() -> None:
-        for study in (None, sid, "no-such-study"):
-            assert median_seconds_per_item(store, study) == _median_as_before(store, study)
-
-    check()
-    with store.connect() as conn:   # ties, including at the middle, and awkward binary fractions
-        conn.executemany("UPDATE responses SET total_ms = ? WHERE response_id = ?",
-                         [(1234.567 if k % 3 else 0.1 + 0.2, rid) for k, rid in enumerate(ids)])
-        conn.commit()
-    check()
-    for keep in (len(ids) - 1, 2, 1, 0):   # one fewer (odd/even flips), two, one, none (times set to 0 or NULL)
-        with store.connect() as conn:
-            conn.executemany("UPDATE responses SET total_ms = ? WHERE response_id = ?",
-                             [(0 if k % 2 else None, rid) for k, rid in enumerate(ids[keep:])])
-            conn.executemany("UPDATE responses SET total_ms = ? WHERE response_id = ?",
-                             [(1000.0 + (k * 7919) % 13 * 0.001, rid) for k, rid in enumerate(ids[:keep])])
-            conn.commit()
-        check()
-    assert median_seconds_per_item(store) is None
-    store.close()
-
-
 def test_plan_for_a_configuration_and_the_command(small_dataset, populated_db, capsys):
     from rose_core.cli import main
 
