@@ -100,4 +100,12 @@ elif st.session_state.get("auth_experimenter"):
     })
 else:
     nav = st.navigation([st.Page(sign_in, title="Sign in", icon="🔑")])
-nav.run()
+if not participant and st.session_state.get("auth_experimenter"):
+    from ui.dash import PRIORITY   # every experimenter page imports it anyway; participants never do
+
+    # the dashboards' background warm-up computes its analyses between experimenter reruns, not during one (the
+    # Studies page shown at sign-in included); it reads the rows every page needs meanwhile
+    with PRIORITY.page(background=False):
+        nav.run()
+else:
+    nav.run()

@@ -52,9 +52,9 @@ def plan_section() -> None:
                        "expected accuracy; Avg: normal approximation of the bootstrap over participants.")
 
 
+warm_up()  # experimenters land here: prepare the analysis pages in the background (first: it starts reading rows)
 db, ds = store(), dataset()
 st.title("Studies")
-warm_up()  # experimenters land here: prepare the analysis pages in the background
 
 with st.expander("Create a study", expanded=not list_studies(db)):
     with st.form("studies_create"):

@@ -440,35 +440,73 @@ WARM_ANALYSES = [("main", None), ("gap", False), ("bridges", None), ("failures",
                  ("human_model", None), ("difficulty", "grid cells")]
 
 
-def _warm(done: threading.Event, db: Store, ds: Dataset) -> None:
+class _WarmUp:
+    """The warm-up started at sign-in: `done` once the default analyses are computed (and on disk). The dataset is
+    handed over after the thread started (`give_dataset`): the rows it reads first do not need it, so loading the
+    dataset (about half a second of a new process's first experimenter rerun) does not delay them."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self._ds: Dataset | None = None
+        self._ds_given = threading.Event()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.done.wait(timeout)
+
+    def is_set(self) -> bool:
+        return self.done.is_set()
+
+    def give_dataset(self, ds: Dataset | None) -> None:
+        """None: the page could not load it (its error is shown there); the warm-up then stops after the rows."""
+        if not self._ds_given.is_set():
+            self._ds = ds
+            self._ds_given.set()
+
+    def dataset(self) -> Dataset:
+        self._ds_given.wait()
+        if self._ds is None:
+            raise RuntimeError("the dashboards' warm-up has no dataset: the page that started it could not load it")
+        return self._ds
+
+
+def _warm(w: _WarmUp, db: Store) -> None:
     try:
         # The rows first (the response frame, the participant statistics, the default selection: what every page
         # needs before any analysis), from the moment of sign-in: most of their time is the database's and
         # numpy's, which share two cores with the statistics imports still running (started at the sign-in form).
-        PRIORITY.wait_idle()
-        v = View(Filters(), ExclusionRules(), db=db, ds=ds, background=True)
+        # Not waiting for pages here: the page that started the warm-up (Studies, at sign-in) is still running, and
+        # every analysis page needs these rows first. The analyses below yield to pages.
+        _frames(db.location).get_with_stamps()
+        _participant_stats(db.location, human_version(db))
+        v = View(Filters(), ExclusionRules(), db=db, ds=w.dataset(), background=True)
         statistics_libraries().join()   # the analyses need them; imported by the warm-up, a page would wait
         for kind, arg in WARM_ANALYSES:
             v.compute(kind, arg)
         _frames(db.location).wait_saved()   # done means what the next start finds on disk is complete
     finally:
-        done.set()
+        w.done.set()
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _warm_up_started(db_path: str, version: tuple, _db: Store, _ds: Dataset) -> threading.Event:
-    done = threading.Event()
+def _warm_up_started(db_path: str, version: tuple, _db: Store) -> _WarmUp:
+    w = _WarmUp()
     # The thread gets the store and dataset of the page that started it: it never looks them up itself.
-    threading.Thread(target=_warm, args=(done, _db, _ds), name="rose-dashboard-warm-up", daemon=True).start()
-    return done
+    threading.Thread(target=_warm, args=(w, _db), name="rose-dashboard-warm-up", daemon=True).start()
+    return w
 
 
-def warm_up() -> threading.Event:
+def warm_up() -> _WarmUp:
     """Start (once per data version) computing the dashboards' default analyses in the background.
 
-    Called where experimenters land after signing in, so the analysis pages are warm when they are opened;
-    participant sessions never start it."""
+    Called where experimenters land after signing in, first thing, so the analysis pages are warm when they are
+    opened; participant sessions never start it."""
     db = store()
     # The version alone (no rows read): the frame itself is read by the warm-up, or by a page opened before it,
     # not by the sign-in's rerun.
-    return _warm_up_started(db.location, _frames(db.location).current(), db, dataset())
+    w = _warm_up_started(db.location, _frames(db.location).current(), db)
+    ds = None
+    try:
+        ds = dataset()   # loaded here (this rerun's), while the thread already reads the rows
+    finally:
+        w.give_dataset(ds)
+    return w

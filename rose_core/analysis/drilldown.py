@@ -13,13 +13,17 @@ from ..instrument.grid_input import apply_event
 from ..benchmarks.rose.records import Cell
 from ..store import Store
 from .answers import as_int, decode_answer, decode_cell
+from .frame import parsed_records
 
 
-def drill_down(df: pd.DataFrame, ds: Dataset, instance_id: str) -> dict:
-    """Everything about one instance: every response, the human click heatmap, each model's clicks."""
+def drill_down(df: pd.DataFrame, ds: Dataset, instance_id: str, store: Store) -> dict:
+    """Everything about one instance: every response (with its stored `parsed` record, read from `store` for these
+    rows only: the response frame leaves them out), the human click heatmap, each model's clicks."""
     inst = ds.instances[instance_id]
     scene = ds.scenes[inst.scene_id]
     rows = df[df["instance_id"] == instance_id]
+    rows = rows.assign(parsed=pd.Series(parsed_records(store, rows["response_id"].tolist()), index=rows.index,
+                                        dtype=object))
     humans = rows[rows["solver_kind"] == "human"]
     heat = np.zeros((scene.rows, scene.cols))
     for p in humans["parsed"]:

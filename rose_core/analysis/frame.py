@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -17,7 +17,7 @@ from .persist import local_prefix, write_whole
 
 _SQL = """
 SELECT r.response_id, r.run_id, runs.solver_kind, runs.solver_name, runs.study_id, r.participant_id, r.instance_id,
-       r.template, r.subset, r.split, r.scene_id, r.valid, r.passed, r.failure, r.protocol, r.parsed,
+       r.template, r.subset, r.split, r.scene_id, r.valid, r.passed, r.failure, r.protocol,
        r.total_ms, r.first_action_ms, r.scorer_version
 FROM responses r JOIN runs USING (run_id)
 WHERE r.kind = 'main'
@@ -43,10 +43,13 @@ def _plain_text(df: pd.DataFrame) -> pd.DataFrame:
 
 
 _COLUMNS = ["response_id", "run_id", "solver_kind", "solver_name", "study_id", "participant_id", "instance_id",
-            "template", "subset", "split", "scene_id", "valid", "passed", "failure", "protocol", "parsed",
+            "template", "subset", "split", "scene_id", "valid", "passed", "failure", "protocol",
             "total_ms", "first_action_ms", "scorer_version"]
 _TEXT = ("run_id", "participant_id", "instance_id", "template", "subset", "split", "scene_id", "failure", "protocol",
-         "parsed", "scorer_version")
+         "scorer_version")
+# Not the `parsed` records: 23 MB of JSON text at 200,000 rows, a quarter of a new database's first read, that only the
+# drill-down needs, for one instance (`parsed_records`); the participants' streaks read their own.
+FRAME_COLUMNS = [*_COLUMNS, "solver", "unit"]   # what every frame holds, read or appended or from a snapshot
 
 
 def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
@@ -74,6 +77,23 @@ def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
         cols[name] = np.array([runs[u][j] for u in uniques] + [None], dtype=object)[codes]
     # dtype given: pandas would infer its Arrow text type from object arrays of strings (None becoming NaN)
     return _typed(pd.DataFrame({c: pd.Series(cols[c], dtype=cols[c].dtype, copy=False) for c in _COLUMNS}))
+
+
+def parsed_records(store: Store, response_ids: Sequence[int]) -> list[str | None]:
+    """The stored `parsed` records of these responses, in their order (the frame leaves them out); a response that
+    is no longer stored raises, never an answer shifted to another row."""
+    ids = [int(i) for i in response_ids]
+    found: dict[int, str | None] = {}
+    with store.connect() as conn, read_snapshot(conn):
+        for k in range(0, len(ids), 500):
+            chunk = ids[k:k + 500]
+            _, rows = fetch_rows(conn, f"SELECT response_id, parsed FROM responses WHERE response_id IN "
+                                       f"({', '.join('?' * len(chunk))})", chunk)
+            found.update((int(r), p) for r, p in rows)
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise LookupError(f"responses {missing[:5]} are no longer stored (the data changed: reload the page)")
+    return [found[i] for i in ids]
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
@@ -158,6 +178,8 @@ class FrameCache:
 
             table = pq.read_table(self.snapshot)
             meta = json.loads(table.schema.metadata[b"rose_state"])
+            if table.column_names != FRAME_COLUMNS:   # written by a version with other columns: read the database
+                return
             self.frame = _plain_text(table.to_pandas())
             stamps = {str(r): float(t) for r, t in meta["stamps"].items()}  # older snapshots: KeyError, reload
             self.state = (int(meta["rows"]), int(meta["last"]), int(meta["generation"]), stamps_digest(stamps))

@@ -16,9 +16,13 @@ from rose_core.benchmarks.rose.instances import protocol_string
 from .conftest import PANEL
 
 
-def reliability_alphas(df: pd.DataFrame, ds) -> tuple[float, float | None]:
-    """Alpha from a raters x units matrix (the textbook input), not from the value counts the code builds."""
+def reliability_alphas(df: pd.DataFrame, ds, store) -> tuple[float, float | None]:
+    """Alpha from a raters x units matrix (the textbook input), not from the value counts the code builds: each
+    answer decoded from its stored `parsed` record (not from the protocol text the code parses)."""
+    from rose_core.analysis.frame import parsed_records
+
     h = df[df["solver_kind"] == "human"]
+    h = h.assign(parsed=parsed_records(store, h["response_id"].tolist()))
     multi = h.groupby("instance_id")["participant_id"].nunique()
     h = h[h["instance_id"].isin(multi[multi >= 2].index)]
     raters = sorted(h["participant_id"].unique())
@@ -48,7 +52,7 @@ def test_alpha_on_a_panel_that_answered_everything(panel, small_dataset):
     ha = human_agreement(df, small_dataset)
     n_instances = df.loc[df["solver_kind"] == "human", "instance_id"].nunique()
     assert ha.raters_per_item == {len(PANEL): n_instances} and ha.panel_items == n_instances
-    cells, counts = reliability_alphas(df, small_dataset)
+    cells, counts = reliability_alphas(df, small_dataset, store)
     assert ha.alpha_cells == pytest.approx(cells, abs=1e-12)
     assert ha.alpha_counts == pytest.approx(counts, abs=1e-12)
     # 85 % right answers whose slips differ: the panel agrees well above chance, and better than one rater.
@@ -61,7 +65,7 @@ def test_alpha_on_the_populated_study(populated_db, small_dataset):
     ha = human_agreement(df, small_dataset)
     assert sum(ha.raters_per_item.values()) == df[df["solver_kind"] == "human"]["instance_id"].nunique()
     assert ha.panel_items > 0 and 0 <= ha.panel_accuracy <= 100
-    cells, _ = reliability_alphas(df, small_dataset)
+    cells, _ = reliability_alphas(df, small_dataset, populated_db)
     assert ha.alpha_cells == pytest.approx(cells, abs=1e-12)
 
 

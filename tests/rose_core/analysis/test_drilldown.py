@@ -14,11 +14,20 @@ from tests.participants import new_session, submit_payload
 def test_drill_down(populated_db, small_dataset):
     df = responses_frame(populated_db)
     iid = df[(df["solver_kind"] == "human") & (df["template"] == "G-Clk")]["instance_id"].iloc[0]
-    dd = drill_down(df, small_dataset, iid)
+    dd = drill_down(df, small_dataset, iid, populated_db)
     humans = df[(df["instance_id"] == iid) & (df["solver_kind"] == "human")]
-    clicked = sum(len({tuple(c) for c in json.loads(p)["clicks"]}) for p in humans["parsed"])
+    stored = {r["response_id"]: r["parsed"] for r in populated_db.query(
+        "SELECT response_id, parsed FROM responses WHERE instance_id = ?", (iid,))}
+    # the frame leaves the parsed records out; the drill-down reads its instance's, each beside its own response
+    assert "parsed" not in df and dd["responses"]["parsed"].tolist() == [
+        stored[r] for r in dd["responses"]["response_id"]]
+    clicked = sum(len({tuple(c) for c in json.loads(stored[r])["clicks"]}) for r in humans["response_id"])
     assert dd["n_humans"] == len(humans) >= 1 and dd["heat"].sum() == clicked
     assert sorted(dd["model_clicks"]["oracle (agent)"]) == sorted(small_dataset.instances[iid].gold.cells)
+    from rose_core.analysis.frame import parsed_records
+
+    with pytest.raises(LookupError, match="no longer stored"):
+        parsed_records(populated_db, [int(df["response_id"].max()) + 1000])
 
 
 def test_events_decode_whatever_their_storage():

@@ -106,7 +106,7 @@ def test_frame_text_is_plain_strings_from_the_database_and_the_snapshot(populate
     FrameCache(store).get()
     snap, _ = FrameCache(store).get()
     for df in (read, snap):
-        for col in ("solver", "instance_id", "protocol", "parsed", "failure", "study_id", "unit"):
+        for col in ("solver", "instance_id", "protocol", "failure", "study_id", "unit"):
             assert df[col].dtype == object, col
         assert df["failure"].map(lambda v: v is None or isinstance(v, str)).all()
         assert df["response_id"].dtype == "int64" and df["total_ms"].dtype == float
