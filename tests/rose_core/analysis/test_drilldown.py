@@ -85,3 +85,53 @@ def test_replay_of_a_stored_study(populated_db):
     r = replay(populated_db, row["participant_id"], row["instance_id"])
     assert len(r) and (r["type"] == "click").all() and not r["selection after"].str.contains(r"\.").any()
     assert replay_disagrees(r, row["parsed"]) is None
+
+
+def _click_run(path, ds, right: bool):
+    """A run answering the first G-Clk instances: the gold cells, or one wrong cell."""
+    insts = [i for i in ds.instances.values() if i.template == "G-Clk"][:6]
+    path.write_text("".join(json.dumps({
+        "instance_id": i.instance_id, "dataset_hash": ds.dataset_hash,
+        "response": i.protocol_answer if right else "CLICK(R1,C1)\nDONE"}) + "\n" for i in insts))
+    return path, insts[0].instance_id
+
+
+def test_a_response_replaced_after_the_frame_was_read_is_refused_not_shown_beside_another_verdict(
+        populated_db, small_dataset, tmp_path, fresh_location):
+    """The drill-down reads each response's parsed record by its id, after the frame was read. A run replaced in
+    between (SQLite reuses the freed ids) or a verdict rewritten in place must not put another answer's record
+    beside the frame's verdict: the record read must belong to the frame's row (same run, instance, participant,
+    verdict), else it is refused like a response that is gone."""
+    from rose_core.run_import import import_run
+    from tests.backends import clone
+
+    store = clone(populated_db, fresh_location())
+    path, iid = _click_run(tmp_path / "m.jsonl", small_dataset, right=True)
+    import_run(store, small_dataset, path, "late", kind="model")
+    df = responses_frame(store)                       # the page's frame: 'late' right on every instance
+    row = df[(df["solver"] == "late") & (df["instance_id"] == iid)].iloc[0]
+    assert row["passed"] == 1
+    # replaced by a run of the same size before the drill-down reads its records
+    import_run(store, small_dataset, _click_run(tmp_path / "w.jsonl", small_dataset, right=False)[0], "late",
+               kind="model", replace=True)
+    with pytest.raises(LookupError, match="no longer stored|changed"):
+        dd = drill_down(df, small_dataset, iid, store)
+        # what would be shown otherwise: the frame's PASS beside the replacement's wrong click
+        shown = dd["responses"].set_index("response_id").loc[int(row["response_id"])]
+        raise AssertionError(f"frame passed={shown['passed']} shown beside parsed={shown['parsed']}")
+
+
+def test_a_verdict_rewritten_in_place_after_the_frame_was_read_is_refused(populated_db, small_dataset,
+                                                                          fresh_location):
+    """As a rescore does (same response id, new parsed record and verdict): the frame's verdict and the record read
+    after it would disagree."""
+    from tests.backends import clone
+
+    store = clone(populated_db, fresh_location())
+    df = responses_frame(store)
+    row = df[(df["solver"] == "oracle (agent)") & (df["template"] == "G-Clk")].iloc[0]
+    with store.write() as c:
+        c.execute("UPDATE responses SET passed = 0, failure = 'wrong_cells', parsed = ? WHERE response_id = ?",
+                  (json.dumps({"clicks": [[1, 1]], "count": None}), int(row["response_id"])))
+    with pytest.raises(LookupError, match="changed"):
+        drill_down(df, small_dataset, row["instance_id"], store)
