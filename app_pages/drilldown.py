@@ -21,7 +21,11 @@ if not answered:
     st.stop()
 iid = st.selectbox(f"Instance ({len(answered)} {'answered by humans' if humans_only else 'with responses'})",
                    answered, key="drill_instance")
-d = drill_down(v.df, v.ds, iid, v.db)
+try:
+    d = drill_down(v.df, v.ds, iid, v.db)
+except LookupError as e:   # the responses changed between the page's frame and its records: never mixed
+    st.error(f"{e}.")
+    st.stop()
 inst, scene = d["instance"], d["scene"]
 st.markdown(f"**{inst.instance_id}** · {inst.instruction}  \nGold: `{inst.protocol_answer}`")
 

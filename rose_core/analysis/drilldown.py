@@ -22,7 +22,7 @@ def drill_down(df: pd.DataFrame, ds: Dataset, instance_id: str, store: Store) ->
     inst = ds.instances[instance_id]
     scene = ds.scenes[inst.scene_id]
     rows = df[df["instance_id"] == instance_id]
-    rows = rows.assign(parsed=pd.Series(parsed_records(store, rows["response_id"].tolist()), index=rows.index,
+    rows = rows.assign(parsed=pd.Series(parsed_records(store, rows), index=rows.index,
                                         dtype=object))
     humans = rows[rows["solver_kind"] == "human"]
     heat = np.zeros((scene.rows, scene.cols))

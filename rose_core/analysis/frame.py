@@ -79,21 +79,39 @@ def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
     return _typed(pd.DataFrame({c: pd.Series(cols[c], dtype=cols[c].dtype, copy=False) for c in _COLUMNS}))
 
 
-def parsed_records(store: Store, response_ids: Sequence[int]) -> list[str | None]:
-    """The stored `parsed` records of these responses, in their order (the frame leaves them out); a response that
-    is no longer stored raises, never an answer shifted to another row."""
-    ids = [int(i) for i in response_ids]
-    found: dict[int, str | None] = {}
+# What identifies a frame row's answer and verdict: a record read later must still belong to it
+_IDENTITY = ("run_id", "participant_id", "instance_id", "valid", "passed", "failure")
+
+
+def parsed_records(store: Store, rows: pd.DataFrame) -> list[str | None]:
+    """The stored `parsed` records of these frame rows, in their order (the frame leaves them out). Read after the
+    frame, so each is checked against its row: a response no longer stored, or stored as another answer (a run
+    replaced in between, whose freed ids SQLite reuses) or with another verdict (`rescore` rewrote it) raises,
+    never a record shown beside a verdict it does not belong to."""
+    ids = [int(i) for i in rows["response_id"]]
+    found: dict[int, tuple] = {}
     with store.connect() as conn, read_snapshot(conn):
         for k in range(0, len(ids), 500):
             chunk = ids[k:k + 500]
-            _, rows = fetch_rows(conn, f"SELECT response_id, parsed FROM responses WHERE response_id IN "
-                                       f"({', '.join('?' * len(chunk))})", chunk)
-            found.update((int(r), p) for r, p in rows)
+            _, got = fetch_rows(conn, f"SELECT response_id, {', '.join(_IDENTITY)}, parsed FROM responses "
+                                      f"WHERE response_id IN ({', '.join('?' * len(chunk))})", chunk)
+            found.update((int(r[0]), tuple(r[1:])) for r in got)
     missing = [i for i in ids if i not in found]
     if missing:
         raise LookupError(f"responses {missing[:5]} are no longer stored (the data changed: reload the page)")
-    return [found[i] for i in ids]
+    want = zip(ids, *(rows[c].tolist() for c in _IDENTITY))
+    changed = [w[0] for w in want if _stored_as(found[w[0]][:-1]) != _stored_as(w[1:])]
+    if changed:
+        raise LookupError(f"responses {changed[:5]} changed since the page read them (a run replaced or rescored: "
+                          "reload the page)")
+    return [found[i][-1] for i in ids]
+
+
+def _stored_as(values: Sequence) -> tuple:
+    """A row's identity as stored: text as text (NULL as None), verdicts as ints."""
+    run, participant, instance, valid, passed, failure = values
+    return (str(run), str(participant), str(instance), int(valid), int(passed),
+            None if failure is None or (isinstance(failure, float) and failure != failure) else str(failure))
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:

@@ -22,7 +22,7 @@ def reliability_alphas(df: pd.DataFrame, ds, store) -> tuple[float, float | None
     from rose_core.analysis.frame import parsed_records
 
     h = df[df["solver_kind"] == "human"]
-    h = h.assign(parsed=parsed_records(store, h["response_id"].tolist()))
+    h = h.assign(parsed=parsed_records(store, h))
     multi = h.groupby("instance_id")["participant_id"].nunique()
     h = h[h["instance_id"].isin(multi[multi >= 2].index)]
     raters = sorted(h["participant_id"].unique())

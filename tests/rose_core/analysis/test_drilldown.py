@@ -27,7 +27,7 @@ def test_drill_down(populated_db, small_dataset):
     from rose_core.analysis.frame import parsed_records
 
     with pytest.raises(LookupError, match="no longer stored"):
-        parsed_records(populated_db, [int(df["response_id"].max()) + 1000])
+        parsed_records(populated_db, df.tail(1).assign(response_id=int(df["response_id"].max()) + 1000))
 
 
 def test_events_decode_whatever_their_storage():
