@@ -242,3 +242,27 @@ def test_an_unusable_cache_folder_only_costs_a_full_read(pg_server, monkeypatch,
         finally:
             store.close()
             pg_server.drop(url)
+
+
+def test_a_snapshot_written_by_other_frame_code_with_the_same_columns_is_not_served(populated_db, fresh_location):
+    """The snapshot holds derived columns (each run's solver label, the resampling unit, the study filled in): a
+    version of the code that derived them otherwise (an older label rule pooled two runs into one row) writes the
+    same column names. Its frame must not be served after an upgrade: the snapshot says which frame code wrote it,
+    and another code's is a full read (here: labels as an older rule wrote them, under another code stamp)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rose_core.analysis import FrameCache
+
+    store = clone(populated_db, fresh_location())
+    FrameCache(store).get()
+    path = Path(f"{local_prefix(store)}.frame.parquet")
+    table = pq.read_table(path)
+    meta = json.loads(table.schema.metadata[b"rose_state"])
+    meta["code"] = "another version of the frame code"
+    solver = pa.array([s.replace(" (agent)", "") for s in table.column("solver").to_pylist()])
+    table = table.set_column(table.column_names.index("solver"), "solver", solver)
+    pq.write_table(table.replace_schema_metadata({b"rose_state": json.dumps(meta).encode()}), path)
+    frame, _ = FrameCache(store).get()
+    assert "oracle (agent)" in set(frame["solver"])
+    pd.testing.assert_frame_equal(frame, responses_frame(store))
