@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..solver_labels import label_of
 from ..store import Store, fetch_columns, fetch_rows, read_snapshot, verdicts_generation
-from .persist import local_prefix, write_whole
+from .persist import code_version, local_prefix, write_whole
 
 _SQL = """
 SELECT r.response_id, r.run_id, runs.solver_kind, runs.solver_name, runs.study_id, r.participant_id, r.instance_id,
@@ -196,7 +196,9 @@ class FrameCache:
 
             table = pq.read_table(self.snapshot)
             meta = json.loads(table.schema.metadata[b"rose_state"])
-            if table.column_names != FRAME_COLUMNS:   # written by a version with other columns: read the database
+            # Written by a version with other columns, or other code deriving them (the same column names can hold
+            # other values: an older label rule pooled two runs into one row): read the database.
+            if table.column_names != FRAME_COLUMNS or meta.get("code") != code_version():
                 return
             self.frame = _plain_text(table.to_pandas())
             stamps = {str(r): float(t) for r, t in meta["stamps"].items()}  # older snapshots: KeyError, reload
@@ -212,7 +214,7 @@ class FrameCache:
         if self.snapshot is None or self.frame is None:
             return
         frame, meta = self.frame, {"rows": self.state[0], "last": self.state[1], "generation": self.state[2],
-                                   "stamps": dict(self._seen)}
+                                   "stamps": dict(self._seen), "code": code_version()}
         if self._idle is None:
             self._write_snapshot(frame, meta)
             return

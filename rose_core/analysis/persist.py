@@ -66,17 +66,21 @@ def write_whole(target: Path, write: Callable[[str], None]) -> bool:
 
 @lru_cache(maxsize=1)
 def code_version() -> str:
-    """A digest of what computes the analyses: every source file of `rose_core/analysis` and of the ROSE benchmark
-    (metrics, records, scoring), and the versions of the libraries the statistics come from. A fix to a
-    statistic therefore never meets an entry computed before it."""
+    """A digest of what computes the analyses and the response frame they start from: every source file of
+    `rose_core/analysis` and of the ROSE benchmark (metrics, records, scoring), the storage layer that reads the
+    frame's columns (`store.py`, `storage/`) and the solver labels, and the versions of the libraries the statistics
+    come from. A fix to a statistic, or to how the frame is read or labelled, therefore never meets an entry (or a
+    frame snapshot) made before it."""
     import importlib.metadata as md
 
     root = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
-    for folder in (root / "analysis", root / "benchmarks" / "rose"):
-        for f in sorted(folder.rglob("*.py")):
-            h.update(str(f.relative_to(root)).encode())
-            h.update(f.read_bytes())
+    files = [root / "store.py", root / "solver_labels.py"]
+    for folder in (root / "analysis", root / "benchmarks" / "rose", root / "storage"):
+        files += sorted(folder.rglob("*.py"))
+    for f in files:
+        h.update(str(f.relative_to(root)).encode())
+        h.update(f.read_bytes())
     for lib in ("numpy", "pandas", "scipy", "statsmodels", "scikit-learn", "krippendorff"):
         try:
             h.update(f"{lib}={md.version(lib)}".encode())
