@@ -130,3 +130,68 @@ def test_the_context_cells_built_at_once_are_the_ones_built_per_instance(small_d
     for name in ("inst", "key", "gold"):
         a, b = getattr(new, name), getattr(old, name)
         assert a.dtype == b.dtype and np.array_equal(a, b), name
+
+
+def _awkward(store, separators: bool) -> None:
+    """Values the column read must carry or refuse: participant ids with commas, quotes, a newline and a tab
+    (and, with `separators`, the unit separator; a protocol holding the NULL mark), NULL and empty protocols and
+    failure kinds, timings NULL, NaN, infinite, zero and negative, non-main items, a run with no responses."""
+    with store.connect() as c:
+        pids = [r[0] for r in c.execute("SELECT DISTINCT participant_id FROM responses WHERE participant_id != '' "
+                                        "ORDER BY participant_id").fetchall()]
+        some = int(c.execute("SELECT min(response_id) FROM responses WHERE kind = 'main'").fetchone()[0]) + 5
+    with store.write() as c:
+        c.execute("UPDATE responses SET participant_id = ? WHERE participant_id = ?", ('a,b"c\'d é\n\t', pids[0]))
+        c.execute("UPDATE responses SET participant_id = ? WHERE participant_id = ?",
+                  ("x\x1fy" if separators else "x;y", pids[4]))
+        if separators:
+            c.execute("UPDATE responses SET protocol = ? WHERE response_id = ?", ("COUNT(\x1e)", some))
+        for sql, value in (("protocol = NULL WHERE response_id % 7 = 0", None),
+                           ("protocol = '' WHERE response_id % 11 = 0", None),
+                           ("failure = '' WHERE response_id % 31 = 0", None),
+                           ("total_ms = NULL WHERE response_id % 5 = 0", None),
+                           ("total_ms = 0 WHERE response_id % 13 = 0", None),
+                           ("total_ms = -12.5 WHERE response_id % 17 = 0", None),
+                           ("first_action_ms = ? WHERE response_id % 19 = 0", float("inf")),
+                           ("first_action_ms = ? WHERE response_id % 23 = 0", float("nan")),
+                           ("total_ms = ? WHERE response_id % 29 = 0", 1 / 3),
+                           ("kind = 'practice' WHERE response_id % 37 = 0 AND participant_id != ''", None)):
+            c.execute(f"UPDATE responses SET {sql}", () if value is None else (value,))
+        c.execute("INSERT INTO runs(run_id, solver_kind, solver_name, study_id, source_file, format, dataset_hash, "
+                  "imported_at, meta) VALUES ('model:empty', 'model', 'empty', NULL, 'x', 'jsonl', 'h', 5, '{}')")
+
+
+@pytest.mark.parametrize("separators", [False, True], ids=["columns", "rows"])
+def test_awkward_values_read_as_the_rows_read_before_and_counted_as_sql_counts(populated_db, fresh_location,
+                                                                                  separators):
+    """The frame read whole (or, with a separator inside a value, as rows) is the frame read before, cell for
+    cell; and the main table's rates are the database's own counts (an oracle that shares no code with it)."""
+    from rose_core.analysis import responses_frame
+    from rose_core.solver_labels import label_of
+    from rose_core.store import fetch_columns
+    from tests.backends import clone
+
+    store = clone(populated_db, fresh_location())
+    _awkward(store, separators)
+    with store.connect() as c:   # which path this case takes
+        read = fetch_columns(c, "responses WHERE kind = 'main'", "response_id", text=("participant_id", "protocol"))
+    assert (read is None) == separators
+    df = responses_frame(store)
+    same(df, ref.responses_frame(store))
+    mid = int(df["response_id"].iloc[len(df) // 2])
+    same(responses_frame(store, after_id=mid), ref.responses_frame(store, after_id=mid))
+    with store.connect() as c:
+        counts = c.execute("SELECT runs.solver_kind, runs.solver_name, r.template, count(*), sum(r.passed) "
+                           "FROM responses r JOIN runs ON runs.run_id = r.run_id WHERE r.kind = 'main' "
+                           "GROUP BY runs.solver_kind, runs.solver_name, r.template").fetchall()
+    want = {(label_of(k, n), t): 100 * int(p) / int(m) for k, n, t, m, p in counts}
+    table = main_rows(df, n_boot=20)
+    same(table, ref.main_rows(df, n_boot=20))
+    from rose_core.benchmarks.rose.records import TEMPLATE_LABEL
+    checked = 0
+    for _, row in table.iterrows():
+        for t in MAIN_TEMPLATES:
+            if (row["solver"], t) in want:
+                assert row[TEMPLATE_LABEL[t]] == pytest.approx(want[(row["solver"], t)], abs=1e-9)
+                checked += 1
+    assert checked >= 4 * len(MAIN_TEMPLATES)
