@@ -161,3 +161,27 @@ def test_time_limit_end_page_says_time_limit(app_env):
     at.run()
     assert at.title[0].value == "Thank you!"
     assert [i.value for i in at.info] == ["The time limit for this study has passed. Thank you for your time."]
+
+
+def test_a_participant_never_starts_the_statistics_imports_or_the_dashboards_warm_up(app_env, monkeypatch):
+    """Those are for experimenters (the sign-in form starts the imports, the Studies page the warm-up): a
+    participant's reruns, from the link through practice, must start neither (the sign-in form, shown to anyone
+    without a study link, is the control that the check can see them)."""
+    import threading
+
+    import ui.preload
+
+    def started() -> set[str]:
+        return {t.name for t in threading.enumerate()} & {"rose-import-statistics", "rose-dashboard-warm-up"}
+
+    monkeypatch.setattr(ui.preload, "_THREAD", None)
+    before = {t.ident for t in threading.enumerate()}
+    s = study(app_env)
+    at = through_intro(visit(study=s.study_id, PROLIFIC_PID="NOSTATS"))
+    screen = session_of(at, app_env).screen()
+    assert not at.exception and isinstance(screen, ItemScreen)
+    new = [t for t in threading.enumerate() if t.ident not in before]
+    assert ui.preload._THREAD is None and not started() & {t.name for t in new}
+    signin = visit()
+    assert not signin.exception and signin.title[0].value == "ROSE Studio"
+    assert ui.preload._THREAD is not None        # the control: the sign-in form did start them
