@@ -266,3 +266,36 @@ def test_a_snapshot_written_by_other_frame_code_with_the_same_columns_is_not_ser
     frame, _ = FrameCache(store).get()
     assert "oracle (agent)" in set(frame["solver"])
     pd.testing.assert_frame_equal(frame, responses_frame(store))
+
+
+def test_the_import_times_handed_out_with_the_frame_are_those_of_its_rows(populated_db, small_dataset, tmp_path,
+                                                                          fresh_location):
+    """`get_with_stamps` hands out the runs' import times the frame was read with; the dashboards key every cached
+    analysis on them (`ui.dash._signature`: rows, last id, generation, import times). A run replaced between the
+    version read and the rows read (here: right after the version, through the real import) left the old time
+    beside the new rows: the cache key of the replaced run's old answers (SQLite reuses the freed ids, so rows and
+    last id are the same) then served its old numbers for the new rows."""
+    from rose_core.analysis import FrameCache
+
+    store = clone(populated_db, fresh_location())
+    import_run(store, small_dataset, _run_file(tmp_path / "right.jsonl", small_dataset, lambda i: i.protocol_answer),
+               "late-model")
+
+    class ReplacedMeanwhile(FrameCache):
+        """A new process's first read, with the run replaced right after the version is read."""
+        race = True
+
+        def _current(self):
+            out = super()._current()
+            if self.race:
+                self.race = False
+                import_run(store, small_dataset, _run_file(tmp_path / "wrong.jsonl", small_dataset,
+                                                           lambda i: "nonsense"), "late-model", replace=True)
+            return out
+
+    frame, state, stamps = ReplacedMeanwhile(store, snapshot=False).get_with_stamps()
+    with store.connect() as c:
+        now = float(c.execute("SELECT imported_at FROM runs WHERE run_id = 'model:late-model'").fetchone()[0])
+    assert frame.loc[frame["solver"] == "late-model", "passed"].tolist() == [0] * 9     # the new rows
+    assert stamps["model:late-model"] == now                                           # with their own time
+    assert state == FrameCache(store, snapshot=False).get()[1]
