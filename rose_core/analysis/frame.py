@@ -285,10 +285,20 @@ class FrameCache:
                 if rows - self.snapshot_rows > max(1000, rows // 20):  # amortised rewrites
                     self._save_snapshot()
                 return self.frame, self.state
-        self.frame = responses_frame(self.store)
+        for _ in range(5):
+            self.frame = responses_frame(self.store)
+            # The runs' import times and the generation handed out with the frame key every cached analysis
+            # (`ui.dash._signature`): a run imported, replaced or removed, or verdicts rewritten, while the rows were
+            # read leaves them unknown for these rows (a replaced run's old time beside its new rows was the key of
+            # its old answers), so the rows are read again.
+            after, after_stamps = self._current()
+            if after_stamps == stamps and after[2] == generation:
+                break
+            current, stamps, generation = after, after_stamps, after[2]
+        else:   # five such changes in a row: no generation is this frame's, so the next refresh reads it again
+            generation = -1
         # The rows are read after the version: answers committed in between are in the frame, so its rows and
-        # last id are what was read (else the next refresh appends them again). A verdict rewritten or a run
-        # replaced in between only makes the next refresh a full read (generation, runs' times).
+        # last id are what was read (else the next refresh appends them again).
         ids = self.frame["response_id"]
         self.state = (len(self.frame), int(ids.max()) if len(ids) else 0, generation, current[3])
         self._seen = stamps
