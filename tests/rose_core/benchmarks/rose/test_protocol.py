@@ -3,6 +3,7 @@ from hypothesis import strategies as st
 
 from rose_core import TEMPLATE_OUTPUT, ScoreKey, parse, score
 from rose_core.benchmarks.rose.instances import protocol_string
+from rose_core.benchmarks.rose import protocol
 
 cells = st.lists(st.tuples(st.integers(1, 12), st.integers(1, 12)), max_size=12)
 NO_DEADLINE = settings(deadline=None)  # hypothesis's 200 ms deadline fails runs on a loaded machine, not bugs
@@ -277,3 +278,44 @@ def test_on_an_abstention_item_no_answer_that_clicks_passes(data):
     for text in texts:
         s = score(ABSTAIN, text)
         assert not s.passed and s.invalid_reason == "malformed_click", text
+
+
+# --- The prepare step's shortcuts give what the plain regex passes gave ------------------------------------------
+
+def _strip_reasoning_by_finditer(text: str) -> tuple[str, bool]:
+    """The reasoning-block rule as written before tags were matched only at `<`/`◁` (the reference)."""
+    tags = list(protocol._REASONING.finditer(text))
+    if not tags:
+        return text, False
+    closes = [m for m in tags if m.group(1) or m.group(2)]
+    if closes:
+        text = text[closes[-1].end():]
+    opened = protocol._REASONING.search(text)
+    if opened is not None and not (opened.group(1) or opened.group(2)):
+        return text[:opened.start()], True
+    return text, False
+
+
+TAG_PIECES = ["<think>", "</think>", "<THINK >", "</thinking>", "<reasoning>", "</reasoning>", "<seed:think>",
+              "</seed:think>", "\u25c1think\u25b7", "\u25c1/think\u25b7", "<|begin_of_thought|>", "<|end_of_thought|>",
+              "<", "<<", "</", "<think", "think>", "\u25c1", " ", "\n", "DONE", "CLICK(R1,C1); ", "COUNT(2)", "x"]
+DECOR_PIECES = ["**", "*", "_", "__", "`", "CLICK", "click", "COUNT", "Submit", "(R1,C1)", "(2)", ":", " ", "DONE",
+                "\\text{CLICK}", "\\", "x", "\n", "<"]
+
+
+@given(st.lists(st.sampled_from(TAG_PIECES), max_size=12).map("".join))
+@settings(NO_DEADLINE, derandomize=True, max_examples=1500)
+def test_reasoning_tags_matched_at_their_opener_equal_the_finditer_rule(text):
+    assert protocol._strip_reasoning(text) == _strip_reasoning_by_finditer(text), text
+
+
+DECORATED = st.builds(lambda d, w, tail: d + w + d + tail, st.sampled_from(["*", "**", "***", "_", "__", "`"]),
+                      st.sampled_from(["CLICK", "click", "Count", "SUBMIT", "submit"]),
+                      st.sampled_from(["(R1,C1)", " (2)", ": R1,C1", "<R1,C1>", "x", ""]))
+
+
+@given(st.lists(st.one_of(st.sampled_from(DECOR_PIECES), DECORATED), max_size=12).map("".join))
+@settings(NO_DEADLINE, derandomize=True, max_examples=1500)
+def test_the_decoration_prefilter_never_skips_a_decorated_keyword(text):
+    if not protocol._maybe_decorated(text):
+        assert protocol._KEYWORD_DECOR.sub(protocol._keyword, text) == text, text
