@@ -111,13 +111,20 @@ def _bootstrap_means(g: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> 
     width = len(cols)
     flat = np.concatenate([codes * width + t_idx, codes * width + g_idx * 5 + t_idx])  # overall and per group
     P = np.bincount(flat, weights=np.concatenate([passed, passed]), minlength=n_units * width).reshape(n_units, width)
-    N = np.bincount(flat, minlength=n_units * width).reshape(n_units, width).astype(float)
+    N = np.bincount(flat, minlength=n_units * width).reshape(n_units, width)
     # Each resample draws units with replacement: how often each unit is drawn is multinomial, so the
     # resampled sums are one matrix product (memory n_boot x units, not n_boot x units x metrics).
-    draws = rng.integers(0, n_units, size=(n_boot, n_units)) + (np.arange(n_boot) * n_units)[:, None]
-    W = np.bincount(draws.ravel(), minlength=n_boot * n_units).reshape(n_boot, n_units).astype(float)
-    Ps = W @ P
-    Ns = W @ N
+    draws = rng.integers(0, n_units, size=(n_boot, n_units))
+    draws += (np.arange(n_boot) * n_units)[:, None]          # in place: each resample's own range of counts
+    W = np.bincount(draws.ravel(), minlength=n_boot * n_units).reshape(n_boot, n_units)
+    del draws
+    PN = np.concatenate([P, N], axis=1)
+    # Every product and partial sum here is a whole number no larger than n_units × the largest count of one unit
+    # (all are non-negative): below 2**24 single precision holds each exactly, in whatever order the matrix product
+    # adds them, and reads half the memory; otherwise double precision (exact below 2**53).
+    dtype = np.float32 if int(N.max(initial=0)) * n_units < 2 ** 24 else np.float64
+    sums = (W.astype(dtype) @ PN.astype(dtype)).astype(np.float64)
+    Ps, Ns = sums[:, :width], sums[:, width:]
     with np.errstate(invalid="ignore", divide="ignore"):
         R = 100 * Ps / Ns
     out = {}
