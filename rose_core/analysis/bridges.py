@@ -46,9 +46,14 @@ def _mcnemar(first: pd.Series | np.ndarray, second: pd.Series | np.ndarray) -> f
 
     if len(first) == 0:
         return None
-    for col, v in (("passed_a", pd.Series(first)), ("passed_b", pd.Series(second))):
-        if v.isna().any() or not v.isin([0, 1, True, False]).all():
-            got = sorted(map(str, v.unique()))[:5]
+    for col, v in (("passed_a", first), ("passed_b", second)):
+        v = np.asarray(v)
+        # 0/1 (True/False, 1.0) only: a missing outcome (None, NaN) equals neither
+        if v.dtype.kind not in "biu" and not bool(((v == 0) | (v == 1)).all()):
+            got = sorted(map(str, pd.Series(v).unique()))[:5]
+            raise AnalysisInputError(f"McNemar: {col} must be 0/1 for every pair (got {got})")
+        if v.dtype.kind in "iu" and len(v) and (int(v.min()) < 0 or int(v.max()) > 1):
+            got = sorted(map(str, pd.Series(v).unique()))[:5]
             raise AnalysisInputError(f"McNemar: {col} must be 0/1 for every pair (got {got})")
     a, b = np.asarray(first).astype(bool), np.asarray(second).astype(bool)
     table = [[int((a & b).sum()), int((a & ~b).sum())], [int((~a & b).sum()), int((~a & ~b).sum())]]
@@ -64,14 +69,19 @@ class _Pairs:
         unit, _ = pd.factorize(g[PAIR_KEY[0]], use_na_sentinel=False)   # a merge pairs missing keys too
         scene, scenes = pd.factorize(g[PAIR_KEY[1]], use_na_sentinel=False)
         self.key = unit.astype(np.int64) * max(1, len(scenes)) + scene
-        self.template = g["template"].to_numpy(dtype=object)
+        self._template, names = pd.factorize(g["template"])   # compared as codes: a missing template is none
+        self._code = {t: k for k, t in enumerate(names)}
         self.passed = g["passed"].to_numpy()
+
+    def of(self, t: str) -> np.ndarray:
+        """Which answers are to template t."""
+        return self._template == self._code.get(t, -2)
 
     def outcomes(self, a: str, b: str) -> tuple[np.ndarray, np.ndarray]:
         """(template a's outcome, template b's) on each pair that answered both, or what `paired` refuses."""
         sides = []
         for t in (a, b):
-            on = self.template == t
+            on = self.of(t)
             key = self.key[on]
             if len(np.unique(key)) < len(key):
                 paired(self.g, a, b)                     # refuses, naming the repeated trial
@@ -91,11 +101,10 @@ def bridge_table(df: pd.DataFrame) -> pd.DataFrame:
     (ROSE spec, bridge controls)."""
     rows = []
     for solver, g in df.groupby("solver", sort=False):
-        g = g[["solver", "solver_kind", *PAIR_KEY, "template", "passed"]]   # what it reads
         pairs = _Pairs(g)
 
         def pass_of(t: str) -> float:
-            return _share(pairs.passed[pairs.template == t])
+            return _share(pairs.passed[pairs.of(t)])
 
         ml_a, ml_b = pairs.outcomes("mL-Cnt", "T3")
         given = ml_b[ml_a == 1]
