@@ -195,3 +195,72 @@ def test_awkward_values_read_as_the_rows_read_before_and_counted_as_sql_counts(p
                 assert row[TEMPLATE_LABEL[t]] == pytest.approx(want[(row["solver"], t)], abs=1e-9)
                 checked += 1
     assert checked >= 4 * len(MAIN_TEMPLATES)
+
+
+def _bootstrap_frame(seed: int, units: int, heavy: int = 0, outcome: str = "int") -> pd.DataFrame:
+    """One solver's main answers over `units` units (a few per template), unit 0 answering `heavy` more T1 items."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for u in range(units):
+        for t in MAIN_TEMPLATES:
+            for _ in range(1 + int(rng.integers(3))):
+                rows.append((f"u{u:05d}", t, SUBSETS[int(rng.integers(len(SUBSETS)))]))
+    rows += [("u00000", "T1", SUBSETS[0])] * heavy
+    df = pd.DataFrame(rows, columns=["unit", "template", "subset"])
+    df["passed"] = {"int": lambda n: rng.integers(0, 2, n), "bool": lambda n: rng.random(n) < 0.6,
+                    "fraction": lambda n: rng.random(n)}[outcome](len(df))
+    return df
+
+
+@pytest.mark.parametrize("units,heavy", [(40, 0), (1000, 16_776 - 7), (1000, 16_777 - 7), (1000, 16_778 - 7),
+                                         (4096, 4_095 - 7), (4096, 4_096 - 7)])
+def test_the_single_precision_bootstrap_is_exact_up_to_its_guard_and_double_beyond(units, heavy):
+    """The resampled sums are one float32 product while every partial sum is a whole number below 2**24
+    (units × the largest count of a unit), float64 otherwise: intervals bit-identical to the float64 product
+    either side of the limit (the heavy unit's count lands just below, at and above it)."""
+    from rose_core.analysis.tables import _bootstrap_means, solver_rng
+
+    df = _bootstrap_frame(units, units, heavy)
+    new = _bootstrap_means(df, 50, solver_rng(0, "s"))
+    old = ref._bootstrap_means(df, 50, solver_rng(0, "s"))
+    assert new and new == old
+
+
+@pytest.mark.parametrize("outcome", ["int", "bool", "fraction"])
+def test_bootstrap_outcomes_that_are_not_whole_are_summed_in_double_precision(outcome):
+    """Fractional outcomes (not a frame's, but `main_rows` is public) would lose digits in float32: bit-identical
+    to the double-precision product."""
+    from rose_core.analysis.tables import _bootstrap_means, solver_rng
+
+    for seed in range(5):
+        df = _bootstrap_frame(seed, 30, outcome=outcome)
+        assert _bootstrap_means(df, 200, solver_rng(seed, "s")) == ref._bootstrap_means(df, 200, solver_rng(seed, "s"))
+
+
+_FAILURE_INPUTS = {
+    "every solver missing": {"solver": [None, None], "template": ["T1", "T2"], "failure": ["format", None]},
+    "every template missing": {"solver": ["a", "a"], "template": [None, None], "failure": ["format", None]},
+    "some keys missing": {"solver": ["a", None, "b", "b"], "template": ["T1", "T1", None, "T5"],
+                          "failure": [None, "format", "format", float("nan")]},
+    "a failure named pass, unknown template": {"solver": ["a", "a"], "template": ["Tx", "T1"],
+                                               "failure": ["pass", "missed_cell"]},
+    "no failure at all (float column)": {"solver": ["a"], "template": ["T1"], "failure": [float("nan")]},
+}
+
+
+@pytest.mark.parametrize("name", list(_FAILURE_INPUTS))
+@pytest.mark.parametrize("dtype", [object, "str", "string", "category"])
+def test_failure_kinds_are_the_group_by_for_any_input(name, dtype):
+    """Rows, order, index and column types as the group-by over every row gives them, whatever the text columns'
+    type (the frame's are plain objects; the function is public)."""
+    df = pd.DataFrame(_FAILURE_INPUTS[name])
+    if name != "no failure at all (float column)":
+        df = df.astype(dtype)
+    try:
+        want = ref.failure_table(df)
+    except TypeError as e:   # a categorical failure column without "pass" among its categories: refused alike
+        with pytest.raises(TypeError, match="new category"):
+            failure_table(df)
+        assert "new category" in str(e)
+        return
+    same(failure_table(df), want)
