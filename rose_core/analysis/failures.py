@@ -10,29 +10,22 @@ _KEYS = ["solver", "template", "failure"]
 
 
 def failure_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Share of responses (%) per solver, template and primary failure kind: one row per (solver, template, failure)
-    that occurs, in sorted order, as a group-by over the three columns gives it (a missing solver or template is left
-    out, a missing failure is a pass), without its passes.
+    """Share of responses (%) per solver, template and primary failure kind (a missing failure is a pass; passes
+    are left out of the table).
 
-    Counted over integer codes (a group-by and merge over text columns cost a cold page more than the table)."""
-    codes, uniques = [], []
-    for col in _KEYS:
-        values = df[col].fillna("pass") if col == "failure" else df[col]
-        c, u = pd.factorize(values, sort=True)
-        codes.append(c.astype(np.int64))
-        uniques.append(np.asarray(u, dtype=object))   # the table's text typed as a group-by types it
-    sizes = [len(u) for u in uniques]
-    keep = (codes[0] >= 0) & (codes[1] >= 0)
-    flat = (codes[0][keep] * sizes[1] + codes[1][keep]) * sizes[2] + codes[2][keep]
-    n = np.bincount(flat, minlength=int(np.prod(sizes)))
-    at = np.flatnonzero(n)                                   # sorted (solver, template, failure), as a group-by
-    pair = at // sizes[2]
-    totals = np.bincount(pair, weights=n[at], minlength=sizes[0] * sizes[1]).astype(np.int64)
-    out = pd.DataFrame({"solver": uniques[0].take(pair // sizes[1]), "template": uniques[1].take(pair % sizes[1]),
-                        "failure": uniques[2].take(at % sizes[2]), "n": n[at].astype(np.int64),
-                        "total": totals[pair]})
-    if out.empty:   # no rows: the columns typed as the frame's, as a group-by over none leaves them
-        out = out.astype({c: df[c].dtype for c in _KEYS})
+    Each distinct (solver, template, failure) is counted over integer codes, then the group-by runs over one row per
+    distinct triple with its count: a group-by and merge over 100,000 rows of text cost a cold page more than the
+    table, and grouping the few distinct rows keeps its rows, order and column types those of a group-by over all."""
+    g = df[["solver", "template"]].copy()
+    g["failure"] = df["failure"].fillna("pass")
+    codes = [pd.factorize(g[c], use_na_sentinel=False)[0].astype(np.int64) for c in _KEYS]  # missing: a code too
+    sizes = [int(c.max()) + 1 if len(c) else 0 for c in codes]
+    flat = (codes[0] * sizes[1] + codes[1]) * sizes[2] + codes[2]
+    combos, first, n = np.unique(flat, return_index=True, return_counts=True)
+    few = g.iloc[first].assign(n=n.astype(np.int64))
+    counts = few.groupby(_KEYS)["n"].sum().reset_index()
+    totals = few.groupby(["solver", "template"])["n"].sum().rename("total").reset_index()
+    out = counts.merge(totals, on=["solver", "template"])
     out["share"] = 100 * out["n"] / out["total"]
     out["label"] = out["template"].map(TEMPLATE_LABEL)
     return out[out["failure"] != "pass"]

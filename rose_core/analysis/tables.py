@@ -118,13 +118,16 @@ def _bootstrap_means(g: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> 
     draws += (np.arange(n_boot) * n_units)[:, None]          # in place: each resample's own range of counts
     W = np.bincount(draws.ravel(), minlength=n_boot * n_units).reshape(n_boot, n_units)
     del draws
-    PN = np.concatenate([P, N], axis=1)
-    # Every product and partial sum here is a whole number no larger than n_units × the largest count of one unit
-    # (all are non-negative): below 2**24 single precision holds each exactly, in whatever order the matrix product
-    # adds them, and reads half the memory; otherwise double precision (exact below 2**53).
-    dtype = np.float32 if int(N.max(initial=0)) * n_units < 2 ** 24 else np.float64
-    sums = (W.astype(dtype) @ PN.astype(dtype)).astype(np.float64)
-    Ps, Ns = sums[:, :width], sums[:, width:]
+    # Outcomes 0/1 (a frame's are): every product and partial sum is then a whole number no larger than n_units × the
+    # largest count of one unit (all are non-negative). Below 2**24 single precision holds each exactly, in whatever
+    # order the product adds them, and reads half the memory: one product of both sums. Otherwise (fractional
+    # outcomes, huge counts) each sum in double precision, as before.
+    if bool((P == np.rint(P)).all()) and int(N.max(initial=0)) * n_units < 2 ** 24:
+        sums = (W.astype(np.float32) @ np.concatenate([P, N], axis=1).astype(np.float32)).astype(np.float64)
+        Ps, Ns = sums[:, :width], sums[:, width:]
+    else:
+        W = W.astype(float)
+        Ps, Ns = W @ P, W @ N.astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         R = 100 * Ps / Ns
     out = {}
