@@ -17,7 +17,10 @@ def failure_table(df: pd.DataFrame) -> pd.DataFrame:
     distinct triple with its count: a group-by and merge over 100,000 rows of text cost a cold page more than the
     table, and grouping the few distinct rows keeps its rows, order and column types those of a group-by over all."""
     g = df[["solver", "template"]].copy()
-    g["failure"] = df["failure"].fillna("pass")
+    failure = df["failure"]
+    if failure.dtype.kind in "fiu":   # no failure text at all (every value missing): typed as numbers, not text
+        failure = failure.astype(object)
+    g["failure"] = failure.fillna("pass")
     codes = [pd.factorize(g[c], use_na_sentinel=False)[0].astype(np.int64) for c in _KEYS]  # missing: a code too
     sizes = [int(c.max()) + 1 if len(c) else 0 for c in codes]
     flat = (codes[0] * sizes[1] + codes[1]) * sizes[2] + codes[2]
