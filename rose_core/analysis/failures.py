@@ -18,13 +18,13 @@ def failure_table(df: pd.DataFrame) -> pd.DataFrame:
     table, and grouping the few distinct rows keeps its rows, order and column types those of a group-by over all."""
     g = df[["solver", "template"]].copy()
     failure = df["failure"]
-    if failure.dtype.kind in "fiu":   # no failure text at all (every value missing): typed as numbers, not text
+    if failure.dtype.kind == "f":   # no failure text at all (every value missing): typed as a float, not text
         failure = failure.astype(object)
     g["failure"] = failure.fillna("pass")
     codes = [pd.factorize(g[c], use_na_sentinel=False)[0].astype(np.int64) for c in _KEYS]  # missing: a code too
     sizes = [int(c.max()) + 1 if len(c) else 0 for c in codes]
     flat = (codes[0] * sizes[1] + codes[1]) * sizes[2] + codes[2]
-    combos, first, n = np.unique(flat, return_index=True, return_counts=True)
+    _, first, n = np.unique(flat, return_index=True, return_counts=True)
     few = g.iloc[first].assign(n=n.astype(np.int64))
     counts = few.groupby(_KEYS)["n"].sum().reset_index()
     totals = few.groupby(["solver", "template"])["n"].sum().rename("total").reset_index()
