@@ -552,9 +552,8 @@ def fetch_columns(conn: Connection, source: str, key: str, text: Sequence[str] =
     sep, null = ("chr(31)", "chr(30)") if pg else ("char(31)", "char(30)")
     # Joined in the order the scan meets the rows, which is the same for every aggregate of the one query (each row
     # is handed to all of them in turn; parallel workers' partial results are combined all aggregates at once), so the
-    # columns stay aligned; sorted by the key below when the scan's order
-    # is not the key's. An ORDER BY inside each aggregate would sort the rows once per column (on PostgreSQL, twice
-    # the time of the whole read).
+    # columns stay aligned; sorted by the key below when the scan's order is not the key's. An ORDER BY inside each
+    # aggregate would sort the rows once per column (on PostgreSQL, twice the time of the whole read).
     agg = (lambda e, s: f"string_agg(({e})::text, {s})") if pg else (lambda e, s: f"group_concat({e}, {s})")
     ints = [key, *[c for c in ints if c != key]]
     parts = ["count(*)"] + [agg(c, "','") for c in ints] \
