@@ -190,15 +190,19 @@ def repeated_people_note(df: pd.DataFrame, participants: pd.DataFrame) -> str | 
     None when every person is in one study of the selection."""
     if participants.empty or "external_id" not in participants:
         return None
-    humans = df.loc[df["solver_kind"] == "human", ["participant_id", "instance_id"]]
-    if humans.empty:
+    human = df["solver_kind"].to_numpy(dtype=object) == "human"
+    if not human.any():
         return None
     who = participants.loc[participants["external_id"].fillna("") != "", ["participant_id", "source", "external_id"]]
-    rows = humans.merge(who, on="participant_id")
-    people = rows.drop_duplicates("participant_id").groupby(["source", "external_id"]).size()
+    # the people of the participants who answered here (a participant id is one row of `participants`): asked of
+    # a few thousand participants, not of every response merged with them (most of a cold page's selection)
+    answered = set(pd.unique(df["participant_id"].to_numpy(dtype=object)[human]))
+    present = who[np.array([p in answered for p in who["participant_id"]], dtype=bool)]
+    people = present.groupby(["source", "external_id"]).size()
     repeated = people[people > 1]
     if repeated.empty:
         return None
+    rows = df.loc[human, ["participant_id", "instance_id"]].merge(who, on="participant_id")
     rows = rows.set_index(["source", "external_id"]).loc[repeated.index].reset_index()
     twice = int((rows.groupby(["source", "external_id", "instance_id"]).size() > 1).sum())
     return (f"{len(repeated):,} {'person' if len(repeated) == 1 else 'people'} (the same recruitment id) took part in "

@@ -260,3 +260,33 @@ def test_an_integer_column_with_null_is_refused_not_misaligned(store):
     _columns_table(store, [(1, 1, "x", "u", None, None), (2, None, "y", "v", None, None)])
     assert _read(store) is None
     assert _read(store, ints=()) is not None      # the key alone is fine
+
+
+@pytest.mark.parametrize("bad", ["abc", 1.5, "1.5", "0x10", "", " 1,", "9223372036854775808"])
+def test_an_integer_column_holding_a_non_integer_is_refused_not_misread(store, bad):
+    """SQLite keeps what an INTEGER column cannot convert (its loose typing): read as rows, never as a wrong int."""
+    if store.dialect != "sqlite":
+        pytest.skip("PostgreSQL types its columns: an integer column holds integers")
+    _columns_table(store, [(1, 1, "x", "u", None, None), (2, bad, "y", "v", None, None), (3, 3, "z", "w", None, None)])
+    assert _read(store) is None
+
+
+def test_an_integer_column_with_null_and_a_comma_is_refused_not_misaligned(store):
+    """A NULL (left out of the join) and a value holding the separator (one value too many) even out the count: the
+    column's own non-NULL count tells them apart."""
+    if store.dialect != "sqlite":
+        pytest.skip("PostgreSQL types its columns: an integer column holds no comma")
+    _columns_table(store, [(1, None, "x", "u", None, None), (2, "7,8", "y", "v", None, None),
+                           (3, 3, "z", "w", None, None)])
+    assert _read(store) is None
+
+
+@pytest.mark.parametrize("big", ["99999999999999999999", "-99999999999999999999", str(2 ** 63 - 1)])
+def test_an_integer_beyond_64_bits_is_refused_not_cut_short(store, big):
+    """Digits read as an integer from a text column: numpy's parser would saturate them at the int64 limit."""
+    from rose_core.store import fetch_columns
+
+    _columns_table(store, [(1, 1, "1", "u", None, None), (2, 2, big, "v", None, None)])
+    with store.connect() as c:
+        assert fetch_columns(c, "cols", "k", ints=("t",)) is None
+        assert list(fetch_columns(c, "cols WHERE k = 1", "k", ints=("t",))["t"]) == [1]

@@ -131,3 +131,24 @@ def test_one_person_in_two_pooled_studies_is_said_loudly(small_dataset, store):
     only_b = select_from_store(store, Filters(studies=(b.study_id,)), rules)
     assert repeated_people_note(only_b.df, only_b.participants) is None
     assert report_from_selection(only_b, n_boot=20)[0]["people_warning"] is None
+
+
+def test_repeated_people_are_those_who_answered_in_the_selection():
+    """A person counts as repeated only through the participants with responses in the selection: a session of
+    theirs that answered nothing here (another study, filtered out) is not one of the pooled sessions."""
+    import pandas as pd
+
+    from rose_core.analysis.selection import repeated_people_note
+
+    rows = [("human", p, f"i{k}") for p in ("p1", "p2", "p3", "p4") for k in range(3)] + [("model", "", "i0")]
+    df = pd.DataFrame(rows, columns=["solver_kind", "participant_id", "instance_id"])
+    parts = pd.DataFrame({"participant_id": ["p1", "p2", "p3", "p4", "p5"],
+                          "source": ["prolific", "prolific", "prolific", "link", "prolific"],
+                          "external_id": ["X", "X", "", None, "X"]})
+    note = repeated_people_note(df, parts)
+    assert note is not None and note.startswith("1 person (the same recruitment id)") and "(2 study sessions)" in note
+    assert "and 3 instances were answered twice by one person" in note
+    assert repeated_people_note(df[df["participant_id"] != "p2"], parts) is None    # p5 answered nothing here
+    assert repeated_people_note(df, parts.assign(external_id="")) is None
+    assert repeated_people_note(df, parts.assign(external_id=None)) is None
+    assert repeated_people_note(df[df["solver_kind"] == "model"], parts) is None
