@@ -118,10 +118,18 @@ class _Selected:
         self.versions = scorer_versions(self.df)
         self.people_note = repeated_people_note(self.df, parts)
         self.skipped_note: str | None = None   # set by `_selected`, which has the store
-        humans = self.df[self.df["solver_kind"] == "human"]
-        self.humans = (humans, _signature(humans, generation, stamps))
         self.groups = [(str(solver), g, _signature(g, generation, stamps))
                        for solver, g in self.df.groupby("solver", sort=False)]
+        human = self.df["solver_kind"].to_numpy(dtype=object) == "human"
+        # the humans' rows: their group when they are one solver's rows and only theirs (the labels make them one,
+        # "Human"), not a second copy of the same rows
+        theirs = [(g, sig) for _, g, sig in self.groups if len(g) and g["solver_kind"].iloc[0] == "human"]
+        if len(theirs) == 1 and len(theirs[0][0]) == int(human.sum()) \
+                and bool((theirs[0][0]["solver_kind"].to_numpy(dtype=object) == "human").all()):
+            self.humans = theirs[0]
+        else:
+            humans = self.df[human]
+            self.humans = (humans, _signature(humans, generation, stamps))
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)   # each holds a copy of the selected rows (~70 MB at 200k)

@@ -245,6 +245,8 @@ _FAILURE_INPUTS = {
     "a failure named pass, unknown template": {"solver": ["a", "a"], "template": ["Tx", "T1"],
                                                "failure": ["pass", "missed_cell"]},
     "no failure at all (float column)": {"solver": ["a"], "template": ["T1"], "failure": [float("nan")]},
+    "a pass both missing and named": {"solver": ["a", "a", "a", "b"], "template": ["T1", "T1", "T1", "T1"],
+                                      "failure": [None, "pass", "format", "pass"]},
 }
 
 
