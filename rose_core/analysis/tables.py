@@ -37,6 +37,7 @@ def _codes(values: pd.Series, of: dict[str, int]) -> np.ndarray:
 _T_INDEX = {t: k for k, t in enumerate(TEMPLATE_LABEL)}          # every template, main ones first
 _MAIN_INDEX = {t: k for k, t in enumerate(MAIN_TEMPLATES)}
 _GROUP_INDEX = {s: GROUPS.index(g) for s, g in SUBSET_GROUP.items()}
+assert list(_T_INDEX)[:len(MAIN_TEMPLATES)] == list(MAIN_TEMPLATES)   # a main template's code is its _MAIN_INDEX
 
 
 @dataclass(frozen=True)
@@ -51,15 +52,16 @@ class _Counts:
     group_passed: np.ndarray
 
     @staticmethod
-    def of(df: pd.DataFrame) -> "_Counts":
-        t = _codes(df["template"], _T_INDEX)
+    def of(df: pd.DataFrame, t: np.ndarray | None = None, grp: np.ndarray | None = None) -> "_Counts":
+        """`t`, `grp`: the frame's template and group codes (`_T_INDEX`, `_GROUP_INDEX`), when already at hand."""
+        t = _codes(df["template"], _T_INDEX) if t is None else t
         known = t >= 0
         passed = df["passed"].to_numpy()
         size = len(_T_INDEX)
         n = np.bincount(t[known], minlength=size)
         p = np.bincount(t[known], weights=passed[known], minlength=size)
         v = np.bincount(t[known], weights=df["valid"].to_numpy()[known], minlength=size)
-        grp = _codes(df["subset"], _GROUP_INDEX)
+        grp = _codes(df["subset"], _GROUP_INDEX) if grp is None else grp
         in_group = known & (t < len(MAIN_TEMPLATES)) & (grp >= 0)
         flat = grp[in_group] * len(MAIN_TEMPLATES) + t[in_group]
         width = len(GROUPS) * len(MAIN_TEMPLATES)
@@ -94,20 +96,32 @@ def summarize_frame(df: pd.DataFrame, counts: "_Counts | None" = None) -> Summar
 def _bootstrap_means(g: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> dict[str, tuple[float, float]]:
     """95% percentile intervals of Avg and Glyph/Emoji/Pixel, resampling units (participants or scenes)."""
     main = g[g["template"].isin(MAIN_TEMPLATES)]
-    # Units coded in sorted order, as a categorical codes them (the resamples draw these codes: changing the
-    # order would move every interval); factorized directly, without building the categorical's text index.
-    codes, uniques = pd.factorize(main["unit"].to_numpy(dtype=object), sort=True)
-    cols = [(grp, t) for grp in (None, *GROUPS) for t in MAIN_TEMPLATES]
-    codes = codes.astype(np.int64)
-    n_units = len(uniques)
+    codes, n_units = _unit_codes(main["unit"].to_numpy(dtype=object))
     if n_units < 2:
         return {}
-    t_idx = _codes(main["template"], _MAIN_INDEX)
-    g_idx = _codes(main["subset"], _GROUP_INDEX) + 1
+    return _resampled_means(codes, n_units, _codes(main["template"], _MAIN_INDEX),
+                            _codes(main["subset"], _GROUP_INDEX) + 1, main["passed"].to_numpy(),
+                            main["subset"].to_numpy(dtype=object), n_boot, rng)
+
+
+def _unit_codes(units: np.ndarray) -> tuple[np.ndarray, int]:
+    """Units coded in sorted order, as a categorical codes them (the resamples draw these codes: changing the
+    order would move every interval); factorized directly, without building the categorical's text index."""
+    codes, uniques = pd.factorize(units, sort=True)
+    return codes.astype(np.int64), len(uniques)
+
+
+def _resampled_means(codes: np.ndarray, n_units: int, t_idx: np.ndarray, g_idx: np.ndarray, passed: np.ndarray,
+                     subsets: np.ndarray, n_boot: int, rng: np.random.Generator) -> dict[str, tuple[float, float]]:
+    """`_bootstrap_means` of the main responses' codes: units (`_unit_codes`), templates (`_MAIN_INDEX`), groups
+    (`_GROUP_INDEX` + 1; 0 for a subset of no group, refused), outcomes and subsets (named when refused)."""
+    if n_units < 2:
+        return {}
+    cols = [(grp, t) for grp in (None, *GROUPS) for t in MAIN_TEMPLATES]
     if (g_idx == 0).any():   # a subset of no group: never counted into another group's resamples
-        raise ValueError(f"bootstrap: subset {main['subset'].iloc[int(np.argmax(g_idx == 0))]!r} belongs to no group "
+        raise ValueError(f"bootstrap: subset {subsets[int(np.argmax(g_idx == 0))]!r} belongs to no group "
                          f"of {GROUPS}")
-    passed = main["passed"].to_numpy().astype(float)
+    passed = passed.astype(float)
     width = len(cols)
     flat = np.concatenate([codes * width + t_idx, codes * width + g_idx * 5 + t_idx])  # overall and per group
     P = np.bincount(flat, weights=np.concatenate([passed, passed]), minlength=n_units * width).reshape(n_units, width)
@@ -163,12 +177,14 @@ def solver_rng(seed: int, solver: str) -> np.random.Generator:
 
 def solver_row(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> dict:
     """One solver's main-table row from that solver's responses only (see `main_table`)."""
-    c = _Counts.of(g)
+    # each column coded once, for the counts and the bootstrap (the main templates come first in `_T_INDEX`)
+    tcode, gcode = _codes(g["template"], _T_INDEX), _codes(g["subset"], _GROUP_INDEX)
+    c = _Counts.of(g, tcode, gcode)
     s = summarize_frame(g, c)
-    is_main = g["template"].isin(MAIN_TEMPLATES).to_numpy()
-    main = g.loc[is_main, ["template", "subset", "unit", "passed"]]   # the bootstrap's columns only
-    row: dict = {"solver": solver, "kind": g["solver_kind"].iloc[0], "responses": len(main),
-                 "units": main["unit"].nunique()}
+    is_main = (tcode >= 0) & (tcode < len(MAIN_TEMPLATES))
+    units, n_units = _unit_codes(g["unit"].to_numpy(dtype=object)[is_main])
+    row: dict = {"solver": solver, "kind": g["solver_kind"].iloc[0], "responses": int(is_main.sum()),
+                 "units": n_units}
     for t in MAIN_TEMPLATES:
         lab, k = TEMPLATE_LABEL[t], _T_INDEX[t]
         row[lab] = s.pass_rate[lab]
@@ -179,10 +195,12 @@ def solver_row(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
     row["Avg (mean of templates)"] = s.avg
     row["pooled"] = s.pooled
     main_k = [_T_INDEX[t] for t in MAIN_TEMPLATES]
-    row["pooled lo"], row["pooled hi"] = wilson(int(c.passed[main_k].sum()), len(main))
+    row["pooled lo"], row["pooled hi"] = wilson(int(c.passed[main_k].sum()), row["responses"])
     row["VALID"] = s.valid
-    row["VALID lo"], row["VALID hi"] = wilson(int(c.valid[main_k].sum()), len(main))
-    for name, (lo, hi) in _bootstrap_means(main, n_boot, solver_rng(seed, solver)).items():
+    row["VALID lo"], row["VALID hi"] = wilson(int(c.valid[main_k].sum()), row["responses"])
+    intervals = _resampled_means(units, n_units, tcode[is_main], gcode[is_main] + 1, g["passed"].to_numpy()[is_main],
+                                 g["subset"].to_numpy(dtype=object)[is_main], n_boot, solver_rng(seed, solver))
+    for name, (lo, hi) in intervals.items():
         row[f"{name} lo"], row[f"{name} hi"] = lo, hi
     return row
 

@@ -266,3 +266,20 @@ def test_failure_kinds_are_the_group_by_for_any_input(name, dtype):
         assert "new category" in str(e)
         return
     same(failure_table(df), want)
+
+
+def test_main_rows_with_odd_templates_and_subsets_are_the_pandas_versions():
+    """Each column coded once for the counts and the bootstrap: a missing or unknown template gives the pandas
+    version's rows; a subset of no group is refused by name, but only when there are units to resample."""
+    df = synthetic(9, people=4, scenes=6)
+    odd = df.copy()
+    odd.loc[odd.index[::7], "template"] = None
+    odd.loc[odd.index[1::11], "template"] = "T9"
+    same(main_rows(odd, n_boot=100), ref.main_rows(odd, n_boot=100))
+    stray = df.copy()
+    stray.loc[stray.index[(stray["template"] == "T2").to_numpy()][:1], "subset"] = "Elsewhere"
+    with pytest.raises(ValueError, match=r"^bootstrap: subset 'Elsewhere' belongs to no group of \('Glyph', "):
+        main_rows(stray, n_boot=50)     # (the pandas version failed on the missing group code, less clearly)
+    alone = synthetic(10, people=1, scenes=3, models=0)
+    alone.loc[alone.index[0], "subset"] = "Elsewhere"
+    same(main_rows(alone, n_boot=50), ref.main_rows(alone, n_boot=50))
