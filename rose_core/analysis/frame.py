@@ -127,11 +127,11 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     first = np.unique(codes, return_index=True)[1] if len(codes) else np.zeros(0, dtype=np.int64)
     kinds, names = df["solver_kind"].to_numpy(dtype=object), df["solver_name"].to_numpy(dtype=object)
     labels = [label_of(kinds[i], names[i]) for i in first]
-    df["solver"] = np.array(labels + [""], dtype=object)[codes]
     human = kinds == "human"
-    df["unit"] = np.where(human, df["participant_id"].to_numpy(dtype=object), df["scene_id"].to_numpy(dtype=object))
-    for col in ("solver", "unit"):
-        df[col] = df[col].astype(object)
+    # given as object Series: a bare array of strings would be inferred as Arrow text and converted back
+    df["solver"] = pd.Series(np.array(labels + [""], dtype=object)[codes], index=df.index, dtype=object, copy=False)
+    df["unit"] = pd.Series(np.where(human, df["participant_id"].to_numpy(dtype=object),
+                                    df["scene_id"].to_numpy(dtype=object)), index=df.index, dtype=object, copy=False)
     return df
 
 
