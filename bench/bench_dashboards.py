@@ -3,10 +3,13 @@
 Each page is run through Streamlit's AppTest (the real page script, no browser). Per page:
 
 - restart: the page opened at the moment of sign-in in a NEW process (empty memory caches, nothing imported but
-  what signing in imports), with the files the previous server process left beside the database (the Parquet
-  frame snapshot, the persisted analyses), and again without them (removed before each start: empty caches on
-  disk too, as on PostgreSQL). Target: at most 1.5 s. The sign-in's own rerun (which reads the response frame
-  and starts the warm-up) is printed beside it: it comes before the page and is not in the page's time.
+  what signing in imports), without the files a previous server process leaves beside the database (the Parquet
+  frame snapshot, the persisted analyses: removed before each start, as at a new database's first start), and
+  with them. Target: at most 1.5 s, on the database as populated (the humans and the model runs, ten by default:
+  the target's condition); measured first, then again without the files after the in-process half below has
+  imported four small runs (every solver adds its own share to a cold page). The sign-in's own rerun (which reads
+  the response frame and starts the warm-up) is printed beside it: it comes before the page and is not in the
+  page's time.
 - first, caches emptied: the same in this process after emptying every in-memory cache (Results, the first
   page measured, also meets a database with no snapshot file at all: the one-time cost of a new database).
 - first after the sign-in warm-up; rerun (any widget interaction on unchanged data); after 50 new responses.
@@ -203,6 +206,35 @@ def main() -> None:
         os.chdir(ROOT)
         fcold, fwarm, _ = timed_page(None, a.warm_runs)
         print(f"  {'floor (1 button)':31s} first {fcold:6.2f} s   rerun {statistics.median(fwarm):6.3f} s")
+
+        def solvers() -> int:
+            return store.query("SELECT count(DISTINCT CASE WHEN solver_kind = 'human' THEN 'human' ELSE solver_kind || "
+                               "':' || solver_name END) AS n FROM runs WHERE run_id IN "
+                               "(SELECT DISTINCT run_id FROM responses WHERE kind = 'main')")[0]["n"]
+
+        def restarts(orders: tuple[bool, ...]) -> dict[bool, float]:
+            """Each page restarted --restarts times, without the files first (each restart's warm-up leaves them
+            complete for the next start), then with them; the worst median per kind of restart."""
+            worst = {}
+            for files in orders:
+                worst[files] = 0.0
+                for page in PAGES:
+                    runs = [restart(page, files) for _ in range(a.restarts)]
+                    times, sign_ins = [t for _, t in runs], [s for s, _ in runs]
+                    med = statistics.median(times)
+                    worst[files] = max(worst[files], med)
+                    print(f"  {page:31s} restart {'with' if files else 'WITHOUT'} the files the last process left: "
+                          f"opened at sign-in {med:5.2f} s (median of {len(times)}: {', '.join(f'{t:.2f}' for t in times)}; "
+                          f"{med / fcold:.2f}x the floor's first load); the sign-in before it "
+                          f"{statistics.median(sign_ins):5.2f} s", flush=True)
+                print(f"  ({load()})")
+            return worst
+
+        # The target's condition first: the database as populated (the humans and the model runs: ten by default).
+        print(f"  restarts on the database as populated: {solvers()} solvers")
+        worst = restarts((False, True))
+        for f in server_files(db):   # the in-process half starts as a new database's first start does
+            shutil.rmtree(f) if f.is_dir() else f.unlink(missing_ok=True)
         worst_warm = worst_fresh = 0.0
         worst_signed_in = worst_cold = 0.0
         for page in PAGES:
@@ -214,19 +246,9 @@ def main() -> None:
             print(f"  {page:31s} first, caches emptied {cold:5.2f} s   first after sign-in warm-up {signed_in:5.2f} s   "
                   f"rerun {w:6.3f} s   after 50 new responses {fresh:5.2f} s", flush=True)
         print(f"  ({load()})")
-        worst = {True: 0.0, False: 0.0}
-        for files in (True, False):
-            for page in PAGES:
-                runs = [restart(page, files) for _ in range(a.restarts)]
-                times, sign_ins = [t for _, t in runs], [s for s, _ in runs]
-                med = statistics.median(times)
-                worst[files] = max(worst[files], med)
-                print(f"  {page:31s} restart {'with' if files else 'WITHOUT'} the files the last process left: "
-                      f"opened at sign-in {med:5.2f} s (median of {len(times)}: {', '.join(f'{t:.2f}' for t in times)}; "
-                      f"{med / fcold:.2f}x the floor's first load); the sign-in before it "
-                      f"{statistics.median(sign_ins):5.2f} s", flush=True)
-            print(f"  ({load()})")
-        worst_restart = worst[True]
+        # The in-process half imported a small run per page: every solver costs a cold page its own share.
+        print(f"  restarts again after those imports: {solvers()} solvers")
+        more = restarts((False,))
         print("  first = empty caches, page opened at once (Results: also no snapshot file yet); restart = the same in "
               "a new process, with the snapshot and analyses files the last one left or without them (removed before "
               "each start); the sign-in = its rerun (the Studies page; the warm-up started, its thread reading the rows "
@@ -235,10 +257,12 @@ def main() -> None:
               "once the warm-up started at sign-in finished; rerun = any widget interaction on unchanged data; after "
               "new responses = the frame is appended, the analyses of the changed solver recomputed")
         print(f"  target <= 1.5 s for a page opened at the moment of sign-in after a restart: "
-              f"{'met' if worst_restart <= 1.5 else 'NOT met'} (worst median {worst_restart:.2f} s, "
-              f"{worst_restart / fcold:.2f}x the floor's first load); without the files: "
+              f"{'met' if worst[True] <= 1.5 else 'NOT met'} (worst median {worst[True]:.2f} s, "
+              f"{worst[True] / fcold:.2f}x the floor's first load); without the files: "
               f"{'met' if worst[False] <= 1.5 else 'NOT met'} (worst median {worst[False]:.2f} s, "
-              f"{worst[False] / fcold:.2f}x); first with caches emptied in-process: worst {worst_cold:.2f} s")
+              f"{worst[False] / fcold:.2f}x); without the files after the four small runs: "
+              f"{'met' if more[False] <= 1.5 else 'NOT met'} (worst median {more[False]:.2f} s); first with caches "
+              f"emptied in-process: worst {worst_cold:.2f} s")
         ok = worst_warm < 2 and worst_fresh < 2 and worst_signed_in < 2
         print(f"  target < 2 s (reruns, after new data, first load after sign-in): {'met' if ok else 'NOT met'} "
               f"(worst {worst_warm:.2f} s, {worst_fresh:.2f} s, {worst_signed_in:.2f} s)")
