@@ -190,7 +190,7 @@ def repeated_people_note(df: pd.DataFrame, participants: pd.DataFrame) -> str | 
     None when every person is in one study of the selection."""
     if participants.empty or "external_id" not in participants:
         return None
-    human = df["solver_kind"].to_numpy(dtype=object) == "human"
+    human = (df["solver_kind"] == "human").to_numpy(dtype=bool, na_value=False)
     if not human.any():
         return None
     who = participants.loc[participants["external_id"].fillna("") != "", ["participant_id", "source", "external_id"]]

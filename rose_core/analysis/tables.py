@@ -101,7 +101,7 @@ def _bootstrap_means(g: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> 
         return {}
     return _resampled_means(codes, n_units, _codes(main["template"], _MAIN_INDEX),
                             _codes(main["subset"], _GROUP_INDEX) + 1, main["passed"].to_numpy(),
-                            main["subset"].to_numpy(dtype=object), n_boot, rng)
+                            main["subset"].to_numpy(), n_boot, rng)
 
 
 def _unit_codes(units: np.ndarray) -> tuple[np.ndarray, int]:
@@ -114,7 +114,8 @@ def _unit_codes(units: np.ndarray) -> tuple[np.ndarray, int]:
 def _resampled_means(codes: np.ndarray, n_units: int, t_idx: np.ndarray, g_idx: np.ndarray, passed: np.ndarray,
                      subsets: np.ndarray, n_boot: int, rng: np.random.Generator) -> dict[str, tuple[float, float]]:
     """`_bootstrap_means` of the main responses' codes: units (`_unit_codes`), templates (`_MAIN_INDEX`), groups
-    (`_GROUP_INDEX` + 1; 0 for a subset of no group, refused), outcomes and subsets (named when refused)."""
+    (`_GROUP_INDEX` + 1; 0 for a subset of no group, refused), outcomes and subsets (their column's own values, named
+    as such when refused)."""
     if n_units < 2:
         return {}
     cols = [(grp, t) for grp in (None, *GROUPS) for t in MAIN_TEMPLATES]
@@ -199,7 +200,7 @@ def solver_row(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
     row["VALID"] = s.valid
     row["VALID lo"], row["VALID hi"] = wilson(int(c.valid[main_k].sum()), row["responses"])
     intervals = _resampled_means(units, n_units, tcode[is_main], gcode[is_main] + 1, g["passed"].to_numpy()[is_main],
-                                 g["subset"].to_numpy(dtype=object)[is_main], n_boot, solver_rng(seed, solver))
+                                 g["subset"].to_numpy()[is_main], n_boot, solver_rng(seed, solver))
     for name, (lo, hi) in intervals.items():
         row[f"{name} lo"], row[f"{name} hi"] = lo, hi
     return row

@@ -262,12 +262,17 @@ def test_an_integer_column_with_null_is_refused_not_misaligned(store):
     assert _read(store, ints=()) is not None      # the key alone is fine
 
 
-@pytest.mark.parametrize("bad", ["abc", 1.5, "1.5", "0x10", "", " 1,", "9223372036854775808"])
-def test_an_integer_column_holding_a_non_integer_is_refused_not_misread(store, bad):
-    """SQLite keeps what an INTEGER column cannot convert (its loose typing): read as rows, never as a wrong int."""
+@pytest.mark.parametrize("at", [0, 1, 2])
+@pytest.mark.parametrize("bad", ["abc", 1.5, "1.5", "0x10", "", " 1,", "1,", "9223372036854775808", "-", "+", " ",
+                                 "\n", "- 1", "+ 1", "-\t1", b"-", "1_000", "\u0661\u0662"])
+def test_an_integer_column_holding_a_non_integer_is_refused_not_misread(store, bad, at):
+    """SQLite keeps what an INTEGER column cannot convert (its loose typing): read as rows, never as a wrong int
+    (numpy's own parser reads a lone sign or blanks as 0), wherever the value is in the scan."""
     if store.dialect != "sqlite":
         pytest.skip("PostgreSQL types its columns: an integer column holds integers")
-    _columns_table(store, [(1, 1, "x", "u", None, None), (2, bad, "y", "v", None, None), (3, 3, "z", "w", None, None)])
+    rows = [(1, 1, "x", "u", None, None), (2, 2, "y", "v", None, None), (3, 3, "z", "w", None, None)]
+    rows[at] = (rows[at][0], bad, *rows[at][2:])
+    _columns_table(store, rows)
     assert _read(store) is None
 
 

@@ -152,3 +152,6 @@ def test_repeated_people_are_those_who_answered_in_the_selection():
     assert repeated_people_note(df, parts.assign(external_id="")) is None
     assert repeated_people_note(df, parts.assign(external_id=None)) is None
     assert repeated_people_note(df[df["solver_kind"] == "model"], parts) is None
+    typed = df.astype({"solver_kind": "string"})
+    typed.loc[typed.index[-1], "solver_kind"] = pd.NA          # a missing kind is not a human's
+    assert repeated_people_note(typed, parts) == note
