@@ -288,7 +288,8 @@ def test_an_integer_column_with_null_and_a_comma_is_refused_not_misaligned(store
 
 @pytest.mark.parametrize("big", ["99999999999999999999", "-99999999999999999999", str(2 ** 63 - 1)])
 def test_an_integer_beyond_64_bits_is_refused_not_cut_short(store, big):
-    """Digits read as an integer from a text column: numpy's parser would saturate them at the int64 limit."""
+    """Digits read as an integer from a text column: numpy's parser would saturate them at the int64 limit, so a
+    value at the limit itself is refused too (the rows then read it, exactly)."""
     from rose_core.store import fetch_columns
 
     _columns_table(store, [(1, 1, "1", "u", None, None), (2, 2, big, "v", None, None)])
