@@ -94,11 +94,10 @@ def summarize_frame(df: pd.DataFrame, counts: "_Counts | None" = None) -> Summar
 
 
 def _bootstrap_means(g: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> dict[str, tuple[float, float]]:
-    """95% percentile intervals of Avg and Glyph/Emoji/Pixel, resampling units (participants or scenes)."""
+    """95% percentile intervals of Avg and Glyph/Emoji/Pixel, resampling units (participants or scenes), from a
+    solver's frame (`solver_row` hands `_resampled_means` the codes it already has)."""
     main = g[g["template"].isin(MAIN_TEMPLATES)]
     codes, n_units = _unit_codes(main["unit"].to_numpy(dtype=object))
-    if n_units < 2:
-        return {}
     return _resampled_means(codes, n_units, _codes(main["template"], _MAIN_INDEX),
                             _codes(main["subset"], _GROUP_INDEX) + 1, main["passed"].to_numpy(),
                             main["subset"].to_numpy(), n_boot, rng)
