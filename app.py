@@ -9,8 +9,8 @@ import logging
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from rose_core.auth import PasswordUnavailable, attempt_sign_in, policy_from_env, resolve_password
-from rose_core.client_address import ProxyConfigError
+from rose_core.instrument.auth import PasswordUnavailable, attempt_sign_in, policy_from_env, resolve_password
+from rose_core.instrument.client_address import ProxyConfigError
 from ui.client import address as client_address, trusted_proxies
 from ui.preload import statistics_libraries
 from ui.resources import store

@@ -6,7 +6,7 @@ import streamlit as st
 
 from rose_core.benchmarks.rose.agents import AGENTS, run_agent
 from rose_core.analysis import run_summaries
-from rose_core.run_import import (
+from rose_core.runs.importer import (
     ERRORED_POLICIES, RUN_FORMATS, RunImportError, delete_run, import_run, import_upload, list_runs,
 )
 from ui.dash import table

@@ -17,10 +17,10 @@ import streamlit as st
 from rose_core.benchmarks.rose.dataset import DatasetError
 from rose_core.instrument.episode_session import study_benchmark
 from rose_core.instrument.session import OtherTab, OtherTabError, StorageError, Wait, open_session
-from rose_core.study import (
+from rose_core.instrument.study import (
     Consent, End, Instructions, ItemScreen, PracticeFeedback, StudyError, get_study, join,
 )
-from rose_core.views import identity_from_query, practice_feedback_png, worked_example
+from rose_core.instrument.page_data import identity_from_query, practice_feedback_png, worked_example
 from ui.click_grid import click_grid, image_url
 from ui.client import tab
 from ui.redirect import end_page, reload_with_param

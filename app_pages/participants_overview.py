@@ -2,7 +2,7 @@
 import streamlit as st
 
 from rose_core.analysis.charts import box_figure, histogram_figure, scatter_figure
-from rose_core.study import list_studies
+from rose_core.instrument.study import list_studies
 from ui.dash import View, chart, participants_overview
 
 v = View()

@@ -8,7 +8,7 @@ from PIL import Image
 
 from rose_core import SUBSETS
 from rose_core.analysis.formats import MISSING
-from rose_core.views import instance_rows, outline_cells, scene_ids, scene_summary
+from rose_core.benchmarks.rose.explore import instance_rows, outline_cells, scene_ids, scene_summary
 from rose_core.benchmarks.rose.visibility import scene_difference_view
 from ui.dash import table
 from ui.resources import dataset

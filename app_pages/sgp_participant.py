@@ -11,8 +11,8 @@ import streamlit as st
 from rose_core.instrument.episode_session import (
     EpisodeFeedback, EpisodeScreen, EpisodeSession, board_component_data, png_size,
 )
-from rose_core.study import Consent, End, Instructions, StudyError, get_study, join
-from rose_core.views import identity_from_query
+from rose_core.instrument.study import Consent, End, Instructions, StudyError, get_study, join
+from rose_core.instrument.page_data import identity_from_query
 from ui.click_grid import image_url
 from ui.redirect import end_page, reload_with_param
 from ui.resources import store

@@ -6,7 +6,7 @@ import streamlit as st
 
 from rose_core.analysis.sgp import played_episodes, replay
 from rose_core.benchmarks.sgp.item import sgp_item
-from rose_core.study import list_studies
+from rose_core.instrument.study import list_studies
 from ui.dash import table
 from ui.resources import store
 from ui.sgp_resources import board_png, sgp_dataset

@@ -10,7 +10,7 @@ from rose_core.analysis.sgp import (
     inference_results, inference_scored, inference_version, results_tables, select_human, sgp_participants,
 )
 from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES
-from rose_core.study import list_studies
+from rose_core.instrument.study import list_studies
 from ui.dash import chart, participants_overview, table
 from ui.resources import store
 from ui.sgp_resources import sgp_dataset

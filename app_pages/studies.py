@@ -7,9 +7,9 @@ import streamlit as st
 from rose_core import MAIN_TEMPLATES, SUBSETS, TEMPLATES
 from rose_core.analysis.formats import MISSING, fmt_count, fmt_number, fmt_rate
 from rose_core.analysis.plan import plan_for_config, plan_rows, summary_lines
-from rose_core.monitor import coverage, participants_frame
-from rose_core.study import StudyConfig, StudyError, create_study, list_studies, set_active
-from rose_core.views import PUBLIC_URL_ENV, app_base_url, participant_links
+from rose_core.instrument.monitor import coverage, participants_frame
+from rose_core.instrument.study import StudyConfig, StudyError, create_study, list_studies, set_active
+from rose_core.instrument.page_data import PUBLIC_URL_ENV, app_base_url, participant_links
 from ui.dash import table as show_table, table_downloads, warm_up
 from ui.resources import dataset, store
 from ui.sgp_forms import sgp_study_form, sgp_study_monitor

@@ -49,8 +49,8 @@ def add_responses(n: int, tag: str) -> None:
     """New data arrives (a small run is imported): the data version changes."""
     import json
 
-    from rose_core.run_import import import_run
-    from rose_core.store import Store
+    from rose_core.runs.importer import import_run
+    from rose_core.storage.connection import Store
 
     ds = Dataset.load(os.environ["ROSE_DATASET_DIR"])
     f = Path(os.environ["ROSE_DATASET_DIR"]).with_name(f"{tag}.jsonl")
@@ -108,7 +108,7 @@ def server_files(db: str) -> list[Path]:
     """What a server process leaves for the next one (beside a SQLite file, in the cache folder for PostgreSQL):
     the frame snapshot, the analyses."""
     from rose_core.analysis.persist import local_prefix
-    from rose_core.store import Store
+    from rose_core.storage.connection import Store
 
     prefix = local_prefix(Store(db))
     return [Path(f"{prefix}.frame.parquet"), Path(f"{prefix}.analyses")]

@@ -27,7 +27,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from rose_core.benchmarks.sgp import SHAPE_2D, BuildParams, SgpDataset, build_sgp_dataset  # noqa: E402
 from rose_core.instrument.config import StudyConfig  # noqa: E402
 from rose_core.instrument.episode_session import EpisodeScreen, create_sgp_study, open_episode_session  # noqa: E402
-from rose_core.store import Store  # noqa: E402
+from rose_core.storage.connection import Store  # noqa: E402
 from tests.sgp_players import solution  # noqa: E402
 from tools.serve import CHROMIUM, CHROMIUM_ARGS, Server  # noqa: E402
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from rose_core import Dataset, build_dataset
-from rose_core.store import Store
-from rose_core.study import ParticipantSession, StudyConfig, create_study, join
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import ParticipantSession, StudyConfig, create_study, join
 
 
 def prepare(tmp: Path, participants: int, scale: float = 0.05, intro: bool = True, db: Path | str | None = None,

@@ -9,8 +9,8 @@ from pathlib import Path
 from rose_core import Dataset, score
 from rose_core.benchmarks.rose.instances import protocol_string
 from rose_core.benchmarks.rose.records import TEMPLATE_OUTPUT
-from rose_core.store import Store, now
-from rose_core.study import StudyConfig, create_study
+from rose_core.storage.connection import Store, now
+from rose_core.instrument.study import StudyConfig, create_study
 
 PROFILES = {  # per-template chance of a right answer, roughly like the paper's models
     "model-A": (0.93, 0.97, 0.93, 0.84, 0.92), "model-B": (0.92, 0.93, 0.75, 0.64, 0.70),

@@ -13,7 +13,7 @@ from .benchmarks.rose.records import (
     Gold, Instance, Layout, Region, Scene,
 )
 from .benchmarks.rose.render import layout_for, render_scene
-from .responses import ResponseFileError, read_responses
+from .runs.response_file import ResponseFileError, read_responses
 from .benchmarks.rose.scenes import generate_scene
 from .benchmarks.rose.scoring import FAILURES, SCORER_VERSION, Score, ScoreKey, score, score_parsed
 

@@ -52,11 +52,11 @@ fi
 # The experimenter password: configured (secrets.toml, ROSE_EXPERIMENTER_PASSWORD), or generated once now (printed
 # here) into the file every process reads, before any of them starts.
 if [ -z "${ROSE_EXPERIMENTER_PASSWORD:-}" ] && ! grep -qs '^ *experimenter_password' .streamlit/secrets.toml; then
-  python -c 'from rose_core.auth import password_file, stored_or_generated; stored_or_generated(password_file())'
+  python -c 'from rose_core.instrument.auth import password_file, stored_or_generated; stored_or_generated(password_file())'
 fi
 
 # The dataset, built once before the processes start (they would wait on one another's build otherwise).
-python -c 'from rose_core import dataset_dir; from rose_core.views import ensure_dataset; ensure_dataset(dataset_dir())'
+python -c 'from rose_core import dataset_dir; from rose_core.instrument.page_data import ensure_dataset; ensure_dataset(dataset_dir())'
 
 # Whose X-Forwarded-For is believed is the app's decision (ROSE_TRUSTED_PROXIES, default here: this host's HAProxy).
 export FORWARDED_ALLOW_IPS=""

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from rose_core.store import Store, is_postgres
+from rose_core.storage.connection import Store, is_postgres
 
 BACKENDS = ("sqlite", "postgresql")
 PG_URL_ENV = "ROSE_TEST_PG_URL"

@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 import pytest
 
 from rose_core import Dataset, build_dataset
-from rose_core.store import Store
+from rose_core.storage.connection import Store
 
 from .backends import BACKENDS, PG_MISSING, PG_REQUIRED_ENV, PG_URL_ENV, PgServer
 
@@ -150,8 +150,8 @@ def _populate(small_dataset, backend: str, tmp_path_factory, request) -> Store:
 
     from rose_core.benchmarks.rose.agents import run_agent
     from rose_core.instrument.ids import FakeClock, SequentialIds
-    from rose_core.run_import import import_run
-    from rose_core.study import End, StudyConfig, create_study
+    from rose_core.runs.importer import import_run
+    from rose_core.instrument.study import End, StudyConfig, create_study
 
     from .participants import new_session, submit_payload
 

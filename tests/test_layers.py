@@ -28,8 +28,6 @@ EXCEPTIONS = {f"{PACKAGE}.native": "benchmarks"}
 
 APP = ("app", "app_pages", "ui", "tools", "bench")
 
-BEFORE_THE_MOVE = pytest.mark.xfail(strict=True, reason="the tree before the layer move breaks the contract")
-
 
 def _modules() -> dict[str, Path]:
     mods = {}
@@ -96,7 +94,6 @@ def _where(module: str, line: int) -> str:
     return f"{MODULES[module].relative_to(ROOT)}:{line}"
 
 
-@BEFORE_THE_MOVE
 def test_nothing_loose_at_the_top():
     loose = [f"{path.relative_to(ROOT)}" for name, path in MODULES.items()
              if name.count(".") == 1 and name not in TOP and name not in EXCEPTIONS
@@ -104,7 +101,6 @@ def test_nothing_loose_at_the_top():
     assert not loose, "modules loose at rose_core's top (move each into its layer's folder): " + ", ".join(loose)
 
 
-@BEFORE_THE_MOVE
 def test_no_import_upward():
     bad = []
     for module, imports in _edges().items():
@@ -121,7 +117,6 @@ def test_no_import_upward():
     assert not bad, f"upward imports (layers bottom to top: {' < '.join(LAYERS)}):\n" + "\n".join(bad)
 
 
-@BEFORE_THE_MOVE
 def test_no_circles():
     edges = {m: sorted({t for _, _, t in imports}) for m, imports in _edges().items()}
     index: dict[str, int] = {}
@@ -174,7 +169,6 @@ def test_core_imports_nothing_of_the_app():
     assert not bad, "rose_core imports the app (app.py, app_pages/, ui/, tools/, bench/):\n" + "\n".join(bad)
 
 
-@BEFORE_THE_MOVE
 def test_every_layer_is_a_folder():
     missing = [layer for layer in LAYERS if not (ROOT / PACKAGE / layer / "__init__.py").is_file()]
     assert not missing, f"layers without a package folder under {PACKAGE}/: {missing}"

@@ -16,7 +16,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
 
 
-# The app decides whose X-Forwarded-For to believe (ROSE_TRUSTED_PROXIES, rose_core.client_address): the app
+# The app decides whose X-Forwarded-For to believe (ROSE_TRUSTED_PROXIES, rose_core.instrument.client_address): the app
 # server's own rule (uvicorn trusts the header from every loopback peer) is switched off, as scripts/run.sh does.
 APP_ENV = {"FORWARDED_ALLOW_IPS": ""}
 

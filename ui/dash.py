@@ -24,10 +24,11 @@ from rose_core.analysis.charts import dot_figure, failure_figure
 from rose_core.analysis.formats import Kind, format_frame, human_label
 from rose_core.analysis.persist import DiskCache, local_prefix
 from rose_core.analysis.selection import participant_stats, repeated_people_note
-from rose_core.exports import frame_bytes, table_frame, table_rows
-from rose_core.run_import import skipped_note, skipped_samples
-from rose_core.store import Store
-from rose_core.study import list_studies
+from rose_core.common.csv_safety import frame_bytes
+from rose_core.instrument.exports import table_frame, table_rows
+from rose_core.runs.importer import skipped_note, skipped_samples
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import list_studies
 from ui.preload import statistics_libraries
 from ui.resources import dataset, store, store_at
 

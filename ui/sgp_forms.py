@@ -8,7 +8,7 @@ import streamlit as st
 from rose_core.instrument.config import SGP_DEFAULT_STEP_CAP, Study, StudyConfig, StudyError
 from rose_core.instrument.episode_session import create_sgp_study, sgp_coverage
 from rose_core.storage import episodes as se
-from rose_core.store import Store
+from rose_core.storage.connection import Store
 from ui.dash import table_downloads
 
 MODALITY_LABEL = {"2d": "2D schematic (the paper's look)", "3d": "3D view", "text": "text (list of pieces)"}

@@ -27,9 +27,9 @@ from .selection import (
     ExclusionRules, Filters, Selection, apply_exclusions, participant_table, select, select_from_store,
 )
 from .tables import (
-    BOOT, LABELS, REFERENCE_DIR, SEED, main_rows, main_table, published_rows, run_summaries, solver_row,
-    solver_rng, summarize_frame, table_columns, wilson, with_published,
+    BOOT, LABELS, REFERENCE_DIR, SEED, main_rows, main_table, published_rows, run_summaries, solver_row, summarize_frame, table_columns, with_published,
 )
+from ..common.stats import solver_rng, wilson
 
 __all__ = [
     "scorer_note", "scorer_versions",

@@ -11,7 +11,7 @@ import pandas as pd
 from ..benchmarks.rose.dataset import Dataset
 from ..instrument.grid_input import apply_event
 from ..benchmarks.rose.records import Cell
-from ..store import Store
+from ..storage.connection import Store
 from .answers import as_int, decode_answer, decode_cell
 from .frame import parsed_records
 

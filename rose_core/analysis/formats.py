@@ -197,3 +197,9 @@ def format_frame(df: pd.DataFrame, kinds: Mapping[str, Kind] | None = None,
         f = FORMATTERS[kind]
         out[col] = pd.Series([f(v) for v in df[col]], index=df.index, dtype=object)
     return pd.DataFrame(out, index=df.index)
+
+
+def json_rows(table: pd.DataFrame) -> list[dict]:
+    """A table's rows for JSON: NaN (no value) as null, never a number."""
+    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+            for r in table.to_dict(orient="records")]

@@ -11,8 +11,10 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from ..solver_labels import label_of
-from ..store import Store, fetch_columns, fetch_rows, read_snapshot, verdicts_generation
+from ..common.solver_labels import label_of
+from ..storage.connection import Store
+from ..storage.columns import fetch_columns, fetch_rows, read_snapshot
+from ..storage.schema import verdicts_generation
 from .persist import code_version, local_prefix, write_whole
 
 _SQL = """

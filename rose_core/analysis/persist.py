@@ -39,7 +39,7 @@ def local_prefix(store: Any) -> Path:
     and a database made anew under the same name is told apart by the data versions in every key."""
     if store.path is not None:
         return Path(store.path)
-    from ..store import DEFAULT_DB
+    from ..storage.connection import DEFAULT_DB
 
     who = store.identity()
     root = Path(os.environ.get(CACHE_ENV) or DEFAULT_DB.parent / "cache")
@@ -68,14 +68,14 @@ def write_whole(target: Path, write: Callable[[str], None]) -> bool:
 def code_version() -> str:
     """A digest of what computes the analyses and the response frame they start from: every source file of
     `rose_core/analysis` and of the ROSE benchmark (metrics, records, scoring), the storage layer that reads the
-    frame's columns (`store.py`, `storage/`) and the solver labels, and the versions of the libraries the statistics
+    frame's columns (`storage/`) and the solver labels, and the versions of the libraries the statistics
     come from. A fix to a statistic, or to how the frame is read or labelled, therefore never meets an entry (or a
     frame snapshot) made before it."""
     import importlib.metadata as md
 
     root = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
-    files = [root / "store.py", root / "solver_labels.py"]
+    files = [root / "common" / "solver_labels.py", root / "common" / "stats.py"]
     for folder in (root / "analysis", root / "benchmarks" / "rose", root / "storage"):
         files += sorted(folder.rglob("*.py"))
     for f in files:

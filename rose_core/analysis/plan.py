@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
 from ..instrument.config import StudyConfig
-from ..store import Store, database_exists, masked
+from ..storage.connection import Store, database_exists, masked
 
 Z95 = 1.959963984540054        # two-sided 95 % normal quantile
 DEFAULT_SECONDS_PER_ITEM = 15.0  # used when no participant has answered yet and none is given
@@ -51,7 +51,7 @@ class StudyPlan:
 
 def wilson_width(p: float, n: int) -> float:
     """Width (percentage points) of the main table's 95 % Wilson interval at observed share p of n responses."""
-    from .tables import wilson
+    from ..common.stats import wilson
 
     if n <= 0:
         raise ValueError("a template with no responses has no interval")
@@ -228,7 +228,7 @@ def cmd_plan(a: argparse.Namespace) -> int:
     ds = Dataset.load(a.dataset)
     store = Store(a.db) if database_exists(a.db) else None
     if a.study:
-        from ..study import list_studies
+        from ..instrument.study import list_studies
 
         if store is None:
             raise ValueError(f"--study {a.study}: no database at {masked(a.db)}")

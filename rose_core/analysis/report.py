@@ -2,20 +2,13 @@
 (`select`) and per-solver seeded bootstrap, so the Results page and the report show the same numbers."""
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
-from ..store import Store
+from ..storage.connection import Store
+from .formats import json_rows
 from .frame import scorer_note, scorer_versions
 from .selection import ExclusionRules, Filters, Selection, repeated_people_note, select_from_store
 from .tables import BOOT, SEED, main_table
-
-
-def json_rows(table: pd.DataFrame) -> list[dict]:
-    """A table's rows for JSON: NaN (no value) as null, never a number."""
-    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-            for r in table.to_dict(orient="records")]
 
 
 def report_data(store: Store, split: str | None = None, exclusions: bool = True, published: bool = True,
@@ -31,7 +24,7 @@ def report_data(store: Store, split: str | None = None, exclusions: bool = True,
 def with_runs_warning(report: dict, store: Store, sel: Selection) -> dict:
     """The report with "runs_warning": the runs of the selection whose import left samples out (`--errored
     skip`), whose rates are then over fewer samples than the dataset holds; None when none did."""
-    from ..run_import import skipped_note, skipped_samples
+    from ..runs.importer import skipped_note, skipped_samples
 
     return {**report, "runs_warning": skipped_note(skipped_samples(store, set(sel.df["run_id"])))}
 

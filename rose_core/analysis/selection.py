@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..store import Store, fetch_rows
+from ..storage.connection import Store
+from ..storage.columns import fetch_rows
 from .answers import decode_answer
 from .frame import responses_frame
 
@@ -86,10 +87,10 @@ def _longest_streaks(main: pd.DataFrame) -> pd.Series:
 def rose_study_ids(store: Store) -> set[str]:
     """The ROSE studies' ids: an SGP study's participants answer episodes, never ROSE items, and are analysed in
     the SGP views (`analysis.sgp`), so no ROSE table counts them."""
-    from ..storage.participants import list_studies
+    from ..instrument.config import load_studies
 
     with store.connect() as conn:
-        return {s.study_id for s in list_studies(conn) if s.config.benchmark == "rose"}
+        return {s.study_id for s in load_studies(conn) if s.config.benchmark == "rose"}
 
 
 def participant_stats(store: Store) -> pd.DataFrame:

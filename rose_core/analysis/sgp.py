@@ -24,8 +24,9 @@ from ..benchmarks.sgp.metrics import (
     steps_frame, summary_table,
 )
 from ..benchmarks.sgp.play import EpisodeLog, StepLog, play_episode
-from ..store import Store, read_frame
-from .tables import solver_rng
+from ..storage.connection import Store
+from ..storage.columns import read_frame
+from ..common.stats import solver_rng
 
 HUMAN = "Human"
 
@@ -93,10 +94,10 @@ def sgp_participants(store: Store, dataset_hash: str | None = None, studies: tup
     reached a main episode: who, practice, how they ended. The SGP counterpart of ROSE's
     `selection.participant_table` people."""
     from ..storage import episodes as se
-    from ..storage.participants import list_studies
+    from ..instrument.config import load_studies
 
     with store.connect() as conn:
-        chosen = [s for s in list_studies(conn) if s.config.benchmark == "sgp" and (not studies or s.study_id in studies)
+        chosen = [s for s in load_studies(conn) if s.config.benchmark == "sgp" and (not studies or s.study_id in studies)
                   and (dataset_hash is None or s.dataset_hash == dataset_hash)]
         rows = [{"study_id": s.study_id, "study": s.name, "modality": s.config.sgp_modality, **r}
                 for s in sorted(chosen, key=lambda s: s.study_id)
@@ -283,7 +284,7 @@ def inference_results(scored: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED
 
 def inference_report(store: Store, n_boot: int = BOOT, seed: int = SEED) -> dict:
     """`report --json`'s "sgp_inference": the rows (NaN as null) and what they mean."""
-    from .report import json_rows
+    from .formats import json_rows
 
     t = inference_results(inference_scored(store), n_boot, seed)
     return {"definition": INFERENCE_DEFINITION, "boot": n_boot, "seed": seed, "rows": json_rows(t)}

@@ -2,7 +2,6 @@
 shown, and one row per stored run."""
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,20 +10,12 @@ import pandas as pd
 
 from ..benchmarks.rose.metrics import ACTION, COUNTING, Summary, mean_of_rates, rate
 from ..benchmarks.rose.records import GROUPS, MAIN_TEMPLATES, SUBSET_GROUP, TEMPLATE_LABEL
-from ..store import Store
+from ..storage.connection import Store
 from .frame import responses_frame
+from ..common.stats import solver_rng, wilson
 
 REFERENCE_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "reference"
 LABELS = [TEMPLATE_LABEL[t] for t in MAIN_TEMPLATES]
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    from statsmodels.stats.proportion import proportion_confint
-
-    if n == 0:
-        return (np.nan, np.nan)
-    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
-    return 100 * lo, 100 * hi
 
 
 def _codes(values: pd.Series, of: dict[str, int]) -> np.ndarray:
@@ -166,13 +157,6 @@ def published_rows() -> pd.DataFrame:
 
 BOOT = 1000   # bootstrap resamples: the dashboards' and `report`'s default
 SEED = 0      # base seed of every solver's bootstrap stream
-
-
-def solver_rng(seed: int, solver: str) -> np.random.Generator:
-    """A solver's own bootstrap stream, from (base seed, solver identity) only: importing or removing another
-    run never moves this solver's intervals, and the dashboards and `report` draw the same resamples."""
-    key = int.from_bytes(hashlib.sha256(solver.encode()).digest()[:8], "big")
-    return np.random.default_rng([seed, key])
 
 
 def solver_row(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> dict:

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields
-from typing import Literal
+from typing import Any, Literal
 
+from ..storage import participants
+from ..storage.connection import Connection
 from ..benchmarks.rose.records import MAIN_TEMPLATES, SUBSETS, TEMPLATES
 from ..benchmarks.sgp.render import MODALITIES as SGP_MODALITIES
 from ..benchmarks.sgp.render import Modality as SgpModality
@@ -152,3 +154,17 @@ class Study:
         """pool × target ÷ items per participant, rounded up: how many complete participants fill the study."""
         c = self.config
         return -(-pool_size * c.target_per_instance // c.items_per_participant)
+
+
+def study_from_row(row: Any) -> Study:
+    return Study(row["study_id"], row["name"], row["dataset_hash"], StudyConfig.from_json(row["config"]),
+                 row["created_at"], bool(row["active"]))
+
+
+def load_study(conn: Connection, study_id: str) -> Study | None:
+    row = participants.study_row(conn, study_id)
+    return study_from_row(row) if row else None
+
+
+def load_studies(conn: Connection) -> list[Study]:
+    return [study_from_row(r) for r in participants.study_rows(conn)]

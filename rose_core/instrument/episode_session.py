@@ -19,12 +19,12 @@ from typing import Any, Callable, Iterator, Literal, Sequence, Union
 
 from ..benchmarks.sgp.dataset import SgpDataset
 from ..benchmarks.sgp.item import SgpItem, sgp_item
-from ..store import Store
+from ..storage.connection import Store
 from ..storage import episodes as se
 from ..storage import participants as sp
-from .config import Study, StudyConfig, StudyError
+from .config import Study, StudyConfig, StudyError, load_study
 from .ids import Clock, Ids, RandomIds, stable_hash, system_clock
-from .items import Move, StepOutcome
+from ..benchmarks.items import Move, StepOutcome
 from .policy import best_first, default_tiebreak, shown_at
 from .session import ClaimBusy, Consent, End, Instructions, ParticipantSession, RoundOutcome, view_id_for
 
@@ -401,7 +401,7 @@ class EpisodeSession(ParticipantSession):
 def open_episode_session(store: Store, ds: SgpDataset, study_id: str, participant_id: str,
                          clock: Clock = system_clock) -> EpisodeSession | None:
     with store.connect() as c:
-        study = sp.get_study(c, study_id)
+        study = load_study(c, study_id)
     return None if study is None else EpisodeSession(store, ds, study, participant_id, clock)
 
 
@@ -440,7 +440,7 @@ def study_benchmark(store: Store, study_id: str | None) -> str | None:
     if not study_id:
         return None
     with store.connect() as c:
-        study = sp.get_study(c, study_id)
+        study = load_study(c, study_id)
     return None if study is None else study.config.benchmark
 
 

@@ -18,14 +18,17 @@ from typing import Any, Callable, Iterator, Literal, Union
 
 from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import Cell
-from ..store import DatabaseError, IntegrityError, Store
+from ..benchmarks.rose.scoring import SCORER_VERSION
+from ..storage.connection import DatabaseError, IntegrityError, Store
 from ..storage import participants as sp
 from ..storage.events import insert_events, view_events
 from ..storage.responses import ResponseRow, practice_round_passes, response_of, write_responses
-from .config import EndReason, Study, StudyConfig, StudyError
-from .grid_input import Restore, component_data, parse_state, parse_submit, restore
+from .config import EndReason, Study, StudyConfig, StudyError, load_study
+from .grid_input import GridEvent, Restore, component_data, parse_state, parse_submit, restore
 from .ids import Clock, Ids, RandomIds, stable_hash, system_clock
-from .items import ItemResult, OneShotAnswer, RoseItem, attention_item_id, item_for
+from ..benchmarks.items import ItemResult, OneShotAnswer
+from ..benchmarks.rose.item import RoseItem
+from .items import attention_item_id, item_for
 from .policy import (
     CLOSED_TAB_GRACE_S, attention_scene, attention_slot_due, default_tiebreak, holds_per_address, main_pool,
     pick_main, progress_text, rank_main, shown_at,
@@ -402,7 +405,7 @@ class ParticipantSession:
         if problem is not None:
             raise ItemUnavailable(a, f"{self.ds.root / item.image}: {problem}")
         view = view_id_for(a.participant_id, a.kind, a.attempt, a.position)
-        restored = restore(view_events(c, a.participant_id, view))
+        restored = restore([GridEvent(*e) for e in view_events(c, a.participant_id, view)])
         return ItemScreen(view, a.kind, item, progress, fraction, restored.next_seq, restored)
 
     def _round(self, attempt: int) -> list[str]:
@@ -574,7 +577,7 @@ class ParticipantSession:
                 first_action_ms=sub.first_action_ms, total_ms=1000.0 * (t - shown_at(a, assigns)), active_ms=sub.active_ms,
                 client_total_ms=sub.client_total_ms, viewport_w=vp[0] if vp else None,
                 viewport_h=vp[1] if vp else None, device_pixel_ratio=sub.dpr, focus_lost=int(sub.focus_lost),
-                view_id=screen.view_id)])
+                view_id=screen.view_id, scorer_version=SCORER_VERSION)])
             sp.touch(c, pid, t)
             if a.kind == "practice":
                 self._close_round(c, pid, a.attempt, t)
@@ -620,5 +623,5 @@ class ParticipantSession:
 def open_session(store: Store, ds: Dataset, study_id: str, participant_id: str,
                  clock: Clock = system_clock, client: Client | None = None) -> ParticipantSession | None:
     with storage(store), store.connect() as c:
-        study = sp.get_study(c, study_id)
+        study = load_study(c, study_id)
     return None if study is None else ParticipantSession(store, ds, study, participant_id, clock, client)

@@ -1,15 +1,33 @@
-"""The instrument's storage layer: every SQL statement about studies, participants, assignments, responses,
-events and runs of the participant path lives in this package (connections and schema: `rose_core.store`).
+"""The storage layer: the database, its schema, its connections, and the SQL of every part that stores or reads.
 
-Functions take a connection (`rose_core.store.Connection`: sqlite3's, or the PostgreSQL one of `storage.pg`) so
+- `connection`: where the data is (`$ROSE_DB`), the connection protocol and its dialect, the `Store` interface
+  (`Store(location)` opens the backend registered below for that location), the DB-API errors.
+- `schema`: the migrations (versioned in `meta`) and the meta counters; `sqlite` and `pg`: the two backends.
+- `columns`: query results into frames, rows and columns; one read snapshot.
+- `participants`, `events`, `responses`, `episodes`, `inference`, `sign_ins`: the SQL of each part.
+
+Functions take a connection (`connection.Connection`: sqlite3's, or the PostgreSQL one of `storage.pg`) so
 callers compose them inside one `Store.write()` transaction; nothing here opens or commits on its own, except
 `store_responses`. SQL is written once in SQLite's dialect; the few statements that must differ per backend (row
-and advisory locks on PostgreSQL) branch on `rose_core.store.dialect(conn)`.
+and advisory locks on PostgreSQL) branch on `connection.dialect(conn)`. The storage layer imports nothing above
+it: what the benchmarks and the instrument define (a scorer version, a study, a grid event) comes in as values.
 """
-from ..store import SCHEMA_VERSION, Store, db_location, now
+from .connection import Store, db_location, is_postgres, now, register_backend
 from .events import insert_events, view_event_count, view_events
 from .participants import Assignment, Participant
 from .responses import ResponseRow, store_responses, write_responses
+from .schema import SCHEMA_VERSION
+from .sqlite import SqliteStore
+
+
+def _pg_store() -> type:
+    from .pg import PgStore  # psycopg is imported on the first PostgreSQL open only
+
+    return PgStore
+
+
+register_backend(is_postgres, _pg_store)
+register_backend(lambda location: True, lambda: SqliteStore)
 
 __all__ = ["SCHEMA_VERSION", "Store", "db_location", "now", "insert_events", "view_events", "view_event_count",
            "Assignment", "Participant", "ResponseRow", "write_responses", "store_responses"]

@@ -7,7 +7,7 @@ Both tables are apart from ROSE's `responses`, so ROSE's analyses, exports and r
 from __future__ import annotations
 
 import json
-from ..store import Connection
+from .connection import Connection
 from dataclasses import astuple, dataclass, fields
 from typing import Any, Literal, Sequence
 

@@ -1,26 +1,27 @@
 """Events of a view (clicks, count input, focus…): inserted once, idempotent by (participant, view, seq)."""
 from __future__ import annotations
 
-from ..store import Connection
-from typing import Sequence
+from typing import Any, Sequence
 
-from ..instrument.grid_input import GridEvent
+from .connection import Connection
 
 _INSERT = ("INSERT OR IGNORE INTO events(participant_id, instance_id, view_id, seq, type, row, col, value, "
            "client_ts, active_ms, server_ts) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
 
 
 def insert_events(conn: Connection, participant_id: str, instance_id: str, view_id: str,
-                  events: Sequence[GridEvent], server_ts: float) -> int:
-    """Store the events not stored yet; a repeated seq is ignored (the first one stays). Returns rows added."""
+                  events: Sequence[Any], server_ts: float) -> int:
+    """Store the events not stored yet (each with the fields of `instrument.grid_input.GridEvent`); a repeated seq is ignored (the first one stays). Returns rows added."""
     before = conn.total_changes
     conn.executemany(_INSERT, [(participant_id, instance_id, view_id, e.seq, e.type, e.r, e.c, e.value, e.t,
                                 e.active_ms, server_ts) for e in events])
     return conn.total_changes - before
 
 
-def view_events(conn: Connection, participant_id: str, view_id: str) -> list[GridEvent]:
-    return [GridEvent(r["seq"], r["type"], r["row"], r["col"], r["value"], r["client_ts"], r["active_ms"])
+def view_events(conn: Connection, participant_id: str, view_id: str) -> list[tuple]:
+    """A view's stored events in seq order, as (seq, type, row, col, value, client_ts, active_ms): the fields of
+    `instrument.grid_input.GridEvent`, which the caller builds."""
+    return [(r["seq"], r["type"], r["row"], r["col"], r["value"], r["client_ts"], r["active_ms"])
             for r in conn.execute("SELECT seq, type, row, col, value, client_ts, active_ms FROM events "
                                   "WHERE participant_id = ? AND view_id = ? ORDER BY seq",
                                   (participant_id, view_id))]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import astuple, dataclass, fields
 from typing import Sequence
 
-from ..store import Connection
+from .connection import Connection
 
 
 @dataclass(frozen=True)

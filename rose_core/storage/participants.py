@@ -20,14 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ..store import Connection, dialect
+from .connection import Connection, dialect
 
-from ..instrument.config import EndReason, Study, StudyConfig
 
 
 # --------------------------------------------------------------------------- studies
 
-def insert_study(conn: Connection, study: Study) -> None:
+def insert_study(conn: Connection, study: Any) -> None:
     """The study and its run (human responses of a study form one run, solver kind 'human')."""
     conn.execute("INSERT INTO studies(study_id, name, dataset_hash, config, created_at, active) VALUES (?,?,?,?,?,?)",
                  (study.study_id, study.name, study.dataset_hash, study.config.to_json(), study.created_at,
@@ -37,18 +36,14 @@ def insert_study(conn: Connection, study: Study) -> None:
                  (study.run_id, f"Human ({study.name})", study.study_id, study.dataset_hash, study.created_at))
 
 
-def _study(row: Any) -> Study:
-    return Study(row["study_id"], row["name"], row["dataset_hash"], StudyConfig.from_json(row["config"]),
-                 row["created_at"], bool(row["active"]))
+def study_row(conn: Connection, study_id: str) -> Any:
+    """The study's row (None: no such study); `instrument.config.load_study` makes it a `Study`."""
+    return conn.execute("SELECT * FROM studies WHERE study_id = ?", (study_id,)).fetchone()
 
 
-def get_study(conn: Connection, study_id: str) -> Study | None:
-    row = conn.execute("SELECT * FROM studies WHERE study_id = ?", (study_id,)).fetchone()
-    return _study(row) if row else None
-
-
-def list_studies(conn: Connection) -> list[Study]:
-    return [_study(r) for r in conn.execute("SELECT * FROM studies ORDER BY created_at DESC, study_id")]
+def study_rows(conn: Connection) -> list[Any]:
+    """Every study's row, newest first (`instrument.config.load_studies`)."""
+    return list(conn.execute("SELECT * FROM studies ORDER BY created_at DESC, study_id"))
 
 
 def set_active(conn: Connection, study_id: str, active: bool) -> None:
@@ -157,7 +152,7 @@ def set_started_main(conn: Connection, participant_id: str, t: float) -> None:
                  (t, participant_id))
 
 
-def finish(conn: Connection, participant_id: str, reason: EndReason, t: float) -> None:
+def finish(conn: Connection, participant_id: str, reason: str, t: float) -> None:
     """The first end reason stays (a later call never overwrites it)."""
     conn.execute("UPDATE participants SET finished_at = coalesce(finished_at, ?), end_reason = coalesce(end_reason, ?) "
                  "WHERE participant_id = ?", (t, reason, participant_id))
@@ -168,7 +163,7 @@ def set_practice(conn: Connection, participant_id: str, passed: bool | None, att
                  (None if passed is None else int(passed), attempts, participant_id))
 
 
-def participants_summary(conn: Connection, study: Study) -> list[dict]:
+def participants_summary(conn: Connection, study: Any) -> list[dict]:
     """One row per participant with main answers, pass rates and attention results (the Studies page)."""
     rows = conn.execute(
         """SELECT p.participant_id, p.external_id, p.source, p.counterbalance, p.created_at, p.last_seen_at,

@@ -13,8 +13,8 @@ dialect, all over the storage layer; `translate()` turns it into PostgreSQL's (c
 The connection (`PgConnection`) behaves like a `sqlite3.Connection` for what the storage layer uses: `execute`
 and `executemany` returning a cursor, rows readable by index and by column name (`dict(row)` works),
 `rowcount`, `total_changes`, `in_transaction`; `numeric` results (avg of integers) come back as float, as
-SQLite gives them. psycopg's errors are raised as the DB-API classes of `sqlite3` (`rose_core.store.
-IntegrityError`, `DatabaseError`), so one `except` serves both backends; the original is the `__cause__`.
+SQLite gives them. psycopg's errors are raised as the DB-API classes of `sqlite3` (`rose_core.storage.
+connection.IntegrityError`, `DatabaseError`), so one `except` serves both backends; the original is the `__cause__`.
 
 Transactions: autocommit outside `write()`; `write()` is one READ COMMITTED transaction. By default writers take
 turns on one advisory lock, as SQLite's `BEGIN IMMEDIATE` makes them (imports, rescore, sign-ins, study
@@ -42,7 +42,8 @@ from psycopg import pq
 from psycopg.types.numeric import FloatLoader
 from psycopg_pool import ConnectionPool
 
-from ..store import SCHEMA_VERSION, Store, apply_migrations, masked
+from .schema import SCHEMA_VERSION, apply_migrations
+from .connection import Store, masked
 
 POOL_MAX_ENV = "ROSE_PG_POOL_MAX"
 DEFAULT_POOL_MAX = 10
@@ -233,7 +234,7 @@ class PgStore(Store):
     dialect = "postgresql"
 
     def __init__(self, location: str | None = None, *, max_size: int | None = None):
-        from ..store import db_location
+        from .connection import db_location
 
         self.location = str(location or db_location())
         self.path = None

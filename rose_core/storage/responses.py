@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Sequence
 
-from ..benchmarks.rose.scoring import SCORER_VERSION
-from ..store import Connection, Store
+from .connection import Connection, Store
 
 ResponseKind = Literal["practice", "main", "attention"]
 
@@ -45,15 +44,15 @@ class ResponseRow:
     device_pixel_ratio: float | None = None
     focus_lost: int | None = None
     view_id: str | None = None
-    scorer_version: str = SCORER_VERSION   # which scorer produced valid/passed/failure
+    scorer_version: str = field(kw_only=True)   # which scorer produced valid/passed/failure (the caller says)
 
     @staticmethod
     def scored(run_id: str, instance_id: str, template: str, subset: str, split: str, scene_id: str,
                response: str, protocol: str | None, parsed: dict, valid: bool, passed: bool, failure: str | None,
-               errors: Sequence[str], submitted_at: float, **participant) -> ResponseRow:
+               errors: Sequence[str], submitted_at: float, *, scorer_version: str, **participant) -> ResponseRow:
         return ResponseRow(run_id, instance_id, template, subset, split, scene_id, response, protocol,
                            json.dumps(parsed), int(valid), int(passed), failure, json.dumps(list(errors)),
-                           submitted_at, **participant)
+                           submitted_at, scorer_version=scorer_version, **participant)
 
 
 _COLUMNS = [f.name for f in fields(ResponseRow)]
@@ -63,7 +62,7 @@ _INSERT = (f"INSERT INTO responses({', '.join(_COLUMNS)}) VALUES ({', '.join('?'
 def write_responses(conn: Connection, rows: Sequence[ResponseRow]) -> int:
     """Insert rows inside the caller's transaction (a whole run at once is fine: one executemany).
 
-    A second row for the same (run, participant, instance, kind, attempt) raises IntegrityError (rose_core.store), so
+    A second row for the same (run, participant, instance, kind, attempt) raises IntegrityError (storage.connection), so
     the caller's transaction rolls back and nothing is half-stored."""
     conn.executemany(_INSERT, [tuple(getattr(r, c) for c in _COLUMNS) for r in rows])  # astuple deep-copies: 10x slower
     return len(rows)

@@ -1,8 +1,8 @@
 """Experimenter sign-in attempts: every attempt logged (when, from which client address and session, outcome),
-and the failures that decide a lockout (policy: `rose_core.auth.GuessPolicy`)."""
+and the failures that decide a lockout (policy: `rose_core.instrument.auth.GuessPolicy`)."""
 from __future__ import annotations
 
-from ..store import Connection
+from .connection import Connection
 from typing import Literal
 
 Outcome = Literal["ok", "wrong", "refused"]

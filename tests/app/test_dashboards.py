@@ -234,8 +234,8 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
     import shutil
 
     import ui.dash
-    from rose_core.run_import import import_run
-    from rose_core.store import Store
+    from rose_core.runs.importer import import_run
+    from rose_core.storage.connection import Store
 
     db = tmp_path / "rose.db"
     shutil.copy(populated_db.path, db)
@@ -299,11 +299,11 @@ def test_every_analysis_page_warns_of_a_run_that_left_errored_samples_out(dash_e
                                                                         monkeypatch):
     """A run imported with --errored skip has rates over fewer samples than the dataset: each analysis page says
     which run and how many, beside the numbers."""
-    from rose_core.run_import import import_run
+    from rose_core.runs.importer import import_run
     from tests.backends import clone
 
     store = clone(dash_env, str(tmp_path / "rose.db"))
-    from rose_core.run_import import LMMS_FAILED
+    from rose_core.runs.importer import LMMS_FAILED
 
     insts = list(small_dataset.instances.values())   # an lmms-eval samples file whose last two requests failed
     f = tmp_path / "samples_rose.jsonl"

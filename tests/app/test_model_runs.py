@@ -4,8 +4,8 @@ import os
 
 from streamlit.testing.v1 import AppTest
 
-from rose_core.run_import import import_run, list_runs
-from rose_core.store import Store
+from rose_core.runs.importer import import_run, list_runs
+from rose_core.storage.connection import Store
 
 from .conftest import PASSWORD, ROOT
 

@@ -4,8 +4,8 @@ import os
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rose_core.store import Store
-from rose_core.study import ItemScreen, ParticipantSession, StudyConfig, create_study, get_study, set_active
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import ItemScreen, ParticipantSession, StudyConfig, create_study, get_study, set_active
 from tests.participants import answer
 
 from .conftest import ROOT

@@ -10,8 +10,8 @@ from rose_core.instrument.config import StudyConfig
 from rose_core.instrument.episode_session import EpisodeScreen, EpisodeSession, create_sgp_study
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.session import join
-from rose_core.store import Store
-from rose_core.study import list_studies
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import list_studies
 from tests.sgp_players import play, run_to_end, sgp_small, solution  # noqa: F401  (sgp_small: the fixture)
 
 from .conftest import PASSWORD, ROOT
@@ -192,7 +192,7 @@ def test_results_page_shows_the_board_state_inference_answers_of_this_build(sgp_
     import json
 
     from rose_core.benchmarks.sgp.inference import inference_items
-    from rose_core.sgp_runs import import_inference
+    from rose_core.runs.sgp_inference_import import import_inference
     from rose_core.storage import inference as si
 
     lines = [{"item_id": it.item_id, "solver": "copier", "modality": "text", "response": "board:\n" + "\n".join(
@@ -216,7 +216,7 @@ def test_results_page_shows_the_board_state_inference_answers_of_this_build(sgp_
 
 def test_participants_are_shown_and_excluded_in_their_own_benchmark(sgp_env, sgp_small, small_dataset):  # noqa: F811
     from rose_core.analysis import ExclusionRules, participant_table
-    from rose_core.study import create_study
+    from rose_core.instrument.study import create_study
     from tests.participants import answer, new_session
 
     rose = create_study(sgp_env, small_dataset, StudyConfig(name="rose pilot", practice_items=0, attention_every=0,

@@ -7,8 +7,8 @@ import os
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rose_core.auth import PASSWORD_ENV, PASSWORD_FILE_ENV, POLICY_ENV
-from rose_core.store import Store
+from rose_core.instrument.auth import PASSWORD_ENV, PASSWORD_FILE_ENV, POLICY_ENV
+from rose_core.storage.connection import Store
 
 from .conftest import PASSWORD, ROOT
 

@@ -3,8 +3,8 @@ import os
 
 from streamlit.testing.v1 import AppTest
 
-from rose_core.store import Store
-from rose_core.study import list_studies
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import list_studies
 
 from .conftest import PASSWORD, ROOT
 
@@ -45,7 +45,7 @@ def test_create_study_from_the_form(app_env, monkeypatch):
 
 def test_without_an_address_the_link_is_not_guessed(app_env, monkeypatch):
     monkeypatch.delenv("ROSE_PUBLIC_URL", raising=False)
-    from rose_core.study import StudyConfig, create_study
+    from rose_core.instrument.study import StudyConfig, create_study
 
     create_study(Store(os.environ["ROSE_DB"]), app_env, StudyConfig(name="x"))
     at = signed_in()

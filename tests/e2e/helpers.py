@@ -1,8 +1,8 @@
 """Drive the participant UI like a person would, using the server's own records to know the answer."""
 from __future__ import annotations
 
-from rose_core.store import Store
-from rose_core.study import ItemScreen, open_session
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import ItemScreen, open_session
 
 
 def participant_id(store: Store, study_id: str, external_id: str) -> str:

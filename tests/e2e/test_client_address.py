@@ -2,8 +2,8 @@
 comes from a proxy named in ROSE_TRUSTED_PROXIES (HAProxy on this host: 127.0.0.1); by default nobody's."""
 import pytest
 
-from rose_core.store import Store
-from rose_core.study import StudyConfig, create_study
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import StudyConfig, create_study
 
 from .conftest import start_server
 from .helpers import script_run

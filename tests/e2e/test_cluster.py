@@ -5,8 +5,8 @@ unanswered item with their selection restored. Nothing acknowledged is lost, not
 experimenter page name ever shows. On PostgreSQL (the deployment) and on a shared SQLite file."""
 import pytest
 
-from rose_core.store import Store
-from rose_core.study import StudyConfig, create_study
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import StudyConfig, create_study
 from tools.cluster import COOKIE, Cluster
 
 from .conftest import PASSWORD

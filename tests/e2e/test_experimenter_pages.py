@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from rose_core.analysis.drilldown import fmt_cells
-from rose_core.store import Store
-from rose_core.study import StudyConfig, create_study
-from rose_core.views import PUBLIC_URL_ENV
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.page_data import PUBLIC_URL_ENV
 
 from .conftest import PASSWORD, start_server
 from .grid_harness import DESKTOP
@@ -115,7 +115,8 @@ def test_studies_page_builds_a_study_s_export_when_its_button_is_clicked(live, b
     """The page shows each table's row count and builds the file only when a button is clicked (at 100,000
     responses, reading and encoding them at every rerun cost the sign-in seconds): the file is the study's rows,
     as many as the count said, through the one CSV encoder."""
-    from rose_core.exports import frame_bytes, table_frame
+    from rose_core.common.csv_safety import frame_bytes
+    from rose_core.instrument.exports import table_frame
     from tests.participants import answer, new_session
 
     store = Store(live.db)

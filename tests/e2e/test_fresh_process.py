@@ -6,8 +6,8 @@ of `app.py` called `st.navigation`, every new session listed those pages and ran
 the page scripts live in `app_pages/`)."""
 from pathlib import Path
 
-from rose_core.store import Store
-from rose_core.study import StudyConfig, create_study
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import StudyConfig, create_study
 
 from .conftest import start_server
 from .helpers import script_run

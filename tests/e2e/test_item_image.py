@@ -2,8 +2,8 @@
 instance's PNG bytes, and the messages of an item's reruns no longer carry the image."""
 import time
 
-from rose_core.store import Store
-from rose_core.study import StudyConfig, create_study
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import StudyConfig, create_study
 
 from .helpers import answer, shown_item, start
 

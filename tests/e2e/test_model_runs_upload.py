@@ -4,8 +4,8 @@ ids" is ticked) and a zip bomb are refused with nothing stored."""
 import json
 import zipfile
 
-from rose_core.run_import import list_runs
-from rose_core.store import Store
+from rose_core.runs.importer import list_runs
+from rose_core.storage.connection import Store
 
 from .conftest import PASSWORD
 

@@ -8,7 +8,7 @@ import zipfile
 import pytest
 
 from rose_core.analysis import report_data
-from rose_core.store import Store
+from rose_core.storage.connection import Store
 from tools.serve import Server
 
 from .conftest import PASSWORD

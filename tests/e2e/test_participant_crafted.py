@@ -13,8 +13,8 @@ from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 
-from rose_core.store import Store
-from rose_core.study import StudyConfig, create_study
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import StudyConfig, create_study
 from ui.click_grid import element_data
 
 

@@ -2,8 +2,8 @@
 import json
 import time
 
-from rose_core.store import Store
-from rose_core.study import StudyConfig, create_study
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import StudyConfig, create_study
 
 from . import helpers
 from .helpers import answer, participant_id, shown_item, wait_stage

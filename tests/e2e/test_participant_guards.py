@@ -5,8 +5,8 @@ from __future__ import annotations
 import resource
 import sqlite3
 
-from rose_core.store import Store
-from rose_core.study import StudyConfig, create_study
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import StudyConfig, create_study
 
 from .grid_harness import DESKTOP
 from .helpers import participant_id, pressed_cells, shown_item, start, wait_until
@@ -139,7 +139,7 @@ def test_a_full_disk_on_submit_keeps_the_selection_and_sends_the_answer_once_it_
 
 def test_while_every_item_is_held_the_page_waits_and_continues_by_itself(live, browser, small_dataset):
     from rose_core.instrument.ids import system_clock
-    from rose_core.study import main_pool
+    from rose_core.instrument.study import main_pool
     from tests.participants import new_session
 
     study = _study(live, small_dataset, "wait", items_per_participant=1, target_per_instance=1)

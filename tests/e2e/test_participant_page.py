@@ -10,9 +10,9 @@ import json
 import pytest
 
 from rose_core.instrument.ids import SequentialIds, system_clock
-from rose_core.instrument.items import OneShotAnswer
-from rose_core.store import Store
-from rose_core.study import ItemScreen, StudyConfig, create_study
+from rose_core.benchmarks.items import OneShotAnswer
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import ItemScreen, StudyConfig, create_study
 
 from ..participants import answer as answer_in_session
 from ..participants import new_session

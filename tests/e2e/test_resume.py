@@ -1,6 +1,6 @@
 """Resume: a reload, a closed tab and a killed server all continue at the next unanswered item."""
-from rose_core.store import Store
-from rose_core.study import StudyConfig, create_study
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import StudyConfig, create_study
 
 from .helpers import answer, shown_item, start
 

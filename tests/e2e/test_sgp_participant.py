@@ -7,7 +7,7 @@ import pytest
 from rose_core.benchmarks.sgp import SHAPE_2D
 from rose_core.instrument.config import StudyConfig
 from rose_core.instrument.episode_session import EpisodeScreen, create_sgp_study, open_episode_session
-from rose_core.store import Store
+from rose_core.storage.connection import Store
 from tests.sgp_players import sgp_small, solution  # noqa: F401  (sgp_small: the fixture)
 
 from .conftest import start_server

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from rose_core.auth import DEFAULT_POLICY, GuessPolicy
-from rose_core.store import Store
+from rose_core.instrument.auth import DEFAULT_POLICY, GuessPolicy
+from rose_core.storage.connection import Store
 
 from .conftest import PASSWORD, start_server
 from .helpers import wait_until

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ...benchmarks.rose.dataset import Dataset
 from ...benchmarks.rose.records import GROUPS
-from ...store import Store
+from ...storage.connection import Store
 from ..agreement import human_agreement, human_model_agreement
 from ..bridges import bridge_table, published_bridges
 from ..difficulty import DIFFICULTY_PARAMS, difficulty_table, instance_params

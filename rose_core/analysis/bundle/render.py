@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...exports import frame_bytes
+from ...common.csv_safety import frame_bytes
 from ..formats import fmt, fmt_interval, is_missing
 from .paper import Column, PaperTable
 

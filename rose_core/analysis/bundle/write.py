@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ...benchmarks.rose.dataset import Dataset
 from ...benchmarks.rose.scoring import SCORER_VERSION
-from ...store import Store
+from ...storage.connection import Store
 from .checklist import checklist_items, checklist_markdown, methods_paragraph
 from .figures import FORMATS, PNG_SCALE, paper_figures, render_figures
 from ..selection import ExclusionRules, Filters

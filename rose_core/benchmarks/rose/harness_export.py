@@ -20,7 +20,7 @@ from typing import Literal
 
 import pandas as pd
 
-from ...exports import harness_tsv_bytes
+from ...common.csv_safety import harness_tsv_bytes
 from .dataset import Dataset
 from .records import TEMPLATE_LABEL, Instance
 

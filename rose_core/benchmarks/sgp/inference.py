@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ...problems import ProblemsError, checked_records
+from ...common.problems import ProblemsError, checked_records
 from .board import COLOURS, SHAPE_FROM_2D, SHAPES, BoardError, board_from_state, coord, parse_coord
 
 if TYPE_CHECKING:

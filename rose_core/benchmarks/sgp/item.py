@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
-from ...instrument.items import EpisodeEnd, ItemResult, ItemShape, Move, StepOutcome
+from ..items import EpisodeEnd, ItemResult, ItemShape, Move, StepOutcome
 from .actions import OUTCOMES, apply_action, parse_action
 from .board import SHAPE_2D, StateKind, board_from_state, coord
 from .render import CELL_2D, Modality, render_png, render_text, text_lines

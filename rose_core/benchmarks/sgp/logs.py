@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...problems import ProblemsError, checked_records
+from ...common.problems import ProblemsError, checked_records
 from .dataset import SgpDataset
 from .play import STEP_CAP, EpisodeLog, Replay
 

@@ -93,7 +93,7 @@ def steps_frame(logs: Iterable[EpisodeLog]) -> pd.DataFrame:
 
 
 def _wilson(k: int, n: int) -> tuple[float, float]:
-    from ...analysis.tables import wilson   # the project's one Wilson interval (statsmodels)
+    from ...common.stats import wilson  # the project's one Wilson interval (statsmodels)
 
     return wilson(k, n)
 
@@ -131,7 +131,7 @@ def _bootstrap_mean(values: np.ndarray, units: np.ndarray, n_boot: int, rng: np.
 def step_deviation(episodes: pd.DataFrame, by: Sequence[str] = GROUP, n_boot: int = BOOT,
                    seed: int = SEED) -> pd.DataFrame:
     """Per group: iVISPAR's mean step deviation from the optimal path (mean d at t = c1) with its interval."""
-    from ...analysis.tables import solver_rng
+    from ...common.stats import solver_rng
 
     if episodes["d_at_c1"].isna().any():
         r = episodes[episodes["d_at_c1"].isna()].iloc[0]
@@ -194,7 +194,7 @@ def inference_table(rows: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) ->
     100 geoms on the true boards with a 95% percentile bootstrap interval resampling episodes (an episode's
     start and goal boards, and repeated samples, come along together). `rows`: one per answer, with the
     scorer's counts (`inference.scored_rows`)."""
-    from ...analysis.tables import solver_rng
+    from ...common.stats import solver_rng
 
     if rows.empty:
         raise MetricsInputError("no board-state inference answers")

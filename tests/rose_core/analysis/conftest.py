@@ -12,8 +12,8 @@ import json
 import pytest
 
 from rose_core.benchmarks.rose.records import MAIN_TEMPLATES
-from rose_core.run_import import import_run
-from rose_core.store import Store
+from rose_core.runs.importer import import_run
+from rose_core.storage.connection import Store
 
 RATES = {"T1": 80.0, "T2": 60.0, "T3": 40.0, "T4": 20.0, "T5": 0.0}
 PANEL = ["P0", "P1", "P2", "P3"]
@@ -51,7 +51,7 @@ def panel(small_dataset, backend, tmp_path_factory, request):
     from rose_core.benchmarks.rose.agents import run_agent
     from rose_core.instrument.ids import SequentialIds
     from rose_core.instrument.session import End, ItemScreen
-    from rose_core.study import StudyConfig, create_study, main_pool
+    from rose_core.instrument.study import StudyConfig, create_study, main_pool
     from tests.participants import new_session, submit_payload
 
     ds = small_dataset

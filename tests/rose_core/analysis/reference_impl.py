@@ -9,10 +9,11 @@ import pandas as pd
 from rose_core.analysis.agreement import _CELL, _Context
 from rose_core.analysis.answers import AnalysisInputError
 from rose_core.analysis.frame import _FLOATS, _INTS, _SQL
-from rose_core.solver_labels import label_of
+from rose_core.common.solver_labels import label_of
 from rose_core.analysis.selection import _longest_streaks
-from rose_core.store import Store, read_frame
-from rose_core.analysis.tables import solver_rng, wilson
+from rose_core.storage.connection import Store
+from rose_core.storage.columns import read_frame
+from rose_core.common.stats import solver_rng, wilson
 from rose_core.benchmarks.rose.metrics import ACTION, COUNTING, Summary, mean_of_rates, rate
 from rose_core.benchmarks.rose.records import GROUPS, MAIN_TEMPLATES, SUBSET_GROUP, TEMPLATE_LABEL
 

@@ -7,7 +7,7 @@ import pytest
 
 from rose_core.analysis import decode_answer, decode_event, drill_down, replay, replay_disagrees, responses_frame
 from rose_core.instrument.ids import SequentialIds
-from rose_core.study import StudyConfig, create_study
+from rose_core.instrument.study import StudyConfig, create_study
 from tests.participants import new_session, submit_payload
 
 
@@ -102,7 +102,7 @@ def test_a_response_replaced_after_the_frame_was_read_is_refused_not_shown_besid
     between (SQLite reuses the freed ids) or a verdict rewritten in place must not put another answer's record
     beside the frame's verdict: the record read must belong to the frame's row (same run, instance, participant,
     verdict), else it is refused like a response that is gone."""
-    from rose_core.run_import import import_run
+    from rose_core.runs.importer import import_run
     from tests.backends import clone
 
     store = clone(populated_db, fresh_location())

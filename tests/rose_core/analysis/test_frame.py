@@ -7,14 +7,14 @@ import pandas as pd
 
 from rose_core.analysis import responses_frame
 from rose_core.analysis.persist import CACHE_ENV, local_prefix
-from rose_core.run_import import import_run
+from rose_core.runs.importer import import_run
 from tests.backends import clone
 
 
 def test_frame_cache_appends_new_responses_and_reloads_after_removal(populated_db, small_dataset, tmp_path,
                                                                      fresh_location):
     from rose_core.analysis import FrameCache
-    from rose_core.run_import import delete_run
+    from rose_core.runs.importer import delete_run
 
     store = clone(populated_db, fresh_location())
     cache = FrameCache(store)
@@ -81,7 +81,7 @@ def test_human_version_follows_the_participants_data_only(populated_db, small_da
     while a study's run made anew (a database rebuilt at the same path with as many participant responses) or a
     rescore's generation changes it."""
     from rose_core.analysis import human_version
-    from rose_core.store import bump_verdicts_generation
+    from rose_core.storage.schema import bump_verdicts_generation
 
     store = clone(populated_db, fresh_location())
     v1 = human_version(store)
@@ -117,8 +117,8 @@ def test_runs_whose_names_read_as_another_solver_s_label_keep_their_own_rows(sma
     """Databases imported before such names were refused: a model named 'oracle (agent)' beside the agent
     'oracle', or named 'Human', must not be pooled with them (the tables group by label)."""
     from rose_core.analysis import report_data
-    from rose_core.benchmarks.rose.scoring import score
-    from rose_core.run_import import _store_run
+    from rose_core.benchmarks.rose.scoring import SCORER_VERSION, score
+    from rose_core.runs.importer import _store_run
     from rose_core.storage.responses import ResponseRow
 
     insts = small_dataset.select(templates=["T1", "T2", "T3", "T4", "T5"])
@@ -129,7 +129,7 @@ def test_runs_whose_names_read_as_another_solver_s_label_keep_their_own_rows(sma
             s = score(small_dataset.key(i.instance_id), i.protocol_answer if right else "COUNT(99)")
             rows.append(ResponseRow.scored(f"{kind}:{name}", i.instance_id, i.template, i.subset, i.split, i.scene_id,
                                            "", s.parsed.canonical, s.parsed.to_json(), s.valid, s.passed, s.failure,
-                                           s.errors, 0.0))
+                                           s.errors, 0.0, scorer_version=SCORER_VERSION))
         _store_run(store, f"{kind}:{name}", kind, name, "x", "jsonl", small_dataset.dataset_hash, {}, rows, False)
 
     put("agent", "oracle", True)
@@ -152,8 +152,8 @@ def test_two_postgresql_databases_named_by_libpq_defaults_never_share_a_snapshot
     from rose_core.analysis import FrameCache
     from rose_core.instrument.ids import FakeClock, SequentialIds
     from rose_core.instrument.session import ItemScreen
-    from rose_core.store import Store
-    from rose_core.study import list_studies
+    from rose_core.storage.connection import Store
+    from rose_core.instrument.study import list_studies
 
     from tests.backends import with_database
     from tests.participants import answer, new_session
@@ -193,7 +193,7 @@ def test_an_answer_committed_while_the_frame_is_read_is_counted_once(populated_d
     from rose_core.analysis import frame as frame_module
     from rose_core.instrument.ids import FakeClock, SequentialIds
     from rose_core.instrument.session import ItemScreen
-    from rose_core.study import list_studies
+    from rose_core.instrument.study import list_studies
 
     from tests.participants import answer, new_session
 
@@ -228,7 +228,7 @@ def test_an_unusable_cache_folder_only_costs_a_full_read(pg_server, monkeypatch,
     another user, mode 700) or name: the dashboards then read the database, they never fail. (A name too long
     to look up stands in for a folder not searchable: the tests may run as root, who may search every folder.)"""
     from rose_core.analysis import FrameCache
-    from rose_core.store import Store
+    from rose_core.storage.connection import Store
 
     for unusable in (tmp_path / ("x" * 300), tmp_path / "locked"):
         if unusable.name == "locked":

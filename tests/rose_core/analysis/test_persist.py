@@ -53,7 +53,7 @@ def test_code_version_names_the_analysis_code():
 
 def test_local_prefix_of_a_sqlite_database_is_its_file(tmp_path):
     from rose_core.analysis.persist import local_prefix
-    from rose_core.store import Store
+    from rose_core.storage.connection import Store
 
     store = Store(tmp_path / "rose.db")
     try:
@@ -69,7 +69,7 @@ def test_local_prefix_is_a_name_of_the_postgresql_database(tmp_path, monkeypatch
     import psycopg
 
     from rose_core.analysis.persist import CACHE_ENV, local_prefix
-    from rose_core.store import Store
+    from rose_core.storage.connection import Store
     from tests.backends import with_database
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))

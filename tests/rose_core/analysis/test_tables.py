@@ -14,7 +14,7 @@ from rose_core.analysis import (
 )
 from rose_core.benchmarks.rose.metrics import ScoredRow, summarize
 from rose_core.benchmarks.rose.records import MAIN_TEMPLATES
-from rose_core.run_import import import_run
+from rose_core.runs.importer import import_run
 from tests.backends import clone
 
 from .conftest import RATES

@@ -167,8 +167,8 @@ def test_awkward_values_read_as_the_rows_read_before_and_counted_as_sql_counts(p
     """The frame read whole (or, with a separator inside a value, as rows) is the frame read before, cell for
     cell; and the main table's rates are the database's own counts (an oracle that shares no code with it)."""
     from rose_core.analysis import responses_frame
-    from rose_core.solver_labels import label_of
-    from rose_core.store import fetch_columns
+    from rose_core.common.solver_labels import label_of
+    from rose_core.storage.columns import fetch_columns
     from tests.backends import clone
 
     store = clone(populated_db, fresh_location())
@@ -218,7 +218,8 @@ def test_the_single_precision_bootstrap_is_exact_up_to_its_guard_and_double_beyo
     """The resampled sums are one float32 product while every partial sum is a whole number below 2**24
     (units × the largest count of a unit), float64 otherwise: intervals bit-identical to the float64 product
     either side of the limit (the heavy unit's count lands just below, at and above it)."""
-    from rose_core.analysis.tables import _bootstrap_means, solver_rng
+    from rose_core.analysis.tables import _bootstrap_means
+    from rose_core.common.stats import solver_rng
 
     df = _bootstrap_frame(units, units, heavy)
     new = _bootstrap_means(df, 50, solver_rng(0, "s"))
@@ -230,7 +231,8 @@ def test_the_single_precision_bootstrap_is_exact_up_to_its_guard_and_double_beyo
 def test_bootstrap_outcomes_that_are_not_whole_are_summed_in_double_precision(outcome):
     """Fractional outcomes (not a frame's, but `main_rows` is public) would lose digits in float32: bit-identical
     to the double-precision product."""
-    from rose_core.analysis.tables import _bootstrap_means, solver_rng
+    from rose_core.analysis.tables import _bootstrap_means
+    from rose_core.common.stats import solver_rng
 
     for seed in range(5):
         df = _bootstrap_frame(seed, 30, outcome=outcome)

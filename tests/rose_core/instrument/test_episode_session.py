@@ -11,7 +11,7 @@ from rose_core.instrument.episode_session import (
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.policy import default_tiebreak
 from rose_core.instrument.session import Consent, End, Instructions, create_study, join
-from rose_core.store import Store
+from rose_core.storage.connection import Store
 from tests.sgp_players import payload, play, run_to_end, sgp_small, solution, solve  # noqa: F401  (sgp_small: fixture)
 
 

@@ -12,8 +12,8 @@ from rose_core.instrument.policy import CLOSED_TAB_GRACE_S, HOLDS_PER_ADDRESS_EN
 from rose_core.instrument.session import (
     Client, End, IdentityMismatch, ItemScreen, OtherTab, OtherTabError, ParticipantSession, StorageError, Wait,
 )
-from rose_core.store import Store
-from rose_core.study import StudyConfig, create_study, join, main_pool
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import StudyConfig, create_study, join, main_pool
 from tests.participants import answer, events_for, new_session, right_answer, run_to_end, submit_payload
 
 _IDS = SequentialIds("guard")
@@ -313,8 +313,8 @@ _CHILD = r'''
 import json, resource, sqlite3, sys
 from rose_core.benchmarks.rose.dataset import Dataset
 from rose_core.instrument.session import StorageError
-from rose_core.store import Store
-from rose_core.study import StudyConfig, create_study
+from rose_core.storage import Store
+from rose_core.instrument.study import StudyConfig, create_study
 from tests.participants import events_for, new_session, right_answer, submit_payload
 
 ds, store = Dataset.load(sys.argv[1]), Store(sys.argv[2])

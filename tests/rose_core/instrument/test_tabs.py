@@ -6,7 +6,7 @@ from rose_core.instrument.ids import FakeClock
 from rose_core.instrument.policy import CLOSED_TAB_GRACE_S, HOLDS_PER_ADDRESS_ENV
 from rose_core.instrument.session import Client, ItemScreen, OtherTab, ParticipantSession, Wait
 from rose_core.instrument.tabs import ProcessTabs, new_process_id, resumed_session, several_processes
-from rose_core.study import main_pool
+from rose_core.instrument.study import main_pool
 from tests.participants import answer
 
 from .test_guards import make, responses, tab_session

@@ -19,10 +19,11 @@ import pytest
 from rose_core.analysis import report_data, responses_frame
 from rose_core.instrument.ids import FakeClock, SequentialIds, stable_hash
 from rose_core.instrument.session import End, ItemScreen, Wait
-from rose_core.run_import import import_run
+from rose_core.runs.importer import import_run
 from rose_core.storage.pg import PgRow, translate
-from rose_core.store import SCHEMA_VERSION, IntegrityError, Store
-from rose_core.study import StudyConfig, create_study, main_pool
+from rose_core.storage.schema import SCHEMA_VERSION
+from rose_core.storage.connection import IntegrityError, Store
+from rose_core.instrument.study import StudyConfig, create_study, main_pool
 from tests.backends import with_database
 from tests.participants import answer, new_session, run_to_end
 
@@ -93,7 +94,7 @@ def test_app_processes_starting_at_once_migrate_once(pg_server):
     pg_server.admin.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')
     pg_server.made.append(name)
     url = with_database(pg_server.url, name)
-    code = "import sys; from rose_core.store import Store; s = Store(sys.argv[1]); print(s.schema_version()); s.close()"
+    code = "import sys; from rose_core.storage import Store; s = Store(sys.argv[1]); print(s.schema_version()); s.close()"
     procs = [subprocess.Popen([sys.executable, "-c", code, url], cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(4)]
     outs = [p.communicate(timeout=120) for p in procs]

@@ -8,9 +8,9 @@ import pytest
 from rose_core.benchmarks.rose.dataset import Dataset, DatasetError
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.session import ItemScreen
-from rose_core.store import Store
-from rose_core.study import StudyConfig, create_study, main_pool
-from rose_core.views import ensure_dataset
+from rose_core.storage.connection import Store
+from rose_core.instrument.study import StudyConfig, create_study, main_pool
+from rose_core.instrument.page_data import ensure_dataset
 from tests.participants import new_session
 
 

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from rose_core.benchmarks.rose.harness_export import FORMATS, export_dataset, manifest_path
-from rose_core.run_import import import_run
-from rose_core.store import Store
+from rose_core.runs.importer import import_run
+from rose_core.storage.connection import Store
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

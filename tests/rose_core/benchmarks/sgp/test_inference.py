@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import pytest
 
-from rose_core.analysis.tables import wilson
+from rose_core.common.stats import wilson
 from rose_core.benchmarks.sgp import parse_board_text, score_inference
 from rose_core.benchmarks.sgp.inference import InferenceFileError, inference_items, read_answers, scored_rows
 from rose_core.benchmarks.sgp.metrics import MetricsInputError, inference_table

@@ -6,7 +6,7 @@ from PIL import Image
 
 from rose_core.benchmarks.sgp.item import SgpItem
 from rose_core.benchmarks.sgp.render import GEOM_RGB
-from rose_core.instrument.items import EpisodeItem, Move
+from rose_core.benchmarks.items import EpisodeItem, Move
 
 from .helpers import board
 

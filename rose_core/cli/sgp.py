@@ -1,0 +1,224 @@
+"""`python -m rose_core sgp …`: build the SGP dataset, run the reference agents and models, score episode logs.
+
+Every SGP error is a ValueError naming what is wrong; `rose_core.cli.main` prints it and exits with 2."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..benchmarks.sgp.actions import OUTCOMES
+from ..benchmarks.sgp.agents import AGENTS, run_agent
+from ..benchmarks.sgp.dataset import SgpDataset, build_sgp_dataset, sgp_dataset_dir
+from ..benchmarks.sgp.generate import DEFAULT_SEED, BuildParams
+from ..benchmarks.sgp.logs import read_logs
+from ..benchmarks.sgp.inference import BOARDS
+from ..benchmarks.sgp.metrics import INFERENCE_CLASSES, episodes_frame, heatmap, summary_table
+from ..benchmarks.sgp.play import STEP_CAP
+from .common import progress_bar, report_run
+
+
+def _range(text: str) -> tuple[int, ...]:
+    """"2-11" or "3" or "2,4,6" → a tuple of ints."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        try:
+            out += list(range(int(lo), int(hi or lo) + 1))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected N, N-M or a comma-separated list") from None
+    return tuple(out)
+
+
+def cmd_build(a: argparse.Namespace) -> int:
+    params = BuildParams(seed=a.seed, board_size=a.board, geoms=a.geoms, c1=a.c1, per_cell=a.per_cell, c2=a.c2)
+    m = build_sgp_dataset(Path(a.out), params, workers=a.workers, progress=progress_bar("sgp build", "episode"),
+                          replace=a.force)
+    c = m["composition"]
+    print(f"built {a.out}  (seed {a.seed}, board {a.board}x{a.board}, dataset hash {m['dataset_hash']})")
+    print(f"episodes {c['episodes']}  images {c['images']}  geoms {min(a.geoms)}-{max(a.geoms)} x c1 "
+          f"{min(a.c1)}-{max(a.c1)} x {a.per_cell}  c2 {c['by_c2']}")
+    return 0
+
+
+def cmd_agent(a: argparse.Namespace) -> int:
+    ds = SgpDataset.load(a.episodes)
+    n = run_agent(a.name, ds, Path(a.out), samples=a.samples, seed=a.seed, step_cap=a.step_cap,
+                  progress=progress_bar(a.name, "play"))
+    print(f"wrote {n} episode logs of agent {a.name} to {a.out}")
+    return 0
+
+
+def _endpoint_options(a: argparse.Namespace) -> dict:
+    return {"concurrency": a.concurrency, "max_retries": a.retries, "timeout": a.timeout, "max_tokens": a.max_tokens,
+            "api_key_env": a.api_key_env}
+
+
+def cmd_run_model(a: argparse.Namespace) -> int:
+    from ..runs.sgp_model import ModelConfig, run_model_episodes
+
+    ds = SgpDataset.load(a.episodes)
+    cfg = ModelConfig(a.base_url, a.model, a.modality, a.step_cap, a.samples, **_endpoint_options(a))
+    res = run_model_episodes(ds, cfg, Path(a.out), limit=a.limit, progress=progress_bar(a.model, "play"))
+    return report_run(res, "plays")
+
+
+def cmd_score(a: argparse.Namespace) -> int:
+    ds = SgpDataset.load(a.episodes)
+    logs = [lg for f in a.logs for lg in read_logs(f, ds, default_solver=a.solver)]
+    table = summary_table(logs, n_boot=a.boot, seed=a.seed)
+    if a.json:
+        print(json.dumps(table.to_dict(orient="records"), indent=1))
+    else:
+        print(f"{'solver':<24}{'modality':>9}{'plays':>7}{'solved %':>22}{'deviation':>24}  " +
+              " ".join(f"{o[:6]:>7}" for o in OUTCOMES))
+        for r in table.to_dict(orient="records"):
+            print(f"{r['solver']:<24}{r['modality']:>9}{r['plays']:>7}"
+                  f"{r['solved_pct']:>8.1f} [{r['lo']:5.1f}, {r['hi']:5.1f}]"
+                  f"{r['deviation']:>10.2f} [{r['lo_dev']:5.2f}, {r['hi_dev']:5.2f}]  " +
+                  " ".join(f"{r[o]:>7.2f}" for o in OUTCOMES))
+        print("solved %: 95% Wilson interval over plays; deviation: mean d at t = c1 (iVISPAR's mean step deviation), "
+              "95% percentile bootstrap over episodes; outcome columns: mean steps of each class per play")
+    if a.heatmap:
+        ep = episodes_frame(logs)
+        for (solver, modality), g in ep.groupby(["solver", "modality"], sort=False):
+            print(f"\n{a.heatmap} by geoms (rows) x c1 (columns): {solver} ({modality})")
+            print(heatmap(g, a.heatmap).round(2).to_string())
+    return 0
+
+
+def cmd_infer_run(a: argparse.Namespace) -> int:
+    from ..runs.sgp_inference import InferenceConfig, run_inference
+
+    ds = SgpDataset.load(a.episodes)
+    cfg = InferenceConfig(a.base_url, a.model, a.modality, tuple(a.boards), a.samples, **_endpoint_options(a))
+    res = run_inference(ds, cfg, Path(a.out), limit=a.limit, progress=progress_bar(a.model, "board"))
+    return report_run(res, "boards")
+
+
+def inference_lines(rows: list[dict]) -> list[str]:
+    """The inference table as text: each figure with its interval, in the project's one number format."""
+    from ..analysis.formats import fmt_rate_ci
+
+    cols = ["exact", *INFERENCE_CLASSES]
+    head = f"{'solver':<24}{'modality':>9}{'boards':>7}  " + "  ".join(f"{c[:13]:>20}" for c in cols)
+    out = [head]
+    for r in rows:
+        cells = [fmt_rate_ci(r[c], r[c + " lo"], r[c + " hi"]) for c in cols]
+        out.append(f"{r['solver']:<24}{r['modality']:>9}{r['boards']:>7}  " + "  ".join(f"{x:>20}" for x in cells))
+    return out
+
+
+def cmd_infer_score(a: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ..benchmarks.sgp.inference import read_answers, scored_rows
+    from ..benchmarks.sgp.metrics import inference_table
+
+    ds = SgpDataset.load(a.episodes)
+    rows = [r for f in a.answers for r in scored_rows(read_answers(f, ds, a.solver, a.modality), ds)]
+    table = inference_table(pd.DataFrame(rows), n_boot=a.boot, seed=a.seed)
+    if a.json:
+        from ..analysis.formats import json_rows
+
+        print(json.dumps(json_rows(table), indent=1))
+        return 0
+    print("\n".join(inference_lines(table.to_dict(orient="records"))))
+    print("exact: % of boards written exactly right, 95% Wilson interval; the other columns per 100 geoms on the "
+          "true boards, 95% percentile bootstrap over episodes")
+    return 0
+
+
+def cmd_infer_import(a: argparse.Namespace) -> int:
+    from ..runs.sgp_inference_import import import_inference
+    from ..storage.connection import Store
+
+    ds = SgpDataset.load(a.episodes)
+    res = import_inference(Store(a.db), ds, a.answers, a.solver, a.modality, a.kind, a.replace)
+    for (solver, modality), n in res.groups.items():
+        again = " (replaced the earlier answers)" if (solver, modality) in res.replaced else ""
+        print(f"stored {n} board-state answers of {solver!r} ({modality}) on build {ds.dataset_hash}{again}")
+    return 0
+
+
+def _endpoint_arguments(p: argparse.ArgumentParser, unit: str) -> None:
+    """The options of every SGP model runner: the build, the endpoint, the output, the modality, and how to ask."""
+    p.add_argument("--episodes", default=str(sgp_dataset_dir()))
+    p.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--model", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--modality", choices=["3d", "2d", "text"], default="3d")
+    p.add_argument("--samples", type=int, default=1)
+    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--retries", type=int, default=5)
+    p.add_argument("--timeout", type=float, default=120.0)
+    p.add_argument("--max-tokens", type=int, default=2048)
+    p.add_argument("--limit", type=int, default=None, help=f"at most this many {unit} in this call")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY")
+
+
+def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sgp", help="iVISPAR's Sliding Geom Puzzle: build episodes, run agents and models, score logs")
+    ss = p.add_subparsers(dest="sgp_cmd", required=True)
+    b = ss.add_parser("build", help="generate episodes and their images into a dataset folder (atomically)")
+    b.add_argument("--out", default=str(sgp_dataset_dir()))
+    b.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    b.add_argument("--board", type=int, default=4)
+    b.add_argument("--geoms", type=_range, default=tuple(range(2, 12)), help="numbers of geoms, e.g. 2-11")
+    b.add_argument("--c1", type=_range, default=tuple(range(2, 12)), help="shortest path lengths, e.g. 2-11")
+    b.add_argument("--per-cell", type=int, default=3, help="episodes per (geoms, c1)")
+    b.add_argument("--c2", type=int, default=0, help="interference of every episode")
+    b.add_argument("--workers", type=int, default=None, help="rendering processes (default: one per core)")
+    b.add_argument("--force", action="store_true", help="replace an existing SGP dataset folder")
+    b.set_defaults(fn=cmd_build)
+    g = ss.add_parser("agent", help="play every episode with a reference agent, writing episode logs (JSONL)")
+    g.add_argument("name", choices=AGENTS)
+    g.add_argument("--episodes", default=str(sgp_dataset_dir()), help="the SGP dataset folder")
+    g.add_argument("--out", required=True)
+    g.add_argument("--samples", type=int, default=1, help="plays per episode (random agent)")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--step-cap", type=int, default=STEP_CAP)
+    g.set_defaults(fn=cmd_agent)
+    m = ss.add_parser("run-model", help="play episodes with a model behind an OpenAI-compatible endpoint (resumable)")
+    _endpoint_arguments(m, "plays")
+    m.add_argument("--step-cap", type=int, default=STEP_CAP)
+    m.set_defaults(fn=cmd_run_model)
+    s = ss.add_parser("score", help="check episode logs by replaying them, then print solved rate, step deviation "
+                                    "and outcome counts per solver and modality")
+    s.add_argument("logs", nargs="+", help="episode-log files (from `sgp agent`, `sgp run-model`, or elsewhere)")
+    s.add_argument("--episodes", default=str(sgp_dataset_dir()))
+    s.add_argument("--solver", default=None, help="solver name for lines without a 'solver' field")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--boot", type=int, default=1000)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--heatmap", choices=["solved", "d_at_c1", "min_d"], default=None)
+    s.set_defaults(fn=cmd_score)
+    i = ss.add_parser("infer-run", help="the board-state inference task: a model behind an OpenAI-compatible endpoint "
+                                        "writes each episode's start and goal board as text (resumable)")
+    _endpoint_arguments(i, "boards")
+    i.add_argument("--boards", nargs="+", choices=BOARDS, default=list(BOARDS))
+    i.set_defaults(fn=cmd_infer_run)
+    for name, fn, text in (("infer-score", cmd_infer_score, "score board-state inference answer files (JSONL): exact "
+                            "boards, correct, missed, hallucinated, mismatches, format errors per solver and modality"),
+                           ("infer-import", cmd_infer_import, "check and store a board-state inference answer file in "
+                            "the database (SGP results page, report --json)")):
+        q = ss.add_parser(name, help=text)
+        q.add_argument("answers", nargs="+" if name == "infer-score" else None,
+                       help="answer files: lines {item_id | episode_id + board, response, solver?, modality?, "
+                            "sample?, dataset_hash?, latency_s?}")
+        q.add_argument("--episodes", default=str(sgp_dataset_dir()))
+        q.add_argument("--solver", default=None, help="solver name for lines without a 'solver' field")
+        q.add_argument("--modality", choices=["3d", "2d", "text"], default=None,
+                       help="modality for lines without a 'modality' field")
+        if name == "infer-score":
+            q.add_argument("--json", action="store_true")
+            q.add_argument("--boot", type=int, default=1000)
+            q.add_argument("--seed", type=int, default=0)
+        else:
+            from ..storage.connection import db_location
+
+            q.add_argument("--db", default=db_location())
+            q.add_argument("--kind", choices=["model", "agent"], default="model")
+            q.add_argument("--replace", action="store_true", help="replace earlier answers of the same solver "
+                                                                   "and modality on this build")
+        q.set_defaults(fn=fn)

@@ -1,0 +1,43 @@
+"""What an experimenter watches while a study runs: who is where, how covered the instances are, and how many
+participants the study still needs."""
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+
+from ..benchmarks.rose.dataset import Dataset
+from .config import Study
+from .policy import main_pool
+from ..storage import participants as sp
+from ..storage.connection import Store
+
+
+def participants_frame(store: Store, study: Study) -> pd.DataFrame:
+    with store.connect() as c:
+        df = pd.DataFrame(sp.participants_summary(c, study))
+    if df.empty:
+        return df
+    df["status"] = df.apply(lambda r: r["end_reason"] or ("active" if time.time() - r["last_seen_at"] < 600
+                                                          else "idle"), axis=1)
+    for col in ("created_at", "last_seen_at", "consent_at", "finished_at"):
+        df[col] = pd.to_datetime(df[col], unit="s", utc=True)
+    return df
+
+
+def coverage(store: Store, ds: Dataset, study: Study) -> dict:
+    """Answers per pool instance against the target, and participants needed (pool × target ÷ items each)."""
+    pool = main_pool(ds, study.config)
+    with store.connect() as c:
+        counts = sp.main_answer_counts(c, study.run_id)
+        ends = sp.status_counts(c, study.study_id)
+    target = study.config.target_per_instance
+    per = [min(counts.get(i.instance_id, 0), target) for i in pool]
+    hist = pd.Series([counts.get(i.instance_id, 0) for i in pool]).value_counts().sort_index()
+    return {"pool": len(pool), "target": target, "answers": sum(counts.values()),
+            "complete_instances": sum(1 for v in per if v >= target),
+            "progress": sum(per) / (target * len(pool)) if pool else 0.0,
+            "histogram": {int(k): int(v) for k, v in hist.items()},
+            "participants_needed": study.participants_needed(len(pool)),
+            "participants_completed": int(ends.get("completed", 0)),
+            "participants_by_status": {str(k): int(v) for k, v in ends.items()}}

@@ -1,0 +1,3 @@
+"""Model runs in, verdicts out: run files read and imported (`importer`), a model run on a chat endpoint
+(`model`, `sgp_model`, `sgp_inference`), SGP board-state answers imported (`sgp_inference_import`), a response
+file read (`response_file`), stored verdicts rescored (`rescore`)."""

@@ -1,0 +1,302 @@
+"""The store on both backends (the `store` fixture: a SQLite file, a PostgreSQL database), and what is SQLite's own
+(WAL, connection reuse, migrating files left by older versions)."""
+import sqlite3
+import threading
+
+import pytest
+
+from rose_core.storage.schema import SCHEMA_VERSION
+from rose_core.storage.connection import IntegrityError, Store
+
+
+def test_a_new_database_is_versioned_and_reopening_migrates_nothing(store):
+    assert store.schema_version() == SCHEMA_VERSION
+    assert {"studies", "participants", "assignments", "runs", "responses", "events", "meta"} <= set(store.table_names())
+    again = Store(store.location)
+    assert again.schema_version() == SCHEMA_VERSION
+    again.close()
+
+
+def test_newer_schema_is_refused(store):
+    with store.write() as c:
+        c.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    with pytest.raises(RuntimeError, match="newer than this code"):
+        Store(store.location)
+
+
+def test_failed_write_rolls_back(store):
+    with pytest.raises(IntegrityError):
+        with store.write() as c:
+            c.execute("INSERT INTO studies VALUES ('a', 'n', 'h', '{}', 0, 1)")
+            c.execute("INSERT INTO studies VALUES ('a', 'n', 'h', '{}', 0, 1)")
+    assert store.query("SELECT count(*) AS n FROM studies")[0]["n"] == 0
+
+
+def test_concurrent_read_modify_write_never_locks_or_loses(store):
+    """Writers take turns (SQLite: BEGIN IMMEDIATE; PostgreSQL: the writers' advisory lock)."""
+    with store.write() as c:
+        c.execute("INSERT INTO meta VALUES ('counter', '0')")
+    errors = []
+
+    def worker():
+        try:
+            for _ in range(100):
+                with store.write() as c:
+                    v = int(c.execute("SELECT value FROM meta WHERE key = 'counter'").fetchone()[0])
+                    c.execute("UPDATE meta SET value = ? WHERE key = 'counter'", (str(v + 1),))
+        except Exception as e:  # pragma: no cover - the assertion below reports it
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert store.query("SELECT value FROM meta WHERE key = 'counter'")[0]["value"] == "800"
+
+
+def test_write_inside_write_on_one_thread_is_refused(store):
+    with pytest.raises(RuntimeError, match="inside another transaction"):
+        with store.write():
+            with store.write():
+                pass
+
+
+def test_one_writer_stores_a_whole_run_in_one_transaction_or_nothing(store):
+    from rose_core.benchmarks.rose.scoring import SCORER_VERSION
+    from rose_core.storage import ResponseRow, store_responses, write_responses
+
+    s = store
+    with s.write() as c:
+        c.execute("INSERT INTO runs(run_id, solver_kind, solver_name, dataset_hash, imported_at) "
+                  "VALUES ('model:m', 'model', 'm', 'h', 0)")
+    rows = [ResponseRow.scored("model:m", f"I{i}", "T1", "PixelEdit", "dev", f"S{i}", "COUNT(2)", "COUNT(2)",
+                               {"count": 2}, True, i % 2 == 0, None if i % 2 == 0 else "miscount",
+                               [] if i % 2 == 0 else ["miscount"], 1.0, scorer_version=SCORER_VERSION)
+            for i in range(1000)]
+    assert store_responses(s, rows) == 1000
+    got = s.query("SELECT count(*) AS n, sum(passed) AS p, min(participant_id) AS pid, max(kind) AS k FROM responses")
+    assert got == [{"n": 1000, "p": 500, "pid": "", "k": "main"}]
+    with pytest.raises(IntegrityError):  # a duplicate in the batch: the whole batch rolls back
+        with s.write() as c:
+            write_responses(c, [ResponseRow.scored("model:m", "J1", "T1", "PixelEdit", "dev", "S", "x", None, {}, False,
+                                                   False, "invalid", ["invalid"], 2.0,
+                                                   scorer_version=SCORER_VERSION)] + rows[:1])
+    assert s.query("SELECT count(*) AS n FROM responses")[0]["n"] == 1000
+
+
+def test_times_keep_their_sub_second_digits_and_text_sorts_byte_wise(store):
+    """Epoch seconds are 8-byte floats on both backends (PostgreSQL's REAL would keep ~7 digits), and text orders
+    as SQLite orders it, whatever the server's locale (the PostgreSQL columns are COLLATE "C")."""
+    t = 1_763_000_000.123456
+    with store.write() as c:
+        for sid in ("b", "B", "a", "_x", "é", "Z9"):
+            c.execute("INSERT INTO studies VALUES (?, 'n', 'h', '{}', ?, 1)", (sid, t))
+    rows = store.query("SELECT study_id, created_at FROM studies ORDER BY study_id")
+    assert [r["study_id"] for r in rows] == sorted(["b", "B", "a", "_x", "é", "Z9"])  # Python's order = code points
+    assert {r["created_at"] for r in rows} == {t}
+
+
+def test_a_caught_error_inside_a_transaction_is_never_committed_silently(store):
+    """SQLite undoes only the failed statement and the transaction goes on; PostgreSQL aborts the transaction, and
+    its COMMIT would quietly roll everything back. The PostgreSQL store refuses to pretend: the write raises."""
+
+    def body():
+        with store.write() as c:
+            c.execute("INSERT INTO studies VALUES ('a', 'n', 'h', '{}', 0, 1)")
+            try:
+                c.execute("INSERT INTO studies VALUES ('a', 'n', 'h', '{}', 0, 1)")
+            except IntegrityError:
+                pass
+
+    if store.dialect == "sqlite":
+        body()
+        assert store.query("SELECT study_id FROM studies") == [{"study_id": "a"}]
+    else:
+        with pytest.raises(sqlite3.OperationalError, match="roll the whole transaction back"):
+            body()
+        assert store.query("SELECT study_id FROM studies") == []
+
+
+# --------------------------------------------------------------------------- SQLite's own
+
+def test_new_database_is_wal_and_versioned(tmp_path):
+    s = Store(tmp_path / "x.db")
+    assert s.schema_version() == SCHEMA_VERSION
+    with s.connect() as c:
+        assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    tables = set(s.table_names())
+    assert {"studies", "participants", "assignments", "runs", "responses", "events", "meta"} <= tables
+    assert Store(tmp_path / "x.db").schema_version() == SCHEMA_VERSION  # reopening migrates nothing
+
+
+def test_version_1_database_is_migrated_to_the_current_schema(tmp_path):
+    from rose_core.storage.schema import MIGRATIONS
+
+    path = tmp_path / "old.db"
+    con = sqlite3.connect(path)  # a database as schema version 1 left it
+    con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    for stmt in MIGRATIONS[1]:
+        con.execute(stmt)
+    con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    con.execute("INSERT INTO studies VALUES ('s1', 'old study', 'h', '{}', 0, 1)")
+    con.commit()
+    con.close()
+    s = Store(path)
+    assert s.schema_version() == SCHEMA_VERSION >= 2
+    assert s.query("SELECT name FROM studies") == [{"name": "old study"}]  # data kept
+    idx = {r["name"] for r in s.query("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert "responses_participant" in idx
+
+
+def test_connections_are_reused_per_thread_and_the_wal_survives_a_rerun(tmp_path):
+    s = Store(tmp_path / "x.db")
+    opened = s.opened
+
+    def rerun():  # a Streamlit rerun: a new thread, several operations
+        for _ in range(5):
+            with s.write() as c:
+                c.execute("INSERT OR REPLACE INTO meta VALUES ('k', 'v')")
+            s.query("SELECT * FROM meta")
+
+    for _ in range(3):
+        t = threading.Thread(target=rerun)
+        t.start()
+        t.join()
+    assert s.opened - opened == 1  # one connection, handed from thread to thread through the pool
+    # The store's own connection stays open, so closing the last reader never checkpoints and deletes the WAL.
+    assert (tmp_path / "x.db-wal").exists()
+
+
+def test_migrations_apply_in_order_across_a_gap(tmp_path):
+    from rose_core.storage.schema import MIGRATIONS
+
+    path = tmp_path / "v2.db"
+    con = sqlite3.connect(path)  # a database as schema version 2 left it
+    con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    for v in (1, 2):
+        for stmt in MIGRATIONS[v]:
+            con.execute(stmt)
+    con.execute("INSERT INTO meta VALUES ('schema_version', '2')")
+    con.execute("INSERT INTO studies VALUES ('s1', 'old', 'h', '{}', 0, 1)")
+    con.execute("INSERT INTO participants(participant_id, study_id, external_id, source, counterbalance, created_at, "
+                "last_seen_at) VALUES ('p1', 's1', 'e', 'link', 0, 0, 0)")
+    con.execute("INSERT INTO assignments(participant_id, kind, position, instance_id, scene_id, assigned_at, "
+                "answered_at) VALUES ('p1', 'practice', 0, 'i', 's', 1, 2)")
+    con.commit()
+    con.close()
+    s = Store(path)
+    assert s.schema_version() == SCHEMA_VERSION
+    # Practice answered before feedback was stored counts as acknowledged: nobody sees old feedback again.
+    assert s.query("SELECT acknowledged_at FROM assignments") == [{"acknowledged_at": 2}]
+
+
+def _columns_table(store: Store, rows: list[tuple]) -> None:
+    with store.write() as c:
+        c.execute("CREATE TABLE cols (id INTEGER PRIMARY KEY, k INTEGER NOT NULL, n INTEGER, t TEXT, u TEXT, "
+                  "f REAL, g REAL)")
+        c.executemany("INSERT INTO cols(k, n, t, u, f, g) VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+
+def _as_rows(store: Store, where: str = "", params: tuple = ()) -> list[tuple]:
+    from rose_core.storage.columns import fetch_rows
+
+    with store.connect() as c:
+        return fetch_rows(c, f"SELECT k, n, t, u, f, g FROM cols {where} ORDER BY k", params)[1]
+
+
+def _read(store: Store, where: str = "", params: tuple = (), ints: tuple = ("n",)):
+    from rose_core.storage.columns import fetch_columns
+
+    with store.connect() as c:
+        return fetch_columns(c, f"cols {where}", "k", text=("t", "u"), ints=ints, floats=("f", "g"), params=params)
+
+
+def test_columns_read_whole_are_the_rows_read_one_by_one(store):
+    """Text with commas, quotes, non-ASCII and empty strings, NULL text and floats, floats whose short text form
+    is not exact, rows stored out of key order: the same values, in the key's order."""
+    import math
+
+    import numpy as np
+
+    tricky = [0.1, 1 / 3, 5e-324, 1.7976931348623157e308, 0.30000000000000004, 1e23, 123456789.12345679, -0.0]
+    rows = [(k, k * 7 - 3, None if k % 5 == 0 else f"t{k % 4},'x' é", "" if k % 3 == 0 else f"u{k}",
+             None if k % 4 == 0 else tricky[k % len(tricky)] * k, None if k % 2 else 2.0 ** -k)
+            for k in (9, 3, 12, 1, 20, 7, 15, 2, 11, 18, 4, 16)]
+    _columns_table(store, rows)
+    for where, params in (("", ()), ("WHERE k > ?", (4,)), ("WHERE k > ?", (99,))):
+        got, want = _read(store, where, params), _as_rows(store, where, params)
+        assert got is not None and list(got["k"]) == [r[0] for r in want]
+        assert got["k"].dtype == np.int64 and got["n"].dtype == np.int64 and got["t"].dtype == object
+        for j, col in enumerate(("n", "t", "u")):
+            assert list(got[col]) == [r[1 + j] for r in want]
+        for j, col in enumerate(("f", "g")):
+            for v, r in zip(got[col], want):
+                assert (math.isnan(v) and r[4 + j] is None) or (v == r[4 + j] and str(v) == str(r[4 + j]))
+
+
+def test_columns_read_whole_stay_aligned_when_updates_move_rows(store):
+    """Each column is joined in the scan's order (no sort per column): rows rewritten in place (on PostgreSQL a new
+    row version at the end of the table, as `rescore` and a replaced run leave them) still come out aligned, in the
+    key's order."""
+    rows = [(k, k, f"t{k}", f"u{k}", float(k), None) for k in range(1, 41)]
+    _columns_table(store, rows)
+    with store.write() as c:
+        c.execute("UPDATE cols SET t = t || '!', n = n + 1000 WHERE k % 3 = 0")
+        c.execute("UPDATE cols SET u = 'moved', g = 0.5 WHERE k IN (2, 17, 40)")
+        c.execute("DELETE FROM cols WHERE k = 5")
+        c.execute("INSERT INTO cols(k, n, t, u, f, g) VALUES (5, 5, 't5 again', 'u5', 5.0, NULL)")
+    got, want = _read(store), _as_rows(store)
+    assert got is not None and list(got["k"]) == [r[0] for r in want] == list(range(1, 41))
+    for j, col in enumerate(("n", "t", "u")):
+        assert list(got[col]) == [r[1 + j] for r in want]
+    assert [None if v != v else v for v in got["g"]] == [r[5] for r in want]
+
+
+@pytest.mark.parametrize("bad", ["a\x1fb", "a\x1eb", "\x1e", "\x1f"])
+def test_a_value_holding_a_separator_is_refused_not_misread(store, bad):
+    _columns_table(store, [(1, 1, "x", None, None, None), (2, 2, bad, "y", 1.5, None), (3, 3, None, "z", None, 2.5)])
+    assert _read(store) is None
+
+
+def test_an_integer_column_with_null_is_refused_not_misaligned(store):
+    _columns_table(store, [(1, 1, "x", "u", None, None), (2, None, "y", "v", None, None)])
+    assert _read(store) is None
+    assert _read(store, ints=()) is not None      # the key alone is fine
+
+
+@pytest.mark.parametrize("at", [0, 1, 2])
+@pytest.mark.parametrize("bad", ["abc", 1.5, "1.5", "0x10", "", " 1,", "1,", "9223372036854775808", "-", "+", " ",
+                                 "\n", "- 1", "+ 1", "-\t1", b"-", "1_000", "\u0661\u0662"])
+def test_an_integer_column_holding_a_non_integer_is_refused_not_misread(store, bad, at):
+    """SQLite keeps what an INTEGER column cannot convert (its loose typing): read as rows, never as a wrong int
+    (numpy's own parser reads a lone sign or blanks as 0), wherever the value is in the scan."""
+    if store.dialect != "sqlite":
+        pytest.skip("PostgreSQL types its columns: an integer column holds integers")
+    rows = [(1, 1, "x", "u", None, None), (2, 2, "y", "v", None, None), (3, 3, "z", "w", None, None)]
+    rows[at] = (rows[at][0], bad, *rows[at][2:])
+    _columns_table(store, rows)
+    assert _read(store) is None
+
+
+def test_an_integer_column_with_null_and_a_comma_is_refused_not_misaligned(store):
+    """A NULL (left out of the join) and a value holding the separator (one value too many) even out the count: the
+    column's own non-NULL count tells them apart."""
+    if store.dialect != "sqlite":
+        pytest.skip("PostgreSQL types its columns: an integer column holds no comma")
+    _columns_table(store, [(1, None, "x", "u", None, None), (2, "7,8", "y", "v", None, None),
+                           (3, 3, "z", "w", None, None)])
+    assert _read(store) is None
+
+
+@pytest.mark.parametrize("big", ["99999999999999999999", "-99999999999999999999", str(2 ** 63 - 1)])
+def test_an_integer_beyond_64_bits_is_refused_not_cut_short(store, big):
+    """Digits read as an integer from a text column: numpy's parser would saturate them at the int64 limit, so a
+    value at the limit itself is refused too (the rows then read it, exactly)."""
+    from rose_core.storage.columns import fetch_columns
+
+    _columns_table(store, [(1, 1, "1", "u", None, None), (2, 2, big, "v", None, None)])
+    with store.connect() as c:
+        assert fetch_columns(c, "cols", "k", ints=("t",)) is None
+        assert list(fetch_columns(c, "cols WHERE k = 1", "k", ints=("t",))["t"]) == [1]
