@@ -292,11 +292,11 @@ def show_feedback(fb: PracticeFeedback) -> None:
     elif fb.outcome == "screened_out":
         st.info("That was the last practice round.")
     # Stored in the callback, before the rerun: that one rerun already shows the next screen.
-    st.button("Continue", type="primary", key="part_fb_btn", on_click=calmly(session.acknowledge_feedback),
-              args=(fb.view_id,))
+    st.button("Continue", type="primary", key="part_fb_btn",
+              on_click=storage_fault_logged(session.acknowledge_feedback), args=(fb.view_id,))
 
 
-def calmly(action):
+def storage_fault_logged(action):
     """A button's callback: a storage fault leaves the screen as it was (the next run says so) instead of a
     traceback."""
     def run(*args):
@@ -320,7 +320,7 @@ match screen:
             st.info(f"The study has a time limit of {limit} minutes from the moment you agree.")
         agree = st.checkbox("I have read the above and agree to take part.", key="part_agree")
         st.button("Continue", type="primary", disabled=not agree, key="part_consent_btn",
-                  on_click=calmly(session.consent))
+                  on_click=storage_fault_logged(session.consent))
 
     case Instructions(has_practice=has_practice):
         st.title("How it works")
@@ -340,7 +340,7 @@ match screen:
         if has_practice:
             st.markdown("First a short practice with feedback: one screen of each kind you will meet.")
         st.button("I understand, start the practice" if has_practice else "I understand, start",
-                  type="primary", key="part_instr_btn", on_click=calmly(session.finish_instructions))
+                  type="primary", key="part_instr_btn", on_click=storage_fault_logged(session.finish_instructions))
 
     case PracticeFeedback():
         show_feedback(screen)
@@ -352,7 +352,8 @@ match screen:
         st.title("This study is open in another tab")
         st.markdown("You have this study open in another tab or window. Please continue there, or continue here: "
                     "the other tab then stops. (Only one tab at a time can record your answers.)")
-        st.button("Continue here", type="primary", key="part_take_over", on_click=calmly(session.take_over))
+        st.button("Continue here", type="primary", key="part_take_over",
+                  on_click=storage_fault_logged(session.take_over))
         wait_for_change(screen)
 
     case Wait(reason=reason):

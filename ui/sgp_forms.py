@@ -7,7 +7,7 @@ import streamlit as st
 
 from rose_core.instrument.config import SGP_DEFAULT_STEP_CAP, Study, StudyConfig, StudyError
 from rose_core.instrument.episode_session import create_sgp_study, sgp_coverage
-from rose_core.storage import episodes as se
+from rose_core.storage import episodes
 from rose_core.storage.connection import Store
 from ui.dash import table_downloads
 
@@ -94,12 +94,12 @@ def sgp_study_monitor(store: Store, sgp, study: Study) -> None:
                + ". Players per episode: " + ", ".join(f"{k}×: {v}" for k, v in cov["histogram"].items()))
     st.markdown("#### Participants")
     with store.connect() as c:
-        parts = pd.DataFrame(se.participants_summary(c, study.run_id, study.study_id))
+        parts = pd.DataFrame(episodes.participants_summary(c, study.run_id, study.study_id))
     if parts.empty:
         st.info("Nobody has opened the link yet.")
     else:
         st.dataframe(parts, hide_index=True, width="stretch")
     st.markdown("#### Export")
-    table_downloads(store, tuple(se.EXPORT_TABLES), study.study_id, "studies_sgp")
+    table_downloads(store, tuple(episodes.EXPORT_TABLES), study.study_id, "studies_sgp")
     with st.expander("Configuration"):
         st.json(pd.Series(cfg.__dict__).to_dict())

@@ -93,7 +93,7 @@ def sgp_participants(store: Store, dataset_hash: str | None = None, studies: tup
     """Every participant of the SGP studies (on this build, or all; all studies, or these), whether or not they
     reached a main episode: who, practice, how they ended. The SGP counterpart of ROSE's
     `selection.participant_table` people."""
-    from ..storage import episodes as se
+    from ..storage import episodes
     from ..instrument.config import load_studies
 
     with store.connect() as conn:
@@ -101,7 +101,7 @@ def sgp_participants(store: Store, dataset_hash: str | None = None, studies: tup
                   and (dataset_hash is None or s.dataset_hash == dataset_hash)]
         rows = [{"study_id": s.study_id, "study": s.name, "modality": s.config.sgp_modality, **r}
                 for s in sorted(chosen, key=lambda s: s.study_id)
-                for r in se.participants_summary(conn, s.run_id, s.study_id)]
+                for r in episodes.participants_summary(conn, s.run_id, s.study_id)]
     cols = PARTICIPANT_COLUMNS[:9]
     return pd.DataFrame([{k: r[k] for k in cols} for r in rows], columns=cols)
 
@@ -252,10 +252,10 @@ def inference_scored(store: Store, dataset_hash: str | None = None) -> pd.DataFr
     """Every stored board-state inference answer (of one build, or all), scored now against its stored truth
     by the benchmark's scorer: one row per answer with the scorer's counts."""
     from ..benchmarks.sgp.inference import COUNT_COLUMNS
-    from ..storage import inference as si
+    from ..storage import inference
 
     with store.connect() as conn:
-        rows = si.all_rows(conn)
+        rows = inference.all_rows(conn)
     cols = ["dataset_hash", "solver", "solver_kind", "modality", "episode_id", "item_id", "board", "sample",
             "n_geoms", *COUNT_COLUMNS]
     out = [{**{k: r[k] for k in cols[:9]}, **score_counts(json.loads(r["truth"]), r["response"])}
@@ -265,10 +265,10 @@ def inference_scored(store: Store, dataset_hash: str | None = None) -> pd.DataFr
 
 def inference_version(store: Store) -> tuple[int, float]:
     """Changes whenever an import stores or replaces answers: the results page's cache key."""
-    from ..storage import inference as si
+    from ..storage import inference
 
     with store.connect() as conn:
-        return si.version(conn)
+        return inference.version(conn)
 
 
 def inference_results(scored: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
@@ -294,10 +294,10 @@ def inference_report(store: Store, n_boot: int = BOOT, seed: int = SEED) -> dict
 
 def played_episodes(store: Store, run_id: str) -> pd.DataFrame:
     """A study's finished episodes (practice included), with the participant's external id, in the order played."""
-    from ..storage import episodes as se
+    from ..storage import episodes
 
     with store.connect() as conn:
-        return pd.DataFrame(se.export_rows(conn, "episode_results", run_id))
+        return pd.DataFrame(episodes.export_rows(conn, "episode_results", run_id))
 
 
 def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.DataFrame:
@@ -305,12 +305,12 @@ def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.D
     since the episode was put on screen on the server's clock (the page's own clock beside it)."""
     from ..instrument.policy import shown_at
     from ..instrument.session import view_id_for
-    from ..storage import episodes as se
-    from ..storage import participants as sp
+    from ..storage import episodes
+    from ..storage import participants
 
     with store.connect() as conn:
-        steps = se.view_steps(conn, run_id, participant_id, view_id)
-        assigns = sp.participant_assignments(conn, participant_id)
+        steps = episodes.view_steps(conn, run_id, participant_id, view_id)
+        assigns = participants.participant_assignments(conn, participant_id)
     a = next((a for a in assigns if view_id_for(participant_id, a.kind, a.attempt, a.position) == view_id), None)
     t0 = shown_at(a, assigns) if a is not None else (steps[0].server_ts if steps else 0.0)
     return pd.DataFrame([{

@@ -7,7 +7,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from ..benchmarks.rose import composition as comp
+from ..benchmarks.rose.composition import DEFAULT_SEED
 from ..benchmarks.rose.dataset import Dataset, DatasetError, build_dataset, dataset_dir, visibility_lines
 from ..benchmarks.rose.metrics import ScoredRow, format_summary, summarize
 from ..runs.response_file import ResponseFileError, read_responses
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="generate scenes, renderings and instances into a dataset folder")
     b.add_argument("--out", default=str(dataset_dir()))
-    b.add_argument("--seed", type=int, default=comp.DEFAULT_SEED)
+    b.add_argument("--seed", type=int, default=DEFAULT_SEED)
     b.add_argument("--scale", type=float, default=1.0, help="fraction of v0.1's scenes per subset, in (0, 1]")
     b.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
     b.add_argument("--force", action="store_true", help="replace an existing dataset folder")

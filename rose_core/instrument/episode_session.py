@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterator, Literal, Sequence, Union
 from ..benchmarks.sgp.dataset import SgpDataset
 from ..benchmarks.sgp.item import SgpItem, sgp_item
 from ..storage.connection import Store
-from ..storage import episodes as se
-from ..storage import participants as sp
+from ..storage import episodes
+from ..storage import participants
 from .config import Study, StudyConfig, StudyError, load_study
 from .ids import Clock, Ids, RandomIds, stable_hash, system_clock
 from ..benchmarks.items import Move, StepOutcome
@@ -46,7 +46,7 @@ class EpisodeScreen:
     progress: str
     progress_fraction: float
     state: dict[str, Any]
-    steps: tuple[se.StepRow, ...]
+    steps: tuple[episodes.StepRow, ...]
     ack_seq: int                          # moves stored: the browser's next move has this seq
     active_ms: float
     first_action_ms: float | None
@@ -193,7 +193,7 @@ def create_sgp_study(store: Store, ds: SgpDataset, cfg: StudyConfig, ids: Ids | 
         raise StudyError("the chosen numbers of geoms and c1 select no episode outside the practice set")
     study = Study((ids or RandomIds()).study_id(), cfg.name.strip(), ds.dataset_hash, cfg, clock(), True)
     with store.write() as c:
-        sp.insert_study(c, study)
+        participants.insert_study(c, study)
     return study
 
 
@@ -243,23 +243,23 @@ class EpisodeSession(ParticipantSession):
         return sgp_item(self.sgp, episode_id, self.cfg.sgp_modality, self.cfg.step_cap)
 
     # ---- what to show (the hooks ParticipantSession._screen calls)
-    def _episode_screen(self, c, a: sp.Assignment, progress: str, fraction: float) -> EpisodeScreen:
+    def _episode_screen(self, c, a: participants.Assignment, progress: str, fraction: float) -> EpisodeScreen:
         view = view_id_for(a.participant_id, a.kind, a.attempt, a.position)
         item = self.item(a.instance_id)
-        steps = tuple(se.view_steps(c, self.study.run_id, a.participant_id, view))
+        steps = tuple(episodes.view_steps(c, self.study.run_id, a.participant_id, view))
         state = steps[-1].board() if steps else item.start()
         active = [s.active_ms for s in steps if s.active_ms is not None]
         first = next((s.client_ms for s in steps if s.client_ms is not None), None)
         return EpisodeScreen(view, a.kind, item, progress, fraction, state, steps, len(steps),
                              max(active) if active else 0.0, first, self.cfg.step_cap is None)
 
-    def _practice(self, c, p: sp.Participant, assigns: list[sp.Assignment], t: float):
+    def _practice(self, c, p: participants.Participant, assigns: list[participants.Assignment], t: float):
         attempt = p.practice_attempts
         mine = [a for a in assigns if a.kind == "practice" and a.attempt == attempt]
         if not mine:
             for pos, eid in enumerate(self._round(attempt)):
-                sp.insert_assignment(c, p.participant_id, "practice", pos, attempt, eid, eid, t)
-            mine = [a for a in sp.participant_assignments(c, p.participant_id)
+                participants.insert_assignment(c, p.participant_id, "practice", pos, attempt, eid, eid, t)
+            mine = [a for a in participants.participant_assignments(c, p.participant_id)
                     if a.kind == "practice" and a.attempt == attempt]
         open_ = sorted((a for a in mine if a.answered_at is None), key=lambda a: a.position)
         if not open_:
@@ -268,10 +268,10 @@ class EpisodeSession(ParticipantSession):
         a = open_[0]
         return self._episode_screen(c, a, f"Practice puzzle {a.position + 1} of {len(mine)}", a.position / len(mine))
 
-    def _main(self, c, p: sp.Participant, assigns: list[sp.Assignment], t: float):
+    def _main(self, c, p: participants.Participant, assigns: list[participants.Assignment], t: float):
         cfg, pid = self.cfg, p.participant_id
-        sp.set_started_main(c, pid, t)
-        sp.release_stale(c, self.study.study_id, t - 60 * cfg.release_after_minutes, pid, t)
+        participants.set_started_main(c, pid, t)
+        participants.release_stale(c, self.study.study_id, t - 60 * cfg.release_after_minutes, pid, t)
         mains = [a for a in assigns if a.kind == "main"]
         answered = sum(a.answered_at is not None for a in mains)
         progress, fraction = sgp_progress(cfg, answered), min(1.0, answered / cfg.items_per_participant)
@@ -279,27 +279,27 @@ class EpisodeSession(ParticipantSession):
         if held:
             return self._episode_screen(c, held[0], progress, fraction)
         if answered >= cfg.items_per_participant:
-            sp.finish(c, pid, "completed", t)
+            participants.finish(c, pid, "completed", t)
             return self._end("completed")
-        ranked = rank_episodes(sgp_pool(self.sgp, cfg), self.sgp, cfg, sp.main_assignment_counts(c, self.study.study_id),
+        ranked = rank_episodes(sgp_pool(self.sgp, cfg), self.sgp, cfg, participants.main_assignment_counts(c, self.study.study_id),
                                {a.instance_id for a in mains}, p.counterbalance, answered, default_tiebreak(pid))
-        claim = sp.claim_instance(c, self.study.study_id, ranked, cfg.target_per_instance)
+        claim = participants.claim_instance(c, self.study.study_id, ranked, cfg.target_per_instance)
         if claim.busy:
             raise ClaimBusy()
         eid = claim.instance_id
         if eid is None:
             reason = "completed" if answered else "pool_exhausted"
-            sp.finish(c, pid, reason, t)
+            participants.finish(c, pid, reason, t)
             return self._end(reason)
-        sp.insert_assignment(c, pid, "main", len(mains), 0, eid, eid, t)
-        a = next(a for a in sp.participant_assignments(c, pid) if a.kind == "main" and a.position == len(mains))
+        participants.insert_assignment(c, pid, "main", len(mains), 0, eid, eid, t)
+        a = next(a for a in participants.participant_assignments(c, pid) if a.kind == "main" and a.position == len(mains))
         return self._episode_screen(c, a, progress, fraction)
 
-    def _feedback(self, c, p: sp.Participant, a: sp.Assignment, assigns: list[sp.Assignment]) -> EpisodeFeedback:
+    def _feedback(self, c, p: participants.Participant, a: participants.Assignment, assigns: list[participants.Assignment]) -> EpisodeFeedback:
         item = self.item(a.instance_id)
         view = view_id_for(p.participant_id, a.kind, a.attempt, a.position)
-        row = se.episode_result_of(c, self.study.run_id, p.participant_id, a.instance_id, "practice", a.attempt)
-        steps = se.view_steps(c, self.study.run_id, p.participant_id, view)
+        row = episodes.episode_result_of(c, self.study.run_id, p.participant_id, a.instance_id, "practice", a.attempt)
+        steps = episodes.view_steps(c, self.study.run_id, p.participant_id, view)
         parsed = json.loads(row["parsed"]) if row else {}
         round_ = [x for x in assigns if x.kind == "practice" and x.attempt == a.attempt]
         if any(x.answered_at is None for x in round_):
@@ -316,16 +316,16 @@ class EpisodeSession(ParticipantSession):
 
     def _close_round(self, c, pid: str, attempt: int, t: float) -> None:
         cfg = self.cfg
-        solved = se.practice_round_solved(c, self.study.run_id, pid, attempt)
+        solved = episodes.practice_round_solved(c, self.study.run_id, pid, attempt)
         if len(solved) < len(self._round(attempt)):
             return
         if sum(solved) / len(solved) >= cfg.practice_pass_fraction:
-            sp.set_practice(c, pid, True, attempt)
+            participants.set_practice(c, pid, True, attempt)
         elif attempt + 1 >= cfg.practice_max_attempts:
-            sp.set_practice(c, pid, False, attempt + 1)
-            sp.finish(c, pid, "screened_out", t)
+            participants.set_practice(c, pid, False, attempt + 1)
+            participants.finish(c, pid, "screened_out", t)
         else:
-            sp.set_practice(c, pid, None, attempt + 1)
+            participants.set_practice(c, pid, None, attempt + 1)
 
     # ---- what they did
     def record_moves(self, screen: EpisodeScreen, payload: Any) -> MoveReport:
@@ -343,7 +343,7 @@ class EpisodeSession(ParticipantSession):
             a = self._assignment_of(c, screen.view_id)
             if a is None or a.answered_at is not None or a.released_at is not None:
                 return MoveReport(0, a is not None and a.answered_at is not None)
-            steps = se.view_steps(c, run, pid, screen.view_id)
+            steps = episodes.view_steps(c, run, pid, screen.view_id)
             state = steps[-1].board() if steps else item.start()
             stored = 0
             t = self.clock()
@@ -353,10 +353,10 @@ class EpisodeSession(ParticipantSession):
                 if m.seq > len(steps):
                     raise _err(f"move {m.seq} arrived before move {len(steps)}")
                 out = item.step(state, Move(m.seq, m.text, m.t), len(steps))
-                row = se.StepRow(run, pid, item.item_id, screen.view_id, m.seq, m.text, out.outcome,
+                row = episodes.StepRow(run, pid, item.item_id, screen.view_id, m.seq, m.text, out.outcome,
                                  int(out.valid), json.dumps(out.state, sort_keys=True), item.distance(out.state),
                                  out.end, m.input, m.t, m.active_ms, t)
-                se.insert_step(c, row)
+                episodes.insert_step(c, row)
                 steps.append(row)
                 stored += 1
                 state = out.state
@@ -368,18 +368,18 @@ class EpisodeSession(ParticipantSession):
                     raise _err("give_up: this study has a step cap; an episode ends at the goal or the cap")
                 self._finish_episode(c, a, item, steps, t, given_up=True)
                 return MoveReport(stored, True)
-            sp.touch(c, pid, t)
+            participants.touch(c, pid, t)
             return MoveReport(stored, False)
 
-    def _assignment_of(self, c, view_id: str) -> sp.Assignment | None:
+    def _assignment_of(self, c, view_id: str) -> participants.Assignment | None:
         pid = self.participant_id
-        return next((a for a in sp.participant_assignments(c, pid)
+        return next((a for a in participants.participant_assignments(c, pid)
                      if view_id_for(pid, a.kind, a.attempt, a.position) == view_id), None)
 
-    def _finish_episode(self, c, a: sp.Assignment, item: SgpItem, steps: list[se.StepRow], t: float,
+    def _finish_episode(self, c, a: participants.Assignment, item: SgpItem, steps: list[episodes.StepRow], t: float,
                         given_up: bool) -> None:
         pid = self.participant_id
-        if not sp.mark_answered(c, a, t):
+        if not participants.mark_answered(c, a, t):
             return
         moves = [Move(s.seq, s.command, s.client_ms) for s in steps]
         outcomes = [StepOutcome(s.board(), s.outcome, bool(s.valid), s.ended) for s in steps]  # type: ignore[arg-type]
@@ -387,13 +387,13 @@ class EpisodeSession(ParticipantSession):
         ended = "failed" if given_up else (steps[-1].ended if steps and steps[-1].ended else "failed")
         active = [s.active_ms for s in steps if s.active_ms is not None]
         first = next((s.client_ms for s in steps if s.client_ms is not None), None)
-        assigns = sp.participant_assignments(c, pid)
-        se.write_episode_results(c, [se.EpisodeResultRow(
+        assigns = participants.participant_assignments(c, pid)
+        episodes.write_episode_results(c, [episodes.EpisodeResultRow(
             self.study.run_id, pid, item.item_id, a.kind, a.attempt, 0, self.cfg.sgp_modality, self.cfg.step_cap,
             ended, len(steps), res.response, res.protocol, json.dumps(res.parsed), int(res.valid), int(res.passed),
             res.failure, json.dumps(list(res.errors)), first, 1000.0 * (t - shown_at(a, assigns)),
             max(active) if active else None, view_id_for(pid, a.kind, a.attempt, a.position), t)])
-        sp.touch(c, pid, t)
+        participants.touch(c, pid, t)
         if a.kind == "practice":
             self._close_round(c, pid, a.attempt, t)
 
@@ -449,8 +449,8 @@ def sgp_coverage(store: Store, ds: SgpDataset, study: Study) -> dict[str, Any]:
     each): the Studies page's figures for an SGP study, over its own pool."""
     pool = sgp_pool(ds, study.config)
     with store.connect() as c:
-        counts = se.main_result_counts(c, study.run_id)
-        ends = sp.status_counts(c, study.study_id)
+        counts = episodes.main_result_counts(c, study.run_id)
+        ends = participants.status_counts(c, study.study_id)
     target = study.config.target_per_instance
     per = [min(counts.get(e, 0), target) for e in pool]
     hist = Counter(counts.get(e, 0) for e in pool)

@@ -66,13 +66,13 @@ def _query(conn, table: str, study_id: str | None) -> tuple[str, tuple | dict | 
         return _EVENTS_SQL.format(where="WHERE p.study_id = :s" if study_id else ""), \
             {"s": study_id} if study_id else None
     if table in ("episode_results", "episode_steps"):
-        from ..storage import episodes as se
+        from ..storage import episodes
         from .config import load_study
 
         if study_id is None:
-            return se.export_query(table, False), None
+            return episodes.export_query(table, False), None
         study = load_study(conn, study_id)
-        return se.export_query(table, True), (study.run_id if study else "",)
+        return episodes.export_query(table, True), (study.run_id if study else "",)
     raise ValueError(f"unknown table {table!r}: expected one of {', '.join(TABLES)}")
 
 

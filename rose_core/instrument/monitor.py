@@ -9,13 +9,13 @@ import pandas as pd
 from ..benchmarks.rose.dataset import Dataset
 from .config import Study
 from .policy import main_pool
-from ..storage import participants as sp
+from ..storage import participants
 from ..storage.connection import Store
 
 
 def participants_frame(store: Store, study: Study) -> pd.DataFrame:
     with store.connect() as c:
-        df = pd.DataFrame(sp.participants_summary(c, study))
+        df = pd.DataFrame(participants.participants_summary(c, study))
     if df.empty:
         return df
     df["status"] = df.apply(lambda r: r["end_reason"] or ("active" if time.time() - r["last_seen_at"] < 600
@@ -29,8 +29,8 @@ def coverage(store: Store, ds: Dataset, study: Study) -> dict:
     """Answers per pool instance against the target, and participants needed (pool × target ÷ items each)."""
     pool = main_pool(ds, study.config)
     with store.connect() as c:
-        counts = sp.main_answer_counts(c, study.run_id)
-        ends = sp.status_counts(c, study.study_id)
+        counts = participants.main_answer_counts(c, study.run_id)
+        ends = participants.status_counts(c, study.study_id)
     target = study.config.target_per_instance
     per = [min(counts.get(i.instance_id, 0), target) for i in pool]
     hist = pd.Series([counts.get(i.instance_id, 0) for i in pool]).value_counts().sort_index()

@@ -20,7 +20,7 @@ from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import Cell
 from ..benchmarks.rose.scoring import SCORER_VERSION
 from ..storage.connection import DatabaseError, IntegrityError, Store
-from ..storage import participants as sp
+from ..storage import participants
 from ..storage.events import insert_events, view_events
 from ..storage.responses import ResponseRow, practice_round_passes, response_of, write_responses
 from .config import EndReason, Study, StudyConfig, StudyError, load_study
@@ -61,7 +61,7 @@ class ItemUnavailable(StudyError):
     """An item's image is missing or damaged: a main or attention item is released and replaced; a practice item
     cannot be replaced, and the participant is asked to come back later."""
 
-    def __init__(self, assignment: sp.Assignment, why: str):
+    def __init__(self, assignment: participants.Assignment, why: str):
         super().__init__(why)
         self.assignment, self.why = assignment, why
 
@@ -215,13 +215,13 @@ def create_study(store: Store, ds: Dataset, cfg: StudyConfig, ids: Ids | None = 
         raise StudyError("the chosen split, subsets and templates select no instance")
     study = Study((ids or RandomIds()).study_id(), cfg.name.strip(), ds.dataset_hash, cfg, clock(), True)
     with store.write() as c:
-        sp.insert_study(c, study)
+        participants.insert_study(c, study)
     return study
 
 
 def join(store: Store, study: Study, external_id: str, source: str, prolific_study_id: str | None = None,
          prolific_session_id: str | None = None, ids: Ids | None = None,
-         clock: Clock = system_clock) -> sp.Participant:
+         clock: Clock = system_clock) -> participants.Participant:
     """The participant for (study, external id), created on the first request and stored at once."""
     external_id = external_id.strip()
     if not external_id or len(external_id) > 128:
@@ -229,22 +229,22 @@ def join(store: Store, study: Study, external_id: str, source: str, prolific_stu
     prolific_study_id, prolific_session_id = _link_id(prolific_study_id), _link_id(prolific_session_id)
     t = clock()
     with storage(store), store.write(concurrent=True) as c:
-        p = sp.find_participant(c, study.study_id, external_id)
+        p = participants.find_participant(c, study.study_id, external_id)
         if p is None:
-            sp.lock_joins(c, study.study_id)  # the arrival rank is a count: one new participant at a time
-            p = sp.find_participant(c, study.study_id, external_id)  # stored meanwhile by another process?
+            participants.lock_joins(c, study.study_id)  # the arrival rank is a count: one new participant at a time
+            p = participants.find_participant(c, study.study_id, external_id)  # stored meanwhile by another process?
         if p is None:
             pid = (ids or RandomIds()).participant_id()
-            sp.insert_participant(c, pid, study.study_id, external_id, source, prolific_study_id,
+            participants.insert_participant(c, pid, study.study_id, external_id, source, prolific_study_id,
                                   prolific_session_id, t)
-            return sp.get_participant(c, pid)
+            return participants.get_participant(c, pid)
         stored, given = (p.source, p.prolific_study_id, p.prolific_session_id), (source, prolific_study_id,
                                                                                  prolific_session_id)
         if stored == given:
-            sp.touch(c, p.participant_id, t)
-            return sp.get_participant(c, p.participant_id)
+            participants.touch(c, p.participant_id, t)
+            return participants.get_participant(c, p.participant_id)
         # Someone with this id arrived another way: they never take over the stored progress (recorded, refused).
-        sp.record_flag(c, study.study_id, p.participant_id, external_id, "identity_mismatch",
+        participants.record_flag(c, study.study_id, p.participant_id, external_id, "identity_mismatch",
                        json.dumps({"stored": dict(zip(("source", "study_id", "session_id"), stored)),
                                    "given": dict(zip(("source", "study_id", "session_id"), given))}), t)
     raise IdentityMismatch("this participant id is already taking part in the study under another session. "
@@ -281,22 +281,22 @@ class ParticipantSession:
         """A write transaction of this participant: their row lock first (PostgreSQL), so their transactions take
         turns and nobody else releases their items meanwhile (see `rose_core.storage.participants`)."""
         with self.store.write(concurrent=True) as c:
-            sp.lock_participant(c, self.participant_id)
+            participants.lock_participant(c, self.participant_id)
             yield c
 
     # ---- the intro
     def consent(self) -> None:
         with storage(self.store), self._tx() as c:
             if self._owns(c):
-                sp.set_consent(c, self.participant_id, self.clock())
+                participants.set_consent(c, self.participant_id, self.clock())
 
     def finish_instructions(self) -> None:
         with storage(self.store), self._tx() as c:
             if self._owns(c):
-                sp.set_instructions(c, self.participant_id, self.clock())
+                participants.set_instructions(c, self.participant_id, self.clock())
 
     # ---- which tab drives the participant
-    def _claim(self, c, p: sp.Participant) -> bool:
+    def _claim(self, c, p: participants.Participant) -> bool:
         """True when this tab drives the participant (claimed now when the tab that drove it is known closed, or
         when this tab is that tab reconnected, e.g. after its server process died). A tab of another process may
         be open: this one then asks, as a second tab does."""
@@ -309,7 +309,7 @@ class ParticipantSession:
             live = self.client.live(current)
             if live or live is None:
                 return False
-        sp.set_client(c, p.participant_id, mine, self.client.address)
+        participants.set_client(c, p.participant_id, mine, self.client.address)
         return True
 
     def _owns(self, c) -> bool:
@@ -317,7 +317,7 @@ class ParticipantSession:
         sequence numbers); a tab that lost the participant is told so and shows `OtherTab`."""
         if self.client is None:
             return True
-        p = sp.get_participant(c, self.participant_id)
+        p = participants.get_participant(c, self.participant_id)
         return p is not None and p.client_id in (None, self.client.client_id) and self._claim(c, p)
 
     def take_over(self) -> None:
@@ -325,7 +325,7 @@ class ParticipantSession:
         if self.client is None:
             return
         with storage(self.store), self._tx() as c:
-            sp.set_client(c, self.participant_id, self.client.client_id, self.client.address)
+            participants.set_client(c, self.participant_id, self.client.client_id, self.client.address)
 
     # ---- what to show
     def screen(self) -> Screen:
@@ -355,17 +355,17 @@ class ParticipantSession:
         if a is not None:
             self._drop(a, why)
 
-    def _drop(self, a: sp.Assignment, why: str) -> None:
+    def _drop(self, a: participants.Assignment, why: str) -> None:
         if a.kind == "practice":
             raise ItemUnavailable(a, why)
         with storage(self.store), self._tx() as c:
-            sp.release(c, a, self.clock())
-            sp.record_flag(c, self.study.study_id, a.participant_id, None, "damaged_image",
+            participants.release(c, a, self.clock())
+            participants.record_flag(c, self.study.study_id, a.participant_id, None, "damaged_image",
                            f"{a.kind} {a.instance_id}: {why}", self.clock())
 
-    def _assignment_of(self, c, view_id: str) -> sp.Assignment | None:
+    def _assignment_of(self, c, view_id: str) -> participants.Assignment | None:
         pid = self.participant_id
-        return next((a for a in sp.participant_assignments(c, pid)
+        return next((a for a in participants.participant_assignments(c, pid)
                      if view_id_for(pid, a.kind, a.attempt, a.position) == view_id), None)
 
     def _end(self, reason: EndReason) -> End:
@@ -373,10 +373,10 @@ class ParticipantSession:
 
     def _screen(self, c) -> Screen:
         cfg, t, pid = self.cfg, self.clock(), self.participant_id
-        p = sp.get_participant(c, pid)
+        p = participants.get_participant(c, pid)
         if p is None:
             raise StudyError(f"unknown participant {pid!r}")
-        sp.touch(c, pid, t)
+        participants.touch(c, pid, t)
         if p.finished_at is not None and p.end_reason != "screened_out":
             return self._end(p.end_reason)
         if not self._claim(c, p):
@@ -384,12 +384,12 @@ class ParticipantSession:
         if p.consent_at is None:
             return Consent(cfg.time_limit_minutes)
         if p.finished_at is None and cfg.time_limit_minutes and t - p.consent_at > 60 * cfg.time_limit_minutes:
-            sp.finish(c, pid, "timed_out", t)
-            sp.release_holds(c, [pid], t)  # their held item goes back to the pool at once
+            participants.finish(c, pid, "timed_out", t)
+            participants.release_holds(c, [pid], t)  # their held item goes back to the pool at once
             return self._end("timed_out")
         if p.instructions_at is None:
             return Instructions(bool(cfg.practice_rounds))
-        assigns = sp.participant_assignments(c, pid)
+        assigns = participants.participant_assignments(c, pid)
         pending = [a for a in assigns if a.kind == "practice" and a.answered_at is not None and a.acknowledged_at is None]
         if pending:
             return self._feedback(c, p, pending[0], assigns)
@@ -399,7 +399,7 @@ class ParticipantSession:
             return self._practice(c, p, assigns, t)
         return self._main(c, p, assigns, t)
 
-    def _item_screen(self, c, a: sp.Assignment, progress: str, fraction: float) -> ItemScreen:
+    def _item_screen(self, c, a: participants.Assignment, progress: str, fraction: float) -> ItemScreen:
         item = item_for(self.ds, a.kind, a.instance_id)
         problem = self.ds.image_problem(item.image)
         if problem is not None:
@@ -412,14 +412,14 @@ class ParticipantSession:
         rounds = self.cfg.practice_rounds
         return rounds[min(attempt, len(rounds) - 1)]
 
-    def _practice(self, c, p: sp.Participant, assigns: list[sp.Assignment], t: float) -> Screen:
+    def _practice(self, c, p: participants.Participant, assigns: list[participants.Assignment], t: float) -> Screen:
         attempt = p.practice_attempts
         mine = [a for a in assigns if a.kind == "practice" and a.attempt == attempt]
         if not mine:
             for pos, iid in enumerate(self._round(attempt)):
-                sp.insert_assignment(c, p.participant_id, "practice", pos, attempt, iid,
+                participants.insert_assignment(c, p.participant_id, "practice", pos, attempt, iid,
                                      self.ds.instances[iid].scene_id, t)
-            mine = [a for a in sp.participant_assignments(c, p.participant_id)
+            mine = [a for a in participants.participant_assignments(c, p.participant_id)
                     if a.kind == "practice" and a.attempt == attempt]
         open_ = sorted((a for a in mine if a.answered_at is None), key=lambda a: a.position)
         if not open_:  # answered but the round was never closed (cannot happen through submit): close it now
@@ -428,10 +428,10 @@ class ParticipantSession:
         a = open_[0]
         return self._item_screen(c, a, f"Practice {a.position + 1} of {len(mine)}", a.position / len(mine))
 
-    def _main(self, c, p: sp.Participant, assigns: list[sp.Assignment], t: float) -> Screen:
+    def _main(self, c, p: participants.Participant, assigns: list[participants.Assignment], t: float) -> Screen:
         cfg, pid = self.cfg, p.participant_id
-        sp.set_started_main(c, pid, t)
-        sp.release_stale(c, self.study.study_id, t - 60 * cfg.release_after_minutes, pid, t)
+        participants.set_started_main(c, pid, t)
+        participants.release_stale(c, self.study.study_id, t - 60 * cfg.release_after_minutes, pid, t)
         mains = [a for a in assigns if a.kind == "main"]
         atts = [a for a in assigns if a.kind == "attention"]
         answered_main = sum(a.answered_at is not None for a in mains)
@@ -443,34 +443,34 @@ class ParticipantSession:
         if held:
             return self._item_screen(c, held[0], progress, fraction)
         if answered_main >= cfg.items_per_participant:
-            sp.finish(c, pid, "completed", t)
+            participants.finish(c, pid, "completed", t)
             return self._end("completed")
         self._release_closed_tabs(c, t)
         pool = main_pool(self.ds, cfg)
         slot = attention_slot_due(cfg, answered_main, {a.position for a in atts})
         if slot is not None:
             scene_id = attention_scene(pool, pid, slot)
-            sp.insert_assignment(c, pid, "attention", slot, 0, attention_item_id(scene_id, f"{pid}-{slot}"),
+            participants.insert_assignment(c, pid, "attention", slot, 0, attention_item_id(scene_id, f"{pid}-{slot}"),
                                  scene_id, t)
             return self._refetch(c, pid, "attention", slot, progress, fraction)
         if self._address_full(c):
             return Wait("address")
         seen = {a.instance_id for a in mains}, {a.scene_id for a in mains}
-        ranked = rank_main(pool, cfg, sp.main_assignment_counts(c, self.study.study_id), *seen, p.counterbalance,
+        ranked = rank_main(pool, cfg, participants.main_assignment_counts(c, self.study.study_id), *seen, p.counterbalance,
                            answered_main, default_tiebreak(pid))
-        claim = sp.claim_instance(c, self.study.study_id, (i.instance_id for i in ranked), cfg.target_per_instance)
+        claim = participants.claim_instance(c, self.study.study_id, (i.instance_id for i in ranked), cfg.target_per_instance)
         if claim.busy:
             raise ClaimBusy()
         if claim.instance_id is None:
             # Only answers fill an instance for good: while a held item may still come free, ask them to wait.
-            if pick_main(pool, cfg, sp.main_answered_counts(c, self.study.study_id), *seen, p.counterbalance,
+            if pick_main(pool, cfg, participants.main_answered_counts(c, self.study.study_id), *seen, p.counterbalance,
                          answered_main, default_tiebreak(pid)) is not None:
                 return Wait("held")
             reason: EndReason = "completed" if answered_main else "pool_exhausted"
-            sp.finish(c, pid, reason, t)
+            participants.finish(c, pid, reason, t)
             return self._end(reason)
         inst = self.ds.instances[claim.instance_id]
-        sp.insert_assignment(c, pid, "main", len(mains), 0, inst.instance_id, inst.scene_id, t)
+        participants.insert_assignment(c, pid, "main", len(mains), 0, inst.instance_id, inst.scene_id, t)
         return self._refetch(c, pid, "main", len(mains), progress, fraction)
 
     def _release_closed_tabs(self, c, t: float) -> None:
@@ -479,10 +479,10 @@ class ParticipantSession:
         another server process's tab may be open (its holds wait for the silence limit)."""
         if self.client is None:
             return
-        gone = [h.participant_id for h in sp.holders(c, self.study.study_id)
+        gone = [h.participant_id for h in participants.holders(c, self.study.study_id)
                 if h.participant_id != self.participant_id and h.client_id is not None
                 and h.last_seen_at < t - CLOSED_TAB_GRACE_S and self.client.live(h.client_id) is False]
-        sp.release_holds(c, gone, t)
+        participants.release_holds(c, gone, t)
 
     def _address_full(self, c) -> bool:
         """One client address holds at most `holds_per_address()` main items at once (tabs not known closed)."""
@@ -490,17 +490,17 @@ class ParticipantSession:
         cap = holds_per_address()
         if address is None or not cap:
             return False
-        same = [h for h in sp.holders(c, self.study.study_id)
+        same = [h for h in participants.holders(c, self.study.study_id)
                 if h.client_address == address and h.participant_id != self.participant_id
                 and (h.client_id is None or self.client.live(h.client_id) is not False)]
         return len(same) >= cap
 
     def _refetch(self, c, pid: str, kind: str, position: int, progress: str, fraction: float) -> ItemScreen:
-        a = next(a for a in sp.participant_assignments(c, pid) if a.kind == kind and a.position == position
+        a = next(a for a in participants.participant_assignments(c, pid) if a.kind == kind and a.position == position
                  and a.attempt == 0)
         return self._item_screen(c, a, progress, fraction)
 
-    def _feedback(self, c, p: sp.Participant, a: sp.Assignment, assigns: list[sp.Assignment]) -> PracticeFeedback:
+    def _feedback(self, c, p: participants.Participant, a: participants.Assignment, assigns: list[participants.Assignment]) -> PracticeFeedback:
         item = item_for(self.ds, a.kind, a.instance_id)
         row = response_of(c, self.study.run_id, p.participant_id, a.instance_id, "practice", a.attempt)
         parsed = json.loads(row["parsed"]) if row else {"clicks": [], "count": None}
@@ -529,9 +529,9 @@ class ParticipantSession:
         with storage(self.store), self._tx() as c:
             if not self._owns(c):
                 return
-            for a in sp.participant_assignments(c, self.participant_id):
+            for a in participants.participant_assignments(c, self.participant_id):
                 if a.kind == "practice" and view_id_for(a.participant_id, a.kind, a.attempt, a.position) == view_id:
-                    sp.acknowledge(c, a, self.clock())
+                    participants.acknowledge(c, a, self.clock())
 
     def record_events(self, screen: ItemScreen, payload: Any, known_max_seq: int = -1) -> int:
         """Store the new events of the shown view (validated; repeats ignored, events up to `known_max_seq`
@@ -547,7 +547,7 @@ class ParticipantSession:
             if not self._owns(c):
                 raise OtherTabError("the study continues in another tab")
             insert_events(c, self.participant_id, screen.item.item_id, screen.view_id, new, t)
-            sp.touch(c, self.participant_id, t)
+            participants.touch(c, self.participant_id, t)
         return max(known_max_seq, max(e.seq for e in new))
 
     def submit(self, screen: ItemScreen, payload: Any) -> Recorded:
@@ -563,10 +563,10 @@ class ParticipantSession:
         with storage(self.store), self._tx() as c:
             if not self._owns(c):
                 return Recorded(None, duplicate=True, refused="other_tab")
-            assigns = sp.participant_assignments(c, pid)
+            assigns = participants.participant_assignments(c, pid)
             a = next((a for a in assigns if view_id_for(pid, a.kind, a.attempt, a.position) == screen.view_id), None)
             refused = self._refusal(c, a, t)
-            if refused is not None or not sp.mark_answered(c, a, t):
+            if refused is not None or not participants.mark_answered(c, a, t):
                 return Recorded(result, duplicate=True, refused=refused or "answered")
             insert_events(c, pid, item.item_id, screen.view_id, sub.events, t)
             vp = sub.viewport
@@ -578,12 +578,12 @@ class ParticipantSession:
                 client_total_ms=sub.client_total_ms, viewport_w=vp[0] if vp else None,
                 viewport_h=vp[1] if vp else None, device_pixel_ratio=sub.dpr, focus_lost=int(sub.focus_lost),
                 view_id=screen.view_id, scorer_version=SCORER_VERSION)])
-            sp.touch(c, pid, t)
+            participants.touch(c, pid, t)
             if a.kind == "practice":
                 self._close_round(c, pid, a.attempt, t)
         return Recorded(result, duplicate=False)
 
-    def _refusal(self, c, a: sp.Assignment | None, t: float) -> Refusal | None:
+    def _refusal(self, c, a: participants.Assignment | None, t: float) -> Refusal | None:
         """Why an answer for this assignment must not count (recorded), or None. An item released to someone else
         or answered after the time limit is never stored: it would count twice against the target, or count
         time the study did not allow."""
@@ -592,17 +592,17 @@ class ParticipantSession:
         if a.answered_at is not None:
             return "answered"
         pid, cfg = self.participant_id, self.cfg
-        p = sp.get_participant(c, pid)
+        p = participants.get_participant(c, pid)
         late = bool(cfg.time_limit_minutes and p.consent_at is not None
                     and t - p.consent_at > 60 * cfg.time_limit_minutes)
         if a.released_at is None and not late and p.finished_at is None:
             return None
         why: Refusal = "released" if a.released_at is not None else "late"
-        sp.record_flag(c, self.study.study_id, pid, None, f"{why}_answer",
+        participants.record_flag(c, self.study.study_id, pid, None, f"{why}_answer",
                        f"{a.kind} {a.instance_id} answered {t - a.assigned_at:.1f} s after it was assigned", t)
         if late:
-            sp.finish(c, pid, "timed_out", t)
-            sp.release_holds(c, [pid], t)
+            participants.finish(c, pid, "timed_out", t)
+            participants.release_holds(c, [pid], t)
         return why
 
     def _close_round(self, c, pid: str, attempt: int, t: float) -> None:
@@ -612,12 +612,12 @@ class ParticipantSession:
         if len(passes) < len(self._round(attempt)):
             return
         if sum(passes) / len(passes) >= cfg.practice_pass_fraction:
-            sp.set_practice(c, pid, True, attempt)
+            participants.set_practice(c, pid, True, attempt)
         elif attempt + 1 >= cfg.practice_max_attempts:
-            sp.set_practice(c, pid, False, attempt + 1)
-            sp.finish(c, pid, "screened_out", t)
+            participants.set_practice(c, pid, False, attempt + 1)
+            participants.finish(c, pid, "screened_out", t)
         else:
-            sp.set_practice(c, pid, None, attempt + 1)
+            participants.set_practice(c, pid, None, attempt + 1)
 
 
 def open_session(store: Store, ds: Dataset, study_id: str, participant_id: str,

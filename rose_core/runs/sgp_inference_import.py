@@ -11,7 +11,7 @@ from typing import Literal
 from ..benchmarks.sgp.dataset import SgpDataset
 from ..benchmarks.sgp.inference import inference_item, read_answers
 from ..storage.connection import Store, now
-from ..storage import inference as si
+from ..storage import inference
 
 
 class InferenceImportError(ValueError):
@@ -34,17 +34,17 @@ def import_inference(store: Store, ds: SgpDataset, path: Path | str, solver: str
     rows = []
     for a in answers:
         item = inference_item(ds, a.episode_id, a.board)
-        rows.append(si.InferenceRow(ds.dataset_hash, a.solver, kind, a.modality, a.item_id, a.episode_id, a.board,
+        rows.append(inference.InferenceRow(ds.dataset_hash, a.solver, kind, a.modality, a.item_id, a.episode_id, a.board,
                                     a.sample, item.n_geoms, json.dumps(item.state, sort_keys=True), a.response,
                                     a.ms, source_name or str(path), t))
     groups = sorted({(r.dataset_hash, r.solver, r.modality) for r in rows})
     with store.write() as c:
-        there = si.stored_groups(c, groups)
+        there = inference.stored_groups(c, groups)
         if there and not replace:
             raise InferenceImportError("; ".join(
                 f"{s!r} ({m}) already has {n} answers on this build: choose another solver name or replace them "
                 "explicitly (--replace)" for (_, s, m), n in there.items()))
-        si.replace_groups(c, rows)
+        inference.replace_groups(c, rows)
     counts: dict[tuple[str, str], int] = {}
     for r in rows:
         counts[(r.solver, r.modality)] = counts.get((r.solver, r.modality), 0) + 1

@@ -193,7 +193,7 @@ def test_results_page_shows_the_board_state_inference_answers_of_this_build(sgp_
 
     from rose_core.benchmarks.sgp.inference import inference_items
     from rose_core.runs.sgp_inference_import import import_inference
-    from rose_core.storage import inference as si
+    from rose_core.storage import inference
 
     lines = [{"item_id": it.item_id, "solver": "copier", "modality": "text", "response": "board:\n" + "\n".join(
         f"{g['color']} {g['shape']}: {g['coord']}" for g in it.state["geoms"])} for it in inference_items(sgp_small)]
@@ -201,7 +201,7 @@ def test_results_page_shows_the_board_state_inference_answers_of_this_build(sgp_
     f.write_text("".join(json.dumps(x) + "\n" for x in lines))
     import_inference(sgp_env, sgp_small, f)
     with sgp_env.write() as c:                                        # one answer of another build
-        si.replace_groups(c, [si.InferenceRow("0" * 16, "old", "model", "2d", "e:start", "e", "start", 0, 1,
+        inference.replace_groups(c, [inference.InferenceRow("0" * 16, "old", "model", "2d", "e:start", "e", "start", 0, 1,
                                               json.dumps({"board_size": 4, "geoms": []}), "", None, "x", 0.0)])
     at = experimenter("app_pages/sgp_results.py")                         # no participant yet: the agents wait
     assert not at.exception, at.exception

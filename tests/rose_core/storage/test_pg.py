@@ -200,7 +200,7 @@ def test_many_participants_at_once_never_exceed_the_target(pg_store, small_datas
         claims["busy" if got.busy else "claimed" if got.instance_id else "none"] += 1
         return got
 
-    monkeypatch.setattr(session_module.sp, "claim_instance", counted)
+    monkeypatch.setattr(session_module.participants, "claim_instance", counted)
     study = _study(pg_store, small_dataset)
     pool = main_pool(small_dataset, study.config)
     n_participants, target = 40, study.config.target_per_instance

@@ -8,7 +8,7 @@ from rose_core.benchmarks.sgp import (
     generate_episodes, interference, manhattan,
 )
 
-from .conftest import SMALL
+from tests.rose_core.conftest import SMALL
 
 
 def test_default_composition_is_the_papers_300_episodes():
