@@ -2,7 +2,7 @@
 
 The analyses group responses by this label, so two runs sharing one would be pooled into one row without
 a word (a model called "oracle (agent)" beside the agent "oracle", a model called "Human" beside the
-participants). `run_import` refuses such names; `label_of` keeps runs imported before that apart.
+participants). `runs.importer` refuses such names; `label_of` keeps runs imported before that apart.
 """
 from __future__ import annotations
 

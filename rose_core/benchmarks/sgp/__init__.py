@@ -2,12 +2,12 @@
 
 Board and JSON state (`board`), exact search (`search`), the action grammar and outcomes (`actions`), the
 observations (`render`), episodes (`records`, `generate`, `dataset`), playing them (`play`), the reference
-agents (`agents`), models (`model_run`), episode-log import (`logs`), iVISPAR's metrics (`metrics`) and the
-board-state inference task (`inference`: items, answers, the scorer; `inference_run`: models).
-shared/research/ivispar.md says what iVISPAR measures; this is the project's own implementation. Imports nothing
-of the instrument except the shared model-runner plumbing (`run_model`: HTTP retries, the runner loop, the resume
-check; in `model_run` and `inference_run`), the interval helpers and number format (`analysis.tables`,
-`analysis.formats`, lazily) and, in `cli` only and lazily, the database (`store`, `sgp_runs`, `analysis.report`).
+agents (`agents`), episode-log import (`logs`), iVISPAR's metrics (`metrics`) and the board-state inference task
+(`inference`: items, answers, the scorer).
+shared/research/ivispar.md says what iVISPAR measures; this is the project's own implementation. Like every
+benchmark it imports only benchmarks, the storage layer and `rose_core.common` (the Wilson interval and seeded
+streams of `common.stats`); models play it through `rose_core.runs.sgp_model` and `runs.sgp_inference`, its
+commands live in `rose_core.cli.sgp`.
 """
 from .actions import (
     OUTCOMES, VALID_OUTCOMES, Action, BoardStep, Outcome, ParsedAction, StepResult, apply_action, find_command,

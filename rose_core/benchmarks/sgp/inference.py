@@ -3,7 +3,7 @@ text observation) and writes it as text; we score it against the truth.
 
 Items: the start and the goal board of every episode of a build (`inference_items`), named
 `<episode_id>:start` / `<episode_id>:goal`. Answers are JSON lines (`read_answers`, the format
-`inference_run` writes and any other harness can): `item_id` (or `episode_id` and `board`), `response`, and
+`rose_core.runs.sgp_inference` writes and any other harness can): `item_id` (or `episode_id` and `board`), `response`, and
 optionally `solver`, `modality`, `sample`, `dataset_hash`, `latency_s`; every problem is named by file:line and
 nothing is returned unless the whole file passed.
 

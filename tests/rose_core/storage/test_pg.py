@@ -193,7 +193,7 @@ def test_many_participants_at_once_never_exceed_the_target(pg_store, small_datas
     from rose_core.instrument import session as session_module
 
     claims: Counter = Counter()
-    real_claim = session_module.sp.claim_instance
+    real_claim = session_module.participants.claim_instance
 
     def counted(*args):
         got = real_claim(*args)
