@@ -17,7 +17,6 @@ from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
-
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 

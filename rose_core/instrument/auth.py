@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Literal
 
-from ..storage.sign_ins import Outcome, failures_since, record_sign_in
 from ..storage.connection import Store
+from ..storage.sign_ins import Outcome, failures_since, record_sign_in
 
 PASSWORD_ENV = "ROSE_EXPERIMENTER_PASSWORD"
 PASSWORD_FILE_ENV = "ROSE_EXPERIMENTER_PASSWORD_FILE"

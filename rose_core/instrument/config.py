@@ -5,11 +5,11 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-from ..storage import participants
-from ..storage.connection import Connection
 from ..benchmarks.rose.records import MAIN_TEMPLATES, SUBSETS, TEMPLATES
 from ..benchmarks.sgp.render import MODALITIES as SGP_MODALITIES
 from ..benchmarks.sgp.render import Modality as SgpModality
+from ..storage import participants
+from ..storage.connection import Connection
 
 Ordering = Literal["random", "counterbalanced"]
 Kind = Literal["practice", "main", "attention"]

@@ -9,9 +9,9 @@ from typing import Literal
 
 import pandas as pd
 
-from ..storage.connection import Store
-from ..storage.columns import read_frame
 from ..common.csv_safety import Format, frame_bytes
+from ..storage.columns import read_frame
+from ..storage.connection import Store
 
 Table = Literal["responses", "events", "episode_results", "episode_steps"]
 TABLES: tuple[str, ...] = Table.__args__  # type: ignore[attr-defined]

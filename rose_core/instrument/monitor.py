@@ -7,10 +7,10 @@ import time
 import pandas as pd
 
 from ..benchmarks.rose.dataset import Dataset
-from .config import Study
-from .policy import main_pool
 from ..storage import participants
 from ..storage.connection import Store
+from .config import Study
+from .policy import main_pool
 
 
 def participants_frame(store: Store, study: Study) -> pd.DataFrame:

@@ -12,8 +12,8 @@ from PIL import Image, ImageDraw
 
 from ..benchmarks.rose.assets import load_assets
 from ..benchmarks.rose.dataset import Dataset, Progress, build_dataset
-from ..benchmarks.rose.records import Cell, Layout, Region
 from ..benchmarks.rose.explore import outline_cells
+from ..benchmarks.rose.records import Cell, Layout, Region
 from ..benchmarks.rose.render import layout_for, render_scene
 from ..benchmarks.rose.scenes import generate_scene
 

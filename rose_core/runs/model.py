@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from ..common.chat import ChatEndpoint, ModelRunSummary, done_keys, image_part, run_jobs
 from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import Instance
+from ..common.chat import ChatEndpoint, ModelRunSummary, done_keys, image_part, run_jobs
+
 
 def _done_ids(out: Path, dataset_hash: str) -> set[str]:
     """Instance ids already answered in `out`."""

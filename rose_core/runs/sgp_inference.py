@@ -16,12 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..common.chat import ChatEndpoint, ModelRunSummary, done_keys, run_jobs
 from ..benchmarks.sgp.board import COLOURS, SHAPE_2D, SHAPES, board_from_state
 from ..benchmarks.sgp.dataset import SgpDataset
-from ..benchmarks.sgp.inference import BOARDS, InferenceItem, WhichBoard, inference_items
-from .sgp_model import state_parts
+from ..benchmarks.sgp.inference import (
+    BOARDS,
+    InferenceItem,
+    WhichBoard,
+    inference_items,
+)
 from ..benchmarks.sgp.render import Modality
+from ..common.chat import ChatEndpoint, ModelRunSummary, done_keys, run_jobs
+from .sgp_model import state_parts
 
 
 def inference_instructions(size: int, modality: Modality) -> str:

@@ -16,12 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..common.chat import ChatEndpoint, ModelRunSummary, done_keys, image_part, run_jobs
 from ..benchmarks.sgp.actions import find_command
-from ..benchmarks.sgp.board import COLOURS, SHAPE_2D, SHAPES, Board, StateKind, board_from_state
+from ..benchmarks.sgp.board import (
+    COLOURS,
+    SHAPE_2D,
+    SHAPES,
+    Board,
+    StateKind,
+    board_from_state,
+)
 from ..benchmarks.sgp.dataset import SgpDataset
 from ..benchmarks.sgp.play import STEP_CAP, PlayView, Replay
 from ..benchmarks.sgp.render import Modality, render_png, render_text
+from ..common.chat import ChatEndpoint, ModelRunSummary, done_keys, image_part, run_jobs
 
 CONTEXT_STEPS = 2
 

@@ -6,6 +6,7 @@ from typing import Any, Iterator, Sequence
 
 from .connection import Connection, dialect
 
+
 def read_frame(conn: Connection, sql: str, params: Sequence[Any] | dict | None = None) -> Any:
     """A query's rows as a pandas DataFrame on either backend (pandas reads sqlite3 connections itself; other
     DB-API connections it does not support)."""

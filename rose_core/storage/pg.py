@@ -42,8 +42,8 @@ from psycopg import pq
 from psycopg.types.numeric import FloatLoader
 from psycopg_pool import ConnectionPool
 
-from .schema import SCHEMA_VERSION, apply_migrations
 from .connection import Store, masked
+from .schema import SCHEMA_VERSION, apply_migrations
 
 POOL_MAX_ENV = "ROSE_PG_POOL_MAX"
 DEFAULT_POOL_MAX = 10

@@ -13,9 +13,9 @@ import pandas as pd
 
 from ...benchmarks.rose.dataset import Dataset
 from ...benchmarks.rose.records import TEMPLATE_LABEL
-from ...storage.connection import Store
-from ...storage.columns import read_frame
 from ...instrument.study import get_study
+from ...storage.columns import read_frame
+from ...storage.connection import Store
 from ..agreement import MIN_SHARED_TRIALS
 from ..formats import fmt_count, fmt_interval, fmt_rate, fmt_stat, is_missing
 from .paper import PaperReport
