@@ -216,7 +216,8 @@ def cmd_rescore(a: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line, every sub-command registered (docs/gen_cli.py walks it for docs/cli.md)."""
     ap = argparse.ArgumentParser(prog="python -m rose_core", description="ROSE Studio core: build the dataset, "
                                  "score responses, export it for harnesses, import and run models, report.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -336,7 +337,11 @@ def main(argv: list[str] | None = None) -> int:
     from ..analysis.plan import add_command as add_plan_command
 
     add_plan_command(sub, db_location(), str(dataset_dir()))
-    a = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
     try:
         return a.fn(a)
     except (DatasetError, ResponseFileError, ValueError) as e:
