@@ -15,11 +15,13 @@ Each command runs in a new process, timed end to end (wall clock, and the CPU ti
 times per variant, the variants interleaved; the figure is the median. Floor: a fixed pure-Python loop in a
 new process, timed in the same rounds (it says how fast the machine was then). `uptime` is printed beside.
 
-The variants: "fast path" and "full reader" (`parse` without `_read_fast`, so `_read` reads every text).
-While protocol.py has `_read_fast`, "full reader" is this checkout with `_read_fast` replaced by a function
-that declines. Once it is gone, --fast-path-rev REV measures "fast path" on `rose_core` as of REV
-(`git archive`, in a temporary folder) and "full reader" on this checkout. Both variants' stored verdicts
-(protocol, parsed, valid, passed, failure, errors of every response) are compared: they must be equal.
+The variants: "fast path" (`parse` tried `_read_fast` first, a second reader for the common shapes, until
+issue 20 measured it with this script and removed it) and "full reader" (`_read` reads every text, as `parse`
+does now). "fast path" runs `rose_core` as of the last commit that had it (found with `git log -S`, or
+--fast-path-rev REV; `git archive` into a temporary folder), "full reader" this checkout. (In a checkout that
+has `_read_fast`, "full reader" is that checkout with `_read_fast` replaced by a function that declines.) Both
+variants' stored verdicts (protocol, parsed, valid, passed, failure, errors of every response) are compared:
+they must be equal.
 
     python bench/bench_parser.py [--runs 3] [--work bench/out/parser] [--dataset DIR] [--fast-path-rev REV]
 
@@ -61,7 +63,8 @@ HUMAN_N = 124_400  # + 10 model runs x 7,560 = 200,000 (humans answer every temp
 MODELS = 10
 SOLVER = "bench-parser"
 FLOOR = "s = 0\nfor i in range(6_000_000):\n    s += i * i % 7\n"
-CLI = "import sys\n{switch}from rose_core.cli import main\nraise SystemExit(main(sys.argv[1:]))\n"
+CLI = ("import sys\nimport rose_core\nassert rose_core.__file__.startswith({root!r}), rose_core.__file__\n"
+       "{switch}from rose_core.cli import main\nraise SystemExit(main(sys.argv[1:]))\n")
 DECLINE = ("import rose_core.benchmarks.rose.protocol as p\n"
            "p._read_fast = lambda text, cut: None  # parse declines the fast path: the full reader reads every text\n")
 VERDICTS = "SELECT response_id, instance_id, protocol, parsed, valid, passed, failure, errors FROM responses " \
@@ -168,6 +171,15 @@ def _rescore_db(ds: Dataset, work: Path) -> Path:
     return done
 
 
+def _last_with_fast_path() -> str:
+    """The parent of the last commit that changed how often `def _read_fast` occurs in protocol.py (its removal)."""
+    found = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%H", "-Sdef _read_fast", "--",
+                            "rose_core/benchmarks/rose/protocol.py"], capture_output=True, text=True, check=True)
+    if not found.stdout.strip():
+        raise SystemExit("no commit with the fast path found in this repository's history: use --fast-path-rev")
+    return found.stdout.strip() + "^"
+
+
 def _uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
@@ -198,7 +210,7 @@ def main() -> None:
     ap.add_argument("--work", default=str(ROOT / "bench" / "out" / "parser"))
     ap.add_argument("--dataset", default=None, help="the full v0.1 build (default: <work>/rose-v0.1, built if missing)")
     ap.add_argument("--fast-path-rev", default=None,
-                    help="a commit whose protocol.py has the fast path (needed once it is gone from this checkout)")
+                    help="a commit whose protocol.py has the fast path (default: the parent of the commit that removed it)")
     a = ap.parse_args()
     work = Path(a.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -216,19 +228,18 @@ def main() -> None:
             fast = ("fast path", ROOT, here, "")
             full = ("full reader", ROOT, here, DECLINE)
             how = "this checkout; full reader = the same with _read_fast declining"
-        elif a.fast_path_rev:
+        else:
+            rev = a.fast_path_rev or _last_with_fast_path()
             other = tmp / "rev"
             other.mkdir()
-            archive = subprocess.run(["git", "-C", str(ROOT), "archive", a.fast_path_rev, "rose_core"],
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "rose_core"],
                                      capture_output=True, check=True).stdout
             subprocess.run(["tar", "-x", "-C", str(other)], input=archive, check=True)
             fast = ("fast path", other, {**here, "PYTHONPATH": str(other)}, "")
             full = ("full reader", ROOT, here, "")
-            how = f"fast path = rose_core at {a.fast_path_rev}; full reader = this checkout"
+            how = f"fast path = rose_core at {rev}; full reader = this checkout"
             if hasattr(protocol, "_read_fast"):
                 full = ("full reader", ROOT, here, DECLINE)
-        else:
-            raise SystemExit("this checkout has no fast path: name a commit that has it with --fast-path-rev")
         variants = (fast, full)
         work_db = tmp / "run.db"
         workloads = {
@@ -252,7 +263,8 @@ def main() -> None:
                         p.unlink()
                     if not name.startswith("import"):
                         shutil.copy(rescore_db, work_db)
-                    wall, cpu, out = _timed([sys.executable, "-c", CLI.format(switch=switch), *args()], cwd, env)
+                    code = CLI.format(root=str(cwd) + os.sep, switch=switch)
+                    wall, cpu, out = _timed([sys.executable, "-c", code, *args()], cwd, env)
                     times.setdefault((name, label), []).append((wall, cpu))
                     digests.setdefault((name, label), set()).add(_verdicts(work_db))
                     print(f"  {name:34s} {label:12s} {wall:7.2f} s wall {cpu:7.2f} s CPU   "
