@@ -25,12 +25,13 @@ they must be equal.
 
     python bench/bench_parser.py [--runs 3] [--work bench/out/parser] [--dataset DIR] [--fast-path-rev REV]
 
-The dataset (the full v0.1 build, ~1 min), the log (~a few min of inspect_ai) and the rescore database are
-made once into --work and reused.
+The dataset (the full v0.1 build: 1 min), the log (inspect_ai: 6 min at load 8 on 2 cores; 180 MB) and the rescore
+database are made once into --work and reused.
 """
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import os
@@ -117,8 +118,7 @@ def _eval_log(ds: Dataset, work: Path) -> Path:
             parts = [c for m in input if isinstance(m.content, list) for c in m.content]
             image = next(c.image for c in parts if isinstance(c, ContentImage))
             prompt = next(c.text for c in parts if isinstance(c, ContentText))
-            data = Path(image).read_bytes() if not image.startswith("data:") else __import__("base64").b64decode(
-                image.split(",", 1)[1])
+            data = base64.b64decode(image.split(",", 1)[1]) if image.startswith("data:") else Path(image).read_bytes()
             return ModelOutput.from_content(model=self.model_name,
                                             content=answers[(hashlib.sha256(data).hexdigest(), prompt)])
 
