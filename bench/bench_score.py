@@ -12,22 +12,17 @@ write them (bold, lists, lower case, full-width punctuation, think blocks).
 Linear time: each pathological shape is parsed at 1 MB and 2 MB; the ratio of the two
 times should be near 2 (quadratic behaviour would show 4).
 
---full-reader scores with the full reader only (`protocol.parse_full`, no fast path): what the fast path buys.
+A record, not a requirement: what users wait for is measured end to end by bench/bench_parser.py (importing a
+run, rescoring a database).
 
-The parser and scorer run compiled (mypyc, `python -m rose_core build-native`) when a current build exists; the
-first line says which. With the compiled modules the same measurement is then made on the plain-Python modules
-(a child process with ROSE_NATIVE=0) and printed beside it (--no-plain skips that).
-
-    python bench/bench_score.py [--n 300000] [--repeat 5] [--styled 0.3] [--full-reader] [--no-plain]
+    python bench/bench_score.py [--n 300000] [--repeat 5] [--styled 0.3]
 """
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,11 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from responses import make_responses  # noqa: E402
 
-from rose_core import Dataset, build_dataset, parse, score, score_parsed  # noqa: E402
-from rose_core import native  # noqa: E402
-from rose_core.benchmarks.rose.protocol import parse_full  # noqa: E402
+from rose_core import Dataset, build_dataset, parse, score  # noqa: E402
 
-TARGET_PER_S = 200_000
 FLOOR = re.compile(r"(COUNT|SUBMIT)\s*\(\s*([+-]?\d+)\s*\)|CLICK\s*\(\s*R\s*([+-]?\d+)\s*,\s*C\s*([+-]?\d+)\s*\)"
                    r"|\b(DONE)\b")
 FULL_WIDTH = str.maketrans("(),;", "（），；")
@@ -97,12 +89,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--styled", type=float, default=0.3, help="fraction of answers re-written in a model's style")
     ap.add_argument("--dataset", help="an existing dataset folder (default: build a 0.2-scale one)")
-    ap.add_argument("--full-reader", action="store_true", help="the full reader only (parse_full): no fast path")
-    ap.add_argument("--no-plain", action="store_true", help="do not measure the plain-Python modules beside")
-    ap.add_argument("--rate-only", action="store_true", help=argparse.SUPPRESS)  # the plain child: one figure
     a = ap.parse_args()
-    read = parse_full if a.full_reader else parse
-    run = (lambda k, r: score_parsed(k, parse_full(r))) if a.full_reader else score
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(a.dataset) if a.dataset else Path(tmp) / "ds"
         if not a.dataset:
@@ -116,40 +103,27 @@ def main() -> None:
     for _ in range(a.repeat):  # CPU time of this process: one core, whatever else the machine runs
         t0 = time.process_time()
         for k, r in pairs:
-            run(k, r)
+            score(k, r)
         score_rates.append(len(pairs) / (time.process_time() - t0))
         t0 = time.process_time()
         for r in texts:
             find(r)
         floor_rates.append(len(texts) / (time.process_time() - t0))
     s, f = statistics.median(score_rates), statistics.median(floor_rates)
-    if a.rate_only:
-        print(f"{s:.0f} {f:.0f}")
-        return
     mean_len = statistics.fmean(len(t) for t in texts)
-    print(f"parser and scorer: {'compiled' if native.STATUS.compiled else 'plain Python'} ({native.STATUS.reason})")
     print(f"score: {len(pairs)} responses (mean {mean_len:.0f} chars, {a.styled:.0%} model-styled), "
-          f"median of {a.repeat} runs, CPU time on one core{', full reader only' if a.full_reader else ''}")
+          f"median of {a.repeat} runs, CPU time on one core")
     print(f"  parse+score        {s:10,.0f} responses/s  (best run {max(score_rates):,.0f})")
     print(f"  floor (regex scan) {f:10,.0f} responses/s  (best run {max(floor_rates):,.0f})")
     print(f"  ratio score/floor  {s / f:10.2f}")
-    print(f"  target >= {TARGET_PER_S:,}/s: {'met' if s >= TARGET_PER_S else 'NOT met'}")
-    if native.STATUS.compiled and not a.no_plain:
-        args = [sys.executable, __file__, "--rate-only", "--n", str(a.n), "--repeat", str(a.repeat),
-                "--styled", str(a.styled)] + (["--dataset", a.dataset] if a.dataset else []) \
-            + (["--full-reader"] if a.full_reader else [])
-        out = subprocess.run(args, env={**os.environ, "ROSE_NATIVE": "0"}, capture_output=True, text=True, check=True)
-        plain, plain_floor = (float(x) for x in out.stdout.split())
-        print(f"  plain Python       {plain:10,.0f} responses/s  (same mix, ROSE_NATIVE=0; its floor {plain_floor:,.0f}/s)")
-        print(f"  compiled / plain   {s / plain:10.2f}")
     big = HOSTILE["prose + answer"](1_050_000)
     t0 = time.process_time()
-    run(pairs[0][0], big)
+    score(pairs[0][0], big)
     print(f"  one {len(big) / 1e6:.1f} MB response: {1e3 * (time.process_time() - t0):.1f} ms")
     print("linear time (ms at 1 MB, at 2 MB, ratio; ~2 is linear, ~4 quadratic):")
     for name, make in HOSTILE.items():
-        t1 = min(_time(read, make(1_000_000)) for _ in range(3))
-        t2 = min(_time(read, make(2_000_000)) for _ in range(3))
+        t1 = min(_time(parse, make(1_000_000)) for _ in range(3))
+        t2 = min(_time(parse, make(2_000_000)) for _ in range(3))
         print(f"  {name:24s} {1e3 * t1:8.1f} {1e3 * t2:8.1f} {t2 / t1:6.2f}")
 
 

@@ -2,8 +2,6 @@
 # Set up (.venv + requirements.txt) and start ROSE Studio on http://localhost:${PORT:-8501}.
 # The default dataset (data/datasets/rose-v0.1) is built on first page load, with a progress bar.
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" requirements.txt
-source "$(dirname "${BASH_SOURCE[0]}")/_native.sh"
-ensure_native
 # The paper bundle (`report --out`, the Results page's download) renders its figures in the system Chromium.
 source "$(dirname "${BASH_SOURCE[0]}")/_chromium.sh"
 ensure_chromium || echo "warning: could not install chromium: the paper bundle will have no figures" >&2

@@ -12,11 +12,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/_latex.sh"
 ensure_chromium
 ensure_haproxy
 ensure_latex
-# The suite runs on the compiled parser and scorer a user runs (tests/rose_core/test_native.py compares them with
-# the plain modules); ROSE_NATIVE=0 runs it on the plain modules instead.
-source "$(dirname "${BASH_SOURCE[0]}")/_native.sh"
-ensure_native --required
-if [ "${ROSE_NATIVE:-1}" != "0" ]; then export ROSE_REQUIRE_NATIVE=1; fi
 if [ "${ROSE_TEST_PG:-1}" != "0" ]; then
   if [ -z "${ROSE_TEST_PG_URL:-}" ]; then
     pg_dir="$(mktemp -d /tmp/rose-test-pg.XXXXXX)"

@@ -22,10 +22,6 @@ LAYERS = ("common", "storage", "benchmarks", "instrument", "runs", "analysis", "
 # The package's faces, above every layer: the public re-exports and `python -m rose_core`.
 TOP = {f"{PACKAGE}", f"{PACKAGE}.__main__"}
 
-# Known exception, removed by the native branch: the mypyc loader stays loose at the top (the ROSE benchmark
-# activates it), ranked with the benchmarks.
-EXCEPTIONS = {f"{PACKAGE}.native": "benchmarks"}
-
 APP = ("app", "app_pages", "ui", "tools", "bench")
 
 
@@ -75,8 +71,6 @@ def _target(imported: str) -> str | None:
 def _rank(module: str) -> int:
     if module in TOP:
         return len(LAYERS)
-    if module in EXCEPTIONS:
-        return LAYERS.index(EXCEPTIONS[module])
     return LAYERS.index(module.split(".")[1])
 
 
@@ -96,7 +90,7 @@ def _where(module: str, line: int) -> str:
 
 def test_nothing_loose_at_the_top():
     loose = [f"{path.relative_to(ROOT)}" for name, path in MODULES.items()
-             if name.count(".") == 1 and name not in TOP and name not in EXCEPTIONS
+             if name.count(".") == 1 and name not in TOP
              and name.split(".")[1] not in LAYERS]
     assert not loose, "modules loose at rose_core's top (move each into its layer's folder): " + ", ".join(loose)
 
@@ -104,11 +98,11 @@ def test_nothing_loose_at_the_top():
 def test_no_import_upward():
     bad = []
     for module, imports in _edges().items():
-        if module.count(".") == 1 and module not in TOP and module not in EXCEPTIONS \
+        if module.count(".") == 1 and module not in TOP \
                 and module.split(".")[1] not in LAYERS:
             continue  # loose: reported by test_nothing_loose_at_the_top
         for line, written, target in imports:
-            if target.count(".") == 1 and target not in TOP and target not in EXCEPTIONS \
+            if target.count(".") == 1 and target not in TOP \
                     and target.split(".")[1] not in LAYERS:
                 bad.append(f"{_where(module, line)}: `{written}` reaches {target}, which is in no layer")
             elif _rank(target) > _rank(module):

@@ -13,7 +13,6 @@ from ..benchmarks.rose.metrics import ScoredRow, format_summary, summarize
 from ..runs.response_file import ResponseFileError, read_responses
 from ..benchmarks.rose.scoring import score
 from ..storage.connection import database_exists, db_location
-from ..native import main as native_main
 from .common import progress_bar, report_run
 
 
@@ -321,10 +320,6 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--no-figures", dest="figures", action="store_false", help="with --out: no figures (no Chromium)")
     rp.add_argument("--force", action="store_true", help="with --out: replace the folder if it exists")
     rp.set_defaults(fn=cmd_report)
-    nb = sub.add_parser("build-native", help="compile the parser and scorer with mypyc (same verdicts, faster); "
-                        "exit 1 if that cannot be done here (the plain modules are then used)")
-    nb.add_argument("--force", action="store_true", help="rebuild even when the build is current")
-    nb.set_defaults(fn=lambda a: native_main(["--force"] if a.force else []))
     rs = sub.add_parser("rescore", help="re-score every stored response with the current scorer (one transaction)")
     rs.add_argument("--db", default=db_location())
     rs.add_argument("--dataset", default=str(dataset_dir()))

@@ -3,7 +3,3 @@
 Assets → composition → scenes → renderings (+ visibility floors) → instances; the protocol parser and the
 scorer; metrics; the reference agents and the exports for model harnesses.
 """
-from ...native import activate
-
-# The parser and scorer compiled with mypyc when a build of their current sources exists (rose_core/native.py).
-NATIVE = activate(__path__)

@@ -50,10 +50,7 @@ decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
      (`TAP(R6,C1)`, `Clicks: (R6,C1)`, a bare `(R6,C1)` beside a DONE): `malformed_click`.
 
 One compiled token regex over the text plus bounded checks of the gaps between
-tokens: linear time on any input, and `parse` never raises. The common shapes (the protocol's own answer
-ending the text, prose around one plainly written answer, no answer at all, a lone `DONE`) are read by
-`_read_fast` without the token loop; it gives the full reader's verdict or declines (`parse_full` is the
-reference, proven equal in tests/rose_core/benchmarks/rose/test_protocol_fast_path.py).
+tokens: linear time on any input, and `parse` never raises.
 """
 from __future__ import annotations
 
@@ -181,24 +178,9 @@ _CELL_REF = re.compile(
     r"|(?:\(\s*)?row\s*(\d{1,3})\s*,?\s*col(?:umn)?\s*(\d{1,3})\s*\)?)(?![a-z0-9])",
     re.IGNORECASE,
 )
-_DIGIT = re.compile(r"[0-9]")
 # A click said not to have been made, right before the click word: "I did not click R1C1", "would not CLICK(R1,C1)",
 # "never click", "no need to click", "without clicking". After an answer such a mention is commentary (rule 6).
 _NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bno\s+need\s+to|\bwithout)\s+(?:to\s+)?$", re.IGNORECASE)
-# The fast path's first shape: the protocol's own answer ends the text. Its terminal is read from the end with
-# string tests, its clicks by one match on the reversed text before it: the answer's start is found without
-# scanning the prose before it.
-_CANONICAL_CLICK = re.compile(r"CLICK\(R([0-9]{1,12}),C([0-9]{1,12})\); ")
-_CANONICAL_CLICKS_REVERSED = re.compile(r"(?: ;\)[0-9]{1,12}C,[0-9]{1,12}R\(KCILC)*+")
-# Its other shapes, on lower-cased ASCII text: an answer of CLICK calls written plainly (one optional
-# space around each part, at most 3 digits), joined by separators `_GAP` reads one at a time (white space
-# ` \t\r\n`, `;,.:*_~` and backticks, `and`, `then`, the list markers `-` `+` `1.` `1)`), closed by its terminal.
-_FAST_ANSWER = re.compile(
-    r"(?:click\( ?r ?[0-9]{1,3} ?, ?c ?[0-9]{1,3} ?\)"
-    r"(?:[ \t\r\n;,.:*_~`]|\band\b|\bthen\b|(?<![^ \t\r\n])(?:[-+]|[0-9]{1,3}[.)])(?=[ \t\r\n]))*+)*+"
-    r"(?:(count|submit)\( ?([0-9]{1,3}) ?\)|done(?![a-z]))"
-)
-_FAST_CLICK = re.compile(r"click\( ?r ?([0-9]{1,3}) ?, ?c ?([0-9]{1,3}) ?\)")
 _SEPARATORS = " \t\r\n;,"
 _DECORATION = ("*", "_", "`")
 _HEAD_CHARS = 80
@@ -248,7 +230,7 @@ class Parsed:
 _NO_ANSWER = Parsed(None, None, (), "no_answer")
 _NO_TERMINAL = Parsed(None, None, (), "no_terminal")
 _MALFORMED = Parsed(None, None, (), "malformed_click")
-_DONE = Parsed("DONE", None, (), None)
+
 
 def _joined(text: str, a: int, b: int) -> bool:
     """Only separators between positions a and b."""
@@ -475,113 +457,7 @@ def _maybe_decorated(text: str) -> bool:
 def parse(text: object) -> Parsed:
     """The final answer in `text` (see the module docstring for the rules)."""
     text, cut = _prepare(text)
-    if text.isascii():
-        fast = _read_fast(text, cut)
-        if fast is not None:
-            return fast
     return _read(text, cut)
-
-
-def parse_full(text: object) -> Parsed:
-    """`parse` without its fast path: the reference the fast path is proven equal to (tests)."""
-    text, cut = _prepare(text)
-    return _read(text, cut)
-
-
-def _plain_prose(low: str) -> bool:
-    """Lower-cased prose with no token (no "(", "click" or "done") and no click-ish word for the safety net."""
-    return "(" not in low and "click" not in low and "done" not in low and "tap" not in low and "select" not in low \
-        and "press" not in low and "pick" not in low and "mark" not in low \
-        and ('"' not in low or _JSON_CELL.search(low) is None)
-
-
-def _read_fast(text: str, cut: bool) -> Parsed | None:
-    """`_read`'s verdict for the common shapes without its token loop; None when `_read` must decide.
-
-    Prepared ASCII text only (there `lower()` keeps every position, and the case folding of `_read`'s regexes is
-    `lower()`). When in doubt it declines. Shapes:
-    (0) the text ends with the protocol's own answer (`_CANONICAL_CLICK`s, then its terminal) after prose with no "(", "click", "done"
-        or click-ish word: the prose has no token;
-    (a) no terminal token is possible (no "done", and no "(" or no "count"/"submit"): clicks that never end,
-        or no answer;
-    (b) no "(" and one "done": that word is the only possible token (`_done_kind` decides it, as `_read` does);
-    (c) one answer (`_FAST_ANSWER`) from the first "(" that holds every "(", "click" and "done" of the text:
-        the prose around it has no token.
-    In (0), (b) and (c) no click-ish word may appear anywhere (the safety net would look), and the cell-reference
-    rule (`_joined_ref`) is applied as `_read` applies it.
-    """
-    if text.endswith("DONE"):
-        a = len(text) - 4
-        word = digits = None
-    elif text.endswith(")"):
-        p = text.rfind("(")
-        digits = text[p + 1:-1]
-        if len(digits) > 12 or not digits.isdigit():  # ASCII here: isdigit() is [0-9]+
-            a = -1
-        elif p >= 5 and text.startswith("COUNT", p - 5):
-            a, word = p - 5, "COUNT"
-        elif p >= 6 and text.startswith("SUBMIT", p - 6):
-            a, word = p - 6, "SUBMIT"
-        else:
-            a = -1
-    else:
-        a = -1
-    if a >= 0:
-        cells: tuple = ()
-        if text.endswith("); ", 0, a):
-            rev = _CANONICAL_CLICKS_REVERSED.match(text[a - 1::-1])  # always matches (possibly nothing)
-            b = a - rev.end() if rev is not None else a
-            if b < a:
-                cells = tuple([(int(r), int(c)) for r, c in _CANONICAL_CLICK.findall(text, b, a)])
-                a = b
-        if not a or not text[a - 1].isalpha() and _plain_prose(text[:a].lower()):
-            if word == "COUNT":  # the cell-reference rule is not for COUNT answers
-                return Parsed("COUNT", int(digits), cells, None)  # type: ignore[arg-type]
-            if a and _DIGIT.search(text, 0, a) and _joined_ref(text, a, cells):
-                return _MALFORMED
-            return Parsed("SUBMIT", int(digits), cells, None) if word else Parsed("DONE", None, cells, None)  # type: ignore[arg-type]
-    low = text.lower()
-    if "done" not in low and ("(" not in text or "count" not in low and "submit" not in low):
-        if cut:
-            return _NO_TERMINAL
-        i = low.find("click")  # every token starts with "click" here: one is a sequence that never ends
-        return _NO_ANSWER if i < 0 or _TOKEN.search(text, i) is None else _NO_TERMINAL
-    if "tap" in low or "select" in low or "press" in low or "pick" in low or "mark" in low \
-            or '"' in text and _JSON_CELL.search(text) is not None:
-        return None
-    p = text.find("(")
-    if p < 0:
-        if "click" in low or low.count("done") != 1:
-            return None
-        d = low.find("done")
-        if d and text[d - 1].isalpha() or d + 4 < len(text) and text[d + 4].isalpha() \
-                or not _done_kind(text, d, d + 4, text[d:d + 4]):
-            return _NO_TERMINAL if cut else _NO_ANSWER  # no token, or a prose "done"
-        return _MALFORMED if _DIGIT.search(text, 0, d) and _joined_ref(text, d, ()) else _DONE
-    if p >= 5 and low.startswith(("click", "count"), p - 5):
-        a = p - 5
-    elif p >= 6 and low.startswith("submit", p - 6):
-        a = p - 6
-    else:
-        return None
-    if a and text[a - 1].isalpha():
-        return None  # `xCLICK(`: no token
-    m = _FAST_ANSWER.match(low, a)
-    if m is None:
-        return None
-    word = m.group(1)
-    clicks = _FAST_CLICK.findall(low, a, m.end())
-    k = len(clicks)
-    if low.count("click") != k or text.count("(") != k + (word is not None) or low.count("done") != (word is None):
-        return None  # a token outside the answer
-    cells = tuple([(int(r), int(c)) for r, c in clicks])
-    if word is None:
-        if _DIGIT.search(text, 0, a) and _joined_ref(text, a, cells):
-            return _MALFORMED
-        return Parsed("DONE", None, cells, None)
-    if word == "submit" and _DIGIT.search(text, 0, a) and _joined_ref(text, a, cells):
-        return _MALFORMED  # the cell-reference rule is not for COUNT answers
-    return Parsed(word.upper(), int(m.group(2)), cells, None)  # type: ignore[arg-type]
 
 
 def _read(text: str, cut: bool) -> Parsed:
@@ -598,7 +474,7 @@ def _read(text: str, cut: bool) -> Parsed:
     kind: str | None = None
     digits: str | None = None
     weak = -1
-    calls = clicks_read = 0  # readable CLICK(...), COUNT(...), SUBMIT(...) tokens: for the safety net's fast path
+    calls = clicks_read = 0  # readable CLICK(...), COUNT(...), SUBMIT(...) tokens: for the safety net's shortcut
     for m in _TOKEN.finditer(text, s):  # from the first token: its look-behind still sees the text before
         li = m.lastindex
         s = m.start()
@@ -670,7 +546,7 @@ def _read(text: str, cut: bool) -> Parsed:
                 return _MALFORMED  # a click beside the final answer that is not part of it
     if (run or strays or calls + clicks_read != text.count("(") or _suspect(text, clicks_read)) \
             and _unread_click(text, answer_start, answer_end, answer, kind == "COUNT"):
-        return _MALFORMED  # fast path: every "(" and every "click" is a call read, no other click word
+        return _MALFORMED  # shortcut: every "(" and every "click" is a call read, no other click word
     if kind != "COUNT":
         if not answer and any(_heads_line(text, st[0]) for st in strays[between[0]:between[1]]):
             # Clicks written as actions (each heading its line), never closed, then prose, then a bare

@@ -67,12 +67,6 @@ class ScoreKey:
     outside_targets: frozenset[Cell]  # targets outside the context
     terminal: str                # the action the template must end with
 
-    def __reduce__(self) -> tuple:
-        # Pickled and copied by its fields: compiled (rose_core/native.py), a frozen dataclass cannot be
-        # rebuilt attribute by attribute as pickle does by default.
-        return (ScoreKey, (self.instance_id, self.template, self.output, self.rows, self.cols, self.gold_count,
-                           self.gold_cells, self.global_count, self.outside_targets, self.terminal))
-
     @staticmethod
     def build(instance: Instance, scene: Scene) -> ScoreKey:
         in_ctx = frozenset(t for t in scene.targets if instance.in_context(t))

@@ -57,6 +57,64 @@ def test_unreadable_clicks_in_the_final_answer():
         assert parse(text).problem == "malformed_click", text
 
 
+# The shapes models write most (the scoring bench's mix), read as the rules say.
+COMMON_SHAPES = {
+    "CLICK(R2,C3); CLICK(R5,C3); DONE": ("DONE", None, ((2, 3), (5, 3)), None),
+    "Let me look at the grid carefully. CLICK(R2,C3); DONE": ("DONE", None, ((2, 3),), None),
+    "I count the differing cells row by row. Final answer: COUNT(4)": ("COUNT", 4, (), None),
+    "CLICK(R1,C1); SUBMIT(1)": ("SUBMIT", 1, ((1, 1),), None),
+    "SUBMIT(0)": ("SUBMIT", 0, (), None),
+    "**CLICK(R2,C3)** and **DONE**": ("DONE", None, ((2, 3),), None),
+    "Final answer:\n- CLICK(R2,C3)\n- CLICK(R5,C3)\n- DONE": ("DONE", None, ((2, 3), (5, 3)), None),
+    "click(r2,c3); done": ("DONE", None, ((2, 3),), None),
+    "CLICK\uff08R2\uff0cC3\uff09\uff1bDONE": ("DONE", None, ((2, 3),), None),
+    "<think>\nRow 2 looks odd.\n</think>\n\nCLICK(R2,C3); DONE": ("DONE", None, ((2, 3),), None),
+    "```\nCLICK(R2,C3)\nDONE\n```": ("DONE", None, ((2, 3),), None),
+    "CLICK( R2 , C3 ) then CLICK(R5,C3), DONE.": ("DONE", None, ((2, 3), (5, 3)), None),
+    "1. CLICK(R2,C3)\n2. DONE": ("DONE", None, ((2, 3),), None),
+    "Done.": ("DONE", None, (), None),
+    "I think there are 3 odd cells, but I cannot click.": (None, None, (), "no_answer"),
+    "I am done.": (None, None, (), "no_answer"),
+    "CLICK(R1,C1); CLICK(R2,C2)": (None, None, (), "no_terminal"),
+    "The cell R5C2 is odd.\nR5C2, DONE": (None, None, (), "malformed_click"),
+}
+# Near misses of those shapes: a keyword glued to a word or to `\text{..}` (the reader sees `countCOUNT(4)`: no
+# token), a click-ish word or a bare cell beside the answer, two answers, huge or negative numbers, cut-off texts.
+NEAR_MISSES = {
+    "\\text{count}COUNT(4)": (None, None, (), "no_answer"),
+    "\\text{COUNT}(4)": ("COUNT", 4, (), None),
+    "**count**COUNT(4)": ("COUNT", 4, (), None),
+    "DONE**count**: COUNT(4)": ("COUNT", 4, (), None),
+    "countCOUNT(4)": (None, None, (), "no_answer"),
+    "CLICK(R1,C1) (red), CLICK(R2,C2); DONE": (None, None, (), "malformed_click"),
+    "TAP(R6,C1); DONE": (None, None, (), "malformed_click"),
+    "CLICK(R1,C1); DONE\nDONE": ("DONE", None, ((1, 1),), None),
+    "COUNT(4)\nCOUNT(5)": ("COUNT", 5, (), None),
+    "CLICK(R1,C1); DONE\n\nFinal: CLICK(R1,C1); CLICK(R2,C2)": (None, None, (), "no_terminal"),
+    "CLICK(R2); DONE": (None, None, (), "malformed_click"),
+    "CLICK(R1234,C1); DONE": ("DONE", None, ((1234, 1),), None),
+    "COUNT(1234)": ("COUNT", 1234, (), None),
+    "COUNT(-1)": ("COUNT", -1, (), "negative_number"),
+    "I will click (2,3).\nDONE": (None, None, (), "malformed_click"),
+    "Odd cell: (R6,C1)\nDONE": (None, None, (), "malformed_click"),
+    "CLICK(R1,C1)\u2192DONE": ("DONE", None, ((1, 1),), None),
+    "xCLICK(R1,C1); DONE": (None, None, (), "malformed_click"),
+    "CLICK(R1,C1); DONEx": (None, None, (), "no_terminal"),
+    "CLICK(R1,C1);\x0bDONE": ("DONE", None, ((1, 1),), None),
+    "<think>CLICK(R1,C1); DONE": (None, None, (), "no_terminal"),
+    "CLICK(R1,C1); CLI": (None, None, (), "no_terminal"),
+    "\u212aLICK": (None, None, (), "no_answer"),
+    "so the answer is DONE.": ("DONE", None, (), None),
+    "I'm done: DONE": ("DONE", None, (), None),
+}
+
+
+def test_common_shapes_and_their_near_misses():
+    for text, want in {**COMMON_SHAPES, **NEAR_MISSES}.items():
+        p = parse(text)
+        assert (p.action, p.count, p.clicks, p.problem) == want, text
+
+
 def test_cut_off_and_commentary_after_the_answer():
     assert parse("CLICK(R1,C1); DONE\n\nFinal: CLICK(R1,C1); CLICK(R2,C2)").problem == "no_terminal"
     assert parse("CLICK(R1,C1); DONE\n\nFinal: CLICK(R1,C1); CLI").problem == "no_terminal"

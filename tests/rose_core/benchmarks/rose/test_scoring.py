@@ -1,4 +1,6 @@
+import copy
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -145,3 +147,13 @@ def test_corpus_verdicts(rec):
     got = {"valid": s.valid, "pass": s.passed, "failure": s.failure, "invalid_reason": s.invalid_reason,
            "canonical": s.parsed.canonical}
     assert got == rec["expect"], rec["response"]
+
+
+def test_records_pickle_and_copy():
+    """Keys, scores and parsed answers survive pickle and deepcopy, equal and with the same hash."""
+    k = ScoreKey("i", "T3", "click", 3, 3, 1, frozenset({(1, 2)}), 1, frozenset(), "DONE")
+    s = score(k, "CLICK(R1,C2); DONE")
+    for value in (k, s, s.parsed):
+        assert pickle.loads(pickle.dumps(value)) == value
+        assert copy.deepcopy(value) == value
+    assert hash(pickle.loads(pickle.dumps(k))) == hash(k)
