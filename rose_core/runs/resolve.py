@@ -54,9 +54,9 @@ def _task_order(ds: Dataset, task_recs: list[RunRecord], manifest: list[str] | N
     order is the only candidate (the user said which export). Several fitting orders that put a line on
     different instances are refused: which one the run was made on cannot be told (tiny files, e.g. a
     `--limit 1` smoke test, where one T1 line fits the first T1 of several exports)."""
-    lines = [r for r in task_recs if r.position >= 0]
+    lines = [(r, r.position) for r in task_recs if r.position is not None and r.position >= 0]
     fits = [(label, order) for label, order in export_orders(ds, manifest) if (manifest is None or order is manifest)
-            and all(r.position < len(order) and mismatch(ds, r, order[r.position]) is None for r in lines)]
+            and all(p < len(order) and mismatch(ds, r, order[p]) is None for r, p in lines)]
     if not fits:
         if manifest is not None:
             problems.append("the export manifest's order does not fit this file: under it the targets and prompts do "
@@ -68,13 +68,12 @@ def _task_order(ds: Dataset, task_recs: list[RunRecord], manifest: list[str] | N
                         "--export-manifest). First mismatches with the whole dataset's order:")
         return ds.by_index
     label, order = fits[0]
-    differ = [other for other, o in fits[1:] if any(o[r.position] != order[r.position] for r in lines)]
+    differ = [other for other, o in fits[1:] if any(o[p] != order[p] for _, p in lines)]
     if differ:
-        first = next(r for r in lines if any(o[r.position] != order[r.position] for _, o in fits))
+        first, at = next((r, p) for r, p in lines if any(o[p] != order[p] for _, o in fits))
         problems.append(f"{first.where}: doc_id cannot be placed with certainty: the targets and prompts match under "
                         f"{label} and under {', '.join(differ)}, which put the lines on different instances (e.g. "
-                        f"doc_id {first.position}: {order[first.position]} or "
-                        f"{next(o for _, o in fits if o[first.position] != order[first.position])[first.position]}). "
+                        f"doc_id {at}: {order[at]} or {next(o for _, o in fits if o[at] != order[at])[at]}). "
                         "Give the export's manifest (--export-manifest) or use the task folder `export --format "
                         "lmms-eval-task` writes")
         return order
@@ -108,13 +107,15 @@ def resolve(ds: Dataset, recs: list[RunRecord], problems: list[str], notes: list
     unknown = mismatches = 0
     unverified: list[RunRecord] = []
     for rec in recs:
+        shown: str | int | None
         if rec.instance_id is not None:
             iid = rec.instance_id if rec.instance_id in ds.instances else None
             shown = rec.instance_id
         else:
             order = task_order if rec.order == "task" else ds.by_index
-            iid = order[rec.position] if order is not None and 0 <= rec.position < len(order) else None
-            shown = rec.position
+            pos = rec.position   # set whenever the instance id is not (the readers write one or the other)
+            iid = order[pos] if order is not None and pos is not None and 0 <= pos < len(order) else None
+            shown = pos
         if iid is None:
             unknown += 1
             if unknown <= SHOWN_MISMATCHES:

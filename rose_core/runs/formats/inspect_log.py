@@ -48,7 +48,7 @@ def _message_text(m: Any) -> str:
 
 
 def _record(where: str, s: dict, problems: list[str], counts: Counter) -> RunRecord | None:
-    meta = s.get("metadata") if isinstance(s.get("metadata"), dict) else {}
+    meta: dict = s["metadata"] if isinstance(s.get("metadata"), dict) else {}
     sid = s.get("id")
     iid = str_or_none(meta.get("instance_id"))
     if sid is None and iid is None:
@@ -68,11 +68,12 @@ def _record(where: str, s: dict, problems: list[str], counts: Counter) -> RunRec
     prompt = "\n".join(_message_text(m) for m in inp) if isinstance(inp, list) else str_or_none(inp)
     target = s.get("target")
     target = "\n".join(map(str, target)) if isinstance(target, list) else str_or_none(target)
-    common = dict(instance_id=iid, dataset_hash=str_or_none(meta.get("dataset_hash")), target=target, prompt=prompt)
+    dataset_hash = str_or_none(meta.get("dataset_hash"))
     if s.get("error"):
         err = s["error"]
         msg = err.get("message") if isinstance(err, dict) else str(err)
-        return RunRecord(where, "", status="errored", detail=f"inspect error: {str(msg)[:120]}", **common)
+        return RunRecord(where, "", instance_id=iid, dataset_hash=dataset_hash, target=target, prompt=prompt,
+                         status="errored", detail=f"inspect error: {str(msg)[:120]}")
     out = s.get("output") or {}
     completion = out.get("completion") if isinstance(out, dict) else None
     if completion is None and isinstance(out, dict):
@@ -83,13 +84,13 @@ def _record(where: str, s: dict, problems: list[str], counts: Counter) -> RunRec
     if not isinstance(completion, str):
         problems.append(f"{where}: sample {iid!r} has neither an error nor output.completion")
         return None
-    return RunRecord(where, completion, **common)
+    return RunRecord(where, completion, instance_id=iid, dataset_hash=dataset_hash, target=target, prompt=prompt)
 
 
 def _later_epoch_member(name: str) -> bool:
     """inspect names a sample `samples/<id>_epoch_<n>.json`: a later epoch is left out unexpanded."""
     m = _LATER_EPOCH.search(name)
-    return bool(m) and int(m.group(1)) > 1
+    return m is not None and int(m.group(1)) > 1
 
 
 def _eval_header(path: Path, limits: Limits) -> tuple[dict | None, str]:
@@ -97,7 +98,7 @@ def _eval_header(path: Path, limits: Limits) -> tuple[dict | None, str]:
     before writing it, and which member it came from; (None, why) when neither is readable."""
     small = Limits(min(limits.max_expanded_bytes, HEADER_BYTES), limits.max_response_chars, limits.max_line_bytes)
     for member in ("header.json", "_journal/start.json"):
-        for _, data in zip_members(path, small, lambda n, m=member: n == m):
+        for _, data in zip_members(path, small, member.__eq__):
             try:
                 head = parse_json(data.decode("utf-8"))
             except (ValueError, UnicodeDecodeError):
@@ -157,11 +158,11 @@ def _not_run(path: Path, head: dict | None, source: str, seen: set, notes: list[
         notes.append(f"cannot tell whether the eval finished: {source}")
         return
     status = head.get("status", "started") if source != "_journal/start.json" else "started"
-    ev = head.get("eval") if isinstance(head.get("eval"), dict) else {}
-    dataset = ev.get("dataset") if isinstance(ev.get("dataset"), dict) else {}
+    ev: dict = head["eval"] if isinstance(head.get("eval"), dict) else {}
+    dataset: dict = ev["dataset"] if isinstance(ev.get("dataset"), dict) else {}
     ids = dataset.get("sample_ids")
     if status != "success":
-        err = head.get("error") if isinstance(head.get("error"), dict) else {}
+        err: dict = head["error"] if isinstance(head.get("error"), dict) else {}
         why = f": {str(err.get('message'))[:120]}" if err.get("message") else ""
         notes.append(f"the eval did not finish (status {status!r}{why}); `inspect eval-retry` on the log completes it")
     if not isinstance(ids, list):

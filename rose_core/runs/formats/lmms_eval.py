@@ -62,7 +62,7 @@ def read(path: Path, ds: Dataset, limits: Limits, found: Findings) -> Iterator[R
     problems = found.problems
     for no, obj in jsonl_objects(path, problems, limits.max_line_bytes):
         where = f"{path}:{no}"
-        doc = obj.get("doc") if isinstance(obj.get("doc"), dict) else {}
+        doc: dict = obj["doc"] if isinstance(obj.get("doc"), dict) else {}
         t_iid, t_hash, target = _target(obj.get("target"))
         iid = str_or_none(doc.get("instance_id")) or t_iid
         doc_id = obj.get("doc_id")

@@ -44,7 +44,8 @@ def _files(tmp: Path) -> dict[str, tuple[Path, str]]:
     df.to_excel(tmp / "pred.xlsx", index=False)
     df.to_csv(tmp / "pred.tsv", sep="\t", index=False)
     (tmp / "pred.json").write_text(json.dumps(df.to_dict("records")))
-    out |= {"VLMEvalKit workbook": (tmp / "pred.xlsx", "vlmevalkit"), "VLMEvalKit table": (tmp / "pred.tsv", "vlmevalkit"),
+    out |= {"VLMEvalKit workbook": (tmp / "pred.xlsx", "vlmevalkit"),
+            "VLMEvalKit table": (tmp / "pred.tsv", "vlmevalkit"),
             "VLMEvalKit JSON dump": (tmp / "pred.json", "vlmevalkit")}
     sample = {"id": "A-0001-T1", "epoch": 1, "output": {"completion": "DONE"}}
     with zipfile.ZipFile(tmp / "log.eval", "w", zipfile.ZIP_DEFLATED) as z:
