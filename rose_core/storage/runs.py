@@ -1,8 +1,8 @@
-"""The SQL of the `runs` table.
+"""The `runs` table: one row per run (a model's, an agent's, a study's humans), which its responses belong to.
 
-Imported model and agent runs (for `runs.importer`): a run is stored with its responses in one transaction
-(delete-and-insert when it replaces one), so a refused run leaves the database as it was. The refusals are raised
-as the exceptions below, inside the transaction (it rolls back); the importer says them in its own words.
+Imported model and agent runs (`runs.importer`, the block below): a run is stored with its responses in one
+transaction (delete-and-insert when it replaces one), so a refused run leaves the database as it was. The refusals
+are raised as the exceptions below, inside the transaction (it rolls back); the importer says them in its own words.
 """
 from __future__ import annotations
 
