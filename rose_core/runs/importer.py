@@ -20,7 +20,7 @@ from ..common.solver_labels import refused_name
 from ..storage import runs as stored_runs
 from ..storage.connection import Store, now
 from ..storage.responses import ResponseRow
-from .formats import FORMATS, RUN_FORMATS, detect, get
+from .formats import RUN_FORMATS, detect, get
 from .formats.vlmevalkit import EXCEL_CELL_LIMIT
 from .records import Findings, ImportResult, Limits, ReadRun, RunFormat, RunImportError, RunRecord
 from .resolve import read_manifest, resolve
@@ -46,12 +46,12 @@ def read_run(path: Path | str, ds: Dataset, fmt: RunFormat | Literal["auto"] = "
     if fmt == "auto":
         fmt, why = detect(path, limits)
     else:
-        get(fmt)
         why = "given with --format"
+    reader = get(fmt)   # refuses an unknown name, naming the formats
     found = Findings()
     problems, notes, counts = found.problems, found.notes, found.counts
     recs = []
-    for rec in FORMATS[fmt].read(path, ds, limits, found):
+    for rec in reader.read(path, ds, limits, found):
         if len(rec.response) > limits.max_response_chars:
             problems.append(f"{rec.where}: response of {len(rec.response):,} characters, above the limit of "
                             f"{limits.max_response_chars:,}")
