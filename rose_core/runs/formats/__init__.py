@@ -11,7 +11,6 @@ Each module exposes the same small interface:
 from __future__ import annotations
 
 from pathlib import Path
-from types import ModuleType
 from typing import Iterator, Protocol
 
 from ...benchmarks.rose.dataset import Dataset
@@ -31,8 +30,8 @@ class RunFileFormat(Protocol):
 
 
 # The order formats are offered in (`--format`, the app's choice) and named in messages.
-_MODULES: tuple[ModuleType, ...] = (jsonl, lmms_eval, vlmevalkit, inspect_log)
-FORMATS: dict[str, RunFileFormat] = {m.NAME: m for m in _MODULES}  # type: ignore[misc]
+_MODULES: tuple[RunFileFormat, ...] = (jsonl, lmms_eval, vlmevalkit, inspect_log)
+FORMATS: dict[str, RunFileFormat] = {m.NAME: m for m in _MODULES}
 RUN_FORMATS: tuple[str, ...] = tuple(FORMATS)
 
 
