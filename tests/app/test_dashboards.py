@@ -303,7 +303,7 @@ def test_every_analysis_page_warns_of_a_run_that_left_errored_samples_out(dash_e
     from tests.backends import clone
 
     store = clone(dash_env, str(tmp_path / "rose.db"))
-    from rose_core.runs.importer import LMMS_FAILED
+    from rose_core.runs.formats.lmms_eval import LMMS_FAILED
 
     insts = list(small_dataset.instances.values())   # an lmms-eval samples file whose last two requests failed
     f = tmp_path / "samples_rose.jsonl"

@@ -523,9 +523,9 @@ def test_lmms_eval_request_failure_texts_are_errored_not_the_model_s_invalid_ans
 
 def _ambiguous_position(ds):
     """A doc_id at which two export orders hold different instances with the same prompt and gold answer."""
-    from rose_core.runs.importer import _orders
+    from rose_core.runs.resolve import export_orders
 
-    orders = [o for _, o in _orders(ds, None)]
+    orders = [o for _, o in export_orders(ds, None)]
     for a, oa in enumerate(orders):
         for ob in orders[a + 1:]:
             for k in range(min(len(oa), len(ob))):
@@ -642,13 +642,13 @@ def test_an_inspect_message_part_whose_text_is_not_a_string_is_refused_not_a_cra
 @given(st.lists(st.sampled_from([b"<", b"x", b"xxxxxxxx"]), max_size=120).map(b"".join),
        st.integers(0, 40), st.integers(1, 25))
 def test_the_xlsx_scan_finds_every_text_longer_than_two_windows(piece, gap, window):
-    """`_longest_text` tries a few positions per piece instead of splitting it: it must still measure exactly
+    """`longest_text` tries a few positions per piece instead of splitting it: it must still measure exactly
     every run without a tag longer than two windows (and never report more than the truth)."""
-    from rose_core.runs.importer import _longest_text
+    from rose_core.runs.formats.vlmevalkit import longest_text
 
     runs = (b"x" * gap + piece).split(b"<")
     closed = runs[:-1] if len(runs) > 1 else runs
-    longest, carried = _longest_text(piece, gap, window)
+    longest, carried = longest_text(piece, gap, window)
     assert carried == len(runs[-1])
     truth = max(map(len, closed))
     assert longest <= truth and (truth <= 2 * window or longest == truth)
