@@ -18,6 +18,7 @@ from typing import Mapping, Sequence
 from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
 from ..instrument.config import StudyConfig
+from ..storage import open_store
 from ..storage.connection import Store, database_exists, masked
 
 Z95 = 1.959963984540054        # two-sided 95 % normal quantile
@@ -226,7 +227,7 @@ def add_command(sub: argparse._SubParsersAction, db_default: str, dataset_defaul
 
 def cmd_plan(a: argparse.Namespace) -> int:
     ds = Dataset.load(a.dataset)
-    store = Store(a.db) if database_exists(a.db) else None
+    store = open_store(a.db) if database_exists(a.db) else None
     if a.study:
         from ..instrument.study import list_studies
 
