@@ -43,6 +43,12 @@ def dialect(conn: Any) -> str:
     return getattr(conn, "dialect", "sqlite")
 
 
+def roll_back(conn: Any) -> None:
+    """End the connection's open transaction, if any, undoing it (after an error left it open)."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
 def is_postgres(location: str | Path | None) -> bool:
     return str(location or "").startswith(POSTGRES_SCHEMES)
 
