@@ -117,24 +117,27 @@ _ORDERS = {"response_id": "r.response_id",
            "participant": "r.participant_id, r.submitted_at, r.response_id"}
 
 
-def responses_query(columns: Sequence[str] = RESPONSE_COLUMNS, *, kind: str | None = None,
-                    study_id: str | None = None, solver_kind: str | None = None, after_id: int | None = None,
-                    response_ids: Sequence[int] | None = None, participants_only: bool = False,
-                    timed: bool = False, order: Literal["response_id", "participant"] = "response_id",
-                    ) -> tuple[str, tuple]:
+def responses_query(columns: Sequence[str] = RESPONSE_COLUMNS, *, run_id: str | None = None,
+                    participant_id: str | None = None, instance_id: str | None = None, kind: str | None = None,
+                    attempt: int | None = None, study_id: str | None = None, solver_kind: str | None = None,
+                    after_id: int | None = None, response_ids: Sequence[int] | None = None,
+                    participants_only: bool = False, timed: bool = False,
+                    order: Literal["response_id", "participant"] = "response_id") -> tuple[str, tuple]:
     """The SELECT of response rows and its parameters: `columns` (of `RESPONSE_COLUMNS`, `RUN_COLUMNS`,
-    `PARTICIPANT_COLUMNS`), of one `kind`, of the runs of one study or solver kind, after a response id, of
-    these ids, of participants only (not model or agent runs), with a server time only (`total_ms` > 0),
-    ordered by response id or by participant then time."""
+    `PARTICIPANT_COLUMNS`); of one run, participant, instance, kind, attempt; of the runs of one study or solver
+    kind; after a response id; of these ids; of participants only (not model or agent runs); with a server time
+    only (`total_ms` > 0); ordered by response id or by participant then time."""
     unknown = [c for c in columns if c not in RESPONSE_TYPES and c not in RUN_COLUMNS
                and c not in PARTICIPANT_COLUMNS]
     if unknown:
         raise ValueError(f"not a column of a response: {', '.join(unknown)}")
     where: list[str] = []
     params: list[Any] = []
-    if kind is not None:
-        where.append("r.kind = ?")
-        params.append(kind)
+    for name, value in (("run_id", run_id), ("participant_id", participant_id), ("instance_id", instance_id),
+                        ("kind", kind), ("attempt", attempt)):
+        if value is not None:
+            where.append(f"r.{name} = ?")
+            params.append(value)
     if solver_kind is not None:
         where.append("runs.solver_kind = ?")
         params.append(solver_kind)
@@ -189,10 +192,13 @@ def main_answer_counts(conn: Connection, run_id: str) -> dict[str, int]:
 
 def response_of(conn: Connection, run_id: str, participant_id: str, instance_id: str, kind: str,
                 attempt: int) -> Any:
-    return conn.execute("SELECT * FROM responses WHERE run_id = ? AND participant_id = ? AND instance_id = ? "
-                        "AND kind = ? AND attempt = ?", (run_id, participant_id, instance_id, kind, attempt)).fetchone()
+    """The one stored response of (run, participant, instance, kind, attempt), a row readable by column name;
+    None if there is none."""
+    return conn.execute(*responses_query(RESPONSE_COLUMNS, run_id=run_id, participant_id=participant_id,
+                                         instance_id=instance_id, kind=kind, attempt=attempt)).fetchone()
 
 
 def practice_round_passes(conn: Connection, participant_id: str, attempt: int) -> list[int]:
-    return [r[0] for r in conn.execute("SELECT passed FROM responses WHERE participant_id = ? AND kind = 'practice' "
-                                       "AND attempt = ?", (participant_id, attempt))]
+    """The verdicts (1 PASS, 0 not) of a participant's practice round `attempt`."""
+    return [r[0] for r in conn.execute(*responses_query(("passed",), participant_id=participant_id,
+                                                        kind="practice", attempt=attempt))]
