@@ -301,3 +301,18 @@ def test_an_integer_beyond_64_bits_is_refused_not_cut_short(store, big):
     with store.connect() as c:
         assert fetch_columns(c, "cols", "k", ints=("t",)) is None
         assert list(fetch_columns(c, "cols WHERE k = 1", "k", ints=("t",))["t"]) == [1]
+
+
+def test_open_store_picks_the_backend_from_the_location(tmp_path, monkeypatch):
+    from rose_core.storage.sqlite import SqliteStore
+
+    s = open_store(tmp_path / "a.db")
+    assert isinstance(s, SqliteStore) and isinstance(s, Store) and s.path == tmp_path / "a.db"
+    s.close()
+    monkeypatch.setenv("ROSE_DB", str(tmp_path / "b.db"))
+    for default in (None, ""):
+        s = open_store(default)
+        assert isinstance(s, SqliteStore) and s.location == str(tmp_path / "b.db")
+        s.close()
+    with pytest.raises(TypeError):
+        Store()  # the interface: only open_store (or a backend's class) makes a store
