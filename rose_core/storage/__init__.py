@@ -5,7 +5,11 @@
   both backends implement (the type callers annotate with), the DB-API errors.
 - `schema`: the migrations (versioned in `meta`) and the meta counters; `sqlite` and `pg`: the two backends.
 - `columns`: query results into frames, rows and columns; one read snapshot.
-- `participants`, `events`, `responses`, `episodes`, `inference`, `sign_ins`: the SQL of each part.
+- `studies`, `participants`, `runs`, `responses`, `events`, `episodes`, `inference`, `sign_ins`: the SQL of each
+  table, as functions. `responses` has the table's one reader (`responses_query`, one column list
+  `RESPONSE_COLUMNS`) and its one writer (`write_responses`).
+
+Every SQL statement of `rose_core` lives here (tests/test_layers.py checks it).
 
 Functions take a connection (`connection.Connection`: sqlite3's, or the PostgreSQL one of `storage.pg`) so
 callers compose them inside one `Store.write()` transaction; nothing here opens or commits on its own, except
