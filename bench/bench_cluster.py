@@ -46,8 +46,8 @@ from setup_study import prepare  # noqa: E402
 
 from rose_core import Dataset, build_dataset  # noqa: E402
 from rose_core.analysis.plan import pool_by_template  # noqa: E402
-from rose_core.storage.connection import Store  # noqa: E402
 from rose_core.instrument.study import StudyConfig  # noqa: E402
+from rose_core.storage import open_store
 from tools.cluster import Cluster  # noqa: E402
 from tools.serve import Server  # noqa: E402
 
@@ -103,7 +103,7 @@ def study_for(tmp: Path, db: str | Path, n: int, items: int) -> tuple[Path, str,
 
 def outcome(db: str | Path, sid: str, ids: list[str], flow: dict, target: int, logs: list[Path]) -> dict:
     """What the database holds after a run, against what the client saw acknowledged."""
-    store = Store(db)
+    store = open_store(db)
     stored = {r["external_id"]: r["n"] for r in store.query(
         "SELECT p.external_id, count(*) AS n FROM responses r JOIN participants p USING (participant_id) "
         "WHERE p.study_id = ? GROUP BY p.external_id", (sid,))}

@@ -27,8 +27,8 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -50,14 +50,14 @@ def add_responses(n: int, tag: str) -> None:
     import json
 
     from rose_core.runs.importer import import_run
-    from rose_core.storage.connection import Store
+    from rose_core.storage import open_store
 
     ds = Dataset.load(os.environ["ROSE_DATASET_DIR"])
     f = Path(os.environ["ROSE_DATASET_DIR"]).with_name(f"{tag}.jsonl")
     f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": i.protocol_answer,
                                      "dataset_hash": ds.dataset_hash}) + "\n"
                          for i in list(ds.instances.values())[:n]))
-    import_run(Store(os.environ["ROSE_DB"]), ds, f, tag)
+    import_run(open_store(os.environ["ROSE_DB"]), ds, f, tag)
 
 
 def warmed_first_load(page: str) -> float:
@@ -108,9 +108,9 @@ def server_files(db: str) -> list[Path]:
     """What a server process leaves for the next one (beside a SQLite file, in the cache folder for PostgreSQL):
     the frame snapshot, the analyses."""
     from rose_core.analysis.persist import local_prefix
-    from rose_core.storage.connection import Store
+    from rose_core.storage import open_store
 
-    prefix = local_prefix(Store(db))
+    prefix = local_prefix(open_store(db))
     return [Path(f"{prefix}.frame.parquet"), Path(f"{prefix}.analyses")]
 
 

@@ -24,10 +24,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_click_latency import MEASURE, measure, q  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from rose_core.benchmarks.sgp import SHAPE_2D, BuildParams, SgpDataset, build_sgp_dataset  # noqa: E402
+from rose_core.benchmarks.sgp import (  # noqa: E402
+    SHAPE_2D,
+    BuildParams,
+    SgpDataset,
+    build_sgp_dataset,
+)
 from rose_core.instrument.config import StudyConfig  # noqa: E402
-from rose_core.instrument.episode_session import EpisodeScreen, create_sgp_study, open_episode_session  # noqa: E402
-from rose_core.storage.connection import Store  # noqa: E402
+from rose_core.instrument.episode_session import (  # noqa: E402
+    EpisodeScreen,
+    create_sgp_study,
+    open_episode_session,
+)
+from rose_core.storage import open_store
 from tests.sgp_players import solution  # noqa: E402
 from tools.serve import CHROMIUM, CHROMIUM_ARGS, Server  # noqa: E402
 
@@ -41,7 +50,7 @@ def main() -> None:
         tmp = Path(tmp)
         build_sgp_dataset(tmp / "sgp", BuildParams(seed=5, geoms=(4, 6), c1=(8,), per_cell=a.episodes), workers=1)
         ds = SgpDataset.load(tmp / "sgp")
-        db = Store(tmp / "rose.db")
+        db = open_store(tmp / "rose.db")
         study = create_sgp_study(db, ds, StudyConfig(name="bench", benchmark="sgp", practice_items=0, attention_every=0,
                                                      items_per_participant=a.episodes, target_per_instance=1))
         app = Server(tmp / "app.log", {"ROSE_DATASET_DIR": str(tmp / "no-rose"), "ROSE_DB": str(db.path),

@@ -4,8 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from rose_core import Dataset, build_dataset
-from rose_core.storage.connection import Store
-from rose_core.instrument.study import ParticipantSession, StudyConfig, create_study, join
+from rose_core.instrument.study import (
+    ParticipantSession,
+    StudyConfig,
+    create_study,
+    join,
+)
+from rose_core.storage import open_store
 
 
 def prepare(tmp: Path, participants: int, scale: float = 0.05, intro: bool = True, db: Path | str | None = None,
@@ -18,7 +23,7 @@ def prepare(tmp: Path, participants: int, scale: float = 0.05, intro: bool = Tru
         build_dataset(ds_root, scale=scale)
     ds = Dataset.load(ds_root)
     db_file = db or tmp / "bench.db"
-    store = Store(db_file)
+    store = open_store(db_file)
     cfg = dict(name="bench", split="all", templates=["G-Clk", "T3", "T4"], items_per_participant=1000,
                target_per_instance=10_000, practice_items=0, attention_every=0, same_scene_multiple_templates=True)
     cfg.update(config)

@@ -9,8 +9,9 @@ from pathlib import Path
 from rose_core import Dataset, score
 from rose_core.benchmarks.rose.instances import protocol_string
 from rose_core.benchmarks.rose.records import TEMPLATE_OUTPUT
-from rose_core.storage.connection import Store, now
 from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.storage import open_store
+from rose_core.storage.connection import Store, now
 
 PROFILES = {  # per-template chance of a right answer, roughly like the paper's models
     "model-A": (0.93, 0.97, 0.93, 0.84, 0.92), "model-B": (0.92, 0.93, 0.75, 0.64, 0.70),
@@ -61,7 +62,7 @@ def populate(db_file: Path, ds: Dataset, human_responses: int = 100_000, items_e
     global _DS
     _DS = ds
     rng = random.Random(seed)
-    store = Store(db_file)
+    store = open_store(db_file)
     study = create_study(store, ds, StudyConfig(name="bench", split="all", practice_items=0,
                                                 templates=["T1", "T2", "T3", "T4", "T5", "G-Clk", "mL-Cnt"],
                                                 items_per_participant=items_each, target_per_instance=1000))

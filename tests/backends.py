@@ -14,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
+from rose_core.storage import open_store
 from rose_core.storage.connection import Store, is_postgres
 
 BACKENDS = ("sqlite", "postgresql")
@@ -40,7 +41,7 @@ class PgServer:
         self.template = f"{self.prefix}_template"
         self.admin.execute(f'DROP DATABASE IF EXISTS "{self.template}" WITH (FORCE)')
         self.admin.execute(f'CREATE DATABASE "{self.template}" TEMPLATE template0')
-        Store(with_database(url, self.template)).close()  # migrated once; nobody stays connected to it
+        open_store(with_database(url, self.template)).close()  # migrated once; nobody stays connected to it
         self.made: list[str] = []
 
     def fresh(self, label: str = "") -> str:
@@ -88,6 +89,6 @@ def clone(store: Store, into: str) -> Store:
     if store.path is not None:
         with sqlite3.connect(store.path) as src, sqlite3.connect(into) as dst:
             src.backup(dst)
-        return Store(Path(into))
+        return open_store(Path(into))
     copy_rows(store.location, into)
-    return Store(into)
+    return open_store(into)

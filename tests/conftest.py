@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 import pytest
 
 from rose_core import Dataset, build_dataset
+from rose_core.storage import open_store
 from rose_core.storage.connection import Store
 
 from .backends import BACKENDS, PG_MISSING, PG_REQUIRED_ENV, PG_URL_ENV, PgServer
@@ -83,7 +84,7 @@ def make_store(fresh_location) -> Iterator[Callable[[], Store]]:
     made: list[Store] = []
 
     def make() -> Store:
-        made.append(Store(fresh_location()))
+        made.append(open_store(fresh_location()))
         return made[-1]
 
     yield make
@@ -150,13 +151,14 @@ def _populate(small_dataset, backend: str, tmp_path_factory, request) -> Store:
 
     from rose_core.benchmarks.rose.agents import run_agent
     from rose_core.instrument.ids import FakeClock, SequentialIds
-    from rose_core.runs.importer import import_run
     from rose_core.instrument.study import End, StudyConfig, create_study
+    from rose_core.runs.importer import import_run
 
     from .participants import new_session, submit_payload
 
     root = tmp_path_factory.mktemp("populated")
-    store = Store(root / "rose.db" if backend == "sqlite" else request.getfixturevalue("pg_server").fresh("_populated"))
+    store = open_store(root / "rose.db" if backend == "sqlite"
+                       else request.getfixturevalue("pg_server").fresh("_populated"))
     ds = small_dataset
     ids, clock = SequentialIds("pop"), FakeClock()
     study = create_study(store, ds, StudyConfig(

@@ -9,6 +9,7 @@ may import anything of `rose_core`, which imports nothing of the app. It fails, 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,83 @@ def test_the_contract_sees_an_upward_import(source, tmp_path, monkeypatch):
     monkeypatch.setitem(MODULES, "rose_core.common.fake", fake)
     found = [t for _, _, i in _imports("rose_core.common.fake", fake) if (t := _target(i))]
     assert found and all(_rank(t) > _rank("rose_core.common.fake") for t in found)
+
+
+# --------------------------------------------------------------------------- every SQL statement in storage/
+
+# SQL verbs followed by what makes them a statement (upper case, as the project writes SQL: prose and LaTeX's
+# \begin are not matched), or a whole string that is a transaction statement.
+_SQL = re.compile(r"\bSELECT\b[\s\S]*\bFROM\b|\bINSERT\s+(?:OR\s+\w+\s+)?INTO\b|\bUPDATE\s+\w+\s+SET\b"
+                  r"|\bDELETE\s+FROM\b|\b(?:CREATE|DROP|ALTER)\s+(?:UNIQUE\s+)?(?:TABLE|INDEX|VIEW)\b|\bPRAGMA\s+\w+")
+_TRANSACTION = re.compile(r"\s*(?:BEGIN(?:\s+\w+)*|COMMIT|ROLLBACK|SAVEPOINT\s+\w+|RELEASE\s+\w+)\s*;?\s*")
+
+# Modules whose SQL another branch of issue 20 moves into storage/ (remove the entry when it has): the dashboards'
+# response frame (the columnar reader's branch) and the run importer (the runs branch, into storage/runs.py).
+SQL_ELSEWHERE = {
+    "rose_core/analysis/frame.py": "the columnar reader replaces its reads",
+}
+
+
+def _app_files() -> list[Path]:
+    files = [ROOT / "app.py"] if (ROOT / "app.py").is_file() else []
+    for folder in ("app_pages", "ui", "tools"):
+        files += sorted((ROOT / folder).rglob("*.py")) if (ROOT / folder).is_dir() else []
+    return files
+
+
+def _sql_strings(source: str, filename: str) -> list[tuple[int, str]]:
+    """(line, text) of every string constant holding an SQL statement, docstrings left out; an f-string is read
+    whole, its replacement fields as `{}`; implicitly concatenated pieces are one constant already."""
+    tree = ast.parse(source, filename)
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
+                and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant):
+            skip.add(id(node.body[0].value))
+        if isinstance(node, ast.JoinedStr):
+            skip.update(id(v) for v in node.values)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            text = node.value
+        else:
+            continue
+        if _SQL.search(text) or _TRANSACTION.fullmatch(text):
+            found.append((node.lineno, text))
+    return found
+
+
+def _sql_outside_storage() -> dict[str, list[str]]:
+    """file → the `file:line: statement` of each SQL string outside rose_core/storage/."""
+    out: dict[str, list[str]] = {}
+    files = [p for p in MODULES.values() if p.relative_to(ROOT).parts[:2] != (PACKAGE, "storage")] + _app_files()
+    for path in files:
+        where = str(path.relative_to(ROOT))
+        for line, text in _sql_strings(path.read_text(), where):
+            out.setdefault(where, []).append(f"{where}:{line}: {' '.join(text.split())[:100]}")
+    return out
+
+
+def test_every_sql_statement_is_in_storage():
+    found = _sql_outside_storage()
+    bad = [msg for where, msgs in sorted(found.items()) if where not in SQL_ELSEWHERE for msg in msgs]
+    assert not bad, ("SQL outside rose_core/storage/ (move each statement into the storage module named after its "
+                     "table, as a function the caller calls):\n" + "\n".join(bad))
+    moved = [where for where in SQL_ELSEWHERE if where not in found]
+    assert not moved, f"no SQL left in {moved}: remove them from SQL_ELSEWHERE"
+
+
+@pytest.mark.parametrize("source, statements", [
+    ('x = "SELECT a FROM t WHERE b = ?"\n', 1),
+    ('x = ("SELECT a, b "\n     "FROM t")\n', 1),                        # implicit concatenation
+    ('x = f"SELECT {cols} FROM {table}"\n', 1),                         # an f-string, read whole
+    ('c.execute("INSERT OR IGNORE INTO t(a) VALUES (?)")\n', 1),
+    ('c.execute("UPDATE t SET a = 1")\nc.execute("DELETE FROM t")\n', 2),
+    ('c.execute("ROLLBACK")\nc.execute("CREATE INDEX i ON t(a)")\n', 2),
+    ('def f():\n    """SELECT rows FROM the table, documented."""\n', 0),  # a docstring
+    ('x = "select a row from the list"\ny = r"\\begin{table}"\n', 0),     # prose, LaTeX
+])
+def test_the_sql_check_sees_a_statement(source, statements):
+    assert len(_sql_strings(source, "fake.py")) == statements

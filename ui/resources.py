@@ -4,8 +4,9 @@ from __future__ import annotations
 import streamlit as st
 
 from rose_core import Dataset, dataset_dir
-from rose_core.storage.connection import Store, db_location
 from rose_core.instrument.page_data import ensure_dataset
+from rose_core.storage import open_store
+from rose_core.storage.connection import Store, db_location
 
 
 @st.cache_resource(show_spinner=False)
@@ -16,7 +17,7 @@ def _dataset(root: str) -> Dataset:
 @st.cache_resource(show_spinner=False)
 def store_at(location: str) -> Store:
     """One store per database and process: connections pooled and reused (see rose_core.storage)."""
-    return Store(location)
+    return open_store(location)
 
 
 def dataset() -> Dataset:

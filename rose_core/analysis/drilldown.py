@@ -12,6 +12,7 @@ from ..benchmarks.rose.dataset import Dataset
 from ..instrument.grid_input import apply_event
 from ..benchmarks.rose.records import Cell
 from ..storage.connection import Store
+from ..storage.events import instance_events
 from .answers import as_int, decode_answer, decode_cell
 from .frame import parsed_records
 
@@ -117,9 +118,9 @@ def replay(store: Store, participant_id: str, instance_id: str, grid: tuple[int,
     page restores the selection from these same events), so a replay runs straight across reloads.
     `grid` (rows, cols): cells outside it are dropped from the replay. Events no browser of ours sends (a click
     with no cell, an unknown type, an unreadable sequence number) are shown but change nothing."""
-    events = [_in_grid(e, grid) for e in (_decode_or_none(r) for r in store.query(
-        "SELECT view_id, seq, type, row, col, value, client_ts, server_ts FROM events "
-        "WHERE participant_id = ? AND instance_id = ?", (participant_id, instance_id))) if e is not None]
+    with store.connect() as conn:
+        stored = instance_events(conn, participant_id, instance_id)
+    events = [_in_grid(e, grid) for e in (_decode_or_none(r) for r in stored) if e is not None]
     cols = ["view", "view_id", "seq", "type", "row", "col", "value", "t (s)", "server_ts", "selection after",
             "cells after"]
     if not events:

@@ -18,7 +18,9 @@ from typing import Mapping, Sequence
 from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
 from ..instrument.config import StudyConfig
+from ..storage import open_store
 from ..storage.connection import Store, database_exists, masked
+from ..storage.responses import read_responses
 
 Z95 = 1.959963984540054        # two-sided 95 % normal quantile
 DEFAULT_SECONDS_PER_ITEM = 15.0  # used when no participant has answered yet and none is given
@@ -131,14 +133,10 @@ def pool_by_template(ds: Dataset, cfg: StudyConfig) -> dict[str, int]:
 def median_seconds_per_item(store: Store, study_id: str | None = None) -> tuple[float, int] | None:
     """(median server time per main item in seconds, responses it is from), over every study or one; None when
     no participant has answered yet. Server time: assigned → answered on the server's clock (`total_ms`)."""
-    sql = ("SELECT r.total_ms FROM responses r JOIN runs USING (run_id) WHERE r.kind = 'main' AND "
-           "runs.solver_kind = 'human' AND r.total_ms IS NOT NULL AND r.total_ms > 0")
-    args: tuple = ()
-    if study_id:
-        sql += " AND runs.study_id = ?"
-        args = (study_id,)
     with store.connect() as conn:
-        ms = sorted(float(r[0]) for r in conn.execute(sql, args))
+        _, rows = read_responses(conn, ("total_ms",), kind="main", solver_kind="human", timed=True,
+                                 study_id=study_id or None)
+    ms = sorted(float(r[0]) for r in rows)
     if not ms:
         return None
     mid = len(ms) // 2
@@ -226,7 +224,7 @@ def add_command(sub: argparse._SubParsersAction, db_default: str, dataset_defaul
 
 def cmd_plan(a: argparse.Namespace) -> int:
     ds = Dataset.load(a.dataset)
-    store = Store(a.db) if database_exists(a.db) else None
+    store = open_store(a.db) if database_exists(a.db) else None
     if a.study:
         from ..instrument.study import list_studies
 

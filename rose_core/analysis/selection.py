@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from ..storage.connection import Store
-from ..storage.columns import fetch_rows
+from ..storage.participants import participant_rows
+from ..storage.responses import read_responses
 from .answers import decode_answer
 from .frame import responses_frame
 
@@ -101,9 +102,8 @@ def participant_stats(store: Store) -> pd.DataFrame:
     with store.connect() as conn:
         # plain tuples into object columns: pandas' own reader types the text as Arrow strings, whose group-bys
         # re-encode them (most of a cold page's participant statistics)
-        cols, rows = fetch_rows(
-            conn, "SELECT participant_id, kind, passed, parsed, total_ms, first_action_ms FROM responses "
-            "WHERE participant_id != '' ORDER BY participant_id, submitted_at, response_id")
+        cols, rows = read_responses(conn, ("participant_id", "kind", "passed", "parsed", "total_ms", "first_action_ms"),
+                                    participants_only=True, order="participant")
     resp = pd.DataFrame(rows, columns=cols, dtype=object) if rows else pd.DataFrame(
         {c: pd.Series(dtype=object) for c in cols})
     del rows
@@ -128,11 +128,8 @@ def participant_table(store: Store, rules: ExclusionRules, stats: pd.DataFrame |
     """One row per participant of a ROSE study: timing, practice, attention, streaks, and why (if) excluded. The
     participants' own rows (study, end state, practice attempts) and the studies' benchmarks are read afresh;
     `stats` (`participant_stats` of the same database) may come from a cache."""
-    parts = pd.DataFrame(store.query(
-        "SELECT p.participant_id, p.study_id, s.name AS study, p.external_id, p.source, p.practice_attempts, "
-        "p.practice_passed, p.end_reason FROM participants p JOIN studies s USING (study_id) "
-        # a total order that does not depend on the (random) participant ids
-        "ORDER BY p.study_id, p.external_id, p.participant_id"))
+    with store.connect() as conn:
+        parts = pd.DataFrame(participant_rows(conn))
     if parts.empty:
         return parts
     parts = parts[parts["study_id"].isin(rose_study_ids(store))].reset_index(drop=True)

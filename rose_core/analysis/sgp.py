@@ -25,26 +25,10 @@ from ..benchmarks.sgp.metrics import (
 )
 from ..benchmarks.sgp.play import EpisodeLog, StepLog, play_episode
 from ..storage.connection import Store
-from ..storage.columns import read_frame
+from ..storage import episodes
 from ..common.stats import solver_rng
 
 HUMAN = "Human"
-
-_RESULTS_SQL = """
-SELECT e.result_id, e.run_id, r.study_id, r.dataset_hash, e.participant_id, e.episode_id, e.modality, e.step_cap,
-       e.ended, e.steps, e.response, e.parsed, e.passed, e.total_ms, e.view_id, e.submitted_at
-FROM episode_results e JOIN runs r USING (run_id)
-WHERE e.kind = 'main' AND r.solver_kind = 'human'
-ORDER BY e.result_id
-"""
-_STEPS_SQL = """
-SELECT s.run_id, s.participant_id, s.view_id, s.seq, s.command, s.outcome, s.distance, s.state, s.client_ms
-FROM episode_steps s JOIN episode_results e
-  ON e.run_id = s.run_id AND e.participant_id = s.participant_id AND e.view_id = s.view_id
-WHERE e.kind = 'main'
-ORDER BY s.run_id, s.participant_id, s.view_id, s.seq
-"""
-
 
 @dataclass(frozen=True)
 class SgpExclusions:
@@ -63,8 +47,8 @@ class SgpExclusions:
 def human_episodes(store: Store) -> pd.DataFrame:
     """Every finished main episode of every participant, with its moves (`moves`: the stored step rows)."""
     with store.connect() as conn:
-        res = read_frame(conn, _RESULTS_SQL)
-        steps = conn.execute(_STEPS_SQL).fetchall()
+        res = episodes.human_results_frame(conn)
+        steps = episodes.main_steps(conn)
     by_view: dict[tuple, list] = defaultdict(list)
     for s in steps:
         by_view[(s["run_id"], s["participant_id"], s["view_id"])].append(s)

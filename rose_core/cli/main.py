@@ -8,10 +8,16 @@ from collections import defaultdict
 from pathlib import Path
 
 from ..benchmarks.rose.composition import DEFAULT_SEED
-from ..benchmarks.rose.dataset import Dataset, DatasetError, build_dataset, dataset_dir, visibility_lines
+from ..benchmarks.rose.dataset import (
+    Dataset,
+    DatasetError,
+    build_dataset,
+    dataset_dir,
+    visibility_lines,
+)
 from ..benchmarks.rose.metrics import ScoredRow, format_summary, summarize
-from ..runs.response_file import ResponseFileError, read_responses
 from ..benchmarks.rose.scoring import score
+from ..runs.response_file import ResponseFileError, read_responses
 from ..storage.connection import database_exists, db_location
 from .common import progress_bar, report_run
 
@@ -65,12 +71,12 @@ def cmd_score(a: argparse.Namespace) -> int:
 
 def cmd_export_table(a: argparse.Namespace) -> int:
     from ..instrument.exports import export_table
-    from ..storage.connection import Store
+    from ..storage import open_store
 
     if not database_exists(a.db):
         print(f"error: no database at {a.db}", file=sys.stderr)
         return 2
-    n = export_table(Store(a.db), a.table, a.format, Path(a.out), a.study)
+    n = export_table(open_store(a.db), a.table, a.format, Path(a.out), a.study)
     print(f"wrote {n} {a.table} rows to {a.out}")
     return 0
 
@@ -86,12 +92,12 @@ def cmd_export(a: argparse.Namespace) -> int:
 
 def cmd_import_run(a: argparse.Namespace) -> int:
     from ..runs.importer import Limits, RunImportError, import_run
-    from ..storage.connection import Store
+    from ..storage import open_store
 
     ds = Dataset.load(a.dataset)
     limits = Limits(max_expanded_bytes=a.max_expanded_mb * 2**20, max_response_chars=a.max_response_chars)
     try:
-        res = import_run(Store(a.db), ds, a.file, a.solver, fmt=a.format, kind=a.kind, replace=a.replace,
+        res = import_run(open_store(a.db), ds, a.file, a.solver, fmt=a.format, kind=a.kind, replace=a.replace,
                          trust_ids=a.trust_ids, errored=a.errored, limits=limits, manifest=a.export_manifest)
     except RunImportError as e:
         print(f"error: import refused, nothing was stored:\n{e}", file=sys.stderr)
@@ -124,9 +130,9 @@ def cmd_run_model(a: argparse.Namespace) -> int:
 
 def cmd_runs(a: argparse.Namespace) -> int:
     from ..runs.importer import list_runs
-    from ..storage.connection import Store
+    from ..storage import open_store
 
-    for r in list_runs(Store(a.db)):
+    for r in list_runs(open_store(a.db)):
         print(f"{r['run_id']:40s} {r['solver_kind']:6s} {r['format'] or '':16s} {r['responses']:7d} responses  "
               f"dataset {r['dataset_hash']}")
     return 0
@@ -137,11 +143,11 @@ def cmd_report(a: argparse.Namespace) -> int:
         print(f"error: no database at {a.db}", file=sys.stderr)
         return 2
     from ..analysis import report_data
-    from ..storage.connection import Store
+    from ..storage import open_store
 
     if a.out or a.tables:
         return _paper_bundle(a)
-    report, table = report_data(Store(a.db), a.split, a.exclusions, not a.no_published, a.boot, a.seed)
+    report, table = report_data(open_store(a.db), a.split, a.exclusions, not a.no_published, a.boot, a.seed)
     if a.json:
         print(json.dumps(report, indent=1))
     else:
@@ -176,9 +182,9 @@ def _print_warnings(report: dict) -> None:
 def _paper_bundle(a: argparse.Namespace) -> int:
     """`report --out DIR` (the paper bundle) and `report --json --tables` (its numbers)."""
     from ..analysis.bundle import BundleError, paper_report, write_bundle
-    from ..storage.connection import Store
+    from ..storage import open_store
 
-    store, ds = Store(a.db), Dataset.load(a.dataset)
+    store, ds = open_store(a.db), Dataset.load(a.dataset)
     opts = dict(split=a.split, exclusions=a.exclusions, published=not a.no_published, n_boot=a.boot, seed=a.seed)
     try:
         if a.out:
@@ -201,13 +207,13 @@ def _paper_bundle(a: argparse.Namespace) -> int:
 
 def cmd_rescore(a: argparse.Namespace) -> int:
     from ..runs.rescore import RescoreError, rescore
-    from ..storage.connection import Store
+    from ..storage import open_store
 
     if not database_exists(a.db):
         print(f"error: no database at {a.db}", file=sys.stderr)
         return 2
     try:
-        report = rescore(Store(a.db), Dataset.load(a.dataset), dry_run=a.dry_run)
+        report = rescore(open_store(a.db), Dataset.load(a.dataset), dry_run=a.dry_run)
     except RescoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -11,9 +11,14 @@ from ..benchmarks.sgp.actions import OUTCOMES
 from ..benchmarks.sgp.agents import AGENTS, run_agent
 from ..benchmarks.sgp.dataset import SgpDataset, build_sgp_dataset, sgp_dataset_dir
 from ..benchmarks.sgp.generate import DEFAULT_SEED, BuildParams
-from ..benchmarks.sgp.logs import read_logs
 from ..benchmarks.sgp.inference import BOARDS
-from ..benchmarks.sgp.metrics import INFERENCE_CLASSES, episodes_frame, heatmap, summary_table
+from ..benchmarks.sgp.logs import read_logs
+from ..benchmarks.sgp.metrics import (
+    INFERENCE_CLASSES,
+    episodes_frame,
+    heatmap,
+    summary_table,
+)
 from ..benchmarks.sgp.play import STEP_CAP
 from .common import progress_bar, report_run
 
@@ -131,10 +136,10 @@ def cmd_infer_score(a: argparse.Namespace) -> int:
 
 def cmd_infer_import(a: argparse.Namespace) -> int:
     from ..runs.sgp_inference_import import import_inference
-    from ..storage.connection import Store
+    from ..storage import open_store
 
     ds = SgpDataset.load(a.episodes)
-    res = import_inference(Store(a.db), ds, a.answers, a.solver, a.modality, a.kind, a.replace)
+    res = import_inference(open_store(a.db), ds, a.answers, a.solver, a.modality, a.kind, a.replace)
     for (solver, modality), n in res.groups.items():
         again = " (replaced the earlier answers)" if (solver, modality) in res.replaced else ""
         print(f"stored {n} board-state answers of {solver!r} ({modality}) on build {ds.dataset_hash}{again}")

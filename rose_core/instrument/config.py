@@ -8,7 +8,7 @@ from typing import Any, Literal
 from ..benchmarks.rose.records import MAIN_TEMPLATES, SUBSETS, TEMPLATES
 from ..benchmarks.sgp.render import MODALITIES as SGP_MODALITIES
 from ..benchmarks.sgp.render import Modality as SgpModality
-from ..storage import participants
+from ..storage import studies
 from ..storage.connection import Connection
 
 Ordering = Literal["random", "counterbalanced"]
@@ -162,9 +162,9 @@ def study_from_row(row: Any) -> Study:
 
 
 def load_study(conn: Connection, study_id: str) -> Study | None:
-    row = participants.study_row(conn, study_id)
+    row = studies.study_row(conn, study_id)
     return study_from_row(row) if row else None
 
 
 def load_studies(conn: Connection) -> list[Study]:
-    return [study_from_row(r) for r in participants.study_rows(conn)]
+    return [study_from_row(r) for r in studies.study_rows(conn)]

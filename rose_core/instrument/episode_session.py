@@ -21,7 +21,7 @@ from ..benchmarks.sgp.dataset import SgpDataset
 from ..benchmarks.sgp.item import SgpItem, sgp_item
 from ..storage.connection import Store
 from ..storage import episodes
-from ..storage import participants
+from ..storage import participants, studies
 from .config import Study, StudyConfig, StudyError, load_study
 from .ids import Clock, Ids, RandomIds, stable_hash, system_clock
 from ..benchmarks.items import Move, StepOutcome
@@ -193,7 +193,7 @@ def create_sgp_study(store: Store, ds: SgpDataset, cfg: StudyConfig, ids: Ids | 
         raise StudyError("the chosen numbers of geoms and c1 select no episode outside the practice set")
     study = Study((ids or RandomIds()).study_id(), cfg.name.strip(), ds.dataset_hash, cfg, clock(), True)
     with store.write() as c:
-        participants.insert_study(c, study)
+        studies.insert_study(c, study)
     return study
 
 

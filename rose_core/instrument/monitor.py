@@ -7,7 +7,7 @@ import time
 import pandas as pd
 
 from ..benchmarks.rose.dataset import Dataset
-from ..storage import participants
+from ..storage import participants, responses
 from ..storage.connection import Store
 from .config import Study
 from .policy import main_pool
@@ -29,7 +29,7 @@ def coverage(store: Store, ds: Dataset, study: Study) -> dict:
     """Answers per pool instance against the target, and participants needed (pool × target ÷ items each)."""
     pool = main_pool(ds, study.config)
     with store.connect() as c:
-        counts = participants.main_answer_counts(c, study.run_id)
+        counts = responses.main_answer_counts(c, study.run_id)
         ends = participants.status_counts(c, study.study_id)
     target = study.config.target_per_instance
     per = [min(counts.get(i.instance_id, 0), target) for i in pool]

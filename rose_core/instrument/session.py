@@ -19,8 +19,8 @@ from typing import Any, Callable, Iterator, Literal, Union
 from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import Cell
 from ..benchmarks.rose.scoring import SCORER_VERSION
-from ..storage.connection import DatabaseError, IntegrityError, Store
-from ..storage import participants
+from ..storage.connection import DatabaseError, IntegrityError, Store, roll_back
+from ..storage import participants, studies
 from ..storage.events import insert_events, view_events
 from ..storage.responses import ResponseRow, practice_round_passes, response_of, write_responses
 from .config import EndReason, Study, StudyConfig, StudyError, load_study
@@ -79,8 +79,7 @@ def storage(store: Store) -> Iterator[None]:
     except DatabaseError as e:
         try:
             with store.connect() as c:
-                if c.in_transaction:
-                    c.execute("ROLLBACK")
+                roll_back(c)
         except DatabaseError:
             pass
         raise StorageError(str(e)) from e
@@ -215,7 +214,7 @@ def create_study(store: Store, ds: Dataset, cfg: StudyConfig, ids: Ids | None = 
         raise StudyError("the chosen split, subsets and templates select no instance")
     study = Study((ids or RandomIds()).study_id(), cfg.name.strip(), ds.dataset_hash, cfg, clock(), True)
     with store.write() as c:
-        participants.insert_study(c, study)
+        studies.insert_study(c, study)
     return study
 
 

@@ -16,7 +16,7 @@ from .policy import main_pool
 from .session import (
     Consent, End, Instructions, ItemScreen, ParticipantSession, PracticeFeedback, Recorded, Screen, create_study, join, open_session, view_id_for,
 )
-from ..storage import participants
+from ..storage import participants, studies
 from ..storage.participants import Participant
 from ..storage.connection import Store
 
@@ -40,7 +40,7 @@ def list_studies(store: Store) -> list[Study]:
 
 def set_active(store: Store, study_id: str, active: bool) -> None:
     with store.write() as c:
-        participants.set_active(c, study_id, active)
+        studies.set_active(c, study_id, active)
 
 
 def get_participant(store: Store, participant_id: str) -> Participant | None:

@@ -15,19 +15,18 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.scoring import SCORER_VERSION, ScoreKey, score
 from ..instrument.items import attention_item
 from ..storage.connection import Store
+from ..storage.responses import read_responses, rescore_responses
 from ..storage.schema import bump_verdicts_generation
 
-_SELECT = ("SELECT x.response_id, x.run_id, x.instance_id, x.template, x.response, x.protocol, x.parsed, x.valid, "
-           "x.passed, x.failure, x.errors, x.scorer_version, r.solver_kind, r.solver_name, r.dataset_hash "
-           "FROM responses x JOIN runs r ON r.run_id = x.run_id ORDER BY x.response_id")
-_UPDATE = ("UPDATE responses SET protocol = ?, parsed = ?, valid = ?, passed = ?, failure = ?, errors = ?, "
-           "scorer_version = ? WHERE response_id = ?")
+# What re-scoring reads of every response (and its run), in response id order.
+_COLUMNS = ("response_id", "run_id", "instance_id", "template", "response", "protocol", "parsed", "valid", "passed",
+            "failure", "errors", "scorer_version", "solver_kind", "solver_name", "dataset_hash")
 CHANGE_KINDS = ("pass_to_fail", "fail_to_pass", "valid_to_invalid", "invalid_to_valid", "failure_changed")
 
 
@@ -136,15 +135,20 @@ def rescore_rows(rows: Iterable[dict[str, Any]], ds: Dataset) -> tuple[RescoreRe
     return report, updates
 
 
+def _stored(conn: Any) -> Iterator[dict[str, Any]]:
+    names, rows = read_responses(conn, _COLUMNS)
+    return (dict(zip(names, r)) for r in rows)
+
+
 def rescore(store: Store, ds: Dataset, dry_run: bool = False) -> RescoreReport:
     """Re-score every stored response in one transaction (or only report, with dry_run)."""
     if dry_run:
         with store.connect() as c:
-            report, _ = rescore_rows((dict(r) for r in c.execute(_SELECT)), ds)
+            report, _ = rescore_rows(_stored(c), ds)
         return report
     with store.write() as c:
-        report, updates = rescore_rows((dict(r) for r in c.execute(_SELECT).fetchall()), ds)
-        c.executemany(_UPDATE, updates)
+        report, updates = rescore_rows(_stored(c), ds)
+        rescore_responses(c, updates)
         if updates:
             bump_verdicts_generation(c)
     report.applied = True

@@ -19,6 +19,11 @@ def read_frame(conn: Connection, sql: str, params: Sequence[Any] | dict | None =
                                      coerce_float=True)
 
 
+def count_rows(conn: Connection, sql: str, params: Sequence[Any] | dict | None = None) -> int:
+    """How many rows a query returns, counted by the database (without reading them)."""
+    return int(conn.execute(f"SELECT count(*) FROM ({sql}) AS counted", params or ()).fetchone()[0])
+
+
 def fetch_rows(conn: Connection, sql: str, params: Sequence[Any] = ()) -> tuple[list[str], list[tuple]]:
     """(column names, rows as plain tuples) on either backend: for bulk reads, where building a named row object
     per row (`sqlite3.Row`, `PgRow`) costs a third of the read."""

@@ -1,16 +1,17 @@
 """Where the data is and what a connection is: the `Store` interface both backends implement, the database
 location (`$ROSE_DB`), the connection protocol and its dialect, the DB-API errors both backends raise.
 
-`Store(location)` opens the backend that takes the location (registered by `rose_core.storage`: SQLite for a
-file path, PostgreSQL for a `postgresql://` URL); the backends live in `storage.sqlite` and `storage.pg`.
+`rose_core.storage.open_store(location)` opens the backend that takes the location (SQLite for a file path,
+`storage.sqlite`; PostgreSQL for a `postgresql://` URL, `storage.pg`); `Store` is the type callers annotate with.
 """
 from __future__ import annotations
 
 import os
 import sqlite3
 import time
+from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 DEFAULT_DB = Path(__file__).resolve().parent.parent.parent / "data" / "rose.db"
@@ -22,6 +23,8 @@ IntegrityError = sqlite3.IntegrityError
 DatabaseError = sqlite3.DatabaseError
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
 class Connection(Protocol):
     """What the storage layer uses of a connection: sqlite3's, or the PostgreSQL one that behaves like it
     (rows by index and by column name, `rowcount`, `total_changes`, `in_transaction`)."""
@@ -38,6 +41,12 @@ class Connection(Protocol):
 def dialect(conn: Any) -> str:
     """'sqlite' or 'postgresql': for the few statements that must differ (row locks, advisory locks)."""
     return getattr(conn, "dialect", "sqlite")
+
+
+def roll_back(conn: Any) -> None:
+    """End the connection's open transaction, if any, undoing it (after an error left it open)."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 def is_postgres(location: str | Path | None) -> bool:
@@ -66,48 +75,36 @@ def masked(location: str | Path) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
-# (accepts(location), load() -> the backend's class), first match wins: filled by `rose_core.storage`, which
-# Python imports before any of its modules, so `Store(...)` always finds its backends.
-_BACKENDS: list[tuple[Callable[[str], bool], Callable[[], type]]] = []
-
-
-def register_backend(accepts: Callable[[str], bool], load: Callable[[], type]) -> None:
-    _BACKENDS.append((accepts, load))
-
-
-class Store:
-    """One database, migrated to the current schema on open. `Store(path)` is SQLite (`SqliteStore`),
-    `Store("postgresql://…")` is PostgreSQL (`rose_core.storage.pg.PgStore`); no argument: `db_location()`."""
+class Store(ABC):
+    """One database, migrated to the current schema on open: `storage.sqlite.SqliteStore` (a file) or
+    `storage.pg.PgStore` (a server). Open one with `rose_core.storage.open_store(location)`."""
 
     location: str                 # the path or URL it was opened with (a cache key; the URL may hold a password)
     path: Path | None             # the SQLite file (None on PostgreSQL)
     dialect: str
 
-    def __new__(cls, location: Path | str | None = None, **options: Any):
-        if cls is Store:
-            where = str(location if location else db_location())
-            cls = next(load() for accepts, load in _BACKENDS if accepts(where))
-        return super().__new__(cls)
-
+    @abstractmethod
     def connect(self) -> Any:
         """This thread's connection, as a context manager (see the backend)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def write(self, concurrent: bool = False) -> Any:
         """One read-modify-write transaction, as a context manager. Writers take turns (as SQLite's BEGIN
         IMMEDIATE) unless `concurrent`: then, on PostgreSQL, the transaction does not queue behind other writers
         and the caller takes the row locks its read-modify-write needs (the participant path:
         `rose_core.storage.participants`). SQLite always takes turns."""
-        raise NotImplementedError
 
+    @abstractmethod
     def migrate(self) -> int:
-        raise NotImplementedError
+        """Apply the missing schema steps; the schema version reached."""
 
+    @abstractmethod
     def query(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        """Rows as dicts (for the storage layer's own reads and for tests)."""
 
+    @abstractmethod
     def table_names(self) -> list[str]:
-        raise NotImplementedError
+        """The database's tables."""
 
     def checkpoint(self) -> None:
         """Make a copy of the database file complete (SQLite's WAL); nothing to do on a server."""

@@ -7,6 +7,7 @@ Both tables are apart from ROSE's `responses`, so ROSE's analyses, exports and r
 from __future__ import annotations
 
 import json
+from .columns import read_frame
 from .connection import Connection
 from dataclasses import astuple, dataclass, fields
 from typing import Any, Literal, Sequence
@@ -138,6 +139,34 @@ def participants_summary(conn: Connection, run_id: str, study_id: str) -> list[d
            WHERE p.study_id = ? GROUP BY p.participant_id ORDER BY p.created_at, p.participant_id""",
         (run_id, study_id))
     return [dict(r) for r in rows]
+
+
+_HUMAN_RESULTS = """
+SELECT e.result_id, e.run_id, r.study_id, r.dataset_hash, e.participant_id, e.episode_id, e.modality, e.step_cap,
+       e.ended, e.steps, e.response, e.parsed, e.passed, e.total_ms, e.view_id, e.submitted_at
+FROM episode_results e JOIN runs r USING (run_id)
+WHERE e.kind = 'main' AND r.solver_kind = 'human'
+ORDER BY e.result_id
+"""
+_MAIN_STEPS = """
+SELECT s.run_id, s.participant_id, s.view_id, s.seq, s.command, s.outcome, s.distance, s.state, s.client_ms
+FROM episode_steps s JOIN episode_results e
+  ON e.run_id = s.run_id AND e.participant_id = s.participant_id AND e.view_id = s.view_id
+WHERE e.kind = 'main'
+ORDER BY s.run_id, s.participant_id, s.view_id, s.seq
+"""
+
+
+def human_results_frame(conn: Connection) -> Any:
+    """Every participant's finished main episode, with its run's study and dataset hash, as a pandas DataFrame
+    (by result id)."""
+    return read_frame(conn, _HUMAN_RESULTS)
+
+
+def main_steps(conn: Connection) -> list[Any]:
+    """Every stored move of a main episode (of any run), as rows readable by column name, in order of run,
+    participant, view and sequence number."""
+    return conn.execute(_MAIN_STEPS).fetchall()
 
 
 EXPORT_TABLES = ("episode_results", "episode_steps")

@@ -30,3 +30,24 @@ def view_events(conn: Connection, participant_id: str, view_id: str) -> list[tup
 def view_event_count(conn: Connection, participant_id: str, view_id: str) -> int:
     return conn.execute("SELECT count(*) FROM events WHERE participant_id = ? AND view_id = ?",
                         (participant_id, view_id)).fetchone()[0]
+
+
+_EXPORT = """
+SELECT e.participant_id, p.external_id, p.study_id, e.instance_id, e.view_id, e.seq, e.type, e.row, e.col, e.value,
+       e.client_ts AS client_ms_since_shown, e.active_ms, e.server_ts
+FROM events e JOIN participants p USING (participant_id) {where} ORDER BY e.participant_id, e.server_ts, e.seq
+"""
+
+
+def export_query(study_id: str | None = None) -> tuple[str, tuple]:
+    """The SELECT of the events experimenters export (every study's, or one's) with its parameters, with the
+    participant's external id and study."""
+    return _EXPORT.format(where="WHERE p.study_id = ?" if study_id else ""), (study_id,) if study_id else ()
+
+
+def instance_events(conn: Connection, participant_id: str, instance_id: str) -> list[dict[str, Any]]:
+    """A participant's stored events on one instance, unordered, as dicts (view_id, seq, type, row, col, value,
+    client_ts, server_ts): the drill-down's replay orders them."""
+    return [dict(r) for r in conn.execute(
+        "SELECT view_id, seq, type, row, col, value, client_ts, server_ts FROM events "
+        "WHERE participant_id = ? AND instance_id = ?", (participant_id, instance_id))]

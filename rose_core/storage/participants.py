@@ -20,34 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from .columns import read_frame
 from .connection import Connection, dialect
 
-
-
-# --------------------------------------------------------------------------- studies
-
-def insert_study(conn: Connection, study: Any) -> None:
-    """The study and its run (human responses of a study form one run, solver kind 'human')."""
-    conn.execute("INSERT INTO studies(study_id, name, dataset_hash, config, created_at, active) VALUES (?,?,?,?,?,?)",
-                 (study.study_id, study.name, study.dataset_hash, study.config.to_json(), study.created_at,
-                  int(study.active)))
-    conn.execute("INSERT INTO runs(run_id, solver_kind, solver_name, study_id, format, dataset_hash, imported_at) "
-                 "VALUES (?, 'human', ?, ?, 'participant-app', ?, ?)",
-                 (study.run_id, f"Human ({study.name})", study.study_id, study.dataset_hash, study.created_at))
-
-
-def study_row(conn: Connection, study_id: str) -> Any:
-    """The study's row (None: no such study); `instrument.config.load_study` makes it a `Study`."""
-    return conn.execute("SELECT * FROM studies WHERE study_id = ?", (study_id,)).fetchone()
-
-
-def study_rows(conn: Connection) -> list[Any]:
-    """Every study's row, newest first (`instrument.config.load_studies`)."""
-    return list(conn.execute("SELECT * FROM studies ORDER BY created_at DESC, study_id"))
-
-
-def set_active(conn: Connection, study_id: str, active: bool) -> None:
-    conn.execute("UPDATE studies SET active = ? WHERE study_id = ?", (int(active), study_id))
 
 
 # --------------------------------------------------------------------------- participants
@@ -177,15 +152,25 @@ def participants_summary(conn: Connection, study: Any) -> list[dict]:
     return [dict(r) for r in rows]
 
 
+def participant_rows(conn: Connection) -> list[dict[str, Any]]:
+    """Every participant of every study with the study's name (participant_id, study_id, study, external_id,
+    source, practice_attempts, practice_passed, end_reason), ordered by study, external id, participant id: a
+    total order that does not depend on the (random) participant ids."""
+    return [dict(r) for r in conn.execute(
+        "SELECT p.participant_id, p.study_id, s.name AS study, p.external_id, p.source, p.practice_attempts, "
+        "p.practice_passed, p.end_reason FROM participants p JOIN studies s USING (study_id) "
+        "ORDER BY p.study_id, p.external_id, p.participant_id")]
+
+
+def participant_times(conn: Connection) -> Any:
+    """Every participant's times (participant_id, created_at, consent_at, finished_at), as a pandas DataFrame."""
+    return read_frame(conn, "SELECT participant_id, created_at, consent_at, finished_at FROM participants")
+
+
 def status_counts(conn: Connection, study_id: str) -> dict[str, int]:
     """Participants per end reason ('in progress' while not finished)."""
     return dict(conn.execute("SELECT coalesce(end_reason, 'in progress'), count(*) FROM participants "
                              "WHERE study_id = ? GROUP BY 1", (study_id,)).fetchall())
-
-
-def main_answer_counts(conn: Connection, run_id: str) -> dict[str, int]:
-    return dict(conn.execute("SELECT instance_id, count(*) FROM responses WHERE run_id = ? AND kind = 'main' "
-                             "GROUP BY instance_id", (run_id,)).fetchall())
 
 
 # --------------------------------------------------------------------------- assignments

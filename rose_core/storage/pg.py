@@ -1,6 +1,6 @@
 """PostgreSQL behind the same `Store` interface as SQLite: psycopg 3 with a connection pool.
 
-`Store("postgresql://…")` (or `ROSE_DB=postgresql://…`) opens a `PgStore`. SQL is written once, in SQLite's
+`open_store("postgresql://…")` (or `ROSE_DB=postgresql://…`) opens a `PgStore`. SQL is written once, in SQLite's
 dialect, all over the storage layer; `translate()` turns it into PostgreSQL's (cached per statement):
 
 - placeholders: `?` → `%s`, `:name` → `%(name)s` (and a literal `%` → `%%`); string literals are left alone;

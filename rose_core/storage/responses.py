@@ -1,10 +1,19 @@
-"""The one writer of `responses`: participants, run imports, agents and (later) episode benchmarks use it."""
+"""The `responses` table: its one writer (participants, run imports, agents) and its one reader.
+
+Every read of response rows goes through `responses_query` (the SELECT, for `read_responses`,
+`read_responses_frame`, `count_responses` and the dashboards' column read), with its columns named from one
+list: `RESPONSE_COLUMNS` (the table's, typed in `RESPONSE_TYPES`), plus the run's (`RUN_COLUMNS`, joined from
+`runs`) and the participant's (`PARTICIPANT_COLUMNS`, left-joined from `participants`).
+"""
 from __future__ import annotations
 
 import json
+import types
+import typing
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Sequence
 
+from .columns import fetch_rows, read_frame
 from .connection import Connection, Store
 
 ResponseKind = Literal["practice", "main", "attention"]
@@ -74,12 +83,122 @@ def store_responses(store: Store, rows: Sequence[ResponseRow]) -> int:
         return write_responses(c, rows)
 
 
+def rescore_responses(conn: Connection, updates: Sequence[tuple]) -> None:
+    """Rewrite stored verdicts: each update is (protocol, parsed, valid, passed, failure, errors, scorer_version,
+    response_id)."""
+    conn.executemany("UPDATE responses SET protocol = ?, parsed = ?, valid = ?, passed = ?, failure = ?, errors = ?, "
+                     "scorer_version = ? WHERE response_id = ?", updates)
+
+
+# --------------------------------------------------------------------------- the one reader
+
+def _kind_of(hint: Any) -> str:
+    """'int', 'float' or 'text' for a `ResponseRow` field's type."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)] if isinstance(hint, types.UnionType) else [hint]
+    return "int" if args[0] is int else "float" if args[0] is float else "text"
+
+
+# The table's columns, in its order of meaning: the id, then what `ResponseRow` writes.
+RESPONSE_COLUMNS: tuple[str, ...] = ("response_id", *_COLUMNS)
+# Each column's kind, for readers that type their columns (the dashboards' frame): 'int', 'float' or 'text'.
+RESPONSE_TYPES: dict[str, str] = {"response_id": "int",
+                                  **{name: _kind_of(hint) for name, hint in typing.get_type_hints(ResponseRow).items()}}
+# The run's columns a reader may ask for beside a response's (an inner join on `runs`), and the participant's (a
+# left join: model and agent responses have none).
+RUN_COLUMNS: tuple[str, ...] = ("solver_kind", "solver_name", "study_id", "dataset_hash")
+PARTICIPANT_COLUMNS: tuple[str, ...] = ("external_id",)
+# What the experimenters' export holds (`instrument.exports`), in its order.
+EXPORT_COLUMNS: tuple[str, ...] = (
+    "response_id", "run_id", "solver_kind", "solver_name", "study_id", "participant_id", "external_id",
+    "instance_id", "kind", "attempt", "template", "subset", "split", "scene_id", "response", "protocol", "parsed",
+    "valid", "passed", "failure", "errors", "scorer_version", "first_action_ms", "total_ms", "active_ms",
+    "client_total_ms", "viewport_w", "viewport_h", "device_pixel_ratio", "focus_lost", "view_id", "submitted_at")
+_ORDERS = {"response_id": "r.response_id",
+           "participant": "r.participant_id, r.submitted_at, r.response_id"}
+
+
+def responses_query(columns: Sequence[str] = RESPONSE_COLUMNS, *, run_id: str | None = None,
+                    participant_id: str | None = None, instance_id: str | None = None, kind: str | None = None,
+                    attempt: int | None = None, study_id: str | None = None, solver_kind: str | None = None,
+                    after_id: int | None = None, response_ids: Sequence[int] | None = None,
+                    participants_only: bool = False, timed: bool = False,
+                    order: Literal["response_id", "participant"] = "response_id") -> tuple[str, tuple]:
+    """The SELECT of response rows and its parameters: `columns` (of `RESPONSE_COLUMNS`, `RUN_COLUMNS`,
+    `PARTICIPANT_COLUMNS`); of one run, participant, instance, kind, attempt; of the runs of one study or solver
+    kind; after a response id; of these ids; of participants only (not model or agent runs); with a server time
+    only (`total_ms` > 0); ordered by response id or by participant then time."""
+    unknown = [c for c in columns if c not in RESPONSE_TYPES and c not in RUN_COLUMNS
+               and c not in PARTICIPANT_COLUMNS]
+    if unknown:
+        raise ValueError(f"not a column of a response: {', '.join(unknown)}")
+    where: list[str] = []
+    params: list[Any] = []
+    for name, value in (("run_id", run_id), ("participant_id", participant_id), ("instance_id", instance_id),
+                        ("kind", kind), ("attempt", attempt)):
+        if value is not None:
+            where.append(f"r.{name} = ?")
+            params.append(value)
+    if solver_kind is not None:
+        where.append("runs.solver_kind = ?")
+        params.append(solver_kind)
+    if participants_only:
+        where.append("r.participant_id != ''")
+    if timed:
+        where.append("r.total_ms IS NOT NULL AND r.total_ms > 0")
+    if study_id is not None:
+        where.append("runs.study_id = ?")
+        params.append(study_id)
+    if after_id is not None:
+        where.append("r.response_id > ?")
+        params.append(after_id)
+    if response_ids is not None:
+        where.append(f"r.response_id IN ({', '.join('?' * len(response_ids))})" if response_ids else "0 = 1")
+        params += list(response_ids)
+    run = any(c in RUN_COLUMNS for c in columns) or study_id is not None or solver_kind is not None
+    person = any(c in PARTICIPANT_COLUMNS for c in columns)
+    cols = ", ".join(f"runs.{c}" if c in RUN_COLUMNS else f"p.{c}" if c in PARTICIPANT_COLUMNS else f"r.{c}"
+                     for c in columns)
+    sql = (f"SELECT {cols} FROM responses r"
+           + (" JOIN runs USING (run_id)" if run else "")
+           + (" LEFT JOIN participants p ON p.participant_id = r.participant_id" if person else "")
+           + (f" WHERE {' AND '.join(where)}" if where else "")
+           + f" ORDER BY {_ORDERS[order]}")
+    return sql, tuple(params)
+
+
+def read_responses(conn: Connection, columns: Sequence[str] = RESPONSE_COLUMNS, **filters: Any,
+                   ) -> tuple[list[str], list[tuple]]:
+    """(column names, rows as plain tuples) of the responses `responses_query` selects (its filters)."""
+    return fetch_rows(conn, *responses_query(columns, **filters))
+
+
+def read_responses_frame(conn: Connection, columns: Sequence[str] = RESPONSE_COLUMNS, **filters: Any) -> Any:
+    """The responses `responses_query` selects, as a pandas DataFrame (read by pandas on SQLite)."""
+    sql, params = responses_query(columns, **filters)
+    return read_frame(conn, sql, params)
+
+
+def count_responses(conn: Connection, **filters: Any) -> int:
+    """How many rows `read_responses` would return with these filters, counted by the database."""
+    sql, params = responses_query(("response_id",), **filters)
+    return int(conn.execute(f"SELECT count(*) FROM ({sql}) AS selected", params).fetchone()[0])
+
+
+def main_answer_counts(conn: Connection, run_id: str) -> dict[str, int]:
+    """Main responses per instance of one run."""
+    return dict(conn.execute("SELECT instance_id, count(*) FROM responses WHERE run_id = ? AND kind = 'main' "
+                             "GROUP BY instance_id", (run_id,)).fetchall())
+
+
 def response_of(conn: Connection, run_id: str, participant_id: str, instance_id: str, kind: str,
                 attempt: int) -> Any:
-    return conn.execute("SELECT * FROM responses WHERE run_id = ? AND participant_id = ? AND instance_id = ? "
-                        "AND kind = ? AND attempt = ?", (run_id, participant_id, instance_id, kind, attempt)).fetchone()
+    """The one stored response of (run, participant, instance, kind, attempt), a row readable by column name;
+    None if there is none."""
+    return conn.execute(*responses_query(RESPONSE_COLUMNS, run_id=run_id, participant_id=participant_id,
+                                         instance_id=instance_id, kind=kind, attempt=attempt)).fetchone()
 
 
 def practice_round_passes(conn: Connection, participant_id: str, attempt: int) -> list[int]:
-    return [r[0] for r in conn.execute("SELECT passed FROM responses WHERE participant_id = ? AND kind = 'practice' "
-                                       "AND attempt = ?", (participant_id, attempt))]
+    """The verdicts (1 PASS, 0 not) of a participant's practice round `attempt`."""
+    return [r[0] for r in conn.execute(*responses_query(("passed",), participant_id=participant_id,
+                                                        kind="practice", attempt=attempt))]

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .connection import Store, now
+from .connection import Connection, Store, now
 from .responses import ResponseRow, write_responses
 
 # --------------------------------------------------------------------------- imported model and agent runs
@@ -91,3 +91,15 @@ def delete_run(store: Store, run_id: str) -> None:
             raise HumanRun(run_id)
         c.execute("DELETE FROM responses WHERE run_id = ?", (run_id,))
         c.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+
+
+# --------------------------------------------------------------------------- the paper bundle's check
+
+
+def other_dataset_builds(conn: Connection, dataset_hash: str, limit: int = 3) -> list[tuple[str, str]]:
+    """Up to `limit` runs and studies scored against another dataset build than `dataset_hash`, as
+    ('run <id>' or 'study <id>', their dataset hash)."""
+    return [(r[0], r[1]) for r in conn.execute(
+        "SELECT 'run ' || run_id, dataset_hash FROM runs WHERE dataset_hash != ? UNION ALL "
+        f"SELECT 'study ' || study_id, dataset_hash FROM studies WHERE dataset_hash != ? LIMIT {int(limit)}",
+        (dataset_hash, dataset_hash)).fetchall()]

@@ -1,6 +1,6 @@
 """The store: one database, its schema, and the connections every part shares.
 
-Two backends behind one interface, `Store(location)`:
+Two backends behind one interface, `Store`, opened by `rose_core.storage.open_store(location)`:
 
 - **SQLite** (the default: a file path, `data/rose.db`): WAL journal, a busy timeout, and `BEGIN IMMEDIATE`
   for every read-modify-write, so concurrent Streamlit sessions never see "database is locked" and never

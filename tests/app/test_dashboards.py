@@ -235,7 +235,7 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
 
     import ui.dash
     from rose_core.runs.importer import import_run
-    from rose_core.storage.connection import Store
+    from rose_core.storage import open_store
 
     db = tmp_path / "rose.db"
     shutil.copy(populated_db.path, db)
@@ -251,7 +251,7 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
                                          "dataset_hash": small_dataset.dataset_hash}) + "\n" for i in mains))
         return f
 
-    store = Store(db)
+    store = open_store(db)
     import_run(store, small_dataset, run("right.jsonl", lambda i: i.protocol_answer), "late-model")
 
     def late_valid(at: AppTest) -> str:

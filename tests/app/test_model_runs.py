@@ -5,7 +5,7 @@ import os
 from streamlit.testing.v1 import AppTest
 
 from rose_core.runs.importer import import_run, list_runs
-from rose_core.storage.connection import Store
+from rose_core.storage import open_store
 
 from .conftest import PASSWORD, ROOT
 
@@ -34,7 +34,7 @@ def test_agents_from_the_page_and_the_runs_table(app_env):
     at.selectbox(key="runs_delete_pick").select("agent:oracle")
     at.button(key="runs_delete_btn").click()
     at.run()
-    assert [r["run_id"] for r in list_runs(Store(os.environ["ROSE_DB"]))] == ["agent:region-ignoring"]
+    assert [r["run_id"] for r in list_runs(open_store(os.environ["ROSE_DB"]))] == ["agent:region-ignoring"]
 
 
 def test_imported_model_run_is_listed(app_env, tmp_path):
@@ -42,7 +42,7 @@ def test_imported_model_run_is_listed(app_env, tmp_path):
     f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": "COUNT(2)",
                                      "dataset_hash": app_env.dataset_hash}) + "\n"
                          for i in app_env.instances.values()))
-    import_run(Store(os.environ["ROSE_DB"]), app_env, f, "gpt-test")
+    import_run(open_store(os.environ["ROSE_DB"]), app_env, f, "gpt-test")
     at = runs_page()
     table = at.dataframe[0].value
     row = table[table["solver"] == "gpt-test"].iloc[0]

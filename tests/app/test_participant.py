@@ -4,8 +4,15 @@ import os
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rose_core.storage.connection import Store
-from rose_core.instrument.study import ItemScreen, ParticipantSession, StudyConfig, create_study, get_study, set_active
+from rose_core.instrument.study import (
+    ItemScreen,
+    ParticipantSession,
+    StudyConfig,
+    create_study,
+    get_study,
+    set_active,
+)
+from rose_core.storage import open_store
 from tests.participants import answer
 
 from .conftest import ROOT
@@ -15,7 +22,7 @@ def study(ds, **kw):
     cfg = dict(name="apptest", practice_items=4, items_per_participant=3, completion_code="CODE-9",
                completion_url="https://app.prolific.com/submissions/complete?cc=CODE-9")
     cfg.update(kw)
-    return create_study(Store(os.environ["ROSE_DB"]), ds, StudyConfig(**cfg))
+    return create_study(open_store(os.environ["ROSE_DB"]), ds, StudyConfig(**cfg))
 
 
 def visit(**query) -> AppTest:
@@ -33,7 +40,7 @@ def through_intro(at: AppTest) -> AppTest:
 
 
 def session_of(at: AppTest, ds) -> ParticipantSession:
-    db = Store(os.environ["ROSE_DB"])
+    db = open_store(os.environ["ROSE_DB"])
     return ParticipantSession(db, ds, get_study(db, at.session_state["part_study"]), at.session_state["part_pid"])
 
 
@@ -42,7 +49,7 @@ def test_prolific_ids_are_stored_on_first_request(app_env):
     at = visit(study=s.study_id, PROLIFIC_PID="5f00aa", STUDY_ID="PSTUDY", SESSION_ID="PSESS")
     assert not at.exception
     assert at.title[0].value == "Welcome"
-    rows = Store(os.environ["ROSE_DB"]).query("SELECT * FROM participants")
+    rows = open_store(os.environ["ROSE_DB"]).query("SELECT * FROM participants")
     assert len(rows) == 1
     r = rows[0]
     assert (r["external_id"], r["source"], r["prolific_study_id"], r["prolific_session_id"]) == \
@@ -67,7 +74,7 @@ def test_consent_then_instructions_then_practice_and_resume(app_env):
     again = visit(study=s.study_id, PROLIFIC_PID="R1")
     assert not again.exception and again.title == [] and not again.button
     assert session_of(again, app_env).screen().view_id == screen.view_id
-    assert len(Store(os.environ["ROSE_DB"]).query("SELECT * FROM participants")) == 1
+    assert len(open_store(os.environ["ROSE_DB"]).query("SELECT * FROM participants")) == 1
 
 
 def test_practice_feedback_is_stored_shown_again_after_reload_and_acknowledged(app_env):
@@ -100,10 +107,10 @@ def test_anonymous_participant_gets_an_id_in_the_url(app_env):
     (reload,) = at.get("bidi_component")
     data = element_data(reload.proto)
     assert data["name"] == "pid" and data["value"].startswith("anon-")
-    assert Store(os.environ["ROSE_DB"]).query("SELECT * FROM participants") == []
+    assert open_store(os.environ["ROSE_DB"]).query("SELECT * FROM participants") == []
     at = visit(study=s.study_id, pid=data["value"])
     assert at.checkbox(key="part_agree")  # consent: the participant's flow
-    rows = Store(os.environ["ROSE_DB"]).query("SELECT external_id, source FROM participants")
+    rows = open_store(os.environ["ROSE_DB"]).query("SELECT external_id, source FROM participants")
     assert rows == [{"external_id": data["value"], "source": "anonymous"}]
 
 
@@ -111,12 +118,12 @@ def test_anonymous_participant_gets_an_id_in_the_url(app_env):
 def test_bad_study_link(app_env, query):
     at = visit(**query)
     assert at.error and "not valid" in at.error[0].value
-    assert Store(os.environ["ROSE_DB"]).query("SELECT * FROM participants") == []
+    assert open_store(os.environ["ROSE_DB"]).query("SELECT * FROM participants") == []
 
 
 def test_closed_study_refuses_new_participants(app_env):
     s = study(app_env)
-    set_active(Store(os.environ["ROSE_DB"]), s.study_id, False)
+    set_active(open_store(os.environ["ROSE_DB"]), s.study_id, False)
     at = visit(study=s.study_id, PROLIFIC_PID="late")
     assert at.error and "closed" in at.error[0].value
 
@@ -132,7 +139,7 @@ def test_participant_link_never_reaches_experimenter_pages(app_env):
 
 def _end(app_env, reason, **kw):
     s = study(app_env, practice_items=0, **kw)
-    db = Store(os.environ["ROSE_DB"])
+    db = open_store(os.environ["ROSE_DB"])
     at = visit(study=s.study_id, PROLIFIC_PID=f"END-{reason}")
     with db.write() as c:
         c.execute("UPDATE participants SET consent_at = 1, instructions_at = 1, finished_at = 2, end_reason = ?",
@@ -154,7 +161,7 @@ def test_screened_out_page(app_env):
 
 def test_time_limit_end_page_says_time_limit(app_env):
     s = study(app_env, practice_items=0, time_limit_minutes=1)
-    db = Store(os.environ["ROSE_DB"])
+    db = open_store(os.environ["ROSE_DB"])
     at = through_intro(visit(study=s.study_id, PROLIFIC_PID="LATE"))
     with db.write() as c:  # consent was two minutes ago
         c.execute("UPDATE participants SET consent_at = consent_at - 120")

@@ -7,11 +7,15 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from rose_core.instrument.config import StudyConfig
-from rose_core.instrument.episode_session import EpisodeScreen, EpisodeSession, create_sgp_study
+from rose_core.instrument.episode_session import (
+    EpisodeScreen,
+    EpisodeSession,
+    create_sgp_study,
+)
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.session import join
-from rose_core.storage.connection import Store
 from rose_core.instrument.study import list_studies
+from rose_core.storage import open_store
 from tests.sgp_players import play, run_to_end, sgp_small, solution  # noqa: F401  (sgp_small: the fixture)
 
 from .conftest import PASSWORD, ROOT
@@ -21,7 +25,7 @@ from .conftest import PASSWORD, ROOT
 def sgp_env(app_env, sgp_small, monkeypatch):  # noqa: F811
     monkeypatch.setenv("ROSE_SGP_DATASET_DIR", str(sgp_small.root))
     st.cache_resource.clear()
-    yield Store(os.environ["ROSE_DB"])
+    yield open_store(os.environ["ROSE_DB"])
 
 
 def played_study(store, ds, **kw):

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rose_core.instrument.auth import PASSWORD_ENV, PASSWORD_FILE_ENV, POLICY_ENV
-from rose_core.storage.connection import Store
+from rose_core.storage import open_store
 
 from .conftest import PASSWORD, ROOT
 
@@ -81,7 +81,7 @@ def test_guesses_are_slowed_refused_and_logged(app_env, tmp_path, monkeypatch):
     at = attempt(at, PASSWORD)  # the right one, but inside the lockout
     assert at.error[0].value.startswith("Too many failed sign-ins from this address: try again in")
     assert "auth_experimenter" not in at.session_state
-    rows = Store(os.environ["ROSE_DB"]).query("SELECT client, session_id, outcome FROM sign_in_attempts "
+    rows = open_store(os.environ["ROSE_DB"]).query("SELECT client, session_id, outcome FROM sign_in_attempts "
                                               "ORDER BY attempted_at")
     assert [r["outcome"] for r in rows] == ["wrong"] * 5 + ["refused"]  # the blank entry is not an attempt
     assert {r["client"] for r in rows} == {"local"} and all(r["session_id"] for r in rows)

@@ -3,8 +3,8 @@ import os
 
 from streamlit.testing.v1 import AppTest
 
-from rose_core.storage.connection import Store
 from rose_core.instrument.study import list_studies
+from rose_core.storage import open_store
 
 from .conftest import PASSWORD, ROOT
 
@@ -29,7 +29,7 @@ def test_create_study_from_the_form(app_env, monkeypatch):
     at.run()
     assert not at.exception
     assert at.success and "Created study" in at.success[0].value
-    studies = list_studies(Store(os.environ["ROSE_DB"]))
+    studies = list_studies(open_store(os.environ["ROSE_DB"]))
     assert len(studies) == 1
     cfg = studies[0].config
     assert (cfg.name, cfg.split, cfg.subsets, cfg.items_per_participant, cfg.completion_code) == \
@@ -47,7 +47,7 @@ def test_without_an_address_the_link_is_not_guessed(app_env, monkeypatch):
     monkeypatch.delenv("ROSE_PUBLIC_URL", raising=False)
     from rose_core.instrument.study import StudyConfig, create_study
 
-    create_study(Store(os.environ["ROSE_DB"]), app_env, StudyConfig(name="x"))
+    create_study(open_store(os.environ["ROSE_DB"]), app_env, StudyConfig(name="x"))
     at = signed_in()
     assert not at.exception
     assert at.warning and "ROSE_PUBLIC_URL" in at.warning[0].value and not at.code
@@ -59,4 +59,4 @@ def test_invalid_study_is_explained(app_env):
     at.button[0].click()
     at.run()
     assert at.error and "name: must not be empty" in at.error[0].value
-    assert list_studies(Store(os.environ["ROSE_DB"])) == []
+    assert list_studies(open_store(os.environ["ROSE_DB"])) == []

@@ -2,8 +2,8 @@
 comes from a proxy named in ROSE_TRUSTED_PROXIES (HAProxy on this host: 127.0.0.1); by default nobody's."""
 import pytest
 
-from rose_core.storage.connection import Store
 from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.storage import open_store
 
 from .conftest import start_server
 from .helpers import script_run
@@ -13,7 +13,7 @@ from .helpers import script_run
 def test_forwarded_for_is_read_only_from_a_trusted_proxy(small_dataset, tmp_path, trusted, expected):
     srv = start_server(small_dataset, tmp_path, ROSE_TRUSTED_PROXIES=trusted)
     try:
-        store = Store(srv.db)
+        store = open_store(srv.db)
         study = create_study(store, small_dataset, StudyConfig(name="xff", practice_items=0))
         got = script_run(srv.port, query=f"study={study.study_id}&PROLIFIC_PID=XFF1",
                          headers={"X-Forwarded-For": "10.9.9.9, 203.0.113.9"})

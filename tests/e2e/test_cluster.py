@@ -5,8 +5,8 @@ unanswered item with their selection restored. Nothing acknowledged is lost, not
 experimenter page name ever shows. On PostgreSQL (the deployment) and on a shared SQLite file."""
 import pytest
 
-from rose_core.storage.connection import Store
 from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.storage import open_store
 from tools.cluster import COOKIE, Cluster
 
 from .conftest import PASSWORD
@@ -42,7 +42,7 @@ def _pinned(page) -> str:
 
 
 def test_a_participant_finishes_on_the_other_process_when_theirs_is_killed(cluster, browser, small_dataset):
-    store = Store(cluster.db)
+    store = open_store(cluster.db)
     study = create_study(store, small_dataset, StudyConfig(
         name="cluster", split="test", practice_items=0, attention_every=0, items_per_participant=5, seed=4,
         templates=["T3", "T4"]))

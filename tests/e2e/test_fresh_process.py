@@ -6,8 +6,8 @@ of `app.py` called `st.navigation`, every new session listed those pages and ran
 the page scripts live in `app_pages/`)."""
 from pathlib import Path
 
-from rose_core.storage.connection import Store
 from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.storage import open_store
 
 from .conftest import start_server
 from .helpers import script_run
@@ -37,7 +37,7 @@ def test_first_visitors_of_a_fresh_process_get_the_sign_in_page_whatever_url_the
 def test_a_participant_first_on_a_fresh_process_sees_no_experimenter_page_name(small_dataset, tmp_path, browser):
     srv = start_server(small_dataset, tmp_path)
     try:
-        study = create_study(Store(srv.db), small_dataset, StudyConfig(name="fresh", practice_items=0))
+        study = create_study(open_store(srv.db), small_dataset, StudyConfig(name="fresh", practice_items=0))
         got = script_run(srv.port, query=f"study={study.study_id}&PROLIFIC_PID=FRESH1", page_name="results")
         assert got["navigation"] == [["ROSE study"]] and got["session_pages"] == 1, got
         assert got["headings"] == ["Welcome"], got

@@ -2,17 +2,17 @@
 instance's PNG bytes, and the messages of an item's reruns no longer carry the image."""
 import time
 
-from rose_core.storage.connection import Store
 from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.storage import open_store
 
 from .helpers import answer, shown_item, start
 
 
 def test_item_image_is_the_instance_png_by_url(server, page, small_dataset):
-    study = create_study(Store(server.db), small_dataset, StudyConfig(
+    study = create_study(open_store(server.db), small_dataset, StudyConfig(
         name="img", split="test", items_per_participant=3, target_per_instance=2, practice_items=0,
         attention_every=0, same_scene_multiple_templates=False, seed=5))
-    store = Store(server.db)
+    store = open_store(server.db)
     frames: list[bytes] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(
         payload if isinstance(payload, bytes) else payload.encode())))

@@ -5,7 +5,7 @@ import json
 import zipfile
 
 from rose_core.runs.importer import list_runs
-from rose_core.storage.connection import Store
+from rose_core.storage import open_store
 
 from .conftest import PASSWORD
 
@@ -34,7 +34,7 @@ def test_upload_lmms_eval_run_and_bad_ones(server, page, small_dataset, tmp_path
     upload(page, good, "uploaded-vlm")
     page.get_by_text("Imported").wait_for()
     assert "lmms-eval" in page.get_by_text("Imported").inner_text()
-    runs = list_runs(Store(server.db))
+    runs = list_runs(open_store(server.db))
     assert [(r["run_id"], r["format"], r["responses"]) for r in runs] == \
         [("model:uploaded-vlm", "lmms-eval", len(small_dataset.instances))]
     bad = tmp_path / "broken.jsonl"
@@ -52,14 +52,14 @@ def test_upload_lmms_eval_run_and_bad_ones(server, page, small_dataset, tmp_path
             w.write(b"\0" * 2**24)  # 1 GiB of zeros, about 1 MB on disk
     upload(page, bomb, "bomb")
     page.get_by_text("refused before expanding it").wait_for()
-    assert len(list_runs(Store(server.db))) == 1
+    assert len(list_runs(open_store(server.db))) == 1
     bare = tmp_path / "bare.jsonl"
     bare.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": "DONE"}) + "\n"
                             for i in small_dataset.instances.values()))
     upload(page, bare, "bare")
     page.get_by_text("carry no dataset hash").wait_for()
-    assert len(list_runs(Store(server.db))) == 1
+    assert len(list_runs(open_store(server.db))) == 1
     page.get_by_text("Trust the ids").click()
     page.get_by_role("button", name="Import", exact=True).click()  # the same file, still chosen
     page.get_by_text("responses imported on trust").wait_for()
-    assert {r["run_id"] for r in list_runs(Store(server.db))} == {"model:uploaded-vlm", "model:bare"}
+    assert {r["run_id"] for r in list_runs(open_store(server.db))} == {"model:uploaded-vlm", "model:bare"}

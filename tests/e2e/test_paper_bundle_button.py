@@ -8,7 +8,7 @@ import zipfile
 import pytest
 
 from rose_core.analysis import report_data
-from rose_core.storage.connection import Store
+from rose_core.storage import open_store
 from tools.serve import Server
 
 from .conftest import PASSWORD
@@ -49,5 +49,5 @@ def test_bundle_button_downloads_the_bundle(results_server, page, small_dataset,
     assert manifest["dataset_hash"] == small_dataset.dataset_hash
     assert [f["name"] for f in manifest["figures"]][:2] == ["main_pass", "gap"] and png.startswith(b"\x89PNG")
     # the sidebar's defaults are the dashboards' and `report`'s: the same main table
-    assert report["rows"] == json.loads(json.dumps(report_data(Store(results_server.db))[0]))["rows"]
+    assert report["rows"] == json.loads(json.dumps(report_data(open_store(results_server.db))[0]))["rows"]
     assert page.locator("[data-testid=stException]").count() == 0

@@ -13,8 +13,8 @@ from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 
-from rose_core.storage.connection import Store
 from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.storage import open_store
 from ui.click_grid import element_data
 
 
@@ -62,10 +62,10 @@ OVERSIZED = {  # refused by Streamlit before the page sees them (server.maxWidge
 
 
 def test_crafted_messages_get_a_friendly_refusal_and_nothing_is_stored(live, small_dataset):
-    study = create_study(Store(live.db), small_dataset, StudyConfig(
+    study = create_study(open_store(live.db), small_dataset, StudyConfig(
         name="crafted", split="test", practice_items=0, attention_every=0, items_per_participant=2, seed=6,
         templates=["T3"]))
-    store = Store(live.db)
+    store = open_store(live.db)
     query = f"study={study.study_id}&PROLIFIC_PID=CRAFT&STUDY_ID=PS&SESSION_ID=SS"
     url = f"ws://127.0.0.1:{live.port}/_stcore/stream"
     async def session(ws):

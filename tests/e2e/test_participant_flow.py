@@ -2,8 +2,8 @@
 import json
 import time
 
-from rose_core.storage.connection import Store
 from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.storage import open_store
 
 from . import helpers
 from .helpers import answer, participant_id, shown_item, wait_stage
@@ -13,7 +13,7 @@ def make_study(server, ds, **kw):
     cfg = dict(name="e2e", split="test", items_per_participant=4, target_per_instance=2, practice_items=4,
                attention_every=2, completion_code="C0DE-42", seed=3)
     cfg.update(kw)
-    return create_study(Store(server.db), ds, StudyConfig(**cfg))
+    return create_study(open_store(server.db), ds, StudyConfig(**cfg))
 
 
 def start(page, server, study, pid="PP1"):
@@ -22,7 +22,7 @@ def start(page, server, study, pid="PP1"):
 
 def test_whole_study_in_chromium(server, page, small_dataset):
     study = make_study(server, small_dataset)
-    store = Store(server.db)
+    store = open_store(server.db)
     start(page, server, study)
     kinds = []
     for _ in range(40):
@@ -55,7 +55,7 @@ def test_whole_study_in_chromium(server, page, small_dataset):
 
 def test_click_toggles_at_once_and_unclick_undo_clear(server, page, small_dataset):
     study = make_study(server, small_dataset, practice_items=0, templates=["G-Clk"])
-    store = Store(server.db)
+    store = open_store(server.db)
     start(page, server, study, "TOG")
     page.wait_for_selector(".rg-root")
     cell = page.locator('.rg-cell[data-r="1"][data-c="1"]')
@@ -91,7 +91,7 @@ def test_click_toggles_at_once_and_unclick_undo_clear(server, page, small_datase
 
 def test_rapid_clicking_loses_nothing(server, page, small_dataset):
     study = make_study(server, small_dataset, practice_items=0, templates=["G-Clk"], subsets=["ChineseGlyph"])
-    store = Store(server.db)
+    store = open_store(server.db)
     start(page, server, study, "RAPID")
     page.wait_for_selector(".rg-root")
     item = shown_item(store, small_dataset, study.study_id, "RAPID")
@@ -132,7 +132,7 @@ def test_rapid_clicking_loses_nothing(server, page, small_dataset):
 def test_browser_never_receives_gold(server, page, small_dataset):
     study = make_study(server, small_dataset, practice_items=0, attention_every=0, items_per_participant=6,
                        same_scene_multiple_templates=True)
-    store = Store(server.db)
+    store = open_store(server.db)
     frames: list[bytes] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(
         payload if isinstance(payload, bytes) else payload.encode())))
@@ -163,7 +163,7 @@ def test_practice_covers_every_kind_and_a_failed_round_retries_on_fresh_items(se
 
     study = make_study(server, small_dataset, practice_items=4, practice_max_attempts=2, attention_every=0,
                        items_per_participant=1)
-    store = Store(server.db)
+    store = open_store(server.db)
     start(page, server, study, "FRESH")
     shown: list[list[str]] = [[], []]
     feedback = 0

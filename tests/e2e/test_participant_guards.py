@@ -5,8 +5,9 @@ from __future__ import annotations
 import resource
 import sqlite3
 
-from rose_core.storage.connection import Store
 from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.storage import open_store
+from rose_core.storage.connection import Store
 
 from .grid_harness import DESKTOP
 from .helpers import participant_id, pressed_cells, shown_item, start, wait_until
@@ -16,7 +17,7 @@ def _study(live, ds, name: str, **kw):
     cfg = dict(name=name, split="test", practice_items=0, attention_every=0, items_per_participant=2, seed=9,
                templates=["T3"])
     cfg.update(kw)
-    return create_study(Store(live.db), ds, StudyConfig(**cfg))
+    return create_study(open_store(live.db), ds, StudyConfig(**cfg))
 
 
 def _link(live, study, pid: str, session: str = "SS") -> str:
@@ -40,7 +41,7 @@ def _cell(page, view: str, r: int, c: int):
 
 def test_a_second_tab_asks_and_takes_over_and_events_never_collide(live, browser, small_dataset):
     study = _study(live, small_dataset, "tabs")
-    store = Store(live.db)
+    store = open_store(live.db)
     url = _link(live, study, "TABS")
     ctx = browser.new_context(**DESKTOP)
     try:
@@ -77,7 +78,7 @@ def test_a_second_tab_asks_and_takes_over_and_events_never_collide(live, browser
 
 def test_a_known_prolific_id_with_another_session_is_refused_and_recorded(live, browser, small_dataset):
     study = _study(live, small_dataset, "identity")
-    store = Store(live.db)
+    store = open_store(live.db)
     ctx = browser.new_context(**DESKTOP)
     try:
         page = _page(ctx)
@@ -98,7 +99,7 @@ def test_a_full_disk_on_submit_keeps_the_selection_and_sends_the_answer_once_it_
     """The server may not grow any file (RLIMIT_FSIZE 0, as a full disk: SQLite cannot append to its WAL, emptied
     first); the answer is refused by storage, the participant sees a calm note, then the limit is lifted."""
     study = _study(live, small_dataset, "disk")
-    store = Store(live.db)
+    store = open_store(live.db)
     ctx = browser.new_context(**DESKTOP)
     errors: list[str] = []
     soft, hard = resource.prlimit(live.pid, resource.RLIMIT_FSIZE)
@@ -143,7 +144,7 @@ def test_while_every_item_is_held_the_page_waits_and_continues_by_itself(live, b
     from tests.participants import new_session
 
     study = _study(live, small_dataset, "wait", items_per_participant=1, target_per_instance=1)
-    store = Store(live.db)
+    store = open_store(live.db)
     holders = [new_session(store, small_dataset, study, f"HOLD{k}", clock=system_clock)  # seen just now
                for k in range(len(main_pool(small_dataset, study.config)))]
     for h in holders:
@@ -187,7 +188,7 @@ def test_an_answer_in_flight_cannot_be_changed_and_a_refused_one_can(live, brows
     it (a change would look taken while the first answer is the one stored). After a long wait DONE sends the same
     answer again; only a refusal by the server unlocks the item."""
     study = _study(live, small_dataset, "inflight", items_per_participant=2)
-    store = Store(live.db)
+    store = open_store(live.db)
     ctx = browser.new_context(**DESKTOP)
     try:
         page = _page(ctx)
@@ -224,7 +225,7 @@ def test_an_answer_in_flight_cannot_be_changed_and_a_refused_one_can(live, brows
 
 def test_a_submit_the_server_refuses_unlocks_the_item(live, browser, small_dataset):
     study = _study(live, small_dataset, "refused", items_per_participant=1)
-    store = Store(live.db)
+    store = open_store(live.db)
     ctx = browser.new_context(**DESKTOP)
     try:
         page = _page(ctx)
@@ -270,7 +271,7 @@ CLICK_DONE_ON_MOUNT = """v => {
 
 def test_a_press_as_the_next_item_appears_does_not_answer_it(live, browser, small_dataset):
     study = _study(live, small_dataset, "clickthrough", items_per_participant=2)
-    store = Store(live.db)
+    store = open_store(live.db)
     ctx = browser.new_context(**DESKTOP)
     try:
         page = _page(ctx)

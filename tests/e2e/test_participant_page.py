@@ -9,16 +9,23 @@ import json
 
 import pytest
 
-from rose_core.instrument.ids import SequentialIds, system_clock
 from rose_core.benchmarks.items import OneShotAnswer
-from rose_core.storage.connection import Store
+from rose_core.instrument.ids import SequentialIds, system_clock
 from rose_core.instrument.study import ItemScreen, StudyConfig, create_study
+from rose_core.storage import open_store
+from rose_core.storage.connection import Store
 
 from ..participants import answer as answer_in_session
 from ..participants import new_session
-from .conftest import PASSWORD
 from .grid_harness import DESKTOP, PHONE
-from .helpers import answer, participant_id, pressed_cells, shown_item, start, wait_until
+from .helpers import (
+    answer,
+    participant_id,
+    pressed_cells,
+    shown_item,
+    start,
+    wait_until,
+)
 from .test_click_grid_fit import check_fits
 from .test_redirect import landing  # noqa: F401  (fixture)
 
@@ -26,7 +33,7 @@ from .test_redirect import landing  # noqa: F401  (fixture)
 def _study(live, ds, name: str, **kw):
     cfg = dict(name=name, split="test", practice_items=0, attention_every=0, items_per_participant=2, seed=5)
     cfg.update(kw)
-    return create_study(Store(live.db), ds, StudyConfig(**cfg))
+    return create_study(open_store(live.db), ds, StudyConfig(**cfg))
 
 
 def _link(live, study, pid: str) -> str:
@@ -81,7 +88,7 @@ def _check_restored_then_submit(page, store: Store, pid: str, screen: ItemScreen
 
 def test_reload_and_reopened_tab_restore_the_selection(live, browser, small_dataset):
     study = _study(live, small_dataset, "restore", templates=["T5"])  # clicks and a number field
-    store = Store(live.db)
+    store = open_store(live.db)
     url = _link(live, study, "REST")
     ctx = browser.new_context(**DESKTOP)
     page = ctx.new_page()
@@ -131,7 +138,7 @@ STABLE = """() => new Promise(done => {
 @pytest.mark.parametrize("device", ["desktop", "phone"])
 def test_item_fits_without_scrolling_on_the_real_page(live, browser, small_dataset, device):
     """The smallest and the largest grid of the dataset on T5 (grid + number field + SUBMIT), on the real page."""
-    store = Store(live.db)
+    store = open_store(live.db)
     study = _study(live, small_dataset, f"fit-{device}", templates=["T5"], split="all", items_per_participant=400,
                    target_per_instance=1)
     sizes = {(small_dataset.scenes[i.scene_id].rows, small_dataset.scenes[i.scene_id].cols)
@@ -171,7 +178,7 @@ def test_end_page_redirects_to_the_completion_url(live, browser, small_dataset, 
     target = f"{landing}/done?cc=C0DE-77"
     study = _study(live, small_dataset, "redirect", items_per_participant=1, completion_code="C0DE-77",
                    completion_url=target)
-    store = Store(live.db)
+    store = open_store(live.db)
     ctx = browser.new_context(**DESKTOP)
     page = ctx.new_page()
     page.set_default_timeout(20_000)
@@ -197,7 +204,7 @@ def test_stored_events_are_acknowledged_so_each_message_carries_only_new_ones(li
     grid message then carries the new events alone (not the item's whole log again, which grows with every click and
     is refused past 2,000 events)."""
     study = _study(live, small_dataset, "ack", templates=["T3"])
-    store = Store(live.db)
+    store = open_store(live.db)
     ctx = browser.new_context(**DESKTOP)
     page = ctx.new_page()
     page.set_default_timeout(20_000)

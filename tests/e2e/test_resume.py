@@ -1,14 +1,14 @@
 """Resume: a reload, a closed tab and a killed server all continue at the next unanswered item."""
-from rose_core.storage.connection import Store
 from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.storage import open_store
 
 from .helpers import answer, shown_item, start
 
 
 def test_reload_and_closed_tab_resume_same_item(server, browser, small_dataset):
-    study = create_study(Store(server.db), small_dataset, StudyConfig(
+    study = create_study(open_store(server.db), small_dataset, StudyConfig(
         name="resume", split="test", practice_items=0, attention_every=0, items_per_participant=5))
-    store = Store(server.db)
+    store = open_store(server.db)
     url = f"{server.url}/?study={study.study_id}&PROLIFIC_PID=RES1"
     ctx = browser.new_context()
     page = ctx.new_page()
@@ -36,7 +36,7 @@ def test_reload_and_closed_tab_resume_same_item(server, browser, small_dataset):
 
 
 def test_anonymous_id_survives_reload(server, page, small_dataset):
-    study = create_study(Store(server.db), small_dataset, StudyConfig(name="anon", practice_items=0))
+    study = create_study(open_store(server.db), small_dataset, StudyConfig(name="anon", practice_items=0))
     page.goto(f"{server.url}/?study={study.study_id}")
     page.get_by_text("I have read the above").click()
     page.get_by_role("button", name="Continue").click()
@@ -44,14 +44,14 @@ def test_anonymous_id_survives_reload(server, page, small_dataset):
     assert "pid=anon-" in page.url
     page.reload()
     page.get_by_role("button", name="I understand").wait_for()  # consent remembered: same participant
-    rows = Store(server.db).query("SELECT external_id, source FROM participants")
+    rows = open_store(server.db).query("SELECT external_id, source FROM participants")
     assert len(rows) == 1 and rows[0]["source"] == "anonymous" and rows[0]["external_id"] in page.url
 
 
 def test_anonymous_participant_survives_the_back_button(server, page, small_dataset):
     """The generated id replaces the link's history entry instead of adding one: Back (or leaving the app and coming
     forward again) never lands on the id-less link, whose reload would make a new participant and lose the progress."""
-    study = create_study(Store(server.db), small_dataset, StudyConfig(name="anon-back", practice_items=0,
+    study = create_study(open_store(server.db), small_dataset, StudyConfig(name="anon-back", practice_items=0,
                                                                       attention_every=0, items_per_participant=3))
     page.goto(f"{server.url}/_stcore/health")  # where the participant came from (any page)
     start(page, f"{server.url}/?study={study.study_id}")
@@ -64,12 +64,12 @@ def test_anonymous_participant_survives_the_back_button(server, page, small_data
     assert page.url == mine
     page.reload()
     page.locator(".rg-root").wait_for()
-    rows = Store(server.db).query("SELECT external_id FROM participants WHERE study_id = ?", (study.study_id,))
+    rows = open_store(server.db).query("SELECT external_id FROM participants WHERE study_id = ?", (study.study_id,))
     assert len(rows) == 1 and rows[0]["external_id"] in mine
 
 
 def test_killed_server_loses_no_acknowledged_response(server, browser, small_dataset):
-    store = Store(server.db)
+    store = open_store(server.db)
     study = create_study(store, small_dataset, StudyConfig(
         name="kill", split="test", practice_items=0, attention_every=0, items_per_participant=6))
     url = f"{server.url}/?study={study.study_id}&PROLIFIC_PID=KILL"
@@ -84,7 +84,7 @@ def test_killed_server_loses_no_acknowledged_response(server, browser, small_dat
     page.wait_for_selector(".rg-root")
     pending = shown_item(store, small_dataset, study.study_id, "KILL")
     server.kill()                                  # SIGKILL mid-study
-    assert [r["instance_id"] for r in Store(server.db).query(
+    assert [r["instance_id"] for r in open_store(server.db).query(
         "SELECT instance_id FROM responses ORDER BY response_id")] == answered
     server.start()                                 # same port, same database
     page.close()

@@ -6,8 +6,12 @@ import pytest
 
 from rose_core.benchmarks.sgp import SHAPE_2D
 from rose_core.instrument.config import StudyConfig
-from rose_core.instrument.episode_session import EpisodeScreen, create_sgp_study, open_episode_session
-from rose_core.storage.connection import Store
+from rose_core.instrument.episode_session import (
+    EpisodeScreen,
+    create_sgp_study,
+    open_episode_session,
+)
+from rose_core.storage import open_store
 from tests.sgp_players import sgp_small, solution  # noqa: F401  (sgp_small: the fixture)
 
 from .conftest import start_server
@@ -25,7 +29,7 @@ def make(server, ds, **kw):
     cfg = dict(name="e2e sgp", benchmark="sgp", practice_items=0, items_per_participant=2, target_per_instance=1,
                attention_every=0, completion_code="SGP-OK")
     cfg.update(kw)
-    return create_sgp_study(Store(server.db), ds, StudyConfig(**cfg))
+    return create_sgp_study(open_store(server.db), ds, StudyConfig(**cfg))
 
 
 def shown(store, ds, study, ext) -> EpisodeScreen:
@@ -44,7 +48,7 @@ def piece_name(command: str, modality: str) -> tuple[str, str]:
 
 
 def test_an_episode_to_the_goal_by_clicking_with_a_reload_in_the_middle(sgp_server, page, sgp_small):  # noqa: F811
-    store = Store(sgp_server.db)
+    store = open_store(sgp_server.db)
     study = make(sgp_server, sgp_small)
     start(page, f"{sgp_server.url}/?study={study.study_id}&PROLIFIC_PID=G1")
     page.locator(".sb-root").wait_for()
@@ -82,7 +86,7 @@ def test_an_episode_to_the_goal_by_clicking_with_a_reload_in_the_middle(sgp_serv
 
 
 def test_keyboard_and_typed_moves_in_3d_and_text(sgp_server, browser, sgp_small):  # noqa: F811
-    store = Store(sgp_server.db)
+    store = open_store(sgp_server.db)
     for how, modality, ext in (("keyboard", "3d", "K1"), ("typed", "text", "T1")):
         study = make(sgp_server, sgp_small, name=f"e2e {how}", sgp_input=how, sgp_modality=modality,
                      items_per_participant=1, sgp_goal_view="toggle" if how == "keyboard" else "side_by_side")

@@ -6,14 +6,14 @@ from __future__ import annotations
 import time
 
 from rose_core.instrument.auth import DEFAULT_POLICY, GuessPolicy
-from rose_core.storage.connection import Store
+from rose_core.storage import open_store
 
 from .conftest import PASSWORD, start_server
 from .helpers import wait_until
 
 
 def _log(db) -> list[dict]:
-    return Store(db).query("SELECT attempted_at AS at, client, session_id, outcome FROM sign_in_attempts "
+    return open_store(db).query("SELECT attempted_at AS at, client, session_id, outcome FROM sign_in_attempts "
                            "ORDER BY attempted_at")
 
 

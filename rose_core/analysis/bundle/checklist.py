@@ -14,7 +14,7 @@ import pandas as pd
 from ...benchmarks.rose.dataset import Dataset
 from ...benchmarks.rose.records import TEMPLATE_LABEL
 from ...instrument.study import get_study
-from ...storage.columns import read_frame
+from ...storage.participants import participant_times
 from ...storage.connection import Store
 from ..agreement import MIN_SHARED_TRIALS
 from ..formats import fmt_count, fmt_interval, fmt_rate, fmt_stat, is_missing
@@ -62,7 +62,7 @@ def human_facts(store: Store, paper: PaperReport) -> HumanFacts:
                                        if k not in ("practice_rounds", "practice_scene_ids")}})
     if len(parts):
         with store.connect() as conn:
-            times = read_frame(conn, "SELECT participant_id, created_at, consent_at, finished_at FROM participants")
+            times = participant_times(conn)
         parts = parts.merge(times, on="participant_id", how="left")
     h = sel.df[sel.df["solver_kind"] == "human"]
     per = h.groupby("instance_id")["participant_id"].nunique()

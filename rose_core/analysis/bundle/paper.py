@@ -10,6 +10,8 @@ import pandas as pd
 
 from ...benchmarks.rose.dataset import Dataset
 from ...benchmarks.rose.records import GROUPS
+from ...storage.runs import other_dataset_builds
+from ...storage.studies import study_names as stored_study_names
 from ...storage.connection import Store
 from ..agreement import human_agreement, human_model_agreement
 from ..bridges import bridge_table, published_bridges
@@ -201,17 +203,14 @@ def _difficulty(df: pd.DataFrame, ds: Dataset) -> PaperTable:
 
 def study_names(store: Store, study_ids: list[str]) -> list[dict]:
     with store.connect() as conn:
-        rows = conn.execute(f"SELECT study_id, name FROM studies WHERE study_id IN ({','.join('?' * len(study_ids))}) "
-                            "ORDER BY study_id", study_ids).fetchall()
-    return [{"study_id": r[0], "name": r[1]} for r in rows]
+        rows = stored_study_names(conn, study_ids)
+    return [{"study_id": sid, "name": name} for sid, name in rows]
 
 
 def check_dataset(store: Store, ds: Dataset) -> None:
     """Refuse a dataset other than the one every run and study of the database was scored against."""
     with store.connect() as conn:
-        other = conn.execute("SELECT 'run ' || run_id, dataset_hash FROM runs WHERE dataset_hash != ? UNION ALL "
-                             "SELECT 'study ' || study_id, dataset_hash FROM studies WHERE dataset_hash != ? LIMIT 3",
-                             (ds.dataset_hash, ds.dataset_hash)).fetchall()
+        other = other_dataset_builds(conn, ds.dataset_hash)
     if other:
         names = ", ".join(f"{w} ({h})" for w, h in other)
         raise BundleError(f"the database holds data of another dataset build than {ds.root} (hash {ds.dataset_hash}): "

@@ -13,7 +13,7 @@ import pytest
 
 from rose_core.benchmarks.rose.records import MAIN_TEMPLATES
 from rose_core.runs.importer import import_run
-from rose_core.storage.connection import Store
+from rose_core.storage import open_store
 
 RATES = {"T1": 80.0, "T2": 60.0, "T3": 40.0, "T4": 20.0, "T5": 0.0}
 PANEL = ["P0", "P1", "P2", "P3"]
@@ -56,7 +56,8 @@ def panel(small_dataset, backend, tmp_path_factory, request):
 
     ds = small_dataset
     root = tmp_path_factory.mktemp("panel")
-    store = Store(root / "rose.db" if backend == "sqlite" else request.getfixturevalue("pg_server").fresh("_populated"))
+    store = open_store(root / "rose.db" if backend == "sqlite"
+                       else request.getfixturevalue("pg_server").fresh("_populated"))
     cfg = StudyConfig(name="panel", split="dev", templates=PANEL_TEMPLATES, items_per_participant=1,
                       target_per_instance=len(PANEL), practice_items=0, attention_every=0, ordering="random",
                       same_scene_multiple_templates=True, seed=3)

@@ -152,9 +152,8 @@ def test_two_postgresql_databases_named_by_libpq_defaults_never_share_a_snapshot
     from rose_core.analysis import FrameCache
     from rose_core.instrument.ids import FakeClock, SequentialIds
     from rose_core.instrument.session import ItemScreen
-    from rose_core.storage.connection import Store
     from rose_core.instrument.study import list_studies
-
+    from rose_core.storage import open_store
     from tests.backends import with_database
     from tests.participants import answer, new_session
 
@@ -172,7 +171,7 @@ def test_two_postgresql_databases_named_by_libpq_defaults_never_share_a_snapshot
     frames = []
     for name in names:
         monkeypatch.setenv("PGDATABASE", name.rsplit("/", 1)[1])
-        store = Store(no_database)
+        store = open_store(no_database)
         try:
             truth = responses_frame(store)
             frame, _ = FrameCache(store).get()         # the second process starts after the first saved its snapshot
@@ -194,7 +193,6 @@ def test_an_answer_committed_while_the_frame_is_read_is_counted_once(populated_d
     from rose_core.instrument.ids import FakeClock, SequentialIds
     from rose_core.instrument.session import ItemScreen
     from rose_core.instrument.study import list_studies
-
     from tests.participants import answer, new_session
 
     store = clone(populated_db, fresh_location())
@@ -228,14 +226,14 @@ def test_an_unusable_cache_folder_only_costs_a_full_read(pg_server, monkeypatch,
     another user, mode 700) or name: the dashboards then read the database, they never fail. (A name too long
     to look up stands in for a folder not searchable: the tests may run as root, who may search every folder.)"""
     from rose_core.analysis import FrameCache
-    from rose_core.storage.connection import Store
+    from rose_core.storage import open_store
 
     for unusable in (tmp_path / ("x" * 300), tmp_path / "locked"):
         if unusable.name == "locked":
             unusable.mkdir(mode=0o000)
         monkeypatch.setenv(CACHE_ENV, str(unusable))
         url = pg_server.fresh()
-        store = Store(url)
+        store = open_store(url)
         try:
             frame, state = FrameCache(store).get()
             assert len(frame) == 0 and state[0] == 0

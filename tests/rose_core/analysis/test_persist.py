@@ -53,9 +53,9 @@ def test_code_version_names_the_analysis_code():
 
 def test_local_prefix_of_a_sqlite_database_is_its_file(tmp_path):
     from rose_core.analysis.persist import local_prefix
-    from rose_core.storage.connection import Store
+    from rose_core.storage import open_store
 
-    store = Store(tmp_path / "rose.db")
+    store = open_store(tmp_path / "rose.db")
     try:
         assert local_prefix(store) == tmp_path / "rose.db"
     finally:
@@ -69,13 +69,13 @@ def test_local_prefix_is_a_name_of_the_postgresql_database(tmp_path, monkeypatch
     import psycopg
 
     from rose_core.analysis.persist import CACHE_ENV, local_prefix
-    from rose_core.storage.connection import Store
+    from rose_core.storage import open_store
     from tests.backends import with_database
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
 
     def pg(url):
-        store = Store(url)
+        store = open_store(url)
         try:
             return local_prefix(store)
         finally:

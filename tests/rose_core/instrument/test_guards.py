@@ -10,11 +10,25 @@ from rose_core.analysis.selection import ExclusionRules, participant_table
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.policy import CLOSED_TAB_GRACE_S, HOLDS_PER_ADDRESS_ENV
 from rose_core.instrument.session import (
-    Client, End, IdentityMismatch, ItemScreen, OtherTab, OtherTabError, ParticipantSession, StorageError, Wait,
+    Client,
+    End,
+    IdentityMismatch,
+    ItemScreen,
+    OtherTab,
+    OtherTabError,
+    ParticipantSession,
+    StorageError,
+    Wait,
 )
-from rose_core.storage.connection import Store
 from rose_core.instrument.study import StudyConfig, create_study, join, main_pool
-from tests.participants import answer, events_for, new_session, right_answer, run_to_end, submit_payload
+from tests.participants import (
+    answer,
+    events_for,
+    new_session,
+    right_answer,
+    run_to_end,
+    submit_payload,
+)
 
 _IDS = SequentialIds("guard")
 
@@ -313,11 +327,11 @@ _CHILD = r'''
 import json, resource, sqlite3, sys
 from rose_core.benchmarks.rose.dataset import Dataset
 from rose_core.instrument.session import StorageError
-from rose_core.storage import Store
+from rose_core.storage import open_store
 from rose_core.instrument.study import StudyConfig, create_study
 from tests.participants import events_for, new_session, right_answer, submit_payload
 
-ds, store = Dataset.load(sys.argv[1]), Store(sys.argv[2])
+ds, store = Dataset.load(sys.argv[1]), open_store(sys.argv[2])
 study = create_study(store, ds, StudyConfig(name="fsize", split="dev", items_per_participant=2, practice_items=0,
                                             attention_every=0, templates=["T3"], subsets=["PixelContent"]))
 s = new_session(store, ds, study, "FSIZE")

@@ -4,10 +4,10 @@ import threading
 
 import pytest
 
-from rose_core.runs.importer import import_run
 from rose_core.common.chat import RunFileMismatch
+from rose_core.runs.importer import import_run
 from rose_core.runs.model import run_model
-from rose_core.storage.connection import Store
+from rose_core.storage import open_store
 from tests.chat_api import ChatAPI, completion
 
 
@@ -64,7 +64,7 @@ def test_retries_failures_resume_and_import(api, small_dataset, tmp_path, monkey
     assert second.done_before == first.succeeded and second.requested == len(t5) and not second.failed
     assert len(api.calls) - calls_before == len(t5)  # resume: only the failed ones were asked again
     assert all(x["dataset_hash"] == small_dataset.dataset_hash for x in map(json.loads, out.read_text().splitlines()))
-    res = import_run(Store(tmp_path / "rose.db"), small_dataset, out, "fake-vlm")
+    res = import_run(open_store(tmp_path / "rose.db"), small_dataset, out, "fake-vlm")
     assert res.format == "jsonl" and res.responses == len(insts)
 
 

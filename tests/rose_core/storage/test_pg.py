@@ -19,11 +19,12 @@ import pytest
 from rose_core.analysis import report_data, responses_frame
 from rose_core.instrument.ids import FakeClock, SequentialIds, stable_hash
 from rose_core.instrument.session import End, ItemScreen, Wait
+from rose_core.instrument.study import StudyConfig, create_study, main_pool
 from rose_core.runs.importer import import_run
+from rose_core.storage import open_store
+from rose_core.storage.connection import IntegrityError
 from rose_core.storage.pg import PgRow, translate
 from rose_core.storage.schema import SCHEMA_VERSION
-from rose_core.storage.connection import IntegrityError, Store
-from rose_core.instrument.study import StudyConfig, create_study, main_pool
 from tests.backends import with_database
 from tests.participants import answer, new_session, run_to_end
 
@@ -33,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[3]
 @pytest.fixture
 def pg_store(pg_server, monkeypatch):
     monkeypatch.setenv("ROSE_PG_POOL_MAX", "48")  # one connection per participant thread of the hammer below
-    s = Store(pg_server.fresh())
+    s = open_store(pg_server.fresh())
     yield s
     s.close()
     pg_server.drop(s.location)
@@ -83,7 +84,7 @@ def test_an_unreachable_server_is_named_at_once(pg_server):
     sock.close()  # a port nobody listens on
     t0 = time.perf_counter()
     with pytest.raises(Exception, match=rf"cannot connect to postgresql://rose:\*\*\*@127.0.0.1:{port}/x"):
-        Store(f"postgresql://rose:secret@127.0.0.1:{port}/x")
+        open_store(f"postgresql://rose:secret@127.0.0.1:{port}/x")
     assert time.perf_counter() - t0 < 10
 
 
@@ -94,13 +95,14 @@ def test_app_processes_starting_at_once_migrate_once(pg_server):
     pg_server.admin.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')
     pg_server.made.append(name)
     url = with_database(pg_server.url, name)
-    code = "import sys; from rose_core.storage import Store; s = Store(sys.argv[1]); print(s.schema_version()); s.close()"
+    code = ("import sys; from rose_core.storage import open_store; s = open_store(sys.argv[1]); "
+            "print(s.schema_version()); s.close()")
     procs = [subprocess.Popen([sys.executable, "-c", code, url], cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(4)]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, [e[-2000:] for _, e in outs]
     assert [o.strip() for o, _ in outs] == [str(SCHEMA_VERSION)] * 4
-    s = Store(url)
+    s = open_store(url)
     assert s.query("SELECT value FROM meta WHERE key = 'schema_version'") == [{"value": str(SCHEMA_VERSION)}]
     s.close()
     pg_server.drop(name)
@@ -271,7 +273,7 @@ def _fill(store, ds, tmp: Path) -> None:
 
 
 def test_the_same_data_gives_the_same_numbers_on_both_backends(pg_store, small_dataset, tmp_path):
-    lite = Store(tmp_path / "rose.db")
+    lite = open_store(tmp_path / "rose.db")
     for s in (lite, pg_store):
         _fill(s, small_dataset, tmp_path)
     pd.testing.assert_frame_equal(responses_frame(lite), responses_frame(pg_store))
@@ -289,7 +291,7 @@ def test_the_server_role_needs_no_superuser_for_the_app(pg_store):
         admin.execute("GRANT ALL ON ALL TABLES IN SCHEMA public TO rose_app")
         admin.execute("GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO rose_app")
     try:
-        s = Store(pg_store.location.replace("rose@", "rose_app@", 1))
+        s = open_store(pg_store.location.replace("rose@", "rose_app@", 1))
         with s.write(concurrent=True) as c:
             c.execute("SELECT pg_try_advisory_xact_lock(1, 2)")
             c.execute("INSERT INTO meta VALUES ('by-app', '1')")

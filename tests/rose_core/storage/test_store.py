@@ -5,14 +5,15 @@ import threading
 
 import pytest
 
-from rose_core.storage.schema import SCHEMA_VERSION
+from rose_core.storage import open_store
 from rose_core.storage.connection import IntegrityError, Store
+from rose_core.storage.schema import SCHEMA_VERSION
 
 
 def test_a_new_database_is_versioned_and_reopening_migrates_nothing(store):
     assert store.schema_version() == SCHEMA_VERSION
     assert {"studies", "participants", "assignments", "runs", "responses", "events", "meta"} <= set(store.table_names())
-    again = Store(store.location)
+    again = open_store(store.location)
     assert again.schema_version() == SCHEMA_VERSION
     again.close()
 
@@ -21,7 +22,7 @@ def test_newer_schema_is_refused(store):
     with store.write() as c:
         c.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
     with pytest.raises(RuntimeError, match="newer than this code"):
-        Store(store.location)
+        open_store(store.location)
 
 
 def test_failed_write_rolls_back(store):
@@ -122,13 +123,13 @@ def test_a_caught_error_inside_a_transaction_is_never_committed_silently(store):
 # --------------------------------------------------------------------------- SQLite's own
 
 def test_new_database_is_wal_and_versioned(tmp_path):
-    s = Store(tmp_path / "x.db")
+    s = open_store(tmp_path / "x.db")
     assert s.schema_version() == SCHEMA_VERSION
     with s.connect() as c:
         assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     tables = set(s.table_names())
     assert {"studies", "participants", "assignments", "runs", "responses", "events", "meta"} <= tables
-    assert Store(tmp_path / "x.db").schema_version() == SCHEMA_VERSION  # reopening migrates nothing
+    assert open_store(tmp_path / "x.db").schema_version() == SCHEMA_VERSION  # reopening migrates nothing
 
 
 def test_version_1_database_is_migrated_to_the_current_schema(tmp_path):
@@ -143,7 +144,7 @@ def test_version_1_database_is_migrated_to_the_current_schema(tmp_path):
     con.execute("INSERT INTO studies VALUES ('s1', 'old study', 'h', '{}', 0, 1)")
     con.commit()
     con.close()
-    s = Store(path)
+    s = open_store(path)
     assert s.schema_version() == SCHEMA_VERSION >= 2
     assert s.query("SELECT name FROM studies") == [{"name": "old study"}]  # data kept
     idx = {r["name"] for r in s.query("SELECT name FROM sqlite_master WHERE type = 'index'")}
@@ -151,7 +152,7 @@ def test_version_1_database_is_migrated_to_the_current_schema(tmp_path):
 
 
 def test_connections_are_reused_per_thread_and_the_wal_survives_a_rerun(tmp_path):
-    s = Store(tmp_path / "x.db")
+    s = open_store(tmp_path / "x.db")
     opened = s.opened
 
     def rerun():  # a Streamlit rerun: a new thread, several operations
@@ -186,7 +187,7 @@ def test_migrations_apply_in_order_across_a_gap(tmp_path):
                 "answered_at) VALUES ('p1', 'practice', 0, 'i', 's', 1, 2)")
     con.commit()
     con.close()
-    s = Store(path)
+    s = open_store(path)
     assert s.schema_version() == SCHEMA_VERSION
     # Practice answered before feedback was stored counts as acknowledged: nobody sees old feedback again.
     assert s.query("SELECT acknowledged_at FROM assignments") == [{"acknowledged_at": 2}]
@@ -300,3 +301,18 @@ def test_an_integer_beyond_64_bits_is_refused_not_cut_short(store, big):
     with store.connect() as c:
         assert fetch_columns(c, "cols", "k", ints=("t",)) is None
         assert list(fetch_columns(c, "cols WHERE k = 1", "k", ints=("t",))["t"]) == [1]
+
+
+def test_open_store_picks_the_backend_from_the_location(tmp_path, monkeypatch):
+    from rose_core.storage.sqlite import SqliteStore
+
+    s = open_store(tmp_path / "a.db")
+    assert isinstance(s, SqliteStore) and isinstance(s, Store) and s.path == tmp_path / "a.db"
+    s.close()
+    monkeypatch.setenv("ROSE_DB", str(tmp_path / "b.db"))
+    for default in (None, ""):
+        s = open_store(default)
+        assert isinstance(s, SqliteStore) and s.location == str(tmp_path / "b.db")
+        s.close()
+    with pytest.raises(TypeError):
+        Store()  # the interface: only open_store (or a backend's class) makes a store

@@ -1,16 +1,15 @@
 """A dataset folder is never built over, a broken manifest is named, and images are checked against the hashes
 stored at build time: a missing one is reported by name, never shown, and a held item on it is released."""
-import json
 import shutil
 
 import pytest
 
 from rose_core.benchmarks.rose.dataset import Dataset, DatasetError
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.session import ItemScreen
-from rose_core.storage.connection import Store
-from rose_core.instrument.study import StudyConfig, create_study, main_pool
 from rose_core.instrument.page_data import ensure_dataset
+from rose_core.instrument.session import ItemScreen
+from rose_core.instrument.study import StudyConfig, create_study, main_pool
+from rose_core.storage import open_store
 from tests.participants import new_session
 
 
@@ -64,7 +63,7 @@ def _study(store, ds):
 
 def test_a_held_item_whose_image_disappears_is_released_not_failing_every_reload(copy, tmp_path):
     ds = Dataset.load(copy)
-    store = Store(tmp_path / "rose.db")
+    store = open_store(tmp_path / "rose.db")
     study = _study(store, ds)
     s = new_session(store, ds, study, "IMG")
     held = s.screen()
@@ -86,7 +85,7 @@ def test_a_held_item_whose_image_disappears_is_released_not_failing_every_reload
 
 def test_a_held_item_found_damaged_at_load_is_released_on_the_next_screen(copy, tmp_path):
     ds = Dataset.load(copy)
-    store = Store(tmp_path / "rose.db")
+    store = open_store(tmp_path / "rose.db")
     study = _study(store, ds)
     s = new_session(store, ds, study, "IMG2")
     held = s.screen()

@@ -5,9 +5,13 @@ import json
 import pandas as pd
 import pytest
 
-from rose_core.benchmarks.rose.harness_export import FORMATS, export_dataset, manifest_path
+from rose_core.benchmarks.rose.harness_export import (
+    FORMATS,
+    export_dataset,
+    manifest_path,
+)
 from rose_core.runs.importer import import_run
-from rose_core.storage.connection import Store
+from rose_core.storage import open_store
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -48,7 +52,7 @@ def test_vlmevalkit_prediction_file_of_the_task_comes_back(small_dataset, tmp_pa
     pred["prediction"] = ["Final: " + a for a in pred["answer"]]
     f = tmp_path / "M_ROSE_TEST.xlsx"
     pred.to_excel(f, index=False)
-    store = Store(tmp_path / "rose.db")
+    store = open_store(tmp_path / "rose.db")
     res = import_run(store, small_dataset, f, "m")
     rows = store.query("SELECT instance_id, passed FROM responses")
     assert res.responses == len(data) and {r["instance_id"] for r in rows} == set(data["instance_id"])

@@ -13,10 +13,17 @@ import pytest
 
 from rose_core.benchmarks.rose.harness_export import export_dataset
 from rose_core.runs.importer import RunImportError, import_run, list_runs
-from rose_core.storage.connection import Store
+from rose_core.storage import open_store
 
 inspect_ai = pytest.importorskip("inspect_ai")
-from inspect_ai.model import ContentImage, ContentText, GenerateConfig, ModelAPI, ModelOutput, modelapi  # noqa: E402
+from inspect_ai.model import (  # noqa: E402
+    ContentImage,
+    ContentText,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    modelapi,
+)
 
 ANSWERS: dict[tuple[str, str], tuple[str, str]] = {}  # (image sha256, prompt) -> (instance id, answer)
 FAIL: set[str] = set()
@@ -94,7 +101,7 @@ def test_the_eval_log_is_zstandard(inspect_logs):
 
 @pytest.mark.parametrize("kind", ["eval", "json"])
 def test_inspect_logs_import_right_with_errors_and_epochs_counted(inspect_logs, small_dataset, tmp_path, kind):
-    store = Store(tmp_path / "rose.db")
+    store = open_store(tmp_path / "rose.db")
     rows, failed = inspect_logs["rows"], inspect_logs["failed"]
     res = import_run(store, small_dataset, inspect_logs[kind], "insp")
     assert res.format == "inspect" and res.responses == len(rows) - 1
@@ -119,7 +126,7 @@ def test_report_says_which_runs_left_errored_samples_out(inspect_logs, small_dat
     from rose_core.analysis import report_data
     from rose_core.runs.importer import skipped_samples
 
-    store = Store(tmp_path / "rose.db")
+    store = open_store(tmp_path / "rose.db")
     import_run(store, small_dataset, inspect_logs["eval"], "insp")
     report, _ = report_data(store, n_boot=50)
     assert skipped_samples(store, {"model:insp"}) == {"model:insp": {"errored": 1, "not_run": 0, "truncated": 0}}
@@ -141,7 +148,7 @@ def test_inspect_samples_without_ids_are_counted_and_refused(inspect_logs, small
         s["metadata"].pop("instance_id")
     f = tmp_path / "noid.json"
     f.write_text(json.dumps(doc))
-    store = Store(tmp_path / "rose.db")
+    store = open_store(tmp_path / "rose.db")
     with pytest.raises(RunImportError) as e:
         import_run(store, small_dataset, f, "noid")
     assert str(e.value).startswith("3 samples have no id")
@@ -155,7 +162,7 @@ def test_inspect_log_of_another_build_is_refused(inspect_logs, small_dataset, tm
     f = tmp_path / "other.json"
     f.write_text(json.dumps(doc))
     with pytest.raises(RunImportError, match=r"other.json:samples\[2\]: dataset_hash '0123456789abcdef' is not"):
-        import_run(Store(tmp_path / "rose.db"), small_dataset, f, "other")
+        import_run(open_store(tmp_path / "rose.db"), small_dataset, f, "other")
 
 
 def _run_task(task_dir: Path, log_dir: Path, **kw):
@@ -188,7 +195,7 @@ def test_a_log_of_an_eval_that_stopped_counts_the_samples_it_never_ran(small_dat
     finally:
         FAIL.clear()
     assert log.status == "error"
-    store = Store(tmp_path / "rose.db")
+    store = open_store(tmp_path / "rose.db")
     res = import_run(store, small_dataset, Path(log.location), "stopped")
     in_log = res.responses + res.counts["errored"]
     assert 0 < res.responses < len(rows) and res.counts["not_run"] == len(rows) - in_log
@@ -225,6 +232,6 @@ def test_later_epochs_are_not_expanded(inspect_logs, small_dataset, tmp_path):
             for _ in range(4):
                 w.write(b"\0" * 2**24)
     rows = inspect_logs["rows"]
-    res = import_run(Store(tmp_path / "rose.db"), small_dataset, f, "epochs",
+    res = import_run(open_store(tmp_path / "rose.db"), small_dataset, f, "epochs",
                      limits=Limits(max_expanded_bytes=first + 2**20))
     assert res.responses == len(rows) - 1 and res.counts["later_epochs"] == len(rows) + 1

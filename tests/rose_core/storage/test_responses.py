@@ -1,0 +1,101 @@
+"""The one reader of `responses` (storage.responses): its column list, its query builder and its filters, on both
+backends (the `populated_db` fixture: a study's participants, a model run and an agent run)."""
+import sqlite3
+
+import pytest
+
+from rose_core.analysis import frame
+from rose_core.storage import responses
+from rose_core.storage.responses import (EXPORT_COLUMNS, PARTICIPANT_COLUMNS, RESPONSE_COLUMNS, RESPONSE_TYPES,
+                                         RUN_COLUMNS, ResponseRow, count_responses, read_responses,
+                                         read_responses_frame, responses_query)
+from rose_core.storage.schema import MIGRATIONS
+
+
+def _table_columns() -> set[str]:
+    conn = sqlite3.connect(":memory:")
+    for step in sorted(MIGRATIONS):
+        for sql in MIGRATIONS[step]:
+            conn.execute(sql)
+    return {r[1] for r in conn.execute("PRAGMA table_info(responses)")}
+
+
+def test_the_column_list_is_the_tables():
+    assert set(RESPONSE_COLUMNS) == _table_columns()
+    assert list(RESPONSE_COLUMNS) == ["response_id", *(f for f in ResponseRow.__dataclass_fields__)]
+    assert RESPONSE_TYPES["response_id"] == "int" and RESPONSE_TYPES["total_ms"] == "float"
+    assert RESPONSE_TYPES["participant_id"] == "text" and RESPONSE_TYPES["viewport_w"] == "int"
+    assert set(RESPONSE_TYPES) == set(RESPONSE_COLUMNS)
+
+
+def test_the_dashboards_frame_reads_columns_of_the_one_list():
+    """The dashboards' columnar read (analysis.frame) names and types its columns as the one list does."""
+    known = set(RESPONSE_COLUMNS) | set(RUN_COLUMNS)
+    assert set(frame._COLUMNS) <= known
+    assert all(RESPONSE_TYPES[c] == "text" for c in frame._TEXT)
+    assert all(RESPONSE_TYPES[c] == "int" for c in frame._INTS)
+    assert all(RESPONSE_TYPES[c] == "float" for c in frame._FLOATS)
+
+
+def test_an_unknown_column_is_refused():
+    with pytest.raises(ValueError, match="not a column of a response: nope"):
+        responses_query(("response_id", "nope"))
+
+
+def _direct(conn, sql, params=()):
+    return [tuple(r) for r in conn.execute(sql, params).fetchall()]
+
+
+def test_every_column_and_row_as_stored(populated_db):
+    with populated_db.connect() as conn:
+        names, rows = read_responses(conn)
+        assert names == list(RESPONSE_COLUMNS)
+        assert rows and rows == _direct(conn, f"SELECT {', '.join(RESPONSE_COLUMNS)} FROM responses "
+                                              "ORDER BY response_id")
+        assert count_responses(conn) == len(rows)
+
+
+def test_the_filters_select_as_written(populated_db):
+    with populated_db.connect() as conn:
+        study_id, run_id = _direct(conn, "SELECT study_id, run_id FROM runs WHERE solver_kind = 'human'")[0]
+        _, rows = read_responses(conn, ("response_id", "total_ms"), kind="main", solver_kind="human", timed=True,
+                                 study_id=study_id)
+        assert rows and rows == _direct(
+            conn, "SELECT r.response_id, r.total_ms FROM responses r JOIN runs USING (run_id) WHERE r.kind = 'main' "
+                  "AND runs.solver_kind = 'human' AND r.total_ms > 0 AND runs.study_id = ? ORDER BY r.response_id",
+            (study_id,))
+        _, people = read_responses(conn, ("participant_id", "kind", "passed"), participants_only=True,
+                                   order="participant")
+        assert people == _direct(conn, "SELECT participant_id, kind, passed FROM responses WHERE participant_id != '' "
+                                       "ORDER BY participant_id, submitted_at, response_id")
+        assert {r[0] for r in people} and all(r[0] for r in people)
+        first = rows[0][0]
+        _, after = read_responses(conn, ("response_id",), after_id=first, kind="main")
+        assert after and all(r[0] > first for r in after)
+        _, some = read_responses(conn, ("response_id", "run_id"), response_ids=[r[0] for r in rows[:3]])
+        assert [r[0] for r in some] == [r[0] for r in rows[:3]] and {r[1] for r in some} == {run_id}
+        assert read_responses(conn, ("response_id",), response_ids=[])[1] == []
+        assert count_responses(conn, kind="main", solver_kind="human") == len(
+            _direct(conn, "SELECT 1 FROM responses r JOIN runs USING (run_id) WHERE r.kind = 'main' "
+                          "AND runs.solver_kind = 'human'"))
+
+
+def test_the_export_columns_join_the_run_and_the_participant(populated_db):
+    assert set(EXPORT_COLUMNS) == set(RESPONSE_COLUMNS) | set(RUN_COLUMNS) - {"dataset_hash"} | set(PARTICIPANT_COLUMNS)
+    with populated_db.connect() as conn:
+        df = read_responses_frame(conn, EXPORT_COLUMNS)
+        assert list(df.columns) == list(EXPORT_COLUMNS)
+        external = dict(_direct(conn, "SELECT participant_id, external_id FROM participants"))
+        humans = df[df["solver_kind"] == "human"]
+        machines = df[df["solver_kind"] != "human"]
+        assert len(humans) and len(machines)
+        assert list(humans["external_id"]) == [external[p] for p in humans["participant_id"]]
+        assert machines["external_id"].isna().all()   # a model's response has no participant: a left join
+
+
+def test_main_answer_counts(populated_db):
+    with populated_db.connect() as conn:
+        run_id = _direct(conn, "SELECT run_id FROM runs WHERE solver_kind = 'human'")[0][0]
+        assert responses.main_answer_counts(conn, run_id) == dict(_direct(
+            conn, "SELECT instance_id, count(*) FROM responses WHERE run_id = ? AND kind = 'main' GROUP BY instance_id",
+            (run_id,)))
