@@ -109,25 +109,33 @@ def build_dataset(out: Path, seed: int = comp.DEFAULT_SEED, scale: float = 1.0, 
         (tmp / "images").mkdir()
         jobs = [(p.subset, i, seed, split, str(tmp)) for p in plans for i, split in enumerate(_split_of(seed, p))]
         workers = workers or min(len(jobs), os.cpu_count() or 1)
-        records: list[dict] = []
+        # Each record is parsed, its instances derived and both turned into JSON lines as it arrives, while the
+        # workers go on rendering: the parent's share then overlaps theirs instead of following it.
+        scenes: list[Scene] = []
+        instances: list[Instance] = []
+        scene_lines: list[bytes] = []
+        instance_lines: list[bytes] = []
         if workers <= 1:
             results = map(_build_one, jobs)
             pool = None
         else:
             pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("fork"))
-            results = pool.map(_build_one, jobs, chunksize=16)
+            results = pool.map(_build_one, jobs, chunksize=4)
         try:
             for k, rec in enumerate(results, 1):
-                records.append(rec)
+                scene = Scene.from_json(rec)
+                derived = derive_instances(scene)
+                scenes.append(scene)
+                instances += derived
+                scene_lines.append(_jsonl([rec]))
+                instance_lines.append(_jsonl(i.to_json() for i in derived))
                 if progress:
                     progress(k, len(jobs))
         finally:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)
-        scenes = [Scene.from_json(r) for r in records]
-        instances = [inst for s in scenes for inst in derive_instances(s)]
-        scenes_bytes = _jsonl(records)
-        instances_bytes = _jsonl(i.to_json() for i in instances)
+        scenes_bytes = b"".join(scene_lines)
+        instances_bytes = b"".join(instance_lines)
         (tmp / "scenes.jsonl").write_bytes(scenes_bytes)
         (tmp / "instances.jsonl").write_bytes(instances_bytes)
         manifest = _manifest(seed, scale, pack.fingerprint(), plans, scenes, instances,
