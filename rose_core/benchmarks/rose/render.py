@@ -124,15 +124,17 @@ def render_scene(pack: AssetPack, scene: Scene, highlight: bool = False) -> Imag
     im = _grid(pack, scene.rows, scene.cols).copy()
     if region is not None:
         _mark_region(im, lay, region)
-    views = {(role, fill): item_view(pack, scene.params[role], fill)
-             for role in ("majority", "exception") for fill in (BACKGROUND, HIGHLIGHT_FILL)}
-    targets = set(scene.targets)
-    for r in range(1, scene.rows + 1):
-        for c in range(1, scene.cols + 1):
-            fill = HIGHLIGHT_FILL if region is not None and (r, c) in region else BACKGROUND
-            x0, y0, _, _ = lay.box(r, c)
-            im[y0 + ITEM_INSET:y0 + ITEM_INSET + ITEM_PX, x0 + ITEM_INSET:x0 + ITEM_INSET + ITEM_PX] = \
-                views["exception" if (r, c) in targets else "majority", fill]
+    majority, exception = scene.params["majority"], scene.params["exception"]
+    # the item boxes of all cells as one view (rows, ITEM_PX, cols, ITEM_PX, 3) into the image
+    grid = im[lay.top:lay.top + scene.rows * lay.cell, lay.left:lay.left + scene.cols * lay.cell]
+    boxes = grid.reshape(scene.rows, lay.cell, scene.cols, lay.cell, 3, copy=False)[
+        :, ITEM_INSET:ITEM_INSET + ITEM_PX, :, ITEM_INSET:ITEM_INSET + ITEM_PX]
+    boxes[...] = item_view(pack, majority, BACKGROUND)[:, None]
+    if region is not None:
+        boxes[region.r0 - 1:region.r1, :, region.c0 - 1:region.c1] = item_view(pack, majority, HIGHLIGHT_FILL)[:, None]
+    for r, c in scene.targets:
+        fill = HIGHLIGHT_FILL if region is not None and (r, c) in region else BACKGROUND
+        boxes[r - 1, :, c - 1] = item_view(pack, exception, fill)
     return Image.fromarray(im)
 
 
