@@ -25,6 +25,7 @@ import io
 import multiprocessing as mp
 import os
 import pstats
+import resource
 import statistics
 import sys
 import tempfile
@@ -95,6 +96,13 @@ def profile_worker(scale: float, every: int) -> None:
     pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
 
 
+def cpu_s() -> float:
+    """CPU seconds (user + system) of this process and its reaped children: the build's and the floor's own
+    work, which a busy machine stretches far less than their wall time."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def load() -> str:
     return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -108,24 +116,27 @@ def main() -> None:
     ap.add_argument("--profile", type=int, metavar="N", help="also profile every Nth scene's worker job")
     a = ap.parse_args()
     print(f"start: {load()}")
-    builds, floors, mismatch = [], [], None
+    builds, floors, build_cpu, floor_cpu, mismatch = [], [], [], [], None
     for run in range(a.repeat):
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "ds"
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), cpu_s()
             build_dataset(out, scale=a.scale, workers=a.workers)
             builds.append(time.perf_counter() - t0)
+            build_cpu.append(cpu_s() - c0)
             if run == 0:
                 ds = Dataset.load(out)
                 sizes = [(s.layout.width, s.layout.height, s.rows, s.cols) for s in ds.scenes.values() for _ in (0, 1)]
                 n_images = len(sizes)
                 if a.against is not None:
                     mismatch = compare_folders(out, a.against)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), cpu_s()
         with ProcessPoolExecutor(a.workers, mp_context=mp.get_context("fork")) as pool:
             list(pool.map(_floor_one, sizes, chunksize=32))
         floors.append(time.perf_counter() - t0)
-        print(f"  run {run + 1}: build {builds[-1]:.2f} s, floor {floors[-1]:.2f} s ({load()})")
+        floor_cpu.append(cpu_s() - c0)
+        print(f"  run {run + 1}: build {builds[-1]:.2f} s ({build_cpu[-1]:.2f} s CPU), floor {floors[-1]:.2f} s "
+              f"({floor_cpu[-1]:.2f} s CPU) ({load()})")
     build_s, floor_s = statistics.median(builds), statistics.median(floors)
     pack = load_assets()
     sample = list(ds.scenes.values())[::4]
@@ -139,6 +150,8 @@ def main() -> None:
     print(f"  floor (paste+PNG) {floor_s:7.2f} s   ({n_images / floor_s:7.1f} images/s)")
     print(f"  ratio build/floor {build_s / floor_s:7.2f}x  (per run: "
           f"{', '.join(f'{b / f:.2f}' for b, f in zip(builds, floors))})")
+    cpu_b, cpu_f = statistics.median(build_cpu), statistics.median(floor_cpu)
+    print(f"  CPU, all processes: build {cpu_b:.2f} s, floor {cpu_f:.2f} s, ratio {cpu_b / cpu_f:.2f}x")
     print(f"  visibility        {vis_ms:7.2f} ms CPU per scene ({vis_ms * len(ds.scenes) / 1000:.2f} s CPU for "
           f"the build, measured on {len(sample)} scenes in one process)")
     if a.scale == 1.0:
