@@ -199,7 +199,7 @@ def numeric_regions(rows: int, cols: int) -> dict[str, list[Region]]:
     }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Candidates:
     """Regions a draw picks from, in their order, with their bounds as one array for counting targets."""
 
@@ -208,8 +208,9 @@ class _Candidates:
 
     @staticmethod
     def of(regions: list[Region]) -> _Candidates:
-        return _Candidates(tuple(regions), np.array([(g.r0, g.c0, g.r1, g.c1) for g in regions], np.int64)
-                           .reshape(-1, 4))
+        bounds = np.array([(g.r0, g.c0, g.r1, g.c1) for g in regions], np.int64).reshape(-1, 4)
+        bounds.flags.writeable = False
+        return _Candidates(tuple(regions), bounds)
 
     def hits(self, targets: list[Cell]) -> np.ndarray:
         """Targets inside each region: `_hits` of every candidate at once."""
