@@ -6,7 +6,8 @@ size and encodes it as PNG, for the same number of images, with the same number
 of processes. The ratio says how much the generator, JSON and layout work add.
 It also times the visibility measurement alone (`measure_items` on every 4th scene's
 items, one process) so its share of the build is visible. Build and floor alternate
-`--repeat` times (default 3); the medians are reported with the load average beside them.
+`--repeat` times (default 3); the medians are reported with the load average beside them,
+and the CPU seconds of each (all its processes), whose ratio a busy machine disturbs least.
 
 `--against DIR` compares every file of the first build (each PNG, the records, the manifest)
 by sha256 with a dataset folder built earlier, e.g. by the commit before a speed-up
