@@ -44,8 +44,8 @@ def apply_edit(arr: np.ndarray, edit: dict) -> np.ndarray:
 def item_tile(pack: AssetPack, item: dict) -> Image.Image:
     """An ITEM_PX x ITEM_PX RGBA tile of one item (glyph, emoji, or sprite with optional edit).
 
-    Cached per process: a scene draws the same two tiles in every cell, in both renderings and
-    in its visibility measurement. Callers paste it and never modify it.
+    Cached per process: a scene's visibility measurement and both its renderings use the same two
+    tiles (through `item_view`). Callers paste it and never modify it.
     """
     return _item_tile(pack, json.dumps(item, sort_keys=True))
 
@@ -76,15 +76,12 @@ def _item_tile(pack: AssetPack, key: str) -> Image.Image:
     raise ValueError(f"unknown item kind {kind!r}")
 
 
-@functools.lru_cache(maxsize=256)
-def _grid_background(pack: AssetPack, rows: int, cols: int, highlight: Region | None) -> Image.Image:
+@functools.lru_cache(maxsize=32)
+def _grid(pack: AssetPack, rows: int, cols: int) -> np.ndarray:
+    """The empty grid: white, the grid lines and the R/C labels (read-only RGB array)."""
     lay = layout_for(rows, cols)
     im = Image.new("RGB", (lay.width, lay.height), BACKGROUND)
     d = ImageDraw.Draw(im)
-    if highlight is not None:
-        x0, y0, _, _ = lay.box(highlight.r0, highlight.c0)
-        _, _, x1, y1 = lay.box(highlight.r1, highlight.c1)
-        d.rectangle((x0, y0, x1 - 1, y1 - 1), fill=HIGHLIGHT_FILL)
     for r in range(rows + 1):
         y = lay.top + r * lay.cell
         d.line((lay.left, y, lay.left + cols * lay.cell, y), fill=GRID_LINE)
@@ -98,36 +95,66 @@ def _grid_background(pack: AssetPack, rows: int, cols: int, highlight: Region | 
     for c in range(1, cols + 1):
         x0, y0, x1, y1 = lay.box(1, c)
         d.text(((x0 + x1) // 2, lay.top - 6), f"C{c}", font=font, fill=LABEL, anchor="md")
-    if highlight is not None:
-        x0, y0, _, _ = lay.box(highlight.r0, highlight.c0)
-        _, _, x1, y1 = lay.box(highlight.r1, highlight.c1)
-        d.rectangle((x0, y0, x1 - 1, y1 - 1), outline=HIGHLIGHT_EDGE, width=HIGHLIGHT_EDGE_PX)
-    return im
+    grid = np.array(im)
+    grid.flags.writeable = False
+    return grid
+
+
+def _mark_region(im: np.ndarray, lay: Layout, region: Region) -> None:
+    """Paint the highlighted region into a grid array: its cells' fill, the grid lines over it, and its edge
+    (HIGHLIGHT_EDGE_PX wide, inside the region's box). The labels sit in the margins, outside any region."""
+    x0, y0, _, _ = lay.box(region.r0, region.c0)
+    _, _, x1, y1 = lay.box(region.r1, region.c1)
+    im[y0:y1, x0:x1] = HIGHLIGHT_FILL
+    im[y0:y1:lay.cell, x0:x1] = GRID_LINE  # the lines at the region's top and between its rows
+    im[y0:y1, x0:x1:lay.cell] = GRID_LINE  # and at its left and between its columns
+    w = HIGHLIGHT_EDGE_PX
+    im[y0:y0 + w, x0:x1] = im[y1 - w:y1, x0:x1] = HIGHLIGHT_EDGE
+    im[y0:y1, x0:x0 + w] = im[y0:y1, x1 - w:x1] = HIGHLIGHT_EDGE
 
 
 def render_scene(pack: AssetPack, scene: Scene, highlight: bool = False) -> Image.Image:
-    """The scene as models and participants see it; highlight=True marks the T4 region."""
+    """The scene as models and participants see it; highlight=True marks the T4 region.
+
+    Every cell's item box is `item_view` of its item over the cell's fill (the highlight fill
+    inside the T4 region, white elsewhere): the tile pasted with its own mask, the very pixels the
+    visibility measurement compares. The grid lines and the highlight edge lie outside the boxes."""
     lay = layout_for(scene.rows, scene.cols)
-    im = _grid_background(pack, scene.rows, scene.cols, scene.regions["T4"] if highlight else None).copy()
-    majority = item_tile(pack, scene.params["majority"])
-    exception = item_tile(pack, scene.params["exception"])
-    targets = set(scene.targets)
-    off = ITEM_INSET
-    for r in range(1, scene.rows + 1):
-        for c in range(1, scene.cols + 1):
-            tile = exception if (r, c) in targets else majority
-            x0, y0, _, _ = lay.box(r, c)
-            im.paste(tile, (x0 + off, y0 + off), tile)
-    return im
+    region = scene.regions["T4"] if highlight else None
+    im = _grid(pack, scene.rows, scene.cols).copy()
+    if region is not None:
+        _mark_region(im, lay, region)
+    majority, exception = scene.params["majority"], scene.params["exception"]
+    # the item boxes of all cells as one view (rows, ITEM_PX, cols, ITEM_PX, 3) into the image
+    grid = im[lay.top:lay.top + scene.rows * lay.cell, lay.left:lay.left + scene.cols * lay.cell]
+    boxes = grid.reshape(scene.rows, lay.cell, scene.cols, lay.cell, 3, copy=False)[
+        :, ITEM_INSET:ITEM_INSET + ITEM_PX, :, ITEM_INSET:ITEM_INSET + ITEM_PX]
+    boxes[...] = item_view(pack, majority, BACKGROUND)[:, None]
+    if region is not None:
+        boxes[region.r0 - 1:region.r1, :, region.c0 - 1:region.c1] = item_view(pack, majority, HIGHLIGHT_FILL)[:, None]
+    for r, c in scene.targets:
+        fill = HIGHLIGHT_FILL if region is not None and (r, c) in region else BACKGROUND
+        boxes[r - 1, :, c - 1] = item_view(pack, exception, fill)
+    return Image.fromarray(im)
 
 
 def item_view(pack: AssetPack, item: dict, background: tuple[int, int, int] = BACKGROUND) -> np.ndarray:
-    """The item box of a cell as displayed: the tile pasted over the cell's fill, exactly as
-    `render_scene` pastes it (same call, same mask), as an RGB array (ITEM_PX, ITEM_PX, 3)."""
-    tile = item_tile(pack, item)
+    """The item box of a cell as displayed: the tile pasted over the cell's fill with its own mask,
+    as a read-only RGB array (ITEM_PX, ITEM_PX, 3). `render_scene` sets these arrays into the grid.
+
+    Cached per process with the tiles: a scene's visibility measurement and both its renderings
+    use the same four views."""
+    return _item_view(pack, json.dumps(item, sort_keys=True), tuple(background))
+
+
+@functools.lru_cache(maxsize=64)
+def _item_view(pack: AssetPack, key: str, background: tuple[int, int, int]) -> np.ndarray:
+    tile = _item_tile(pack, key)
     box = Image.new("RGB", (ITEM_PX, ITEM_PX), background)
     box.paste(tile, (0, 0), tile)
-    return np.asarray(box)
+    view = np.array(box)
+    view.flags.writeable = False
+    return view
 
 
 def encode_png(im: Image.Image) -> bytes:

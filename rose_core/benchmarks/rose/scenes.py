@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import random
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -198,19 +199,54 @@ def numeric_regions(rows: int, cols: int) -> dict[str, list[Region]]:
     }
 
 
+@dataclass(frozen=True, eq=False)
+class _Candidates:
+    """Regions a draw picks from, in their order, with their bounds as one array for counting targets."""
+
+    regions: tuple[Region, ...]
+    bounds: np.ndarray  # (n, 4): r0, c0, r1, c1
+
+    @staticmethod
+    def of(regions: list[Region]) -> _Candidates:
+        bounds = np.array([(g.r0, g.c0, g.r1, g.c1) for g in regions], np.int64).reshape(-1, 4)
+        bounds.flags.writeable = False
+        return _Candidates(tuple(regions), bounds)
+
+    def hits(self, targets: list[Cell]) -> np.ndarray:
+        """Targets inside each region: `_hits` of every candidate at once."""
+        t = np.array(targets, np.int64).reshape(-1, 2)
+        r, c = t[:, 0], t[:, 1]
+        b = self.bounds[:, :, None]
+        return ((b[:, 0] <= r) & (r <= b[:, 2]) & (b[:, 1] <= c) & (c <= b[:, 3])).sum(1)
+
+    def where(self, keep: np.ndarray) -> list[Region]:
+        return [self.regions[i] for i in np.flatnonzero(keep)]
+
+
+@functools.lru_cache(maxsize=256)
+def _rect_candidates(rows: int, cols: int, min_side: int, min_area: int, max_area: int) -> _Candidates:
+    return _Candidates.of(_rects(rows, cols, min_side, min_area, max_area))
+
+
+@functools.lru_cache(maxsize=64)
+def _numeric_candidates(rows: int, cols: int) -> dict[str, _Candidates]:
+    return {kind: _Candidates.of(regions) for kind, regions in numeric_regions(rows, cols).items()}
+
+
 def _hits(region: Region, targets: list[Cell]) -> int:
-    r0, c0, r1, c1 = region.r0, region.c0, region.r1, region.c1  # inlined: called ~1,000x per scene
+    r0, c0, r1, c1 = region.r0, region.c0, region.r1, region.c1
     return sum(1 for r, c in targets if r0 <= r <= r1 and c0 <= c <= c1)
 
 
-def _pick_region(rng: random.Random, cands: dict[str, list[Region]], targets: list[Cell], empty: bool,
+def _pick_region(rng: random.Random, cands: dict[str, _Candidates], targets: list[Cell], empty: bool,
                  avoid: Region | None = None) -> tuple[Region, bool]:
     """A region with zero targets (empty=True) or at least one; falls back when none fits."""
     kinds = list(cands)
     rng.shuffle(kinds)
+    holds_none = {kind: cands[kind].hits(targets) == 0 for kind in kinds}
     for want in (empty, not empty):
         for kind in kinds:
-            ok = [r for r in cands[kind] if (_hits(r, targets) == 0) == want and r != avoid]
+            ok = [r for r in cands[kind].where(holds_none[kind] == want) if r != avoid]
             if ok:
                 return rng.choice(ok), want == empty
     raise ValueError("no region candidates")
@@ -232,23 +268,24 @@ def generate_scene(pack: AssetPack, seed: int, subset: str, index: int, split: S
     want_empty = {t: rng.random() < p for t, p in comp.EMPTY_SHARE.items()}
     all_cells = [(r, c) for r in range(1, rows + 1) for c in range(1, cols + 1)]
     lo, hi = comp.EXCLUDED_SHARE
-    excl_cands = _rects(rows, cols, 2, max(4, int(n_cells * lo)), int(n_cells * hi))
+    excl_cands = _rect_candidates(rows, cols, 2, max(4, int(n_cells * lo)), int(n_cells * hi))
     rrng = rng_for(seed, subset, index, "regions")
     fallbacks = []
     if want_empty["T5"]:
         # All targets inside the excluded rectangle: the right T5 answer is SUBMIT(0).
-        roomy = [r for r in excl_cands if r.area >= 2 * n_targets]
+        roomy = [r for r in excl_cands.regions if r.area >= 2 * n_targets]
         excluded = rrng.choice(roomy)
         targets = sorted(rng.sample(excluded.cells(), n_targets))
     else:
         targets = sorted(rng.sample(all_cells, n_targets))
-        both = [r for r in excl_cands if 0 < _hits(r, targets) < n_targets]
-        some_out = [r for r in excl_cands if _hits(r, targets) < n_targets]
+        hits = excl_cands.hits(targets)
+        both = excl_cands.where((0 < hits) & (hits < n_targets))
+        some_out = excl_cands.where(hits < n_targets)
         excluded = rrng.choice(both or some_out)
-    num = numeric_regions(rows, cols)
+    num = _numeric_candidates(rows, cols)
     r2, ok2 = _pick_region(rrng, num, targets, want_empty["T2"])
     r3, ok3 = _pick_region(rrng, num, targets, want_empty["T3"], avoid=r2)
-    hl = {"rect": _rects(rows, cols, 2, 4, int(n_cells * comp.RECT_MAX_SHARE))}
+    hl = {"rect": _rect_candidates(rows, cols, 2, 4, int(n_cells * comp.RECT_MAX_SHARE))}
     r4, ok4 = _pick_region(rrng, hl, targets, want_empty["T4"])
     for t, ok in (("T2", ok2), ("T3", ok3), ("T4", ok4)):
         if not ok:
