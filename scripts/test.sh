@@ -6,7 +6,8 @@
 #                                 (the paper bundle's LaTeX); starts a throwaway PostgreSQL server, Debian's postgresql
 #                                 (the PostgreSQL variant of every backend-parametrized test).
 #   bash scripts/test.sh --fast   the tests that need none of those (no browser, no PostgreSQL, no HAProxy, no LaTeX)
-#                                 and are not `slow`: .venv + requirements-dev.txt only, nothing installed with apt.
+#                                 and are not `slow`: .venv + requirements-dev.txt only, nothing installed with apt;
+#                                 one pytest worker per core (pytest-xdist; ROSE_TEST_WORKERS=N sets how many, 0 none).
 # Other arguments go to pytest (`-k name`, a test's path or node id, `-x`); the 25 slowest tests are listed.
 # ROSE_TEST_PG_URL=postgresql://… uses a server you started instead; ROSE_TEST_PG=0 starts none (the PostgreSQL
 # tests are then skipped, and the run says so).
@@ -20,6 +21,8 @@ if [ "$fast" = 1 ]; then
   # A test the fast tier reaches that needs Chromium, HAProxy or PostgreSQL fails, naming the mark it lacks.
   export ROSE_TEST_TIER=fast
   args=(-m "not (browser or postgres or cluster or latex or slow)" "${args[@]}")
+  workers="${ROSE_TEST_WORKERS:-auto}"
+  if [ "$workers" != "0" ]; then args=(-n "$workers" "${args[@]}"); fi
 else
   source "$(dirname "${BASH_SOURCE[0]}")/_chromium.sh"
   source "$(dirname "${BASH_SOURCE[0]}")/_haproxy.sh"

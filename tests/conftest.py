@@ -54,6 +54,13 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.cluster)
 
 
+def pytest_ignore_collect(collection_path, config):
+    """The fast tier does not even import tests/e2e (every test there is `browser`): ~1 s of imports per process."""
+    if os.environ.get(TIER_ENV) == "fast" and collection_path == E2E:
+        return True
+    return None
+
+
 def not_in_fast_tier(what: str, marker: str) -> None:
     """The fast tier promised not to need `what`: a test that reaches it is misclassified, and fails saying so."""
     if os.environ.get(TIER_ENV) == "fast":
