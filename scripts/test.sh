@@ -52,7 +52,8 @@ rc=0
 python -m pytest -q --durations=25 "${args[@]}" || rc=$?
 if [ "$rc" = 5 ]; then
   # pytest's "no tests collected": a selection that matches nothing is a failure here, never a quiet pass
-  echo "test.sh: no test ran (pytest exit 5): the selection matched nothing" >&2
+  echo "test.sh: no test ran (pytest exit 5): the selection matched nothing$([ "$fast" = 1 ] && echo " (--fast leaves \
+out tests/e2e and the browser, postgres, cluster, latex and slow tiers)")" >&2
   exit 1
 fi
 exit "$rc"
