@@ -9,11 +9,12 @@ import logging
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from rose_core import dataset_dir
 from rose_core.instrument.auth import PasswordUnavailable, attempt_sign_in, policy_from_env, resolve_password
 from rose_core.instrument.client_address import ProxyConfigError
 from ui.client import address as client_address, trusted_proxies
 from ui.preload import statistics_libraries
-from ui.resources import store
+from ui.resources import dataset, store
 from ui.theme_options import cache_theme_options
 
 cache_theme_options()  # ~1 ms less work in every rerun (see ui/theme_options.py)
@@ -37,6 +38,10 @@ def _session_id() -> str:
 def sign_in() -> None:
     statistics_libraries()  # experimenters only: imported while the password is typed (ui/preload.py)
     st.title("ROSE Studio")
+    # scripts/run.sh builds the dataset before the server starts; started without one, it is built here, before
+    # the form (not after signing in, behind a form left on the screen for the build's 30-90 s)
+    if not (dataset_dir() / "manifest.json").exists():
+        dataset()
     st.write("Experimenter sign-in. Participants arrive through a study link.")
     try:
         password, source = resolve_password(_configured_password())

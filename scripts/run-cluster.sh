@@ -54,7 +54,8 @@ if [ -z "${ROSE_EXPERIMENTER_PASSWORD:-}" ] && ! grep -qs '^ *experimenter_passw
 fi
 
 # The dataset, built once before the processes start (they would wait on one another's build otherwise).
-python -c 'from rose_core import dataset_dir; from rose_core.instrument.page_data import ensure_dataset; ensure_dataset(dataset_dir())'
+source scripts/_dataset.sh
+ensure_dataset_built
 
 # Whose X-Forwarded-For is believed is the app's decision (ROSE_TRUSTED_PROXIES, default here: this host's HAProxy).
 export FORWARDED_ALLOW_IPS=""

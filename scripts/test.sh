@@ -1,18 +1,38 @@
 #!/usr/bin/env bash
-# Set up (.venv + requirements-dev.txt + Debian's chromium and haproxy for the browser and cluster tests, pdflatex
-# for the paper bundle's LaTeX, and a throwaway PostgreSQL server, Debian's postgresql, for the tests that run on
-# both storage backends) and run the whole test suite.
+# Set up and run the tests, by tier (pytest markers, pytest.ini; tests/conftest.py classifies every test).
+#   bash scripts/test.sh          every tier (what CI runs, .ci/run). Sets up .venv + requirements-dev.txt, and
+#                                 installs with apt-get when missing, saying what and how big first: Debian's chromium
+#                                 (browser tests, the paper bundle's figures), haproxy (the cluster test), pdflatex
+#                                 (the paper bundle's LaTeX); starts a throwaway PostgreSQL server, Debian's postgresql
+#                                 (the PostgreSQL variant of every backend-parametrized test).
+#   bash scripts/test.sh --fast   the tests that need none of those (no browser, no PostgreSQL, no HAProxy, no LaTeX)
+#                                 and are not `slow`: .venv + requirements-dev.txt only, nothing installed with apt;
+#                                 one pytest worker per core (pytest-xdist; ROSE_TEST_WORKERS=N sets how many, 0 none).
+# Other arguments go to pytest (`-k name`, a test's path or node id, `-x`); the 25 slowest tests are listed.
 # ROSE_TEST_PG_URL=postgresql://… uses a server you started instead; ROSE_TEST_PG=0 starts none (the PostgreSQL
 # tests are then skipped, and the run says so).
+fast=0
+args=()
+for a in "$@"; do
+  if [ "$a" = "--fast" ]; then fast=1; else args+=("$a"); fi
+done
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" requirements-dev.txt
-source "$(dirname "${BASH_SOURCE[0]}")/_chromium.sh"
-source "$(dirname "${BASH_SOURCE[0]}")/_haproxy.sh"
-source "$(dirname "${BASH_SOURCE[0]}")/_pg.sh"
-source "$(dirname "${BASH_SOURCE[0]}")/_latex.sh"
-ensure_chromium
-ensure_haproxy
-ensure_latex
-if [ "${ROSE_TEST_PG:-1}" != "0" ]; then
+if [ "$fast" = 1 ]; then
+  # A test the fast tier reaches that needs Chromium, HAProxy or PostgreSQL fails, naming the mark it lacks.
+  export ROSE_TEST_TIER=fast
+  args=(-m "not (browser or postgres or cluster or latex or slow)" "${args[@]}")
+  workers="${ROSE_TEST_WORKERS:-auto}"
+  if [ "$workers" != "0" ]; then args=(-n "$workers" "${args[@]}"); fi
+else
+  source "$(dirname "${BASH_SOURCE[0]}")/_chromium.sh"
+  source "$(dirname "${BASH_SOURCE[0]}")/_haproxy.sh"
+  source "$(dirname "${BASH_SOURCE[0]}")/_latex.sh"
+  ensure_chromium
+  ensure_haproxy
+  ensure_latex
+fi
+if [ "$fast" = 0 ] && [ "${ROSE_TEST_PG:-1}" != "0" ]; then
+  source "$(dirname "${BASH_SOURCE[0]}")/_pg.sh"
   if [ -z "${ROSE_TEST_PG_URL:-}" ]; then
     pg_dir="$(mktemp -d /tmp/rose-test-pg.XXXXXX)"
     chmod 755 "$pg_dir"
@@ -23,4 +43,12 @@ if [ "${ROSE_TEST_PG:-1}" != "0" ]; then
   fi
   export ROSE_TEST_PG_REQUIRED=1   # from here on a missing server fails the PostgreSQL tests, never skips them
 fi
-python -m pytest -q "$@"
+rc=0
+python -m pytest -q --durations=25 "${args[@]}" || rc=$?
+if [ "$rc" = 5 ]; then
+  # pytest's "no tests collected": a selection that matches nothing is a failure here, never a quiet pass
+  echo "test.sh: no test ran (pytest exit 5): the selection matched nothing$([ "$fast" = 1 ] && echo " (--fast leaves \
+out tests/e2e and the browser, postgres, cluster, latex and slow tiers)")" >&2
+  exit 1
+fi
+exit "$rc"

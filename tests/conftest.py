@@ -1,15 +1,29 @@
-"""Shared fixtures: one small dataset per test session, built by the real build path; the storage backends.
+"""Shared fixtures: one small dataset per test session, built by the real build path; the storage backends; the
+test tiers.
 
 `backend` is "sqlite" or "postgresql" (session-scoped and parametrized, so a test that asks for `store`,
 `make_store` or `populated_db` runs once on each, and all of its stores are on the same one). tests/app and
 tests/e2e pin it to SQLite in their own conftest.py. PostgreSQL needs ROSE_TEST_PG_URL (scripts/test.sh starts
 a throwaway server and sets it, with ROSE_TEST_PG_REQUIRED=1: then a missing URL fails every PostgreSQL test
 instead of skipping it).
+
+Tiers (markers, registered in pytest.ini; `scripts/test.sh --fast` leaves out all five, the default runs them all).
+A test is classified here from what it uses, so a new one needs no mark of its own:
+  browser   it lives in tests/e2e (the real Streamlit server, Chromium through Playwright), or uses a fixture of
+            BROWSER_FIXTURES (`chromium`: the system Chromium, e.g. the paper bundle's figures, rendered by kaleido)
+  postgres  it uses `pg_server`, or runs with a parameter "postgresql" (the `backend` parametrization's
+            PostgreSQL variant, or a fixture of its own that picks the backend by parameter)
+  cluster   it uses `haproxy` (HAProxy in front of app processes, tools/cluster.py)
+  latex     marked by hand: it compiles LaTeX with a TeX engine (pdflatex)
+  slow      marked by hand: it takes more than ~10 s alone on a quiet machine
+Under `--fast` (ROSE_TEST_TIER=fast) reaching PostgreSQL, Chromium or HAProxy fails the test, naming the marker
+it lacks, instead of silently needing what the fast tier does not install.
 """
 from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
@@ -21,6 +35,63 @@ from rose_core.storage.connection import Store
 from .backends import BACKENDS, PG_MISSING, PG_REQUIRED_ENV, PG_URL_ENV, PgServer
 
 SMALL_SCALE = 0.05
+
+TIERS = ("browser", "postgres", "cluster", "latex", "slow")
+BROWSER_FIXTURES = {"chromium", "browser", "page", "server", "live"}
+E2E = Path(__file__).resolve().parent / "e2e"
+TIER_ENV = "ROSE_TEST_TIER"
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Each test's tiers, from the fixtures it uses, its parameters and its folder (module docstring)."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if E2E in Path(item.path).parents or names & BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
+        if "pg_server" in names or any(isinstance(v, str) and v == "postgresql" for v in params.values()):
+            item.add_marker(pytest.mark.postgres)
+        if "haproxy" in names:
+            item.add_marker(pytest.mark.cluster)
+
+
+def pytest_ignore_collect(collection_path, config):
+    """The fast tier does not even import tests/e2e (every test there is `browser`): ~1 s of imports per process."""
+    if os.environ.get(TIER_ENV) == "fast" and collection_path == E2E:
+        return True
+    return None
+
+
+def not_in_fast_tier(what: str, marker: str) -> None:
+    """The fast tier promised not to need `what`: a test that reaches it is misclassified, and fails saying so."""
+    if os.environ.get(TIER_ENV) == "fast":
+        pytest.fail(f"this test needs {what}, which the fast tier (scripts/test.sh --fast) does not have: mark it "
+                    f"`@pytest.mark.{marker}`, or use the fixture that classifies it (tests/conftest.py)", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The system Chromium (Debian's; scripts/test.sh installs it): Playwright and the paper bundle's figures."""
+    from rose_core.analysis.bundle.figures import chromium_path
+
+    from rose_core.analysis.bundle import BundleError
+
+    not_in_fast_tier("Chromium", "browser")
+    try:
+        return chromium_path()
+    except BundleError as e:
+        pytest.fail(f"{e} (scripts/test.sh installs it)", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def haproxy() -> str:
+    """Debian's HAProxy (scripts/test.sh installs it), for tools/cluster.py."""
+    from tools.cluster import HAPROXY
+
+    not_in_fast_tier("HAProxy", "cluster")
+    if not Path(HAPROXY).exists():
+        pytest.fail(f"{HAPROXY} is missing: install Debian's haproxy package (scripts/test.sh does)", pytrace=False)
+    return HAPROXY
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -40,6 +111,7 @@ def cache_folder(tmp_path_factory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
+    not_in_fast_tier("a PostgreSQL server", "postgres")
     url = os.environ.get(PG_URL_ENV)
     if not url:
         if os.environ.get(PG_REQUIRED_ENV) or os.environ.get("CI"):

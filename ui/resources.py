@@ -1,6 +1,8 @@
 """Process-wide, read-only resources shared by every page (no per-participant state here)."""
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
 
 from rose_core import Dataset, dataset_dir
@@ -21,11 +23,21 @@ def store_at(location: str) -> Store:
 
 
 def dataset() -> Dataset:
-    """The app's dataset, built on first use with a visible progress bar."""
+    """The app's dataset. scripts/run.sh builds it before the server starts; started some other way without one,
+    the app builds it on first use with a visible progress bar, and a build that fails says why on the page (the
+    traceback goes to the server's terminal)."""
     root = dataset_dir()
     if not (root / "manifest.json").exists():
         bar = st.progress(0.0, text="Building the ROSE v0.1 dataset (first start only)…")
-        ensure_dataset(root, progress=lambda done, total: bar.progress(done / total, text=f"Building the dataset: scene {done}/{total}"))
+        try:
+            ensure_dataset(root, progress=lambda done, total: bar.progress(done / total, text=f"Building the dataset: scene {done}/{total}"))
+        except Exception as e:
+            logging.getLogger("rose_studio").exception("building the dataset at %s failed", root)
+            bar.empty()
+            st.error(f"The dataset could not be built: {e}. The details are in the server's terminal; "
+                     f"`python -m rose_core build --out {root}` builds it by hand (scripts/run.sh does before the "
+                     f"server starts).")
+            st.stop()
         bar.empty()
     return _dataset(str(root))
 

@@ -85,3 +85,18 @@ def test_guesses_are_slowed_refused_and_logged(app_env, tmp_path, monkeypatch):
                                               "ORDER BY attempted_at")
     assert [r["outcome"] for r in rows] == ["wrong"] * 5 + ["refused"]  # the blank entry is not an attempt
     assert {r["client"] for r in rows} == {"local"} and all(r["session_id"] for r in rows)
+
+
+def test_a_dataset_that_cannot_be_built_is_named_on_the_sign_in_page_not_a_traceback(app_env, monkeypatch, tmp_path):
+    """Started without scripts/run.sh (which builds the dataset first), the sign-in page builds a missing dataset
+    before its form; a folder the build refuses (not a finished dataset) is said on the page, and nothing else."""
+    root = tmp_path / "rose-v0.1"
+    root.mkdir()
+    (root / "notes.txt").write_text("not a dataset")
+    monkeypatch.setenv("ROSE_DATASET_DIR", str(root))
+    at = app().run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] and "The dataset could not be built" in at.error[0].value
+    assert f"{root} exists and is not empty" in at.error[0].value
+    assert len(at.text_input) == 0  # no form under it
+    assert sorted(p.name for p in root.iterdir()) == ["notes.txt"]  # nothing built over it

@@ -41,7 +41,7 @@ def live(small_dataset, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def browser():
+def browser(chromium):
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (scripts/test.sh does)")
     from playwright.sync_api import sync_playwright

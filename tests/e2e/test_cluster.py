@@ -17,7 +17,7 @@ EXPERIMENTER_WORDS = ["Studies", "Model runs", "Scene explorer", "Results", "Agr
 
 
 @pytest.fixture(params=["postgresql", "sqlite"])
-def cluster(small_dataset, tmp_path, request):
+def cluster(small_dataset, tmp_path, request, haproxy):
     """The processes share a PostgreSQL database (the deployment; a fresh database on the test server), or one
     SQLite file (processes on one host)."""
     pg = request.getfixturevalue("pg_server") if request.param == "postgresql" else None

@@ -39,7 +39,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def bundle(populated_db, small_dataset, tmp_path_factory) -> Path:
+def bundle(populated_db, small_dataset, tmp_path_factory, chromium) -> Path:
     out = tmp_path_factory.mktemp("bundle") / "paper"
     r = _cli("--db", populated_db.location, "--dataset", str(small_dataset.root), "--out", str(out), *BOOT)
     assert r.returncode == 0, r.stderr
@@ -226,6 +226,7 @@ def test_latex_is_syntactically_sound(bundle, name):
         assert not re.search(r"[κα≥≤→†−±×]", ln), (name, ln)
 
 
+@pytest.mark.latex
 def test_latex_compiles_when_a_tex_engine_is_present(bundle, tmp_path):
     engine = next((e for e in ("pdflatex", "xelatex", "lualatex") if shutil.which(e)), None)
     if engine is None:

@@ -128,6 +128,7 @@ def test_dataset_load_detects_tampering(small_dataset, tmp_path):
         Dataset.load(copy)
 
 
+@pytest.mark.slow  # seven CLI processes, each ~1.2 s of imports
 def test_every_database_command_works_on_the_database_rose_db_names(store, small_dataset, tmp_path):
     """ROSE_DB (a SQLite file, or a postgresql:// URL) is the default database of every command that reads or
     writes one: import-run, runs, export-table, report, plan, rescore."""

@@ -66,6 +66,7 @@ def test_200_trials_of_4_concurrent_first_loads_all_get_one_password(tmp_path):
     assert not [p for p in tmp_path.rglob("*.tmp")]  # no temporary file left behind
 
 
+@pytest.mark.slow  # 200 processes forked from the test process (~9 s of CPU); the thread trials stay fast
 def test_concurrent_first_loads_in_separate_processes(tmp_path):
     ctx = mp.get_context("fork")
     bad = []

@@ -406,6 +406,7 @@ def test_format_can_be_forced_and_detection_reports(small_dataset, tmp_path):
         read_run(f, small_dataset, "csv")
 
 
+@pytest.mark.slow  # six CLI processes, each ~1.2 s of imports
 def test_cli_import_run(small_dataset, tmp_path, fresh_location):
     f = write_jsonl(tmp_path / "run_samples_rose.jsonl", lmms_07_lines(
         small_dataset, small_dataset.select(split="dev"), lambda k, i: i.protocol_answer))
