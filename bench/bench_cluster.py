@@ -47,7 +47,7 @@ from setup_study import prepare  # noqa: E402
 from rose_core import Dataset, build_dataset  # noqa: E402
 from rose_core.analysis.plan import pool_by_template  # noqa: E402
 from rose_core.instrument.study import StudyConfig  # noqa: E402
-from rose_core.storage import open_store
+from rose_core.storage import open_store  # noqa: E402
 from tools.cluster import Cluster  # noqa: E402
 from tools.serve import Server  # noqa: E402
 
@@ -167,8 +167,8 @@ def start_postgres(folder: Path) -> str | None:
         return None
     if not (ROOT / "scripts" / "_pg.sh").exists():
         return None
-    out = subprocess.run(["bash", "-c", f'source scripts/_pg.sh && pg_start "$1" "$(pg_free_port)" '
-                          f'max_connections=400 >/dev/null && echo "$ROSE_PG_URL"', "_", str(folder)],
+    out = subprocess.run(["bash", "-c", 'source scripts/_pg.sh && pg_start "$1" "$(pg_free_port)" '
+                          'max_connections=400 >/dev/null && echo "$ROSE_PG_URL"', "_", str(folder)],
                          cwd=ROOT, capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(f"PostgreSQL did not start: {out.stderr}")

@@ -258,3 +258,14 @@ def _populate(small_dataset, backend: str, tmp_path_factory, request) -> Store:
         import_run(store, ds, out, name, kind="agent")
     store.checkpoint()  # tests copy the file: put everything in it
     return store
+
+
+@pytest.fixture(scope="session")
+def sgp_small(tmp_path_factory):
+    """A small real SGP build (2–3 geoms × c1 2–3 × 3 episodes = 12), on disk for the app to serve."""
+    from rose_core.benchmarks.sgp.dataset import SgpDataset, build_sgp_dataset
+    from rose_core.benchmarks.sgp.generate import BuildParams
+
+    root = tmp_path_factory.mktemp("sgp") / "small"
+    build_sgp_dataset(root, BuildParams(seed=1, geoms=(2, 3), c1=(2, 3), per_cell=3), workers=1)
+    return SgpDataset.load(root)

@@ -57,17 +57,3 @@ def run_to_end(session: EpisodeSession, solved=lambda screen: True, how: str = "
             play(session, screen, ["hello"] * (screen.item.step_cap - screen.ack_seq), how, clock)
         kinds.append(screen.kind)
     raise AssertionError("no end reached")
-
-
-import pytest  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def sgp_small(tmp_path_factory):
-    """A small real SGP build (2–3 geoms × c1 2–3 × 3 episodes = 12), on disk for the app to serve."""
-    from rose_core.benchmarks.sgp.dataset import SgpDataset, build_sgp_dataset
-    from rose_core.benchmarks.sgp.generate import BuildParams
-
-    root = tmp_path_factory.mktemp("sgp") / "small"
-    build_sgp_dataset(root, BuildParams(seed=1, geoms=(2, 3), c1=(2, 3), per_cell=3), workers=1)
-    return SgpDataset.load(root)

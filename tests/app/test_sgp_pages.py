@@ -16,7 +16,7 @@ from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.session import join
 from rose_core.instrument.study import list_studies
 from rose_core.storage import open_store
-from tests.sgp_players import play, run_to_end, sgp_small, solution  # noqa: F401  (sgp_small: the fixture)
+from tests.sgp_players import play, run_to_end, solution
 
 from .conftest import PASSWORD, ROOT
 

@@ -12,7 +12,7 @@ from rose_core.instrument.episode_session import (
     open_episode_session,
 )
 from rose_core.storage import open_store
-from tests.sgp_players import sgp_small, solution  # noqa: F401  (sgp_small: the fixture)
+from tests.sgp_players import solution
 
 from .conftest import start_server
 from .helpers import participant_id, start, wait_until

@@ -3,7 +3,6 @@ MISSING, never "NaN"."""
 from rose_core.analysis.formats import MISSING
 from rose_core.analysis.sgp import agent_logs, group_heatmap, heatmap_labels
 from rose_core.benchmarks.sgp import episodes_frame
-from tests.sgp_players import sgp_small  # noqa: F401  (the fixture)
 
 
 def test_heatmap_cells_say_the_value_and_how_many_plays(sgp_small):  # noqa: F811

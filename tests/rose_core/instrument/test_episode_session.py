@@ -11,8 +11,7 @@ from rose_core.instrument.episode_session import (
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.policy import default_tiebreak
 from rose_core.instrument.session import Consent, End, Instructions, create_study, join
-from rose_core.storage.connection import Store
-from tests.sgp_players import payload, play, run_to_end, sgp_small, solution, solve  # noqa: F401  (sgp_small: fixture)
+from tests.sgp_players import payload, play, run_to_end, solution, solve
 
 
 def cfg(**kw) -> StudyConfig:
@@ -190,7 +189,7 @@ def test_failed_practice_retries_on_fresh_episodes_then_screens_out(store, sgp_s
                  step_cap=2)
     s = session(store, sgp_small, study)
     seen, outcomes = [], []
-    kinds, end = None, None
+    end = None
     for _ in range(20):
         screen = s.screen()
         if isinstance(screen, End):

@@ -17,7 +17,6 @@ from rose_core.runs.importer import import_run
 from rose_core.instrument.study import StudyConfig, create_study
 from tests.participants import new_session, right_answer, submit_payload
 from tests.rose_core.common.test_csv_safety import cells, opens_as_formula
-from tests.sgp_players import sgp_small  # noqa: F401  (the fixture)
 
 ROOT = Path(__file__).resolve().parents[3]
 

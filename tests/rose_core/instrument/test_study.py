@@ -433,7 +433,6 @@ def test_practice_items_are_timed_from_when_each_was_shown(store, small_dataset)
     study = make(store, small_dataset, practice_items=4)
     clock = FakeClock()
     s = new_session(store, small_dataset, study, "T1", clock=clock)
-    times = []
     for _ in range(4):
         screen = s.screen()
         assert isinstance(screen, ItemScreen) and screen.kind == "practice"
