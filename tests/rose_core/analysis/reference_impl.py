@@ -3,6 +3,8 @@ verbatim as the reference the vectorised versions are checked against (`test_vec
 come out identical."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 
@@ -16,6 +18,9 @@ from rose_core.storage.columns import read_frame
 from rose_core.common.stats import solver_rng, wilson
 from rose_core.benchmarks.rose.metrics import ACTION, COUNTING, Summary, mean_of_rates, rate
 from rose_core.benchmarks.rose.records import GROUPS, MAIN_TEMPLATES, SUBSET_GROUP, TEMPLATE_LABEL
+
+if TYPE_CHECKING:
+    from rose_core import Dataset
 
 BOOT, SEED = 1000, 0
 
