@@ -15,9 +15,7 @@ from rose_core.instrument.client_address import ProxyConfigError
 from ui.client import address as client_address, trusted_proxies
 from ui.preload import statistics_libraries
 from ui.resources import dataset, store
-from ui.theme_options import cache_theme_options
 
-cache_theme_options()  # ~1 ms less work in every rerun (see ui/theme_options.py)
 st.set_page_config(page_title="ROSE Studio", page_icon="🌹", layout="wide")
 log = logging.getLogger("rose_studio.sign_in")
 
