@@ -2,7 +2,7 @@
 
 A study link (`?study=…`) leads to the participant flow and nothing else. Experimenter
 pages show gold answers, so they join the navigation only after the experimenter
-password is entered (see README: ROSE_EXPERIMENTER_PASSWORD).
+password is entered (docs/running-a-study.md: the experimenter password).
 """
 import logging
 
@@ -72,7 +72,7 @@ def sign_in() -> None:
                     st.error(res.message())
     if source.startswith("generated"):
         st.caption("No password is configured: the one generated at first start is printed in the server's "
-                   "terminal and kept in a file on the server (README: The experimenter password), or set "
+                   "terminal and kept in a file on the server (docs/running-a-study.md: The experimenter password), or set "
                    "ROSE_EXPERIMENTER_PASSWORD.")
 
 

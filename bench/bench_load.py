@@ -94,7 +94,7 @@ async def participant(url: str, query: str, clicks: int, interval: float, lat: l
                     selected.remove([r, c])
                 else:
                     selected.append([r, c])
-                # The component's message (README "How it answers"): numbered events, each sent until stored.
+                # The component's message (docs/architecture.md, "One click"): numbered events, each sent until stored.
                 t_ms = 1000.0 * (k + 1)
                 events.append({"seq": data["restore"]["next_seq"] + len(events), "type": kind, "r": r, "c": c,
                                "t": t_ms, "active_ms": t_ms})

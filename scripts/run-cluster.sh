@@ -7,7 +7,7 @@
 # otherwise a PostgreSQL server under data/pg/ (scripts/_pg.sh, started here and stopped on exit) when this
 # checkout has the PostgreSQL backend, else data/rose.db (SQLite: every process on this one host).
 # Every process gets the same cookie secret (data/.cookie_secret, or STREAMLIT_SERVER_COOKIE_SECRET) and the same
-# experimenter password (README: The experimenter password; generated once here when none is configured).
+# experimenter password (docs/running-a-study.md: The experimenter password; generated once here when none is configured).
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" requirements.txt   # also: cd to the project, set -euo pipefail
 source scripts/_chromium.sh
 source scripts/_haproxy.sh

@@ -7,7 +7,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" requirements.txt
 # The paper bundle (`report --out`, the Results page's download) renders its figures in the system Chromium.
 source "$(dirname "${BASH_SOURCE[0]}")/_chromium.sh"
 ensure_chromium || echo "warning: could not install chromium: the paper bundle will have no figures" >&2
-# Whose X-Forwarded-For is believed is the app's decision (ROSE_TRUSTED_PROXIES; README: The experimenter
+# Whose X-Forwarded-For is believed is the app's decision (ROSE_TRUSTED_PROXIES; docs/running-a-study.md: The experimenter
 # password): the app server's own rule, which trusts the header from any loopback peer, is switched off.
 export FORWARDED_ALLOW_IPS=""
 source "$(dirname "${BASH_SOURCE[0]}")/_dataset.sh"

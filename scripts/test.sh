@@ -9,8 +9,13 @@
 #                                 and are not `slow`: .venv + requirements-dev.txt only, nothing installed with apt;
 #                                 one pytest worker per core (pytest-xdist; ROSE_TEST_WORKERS=N sets how many, 0 none).
 # Other arguments go to pytest (`-k name`, a test's path or node id, `-x`); the 25 slowest tests are listed.
+#   bash scripts/test.sh --help   this text (pytest's own: .venv/bin/python -m pytest --help)
 # ROSE_TEST_PG_URL=postgresql://… uses a server you started instead; ROSE_TEST_PG=0 starts none (the PostgreSQL
 # tests are then skipped, and the run says so).
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
+  sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"   # this header, before anything is installed
+  exit 0
+fi
 fast=0
 args=()
 for a in "$@"; do

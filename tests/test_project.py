@@ -34,7 +34,9 @@ def test_the_installed_rose_command_is_python_m_rose_core():
     by_module = subprocess.run([sys.executable, "-m", "rose_core", "--help"], capture_output=True, text=True,
                                env=env, cwd=ROOT)
     assert by_command.returncode == 0, by_command.stderr
-    assert by_command.stdout == by_module.stdout
+    assert by_command.stdout.startswith("usage: rose ")
+    # the usage block names the command as it was run (and wraps by its length); the rest is the same text
+    assert by_command.stdout.split("\n\n", 1)[1] == by_module.stdout.split("\n\n", 1)[1]
 
 
 def test_ruff_finds_nothing():

@@ -5,7 +5,7 @@ over the saved cell boxes (percentages of the image size, so any zoom keeps them
 the image so the whole item fits the viewport. Only the image, the layout, the mode, labels and what
 the server already stored for this view are sent: never the gold answer.
 
-Browser -> server (see README "How it answers"):
+Browser -> server (docs/architecture.md, "One click"):
 - state ``grid`` on every change: ``{"view_id", "events", "selection", "count", "active_ms",
   "first_action_ms"}`` where ``events`` are only those with ``seq >= ack_seq`` (deltas; the server
   stores them idempotently by ``seq`` and sends the new ``ack_seq`` back in ``data``);

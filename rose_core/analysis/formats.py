@@ -16,7 +16,6 @@ from typing import Any, Iterable, Literal, Mapping
 import pandas as pd
 
 MISSING = "–"          # no value: nothing to compute it from (no responses, no pairs, a skipped κ)
-NOT_APPLICABLE = "n/a"  # the figure does not exist for this row (e.g. a published row has no interval)
 P_FLOOR = 0.001         # p-values below this are shown as "< 0.001"
 
 Kind = Literal["rate", "p", "count", "stat", "seconds", "number", "text", "flag"]

@@ -14,7 +14,7 @@ benchmark sources and the statistics libraries' versions). Entries are therefore
 evicted (least recently used beyond `max_files`); a changed input is a new key.
 
 The files are pickles written by this server process into the data folder, beside the database and its
-Parquet snapshot; like those, they are trusted as the server's own files (see README, Threat model: someone
+Parquet snapshot; like those, they are trusted as the server's own files (see docs/threat-model.md: someone
 who can write to `data/` is not defended against)."""
 from __future__ import annotations
 

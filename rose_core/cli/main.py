@@ -221,9 +221,10 @@ def cmd_rescore(a: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line, every sub-command registered (docs/gen_cli.py walks it for docs/cli.md)."""
-    ap = argparse.ArgumentParser(prog="python -m rose_core", description="ROSE Studio core: build the dataset, "
+def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
+    """The whole command line, every sub-command registered (docs/gen_cli.py walks it for docs/cli.md); `prog` is
+    how the usage lines name the command (`rose` when run as the installed script)."""
+    ap = argparse.ArgumentParser(prog=prog, description="ROSE Studio core: build the dataset, "
                                  "score responses, export it for harnesses, import and run models, report.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="generate scenes, renderings and instances into a dataset folder")
@@ -342,7 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    a = build_parser().parse_args(argv)
+    a = build_parser("rose" if Path(sys.argv[0]).name == "rose" else "python -m rose_core").parse_args(argv)
     try:
         return a.fn(a)
     except (DatasetError, ResponseFileError, ValueError) as e:

@@ -61,7 +61,7 @@ def _warn_if_weak(password: str, source: str) -> None:
     if len(password) < WEAK_BELOW and source not in _warned:
         _warned.add(source)
         print(f"ROSE Studio: the experimenter password from {source} has {len(password)} characters; use at least "
-              f"{WEAK_BELOW} random ones (see README: The experimenter password)", file=sys.stderr, flush=True)
+              f"{WEAK_BELOW} random ones (see docs/running-a-study.md: The experimenter password)", file=sys.stderr, flush=True)
 
 
 def _read_stored(path: Path) -> str | None:

@@ -55,11 +55,6 @@ def identity_from_query(query: dict[str, str]) -> Identity:
     return Identity(study, f"anon-{secrets.token_hex(8)}", "anonymous", None, None, True)
 
 
-@functools.lru_cache(maxsize=512)
-def image_bytes(path: str) -> bytes:
-    return Path(path).read_bytes()
-
-
 @functools.lru_cache(maxsize=1)
 def worked_example() -> tuple[bytes, bytes, str]:
     """The instructions' example: a scene drawn for this purpose only (no study item), plain and solved."""

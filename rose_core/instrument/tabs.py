@@ -1,7 +1,7 @@
 """Which browser tabs are connected, as far as one server process can know.
 
 A Streamlit process knows only the sessions connected to itself. Behind a proxy with several app processes
-(README: Many participants at once), a participant's tab lives in exactly one of them, and the others must not take
+(docs/deploying.md), a participant's tab lives in exactly one of them, and the others must not take
 it for a closed tab (that would give its held item away while the participant is still looking at it). So a tab's
 id carries the process that serves it, `PROCESS/SESSION`, and a process answers "connected?" only for its own
 tabs: for another process's tab (or one from before this process started) the answer is None, "not known here".

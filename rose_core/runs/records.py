@@ -20,7 +20,7 @@ SHOWN_MISMATCHES = 10
 
 @dataclass(frozen=True)
 class Limits:
-    """Bounds on the work a run file may cause (stated in the README)."""
+    """Bounds on the work a run file may cause (stated in docs/model-runs.md)."""
     max_expanded_bytes: int = 512 * 2**20    # all archive members (.eval, .xlsx) together, and a .json log
     max_response_chars: int = 1_000_000      # one response
     max_line_bytes: int = 32 * 2**20         # one JSON line

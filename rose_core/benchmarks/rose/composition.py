@@ -1,6 +1,6 @@
 """ROSE v0.1 composition and the documented ranges scenes are drawn from.
 
-Every number a scene's difficulty depends on lives here, so the README and the
+Every number a scene's difficulty depends on lives here, so docs/dataset.md and the
 scene explorer can show the same table the generator uses.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ CELL_PX = 64                    # rendered cell size; items are drawn inside a 5
 
 # Visibility (rose_core/benchmarks/rose/visibility.py): a display pixel counts as visibly different above this
 # CIEDE2000 difference, and a scene's hardest odd cell must have at least FLOOR such pixels;
-# a draw below its subset's floor is redrawn. Chosen from the measured v0.1 distributions (README).
+# a draw below its subset's floor is redrawn. Chosen from the measured v0.1 distributions (docs/dataset.md).
 VISIBLE_DE00 = 10.0
 VISIBILITY_FLOORS: dict[str, int] = {
     "ChineseGlyph": 64, "EmojiStyle": 200, "EmojiContent": 64, "PixelEdit": 64, "PixelContent": 64,

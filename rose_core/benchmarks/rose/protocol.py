@@ -7,7 +7,7 @@ Grammar (what a solver must end with):
     CLICK(Rr,Cc); ...; SUBMIT(n)
 
 Real models wrap that in markdown, lists, code fences, reasoning blocks and other
-scripts' punctuation. The rules (README, "Protocol and scoring decisions", has the
+scripts' punctuation. The rules (docs/dataset.md, "Protocol and scoring decisions", has the
 decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
 
 1. Text is NFKC-normalised (only when not ASCII), `、` `。` read as `,` `.`, look-alike letters NFKC

@@ -15,7 +15,7 @@ both renderings): a person finds every odd cell or fails the scene, so the least
 cell decides. `max_de00` and `mean_de00` (over the pixels that differ at all) are stored
 beside it so that "few pixels but very different" and "many pixels, faint" stay apart.
 The threshold and the per-subset floors live in `composition.py` with the other ranges a
-scene's difficulty depends on; the README ("The dataset", Visibility) says why those values.
+scene's difficulty depends on; docs/dataset.md (Visibility) says why those values.
 """
 from __future__ import annotations
 
