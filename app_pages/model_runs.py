@@ -6,6 +6,7 @@ import streamlit as st
 
 from rose_core.benchmarks.rose.agents import AGENTS, run_agent
 from rose_core.analysis import run_summaries
+from rose_core.runs.formats import FILE_EXTENSIONS
 from rose_core.runs.importer import (
     ERRORED_POLICIES, RUN_FORMATS, RunImportError, delete_run, import_run, import_upload, list_runs,
 )
@@ -20,7 +21,7 @@ st.caption(f"Dataset hash `{ds.dataset_hash}`: runs are scored against these ins
 with st.expander("Import a run", expanded=True):
     with st.form("runs_import"):
         up = st.file_uploader("Run file: plain JSONL, lmms-eval *_samples_*.jsonl, VLMEvalKit .xlsx/.tsv, "
-                              "inspect_ai .eval/.json", type=["jsonl", "json", "eval", "xlsx", "tsv"], key="runs_file")
+                              "inspect_ai .eval/.json", type=list(FILE_EXTENSIONS), key="runs_file")
         c1, c2, c3 = st.columns(3)
         solver = c1.text_input("Solver name", key="runs_solver")
         fmt = c2.selectbox("Format", ["auto", *RUN_FORMATS], key="runs_format")

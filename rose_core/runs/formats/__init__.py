@@ -4,6 +4,7 @@
 Each module exposes the same small interface:
 - `NAME`: what `--format` and the stored run call it;
 - `CLUE`: what detection looks for, named in the refusal of a file no format claims;
+- `EXTENSIONS`: the file-name endings it is written under (the app's upload accepts their union);
 - `sniff(probe) -> Sniff | None`: its claim on a file, from what `probe.probe` read once for all formats; the
   most specific claim (the highest score) wins, so no format needs to know the others;
 - `read(path, ds, limits, found) -> Iterator[RunRecord]`: the records, every problem added to `found`.
@@ -23,6 +24,7 @@ class RunFileFormat(Protocol):
     """The interface of a format module (checked by the registry test)."""
     NAME: str
     CLUE: str
+    EXTENSIONS: tuple[str, ...]
 
     def sniff(self, p: Probe) -> Sniff | None: ...
 
@@ -33,6 +35,7 @@ class RunFileFormat(Protocol):
 _MODULES: tuple[RunFileFormat, ...] = (jsonl, lmms_eval, vlmevalkit, inspect_log)
 FORMATS: dict[str, RunFileFormat] = {m.NAME: m for m in _MODULES}
 RUN_FORMATS: tuple[str, ...] = tuple(FORMATS)
+FILE_EXTENSIONS: tuple[str, ...] = tuple(sorted({e for m in _MODULES for e in m.EXTENSIONS}))
 
 
 def get(name: str) -> RunFileFormat:
@@ -65,4 +68,4 @@ def detect(path: Path, limits: Limits = Limits()) -> tuple[str, str]:
     return name, claim.why
 
 
-__all__ = ["FORMATS", "RUN_FORMATS", "RunFileFormat", "Probe", "Sniff", "detect", "get"]
+__all__ = ["FILE_EXTENSIONS", "FORMATS", "RUN_FORMATS", "RunFileFormat", "Probe", "Sniff", "detect", "get"]

@@ -21,6 +21,7 @@ from .probe import Probe, Sniff
 
 NAME = "inspect"
 CLUE = "an .eval/.json inspect log"
+EXTENSIONS = ("eval", "json")   # the file names it is written under (the app's upload accepts their union)
 
 _LATER_EPOCH = re.compile(r"_epoch_(\d+)\.json$")
 HEADER_BYTES = 64 * 2**20   # an .eval's header (its spec lists the sample ids: ~30 bytes each)

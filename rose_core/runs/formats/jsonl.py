@@ -16,6 +16,7 @@ from .probe import Probe, Sniff, first_object_has
 
 NAME = "jsonl"
 CLUE = "instance_id (plain JSONL)"   # what detection looks for, in the message for a file no format claims
+EXTENSIONS = ("jsonl",)   # the file names it is written under (the app's upload accepts their union)
 
 
 def sniff(p: Probe) -> Sniff | None:

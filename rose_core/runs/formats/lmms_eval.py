@@ -19,6 +19,7 @@ from .probe import Probe, Sniff, first_object_has
 
 NAME = "lmms-eval"
 CLUE = "doc_id (lmms-eval)"
+EXTENSIONS = ("jsonl",)   # the file names it is written under (the app's upload accepts their union)
 
 # What lmms-eval (0.6 on, its API model wrappers) logs in place of an answer when a request failed after its
 # retries, or when its token budget ran out before the request was sent.

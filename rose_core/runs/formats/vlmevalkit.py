@@ -21,6 +21,7 @@ from .probe import Probe, Sniff, first_object_has
 
 NAME = "vlmevalkit"
 CLUE = "a VLMEvalKit .xlsx/.tsv/.json"
+EXTENSIONS = ("xlsx", "tsv", "json", "jsonl")   # the file names it is written under (the app's upload accepts their union)
 
 EXCEL_CELL_LIMIT = 32767                         # Excel's cell limit: VLMEvalKit's .xlsx cuts predictions there
 VLMEVALKIT_FAIL = "Failed to obtain answer via API"   # VLMEvalKit's BaseAPI fail_msg (and its ': Failed with ...')

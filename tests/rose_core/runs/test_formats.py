@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from rose_core.runs import formats
-from rose_core.runs.formats import FORMATS, RUN_FORMATS, Sniff, detect, get
+from rose_core.runs.formats import FILE_EXTENSIONS, FORMATS, RUN_FORMATS, Sniff, detect, get
 from rose_core.runs.importer import RunImportError
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "lmms-eval-0.7.3"
@@ -23,7 +23,11 @@ def test_every_format_module_is_registered_with_the_interface():
     for name, fmt in FORMATS.items():
         assert fmt.NAME == name and isinstance(fmt.CLUE, str) and fmt.CLUE
         assert callable(fmt.sniff) and callable(fmt.read)
+        assert fmt.EXTENSIONS and all(e and "." not in e for e in fmt.EXTENSIONS)
         assert get(name) is fmt
+    # the app's upload accepts what the formats are written under, and nothing else
+    assert FILE_EXTENSIONS == tuple(sorted({e for f in FORMATS.values() for e in f.EXTENSIONS})) \
+        == ("eval", "json", "jsonl", "tsv", "xlsx")
 
 
 def _jsonl(path: Path, rows: list[dict]) -> Path:
@@ -87,7 +91,7 @@ def test_a_new_format_is_one_registered_module(tmp_path, monkeypatch):
     """A module with the interface, registered, claims the files it is most specific about; the rest stay as they
     were."""
     class Answers:
-        NAME, CLUE = "answers", "answer_for (an answer sheet)"
+        NAME, CLUE, EXTENSIONS = "answers", "answer_for (an answer sheet)", ("jsonl",)
 
         @staticmethod
         def sniff(p):
