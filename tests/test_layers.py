@@ -191,13 +191,6 @@ _SQL = re.compile(r"\bSELECT\b[\s\S]*\bFROM\b|\bINSERT\s+(?:OR\s+\w+\s+)?INTO\b|
                   r"|\bDELETE\s+FROM\b|\b(?:CREATE|DROP|ALTER)\s+(?:UNIQUE\s+)?(?:TABLE|INDEX|VIEW)\b|\bPRAGMA\s+\w+")
 _TRANSACTION = re.compile(r"\s*(?:BEGIN(?:\s+\w+)*|COMMIT|ROLLBACK|SAVEPOINT\s+\w+|RELEASE\s+\w+)\s*;?\s*")
 
-# Modules whose SQL another branch of issue 20 moves into storage/ (remove the entry when it has): the dashboards'
-# response frame (the columnar reader's branch) and the run importer (the runs branch, into storage/runs.py).
-SQL_ELSEWHERE = {
-    "rose_core/analysis/frame.py": "the columnar reader replaces its reads",
-}
-
-
 def _app_files() -> list[Path]:
     files = [ROOT / "app.py"] if (ROOT / "app.py").is_file() else []
     for folder in ("app_pages", "ui", "tools"):
@@ -242,11 +235,9 @@ def _sql_outside_storage() -> dict[str, list[str]]:
 
 def test_every_sql_statement_is_in_storage():
     found = _sql_outside_storage()
-    bad = [msg for where, msgs in sorted(found.items()) if where not in SQL_ELSEWHERE for msg in msgs]
+    bad = [msg for _, msgs in sorted(found.items()) for msg in msgs]
     assert not bad, ("SQL outside rose_core/storage/ (move each statement into the storage module named after its "
                      "table, as a function the caller calls):\n" + "\n".join(bad))
-    moved = [where for where in SQL_ELSEWHERE if where not in found]
-    assert not moved, f"no SQL left in {moved}: remove them from SQL_ELSEWHERE"
 
 
 @pytest.mark.parametrize("source, statements", [
