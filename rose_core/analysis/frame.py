@@ -20,6 +20,7 @@ from ..storage.runs import run_solvers, run_stamps
 from ..storage.schema import verdicts_generation
 from .persist import code_version, local_prefix, write_whole
 
+
 # --------------------------------------------------------------------------- frames, filters, exclusions
 
 def _plain_text(df: pd.DataFrame) -> pd.DataFrame:
@@ -41,7 +42,6 @@ def _plain_text(df: pd.DataFrame) -> pd.DataFrame:
 _COLUMNS = ["response_id", "run_id", "solver_kind", "solver_name", "study_id", "participant_id", "instance_id",
             "template", "subset", "split", "scene_id", "valid", "passed", "failure", "protocol",
             "total_ms", "first_action_ms", "scorer_version"]
-_RUN_PART = tuple(c for c in _COLUMNS if c in RUN_COLUMNS)            # solver kind and name, study
 _RESPONSE_PART = tuple(c for c in _COLUMNS if c not in RUN_COLUMNS)
 _TEXT = tuple(c for c in _RESPONSE_PART if RESPONSE_TYPES[c] == "text")
 _INTS = tuple(c for c in _RESPONSE_PART if RESPONSE_TYPES[c] == "int")
@@ -70,7 +70,7 @@ def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
     if not known.all():  # a response of no run (the join left it out)
         cols = {c: v[known] for c, v in cols.items()}
         codes, uniques = pd.factorize(cols["run_id"])
-    for j, name in enumerate(_RUN_PART):
+    for j, name in enumerate(("solver_kind", "solver_name", "study_id")):   # as `run_solvers` gives them
         cols[name] = np.array([runs[u][j] for u in uniques] + [None], dtype=object)[codes]
     # dtype given: pandas would infer its Arrow text type from object arrays of strings (None becoming NaN)
     return _typed(pd.DataFrame({c: pd.Series(cols[c], dtype=cols[c].dtype, copy=False) for c in _COLUMNS}))
