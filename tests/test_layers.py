@@ -190,13 +190,10 @@ def test_the_contract_sees_an_upward_import(source, tmp_path, monkeypatch):
 _SQL = re.compile(r"\bSELECT\b[\s\S]*\bFROM\b|\bINSERT\s+(?:OR\s+\w+\s+)?INTO\b|\bUPDATE\s+\w+\s+SET\b"
                   r"|\bDELETE\s+FROM\b|\b(?:CREATE|DROP|ALTER)\s+(?:UNIQUE\s+)?(?:TABLE|INDEX|VIEW)\b|\bPRAGMA\s+\w+")
 _TRANSACTION = re.compile(r"\s*(?:BEGIN(?:\s+\w+)*|COMMIT|ROLLBACK|SAVEPOINT\s+\w+|RELEASE\s+\w+)\s*;?\s*")
-
-# Modules whose SQL another branch of issue 20 moves into storage/ (remove the entry when it has): the dashboards'
-# response frame (the columnar reader's branch) and the run importer (the runs branch, into storage/runs.py).
-SQL_ELSEWHERE = {
-    "rose_core/analysis/frame.py": "the columnar reader replaces its reads",
-}
-
+# A clause handed to a helper that completes the statement (`fetch_columns(conn, "responses WHERE kind = 'main'")`,
+# `sql + " ORDER BY x"`): a WHERE with its condition, an ORDER or GROUP BY, a JOIN with its USING or ON.
+_CLAUSE = re.compile(r"\bWHERE\s+[\w.()]+\s*(?:[=<>!]|\bIS\b|\bNOT\b|\bIN\b|\bLIKE\b|\bBETWEEN\b)"
+                     r"|\b(?:ORDER|GROUP)\s+BY\b|\bJOIN\s+\w+(?:\s+\w+)?\s+(?:USING|ON)\b")
 
 def _app_files() -> list[Path]:
     files = [ROOT / "app.py"] if (ROOT / "app.py").is_file() else []
@@ -205,26 +202,40 @@ def _app_files() -> list[Path]:
     return files
 
 
+def _folded(node: ast.AST) -> str | None:
+    """The text of a string expression: a constant, an f-string (its replacement fields as `{}`), or pieces joined
+    by `+` (a piece that is not a string literal as `{}`); None when no string literal is in it."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _folded(node.left), _folded(node.right)
+        if left is None and right is None:
+            return None
+        return (left if left is not None else "{}") + (right if right is not None else "{}")
+    return None
+
+
 def _sql_strings(source: str, filename: str) -> list[tuple[int, str]]:
-    """(line, text) of every string constant holding an SQL statement, docstrings left out; an f-string is read
-    whole, its replacement fields as `{}`; implicitly concatenated pieces are one constant already."""
+    """(line, text) of every string expression holding an SQL statement or clause, docstrings left out; an f-string
+    is read whole, its replacement fields as `{}`; pieces joined by `+` are read as one (`_folded`); implicitly
+    concatenated pieces are one constant already."""
     tree = ast.parse(source, filename)
     skip: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
                 and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant):
             skip.add(id(node.body[0].value))
-        if isinstance(node, ast.JoinedStr):
-            skip.update(id(v) for v in node.values)
     found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.JoinedStr):
-            text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
-            text = node.value
-        else:
+    for node in ast.walk(tree):   # outermost first: a joined expression is read whole, its pieces not again
+        if id(node) in skip or not isinstance(node, (ast.Constant, ast.JoinedStr, ast.BinOp)):
             continue
-        if _SQL.search(text) or _TRANSACTION.fullmatch(text):
+        text = _folded(node)
+        if text is None:
+            continue
+        skip.update(id(n) for n in ast.walk(node))
+        if _SQL.search(text) or _CLAUSE.search(text) or _TRANSACTION.fullmatch(text):
             found.append((node.lineno, text))
     return found
 
@@ -242,11 +253,9 @@ def _sql_outside_storage() -> dict[str, list[str]]:
 
 def test_every_sql_statement_is_in_storage():
     found = _sql_outside_storage()
-    bad = [msg for where, msgs in sorted(found.items()) if where not in SQL_ELSEWHERE for msg in msgs]
+    bad = [msg for _, msgs in sorted(found.items()) for msg in msgs]
     assert not bad, ("SQL outside rose_core/storage/ (move each statement into the storage module named after its "
                      "table, as a function the caller calls):\n" + "\n".join(bad))
-    moved = [where for where in SQL_ELSEWHERE if where not in found]
-    assert not moved, f"no SQL left in {moved}: remove them from SQL_ELSEWHERE"
 
 
 @pytest.mark.parametrize("source, statements", [
@@ -258,6 +267,13 @@ def test_every_sql_statement_is_in_storage():
     ('c.execute("ROLLBACK")\nc.execute("CREATE INDEX i ON t(a)")\n', 2),
     ('def f():\n    """SELECT rows FROM the table, documented."""\n', 0),  # a docstring
     ('x = "select a row from the list"\ny = r"\\begin{table}"\n', 0),     # prose, LaTeX
+    ('x = "SELECT count(*) " + "FROM responses"\n', 1),                 # joined by +
+    ('x = "SELECT " + cols + " FROM t WHERE a = ?"\n', 1),               # joined by +, a name between
+    ('x = "SELECT a " + f"FROM {t}" + " ORDER BY a"\n', 1),              # constant and f-string joined
+    ('fetch_columns(conn, "responses WHERE kind = \'main\'", "id")\n', 1),  # a clause for a helper
+    ('x = sql + " ORDER BY x"\ny = "JOIN runs USING (run_id)"\n', 2),
+    ('x = "GROUP BY a"\ny = "t LEFT JOIN p ON p.a = t.a"\n', 2),
+    ('x = "where a = b"\ny = "the order by which they came"\nz = 1 + 2\n', 0),  # prose, numbers
 ])
 def test_the_sql_check_sees_a_statement(source, statements):
     assert len(_sql_strings(source, "fake.py")) == statements

@@ -13,19 +13,12 @@ import pandas as pd
 
 from ..common.solver_labels import label_of
 from ..storage.connection import Store
-from ..storage.columns import fetch_columns, fetch_rows, read_snapshot
+from ..storage.columns import read_snapshot
+from ..storage.responses import (RESPONSE_TYPES, RUN_COLUMNS, main_response_columns, main_responses_extent,
+                                 participant_responses_extent, read_response_rows)
+from ..storage.runs import run_solvers, run_stamps
 from ..storage.schema import verdicts_generation
 from .persist import code_version, local_prefix, write_whole
-
-_SQL = """
-SELECT r.response_id, r.run_id, runs.solver_kind, runs.solver_name, runs.study_id, r.participant_id, r.instance_id,
-       r.template, r.subset, r.split, r.scene_id, r.valid, r.passed, r.failure, r.protocol,
-       r.total_ms, r.first_action_ms, r.scorer_version
-FROM responses r JOIN runs USING (run_id)
-WHERE r.kind = 'main'
-"""
-_INTS = ("response_id", "valid", "passed")
-_FLOATS = ("total_ms", "first_action_ms")
 
 
 # --------------------------------------------------------------------------- frames, filters, exclusions
@@ -44,11 +37,15 @@ def _plain_text(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+# The frame's columns, named from storage's one list (`RESPONSE_COLUMNS` and the run's `RUN_COLUMNS`) and typed as
+# it types them; the responses' own are read as whole columns, the run's looked up per run.
 _COLUMNS = ["response_id", "run_id", "solver_kind", "solver_name", "study_id", "participant_id", "instance_id",
             "template", "subset", "split", "scene_id", "valid", "passed", "failure", "protocol",
             "total_ms", "first_action_ms", "scorer_version"]
-_TEXT = ("run_id", "participant_id", "instance_id", "template", "subset", "split", "scene_id", "failure", "protocol",
-         "scorer_version")
+_RESPONSE_PART = tuple(c for c in _COLUMNS if c not in RUN_COLUMNS)
+_TEXT = tuple(c for c in _RESPONSE_PART if RESPONSE_TYPES[c] == "text")
+_INTS = tuple(c for c in _RESPONSE_PART if RESPONSE_TYPES[c] == "int")
+_FLOATS = tuple(c for c in _RESPONSE_PART if RESPONSE_TYPES[c] == "float")
 # Not the `parsed` records: 23 MB of JSON text at 200,000 rows, a quarter of a new database's first read, that only the
 # drill-down needs, for one instance (`parsed_records`); the participants' streaks read their own.
 FRAME_COLUMNS = [*_COLUMNS, "solver", "unit"]   # what every frame holds, read or appended or from a snapshot
@@ -60,12 +57,10 @@ def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
     with store.connect() as conn, read_snapshot(conn):
         # each column read whole (`fetch_columns`: no Python object per row and value from the driver), the runs'
         # solver and study looked up per run rather than joined into every row
-        cols = fetch_columns(conn, "responses WHERE kind = 'main' AND response_id > ?", "response_id",
-                             text=_TEXT, ints=_INTS, floats=_FLOATS, params=(after_id,))
-        runs = {r: (k, nm, st) for r, k, nm, st in fetch_rows(
-            conn, "SELECT run_id, solver_kind, solver_name, study_id FROM runs ORDER BY run_id")[1]}
+        cols = main_response_columns(conn, _RESPONSE_PART, after_id)
+        runs = run_solvers(conn)
         if cols is None:   # a value the column read cannot carry: rows, as plain tuples
-            names, rows = fetch_rows(conn, _SQL + " AND r.response_id > ? ORDER BY r.response_id", (after_id,))
+            names, rows = read_response_rows(conn, _COLUMNS, kind="main", after_id=after_id)
             df = pd.DataFrame(rows, columns=names, dtype=object) if rows else pd.DataFrame(
                 {c: pd.Series(dtype=object) for c in names})
             del rows
@@ -75,7 +70,7 @@ def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
     if not known.all():  # a response of no run (the join left it out)
         cols = {c: v[known] for c, v in cols.items()}
         codes, uniques = pd.factorize(cols["run_id"])
-    for j, name in enumerate(("solver_kind", "solver_name", "study_id")):
+    for j, name in enumerate(("solver_kind", "solver_name", "study_id")):   # as `run_solvers` gives them
         cols[name] = np.array([runs[u][j] for u in uniques] + [None], dtype=object)[codes]
     # dtype given: pandas would infer its Arrow text type from object arrays of strings (None becoming NaN)
     return _typed(pd.DataFrame({c: pd.Series(cols[c], dtype=cols[c].dtype, copy=False) for c in _COLUMNS}))
@@ -95,8 +90,7 @@ def parsed_records(store: Store, rows: pd.DataFrame) -> list[str | None]:
     with store.connect() as conn, read_snapshot(conn):
         for k in range(0, len(ids), 500):
             chunk = ids[k:k + 500]
-            _, got = fetch_rows(conn, f"SELECT response_id, {', '.join(_IDENTITY)}, parsed FROM responses "
-                                      f"WHERE response_id IN ({', '.join('?' * len(chunk))})", chunk)
+            _, got = read_response_rows(conn, ("response_id", *_IDENTITY, "parsed"), response_ids=chunk)
             found.update((int(r[0]), tuple(r[1:])) for r in got)
     missing = [i for i in ids if i not in found]
     if missing:
@@ -137,16 +131,6 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def run_stamps(conn, solver_kind: str | None = None) -> dict[str, float]:
-    """run_id -> when it was imported (a study's run: when the study was created), of every run or of one solver
-    kind's. A replaced run keeps its id but not its time, and a database made anew gets new times: caches key on
-    these, not on ids alone."""
-    if solver_kind is None:
-        return {r: float(t) for r, t in conn.execute("SELECT run_id, imported_at FROM runs ORDER BY run_id")}
-    return {r: float(t) for r, t in conn.execute(
-        "SELECT run_id, imported_at FROM runs WHERE solver_kind = ? ORDER BY run_id", (solver_kind,))}
-
-
 def stamps_digest(stamps: dict[str, float]) -> str:
     return hashlib.sha256(json.dumps(sorted(stamps.items())).encode()).hexdigest()[:16]
 
@@ -182,8 +166,7 @@ class FrameCache:
 
     def _current(self) -> tuple[tuple[int, int, int, str], dict[str, float]]:
         with self.store.connect() as conn:
-            rows, last = conn.execute("SELECT count(*), coalesce(max(response_id), 0) FROM responses "
-                                      "WHERE kind = 'main'").fetchone()
+            rows, last = main_responses_extent(conn)
             generation = verdicts_generation(conn)
             stamps = run_stamps(conn)
         return (int(rows), int(last), generation, stamps_digest(stamps)), stamps
@@ -317,9 +300,8 @@ def human_version(store: Store) -> tuple[int, int, int, str]:
     count, last id, the verdicts generation and the studies' runs' creation times (a database made anew at the
     same path, with as many participant responses, is not the same data)."""
     with store.connect() as conn:
-        rows, last = conn.execute("SELECT count(*), coalesce(max(response_id), 0) FROM responses "
-                                  "WHERE participant_id != ''").fetchone()
-        return int(rows), int(last), verdicts_generation(conn), stamps_digest(run_stamps(conn, "human"))
+        rows, last = participant_responses_extent(conn)
+        return rows, last, verdicts_generation(conn), stamps_digest(run_stamps(conn, "human"))
 
 
 def scorer_versions(df: pd.DataFrame) -> dict[str, int]:

@@ -20,7 +20,7 @@ from ..benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
 from ..instrument.config import StudyConfig
 from ..storage import open_store
 from ..storage.connection import Store, database_exists, masked
-from ..storage.responses import read_responses
+from ..storage.responses import read_response_rows
 
 Z95 = 1.959963984540054        # two-sided 95 % normal quantile
 DEFAULT_SECONDS_PER_ITEM = 15.0  # used when no participant has answered yet and none is given
@@ -134,8 +134,8 @@ def median_seconds_per_item(store: Store, study_id: str | None = None) -> tuple[
     """(median server time per main item in seconds, responses it is from), over every study or one; None when
     no participant has answered yet. Server time: assigned → answered on the server's clock (`total_ms`)."""
     with store.connect() as conn:
-        _, rows = read_responses(conn, ("total_ms",), kind="main", solver_kind="human", timed=True,
-                                 study_id=study_id or None)
+        _, rows = read_response_rows(conn, ("total_ms",), kind="main", solver_kind="human", timed=True,
+                                     study_id=study_id or None)
     ms = sorted(float(r[0]) for r in rows)
     if not ms:
         return None

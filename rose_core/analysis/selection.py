@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..storage.connection import Store
 from ..storage.participants import participant_rows
-from ..storage.responses import read_responses
+from ..storage.responses import read_response_rows
 from .answers import decode_answer
 from .frame import responses_frame
 
@@ -102,8 +102,9 @@ def participant_stats(store: Store) -> pd.DataFrame:
     with store.connect() as conn:
         # plain tuples into object columns: pandas' own reader types the text as Arrow strings, whose group-bys
         # re-encode them (most of a cold page's participant statistics)
-        cols, rows = read_responses(conn, ("participant_id", "kind", "passed", "parsed", "total_ms", "first_action_ms"),
-                                    participants_only=True, order="participant")
+        cols, rows = read_response_rows(
+            conn, ("participant_id", "kind", "passed", "parsed", "total_ms", "first_action_ms"),
+            participants_only=True, order="participant")
     resp = pd.DataFrame(rows, columns=cols, dtype=object) if rows else pd.DataFrame(
         {c: pd.Series(dtype=object) for c in cols})
     del rows

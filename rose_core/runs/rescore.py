@@ -21,7 +21,7 @@ from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.scoring import SCORER_VERSION, ScoreKey, score
 from ..instrument.items import attention_item
 from ..storage.connection import Store
-from ..storage.responses import read_responses, rescore_responses
+from ..storage.responses import read_response_rows, rescore_responses
 from ..storage.schema import bump_verdicts_generation
 
 # What re-scoring reads of every response (and its run), in response id order.
@@ -136,7 +136,7 @@ def rescore_rows(rows: Iterable[dict[str, Any]], ds: Dataset) -> tuple[RescoreRe
 
 
 def _stored(conn: Any) -> Iterator[dict[str, Any]]:
-    names, rows = read_responses(conn, _COLUMNS)
+    names, rows = read_response_rows(conn, _COLUMNS)
     return (dict(zip(names, r)) for r in rows)
 
 

@@ -10,11 +10,12 @@ import pandas as pd
 
 from rose_core.analysis.agreement import _CELL, _Context
 from rose_core.analysis.answers import AnalysisInputError
-from rose_core.analysis.frame import _FLOATS, _INTS, _SQL
+from rose_core.analysis.frame import _COLUMNS, _FLOATS, _INTS
 from rose_core.common.solver_labels import label_of
 from rose_core.analysis.selection import _longest_streaks
 from rose_core.storage.connection import Store
 from rose_core.storage.columns import read_frame
+from rose_core.storage.responses import responses_query
 from rose_core.common.stats import solver_rng, wilson
 from rose_core.benchmarks.rose.metrics import ACTION, COUNTING, Summary, mean_of_rates, rate
 from rose_core.benchmarks.rose.records import GROUPS, MAIN_TEMPLATES, SUBSET_GROUP, TEMPLATE_LABEL
@@ -224,7 +225,7 @@ def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
     after_id, only the responses stored after that one (for incremental refreshes)."""
     with store.connect() as conn:
         # plain DB-API on either backend (read_frame would type the text as Arrow strings: see `_plain_text`)
-        cur = conn.execute(_SQL + " AND r.response_id > ? ORDER BY r.response_id", (after_id,))
+        cur = conn.execute(*responses_query(_COLUMNS, kind="main", after_id=after_id))
         cols = [d[0] for d in cur.description]
         rows = [tuple(r) for r in cur.fetchall()]
     # Built as Python objects, then the numbers typed: fixed dtypes whatever this batch holds (an appended batch

@@ -2,13 +2,15 @@
 backends (the `populated_db` fixture: a study's participants, a model run and an agent run)."""
 import sqlite3
 
+import pandas as pd
 import pytest
 
 from rose_core.analysis import frame
 from rose_core.storage import responses
 from rose_core.storage.responses import (EXPORT_COLUMNS, PARTICIPANT_COLUMNS, RESPONSE_COLUMNS, RESPONSE_TYPES,
-                                         RUN_COLUMNS, ResponseRow, count_responses, read_responses,
-                                         read_responses_frame, responses_query)
+                                         RUN_COLUMNS, ResponseRow, main_response_columns,
+                                         main_responses_extent, participant_responses_extent, read_response_rows,
+                                         responses_query)
 from rose_core.storage.schema import MIGRATIONS
 
 
@@ -48,34 +50,33 @@ def _direct(conn, sql, params=()):
 
 def test_every_column_and_row_as_stored(populated_db):
     with populated_db.connect() as conn:
-        names, rows = read_responses(conn)
+        names, rows = read_response_rows(conn)
         assert names == list(RESPONSE_COLUMNS)
         assert rows and rows == _direct(conn, f"SELECT {', '.join(RESPONSE_COLUMNS)} FROM responses "
                                               "ORDER BY response_id")
-        assert count_responses(conn) == len(rows)
 
 
 def test_the_filters_select_as_written(populated_db):
     with populated_db.connect() as conn:
         study_id, run_id = _direct(conn, "SELECT study_id, run_id FROM runs WHERE solver_kind = 'human'")[0]
-        _, rows = read_responses(conn, ("response_id", "total_ms"), kind="main", solver_kind="human", timed=True,
+        _, rows = read_response_rows(conn, ("response_id", "total_ms"), kind="main", solver_kind="human", timed=True,
                                  study_id=study_id)
         assert rows and rows == _direct(
             conn, "SELECT r.response_id, r.total_ms FROM responses r JOIN runs USING (run_id) WHERE r.kind = 'main' "
                   "AND runs.solver_kind = 'human' AND r.total_ms > 0 AND runs.study_id = ? ORDER BY r.response_id",
             (study_id,))
-        _, people = read_responses(conn, ("participant_id", "kind", "passed"), participants_only=True,
+        _, people = read_response_rows(conn, ("participant_id", "kind", "passed"), participants_only=True,
                                    order="participant")
         assert people == _direct(conn, "SELECT participant_id, kind, passed FROM responses WHERE participant_id != '' "
                                        "ORDER BY participant_id, submitted_at, response_id")
         assert {r[0] for r in people} and all(r[0] for r in people)
         first = rows[0][0]
-        _, after = read_responses(conn, ("response_id",), after_id=first, kind="main")
+        _, after = read_response_rows(conn, ("response_id",), after_id=first, kind="main")
         assert after and all(r[0] > first for r in after)
-        _, some = read_responses(conn, ("response_id", "run_id"), response_ids=[r[0] for r in rows[:3]])
+        _, some = read_response_rows(conn, ("response_id", "run_id"), response_ids=[r[0] for r in rows[:3]])
         assert [r[0] for r in some] == [r[0] for r in rows[:3]] and {r[1] for r in some} == {run_id}
-        assert read_responses(conn, ("response_id",), response_ids=[])[1] == []
-        assert count_responses(conn, kind="main", solver_kind="human") == len(
+        assert read_response_rows(conn, ("response_id",), response_ids=[])[1] == []
+        assert len(read_response_rows(conn, ("response_id",), kind="main", solver_kind="human")[1]) == len(
             _direct(conn, "SELECT 1 FROM responses r JOIN runs USING (run_id) WHERE r.kind = 'main' "
                           "AND runs.solver_kind = 'human'"))
 
@@ -83,14 +84,35 @@ def test_the_filters_select_as_written(populated_db):
 def test_the_export_columns_join_the_run_and_the_participant(populated_db):
     assert set(EXPORT_COLUMNS) == set(RESPONSE_COLUMNS) | set(RUN_COLUMNS) - {"dataset_hash"} | set(PARTICIPANT_COLUMNS)
     with populated_db.connect() as conn:
-        df = read_responses_frame(conn, EXPORT_COLUMNS)
-        assert list(df.columns) == list(EXPORT_COLUMNS)
+        names, rows = read_response_rows(conn, EXPORT_COLUMNS)
+        assert names == list(EXPORT_COLUMNS)
+        df = pd.DataFrame(rows, columns=names)
         external = dict(_direct(conn, "SELECT participant_id, external_id FROM participants"))
         humans = df[df["solver_kind"] == "human"]
         machines = df[df["solver_kind"] != "human"]
         assert len(humans) and len(machines)
         assert list(humans["external_id"]) == [external[p] for p in humans["participant_id"]]
         assert machines["external_id"].isna().all()   # a model's response has no participant: a left join
+
+
+def test_the_main_responses_read_as_columns(populated_db):
+    """The dashboards' column read: the main responses after an id, each column whole, as the rows hold them."""
+    names = ("response_id", "run_id", "participant_id", "failure", "valid", "total_ms")
+    with populated_db.connect() as conn:
+        rows = _direct(conn, f"SELECT {', '.join(names)} FROM responses WHERE kind = 'main' ORDER BY response_id")
+        assert rows and main_responses_extent(conn) == (len(rows), rows[-1][0])
+        people = _direct(conn, "SELECT response_id FROM responses WHERE participant_id != '' ORDER BY response_id")
+        assert people and participant_responses_extent(conn) == (len(people), people[-1][0])
+        for after in (0, rows[len(rows) // 2][0]):
+            cols = main_response_columns(conn, names, after)
+            want = [r for r in rows if r[0] > after]
+            assert list(cols) == ["response_id", "valid", "run_id", "participant_id", "failure", "total_ms"]
+            assert cols["response_id"].dtype == "int64" and cols["total_ms"].dtype == "float64"
+            for j, c in enumerate(names):
+                got = [None if isinstance(v, float) and v != v else v for v in cols[c].tolist()]
+                assert got == [r[j] for r in want], c
+        with pytest.raises(ValueError, match="solver_kind"):
+            main_response_columns(conn, ("response_id", "solver_kind"))
 
 
 def test_main_answer_counts(populated_db):
