@@ -123,10 +123,8 @@ def test_readme_is_short_and_has_the_two_commands():
 
 
 def _schema_version() -> int:
-    try:  # where the storage layer keeps its migrations (rose_core/store.py before the layer move)
-        from rose_core.storage.schema import SCHEMA_VERSION
-    except ImportError:
-        from rose_core.store import SCHEMA_VERSION
+    from rose_core.storage.schema import SCHEMA_VERSION
+
     return SCHEMA_VERSION
 
 
