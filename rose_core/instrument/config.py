@@ -14,6 +14,7 @@ from ..storage.connection import Connection
 Ordering = Literal["random", "counterbalanced"]
 Kind = Literal["practice", "main", "attention"]
 EndReason = Literal["completed", "screened_out", "timed_out", "pool_exhausted"]
+Origin = Literal["participant", "preview", "simulated", "test"]   # only "participant" is ever counted
 Benchmark = Literal["rose", "sgp"]
 SgpInput = Literal["click", "keyboard", "typed"]
 SgpGoalView = Literal["side_by_side", "toggle"]

@@ -23,7 +23,7 @@ from ..storage.connection import DatabaseError, IntegrityError, Store, roll_back
 from ..storage import participants, studies
 from ..storage.events import insert_events, view_events
 from ..storage.responses import ResponseRow, practice_round_passes, response_of, write_responses
-from .config import EndReason, Study, StudyConfig, StudyError, load_study
+from .config import EndReason, Origin, Study, StudyConfig, StudyError, load_study
 from .grid_input import GridEvent, Restore, component_data, parse_state, parse_submit, restore
 from .ids import Clock, Ids, RandomIds, stable_hash, system_clock
 from ..benchmarks.items import ItemResult, OneShotAnswer
@@ -220,8 +220,9 @@ def create_study(store: Store, ds: Dataset, cfg: StudyConfig, ids: Ids | None = 
 
 def join(store: Store, study: Study, external_id: str, source: str, prolific_study_id: str | None = None,
          prolific_session_id: str | None = None, ids: Ids | None = None,
-         clock: Clock = system_clock) -> participants.Participant:
-    """The participant for (study, external id), created on the first request and stored at once."""
+         clock: Clock = system_clock, origin: Origin = "participant") -> participants.Participant:
+    """The participant for (study, external id), created on the first request and stored at once. `origin`
+    marks previews and simulations (never counted); an existing participant keeps the origin it was stored with."""
     external_id = external_id.strip()
     if not external_id or len(external_id) > 128:
         raise StudyError("participant id: expected 1-128 characters")
@@ -235,7 +236,7 @@ def join(store: Store, study: Study, external_id: str, source: str, prolific_stu
         if p is None:
             pid = (ids or RandomIds()).participant_id()
             participants.insert_participant(c, pid, study.study_id, external_id, source, prolific_study_id,
-                                  prolific_session_id, t)
+                                  prolific_session_id, t, origin)
             return participants.get_participant(c, pid)
         stored, given = (p.source, p.prolific_study_id, p.prolific_session_id), (source, prolific_study_id,
                                                                                  prolific_session_id)

@@ -46,6 +46,7 @@ class Participant:
     prolific_session_id: str | None = None
     client_id: str | None = None          # the browser tab (Streamlit session) driving this participant now
     client_address: str | None = None
+    origin: str = "participant"           # participant | preview | simulated | test (schema migration 9)
 
 
 def _participant(row: Any) -> Participant:
@@ -53,7 +54,8 @@ def _participant(row: Any) -> Participant:
                        row["counterbalance"], row["consent_at"], row["instructions_at"], row["practice_attempts"],
                        None if row["practice_passed"] is None else bool(row["practice_passed"]),
                        row["finished_at"], row["end_reason"], row["started_main_at"], row["last_seen_at"],
-                       row["prolific_study_id"], row["prolific_session_id"], row["client_id"], row["client_address"])
+                       row["prolific_study_id"], row["prolific_session_id"], row["client_id"], row["client_address"],
+                       row["origin"])
 
 
 def get_participant(conn: Connection, participant_id: str) -> Participant | None:
@@ -68,12 +70,16 @@ def find_participant(conn: Connection, study_id: str, external_id: str) -> Parti
 
 
 def insert_participant(conn: Connection, participant_id: str, study_id: str, external_id: str, source: str,
-                       prolific_study_id: str | None, prolific_session_id: str | None, t: float) -> None:
-    """Counterbalance = arrival rank in the study (read in the same transaction)."""
-    (n,) = conn.execute("SELECT count(*) FROM participants WHERE study_id = ?", (study_id,)).fetchone()
+                       prolific_study_id: str | None, prolific_session_id: str | None, t: float,
+                       origin: str = "participant") -> None:
+    """Counterbalance = arrival rank among the study's participants of the same origin (read in the same
+    transaction), so previews and simulations never shift the real participants' counterbalancing."""
+    (n,) = conn.execute("SELECT count(*) FROM participants WHERE study_id = ? AND origin = ?",
+                        (study_id, origin)).fetchone()
     conn.execute("INSERT INTO participants(participant_id, study_id, external_id, source, prolific_study_id, "
-                 "prolific_session_id, counterbalance, created_at, last_seen_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                 (participant_id, study_id, external_id, source, prolific_study_id, prolific_session_id, n, t, t))
+                 "prolific_session_id, counterbalance, created_at, last_seen_at, origin) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                 (participant_id, study_id, external_id, source, prolific_study_id, prolific_session_id, n, t, t,
+                  origin))
 
 
 def lock_joins(conn: Connection, study_id: str) -> None:

@@ -228,6 +228,14 @@ MIGRATIONS: dict[int, list[str]] = {
             PRIMARY KEY (dataset_hash, solver, modality, item_id, sample)
         )""",
     ],
+    9: [
+        # Who a participant is: a real one ('participant'), the experimenter opening the study from its page
+        # ('preview'), a synthetic one driven by `study simulate` ('simulated'), or one the experimenter marked as a
+        # test ('test'). Only 'participant' rows ever reach a number, an export or the checklist.
+        "ALTER TABLE participants ADD COLUMN origin TEXT NOT NULL DEFAULT 'participant' "
+        "CHECK (origin IN ('participant', 'preview', 'simulated', 'test'))",
+        "CREATE INDEX participants_origin ON participants(study_id, origin)",
+    ],
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -444,3 +444,13 @@ def test_practice_items_are_timed_from_when_each_was_shown(store, small_dataset)
         s.acknowledge_feedback(fb.view_id)
     rows = store.query("SELECT total_ms FROM responses WHERE kind = 'practice' ORDER BY response_id")
     assert [r["total_ms"] for r in rows] == [5000.0] * 4
+
+
+def test_origin_is_stored_and_previews_never_shift_counterbalancing(store, small_dataset):
+    study = make(store, small_dataset, practice_items=0, attention_every=0)
+    preview = join(store, study, "me", "link", origin="preview")
+    first = join(store, study, "P1", "link")
+    assert (preview.origin, preview.counterbalance) == ("preview", 0)
+    assert (first.origin, first.counterbalance) == ("participant", 0)   # the preview took no arrival rank
+    again = join(store, study, "me", "link")                              # an existing participant keeps its origin
+    assert again.origin == "preview"
