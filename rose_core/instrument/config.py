@@ -10,6 +10,7 @@ from ..benchmarks.sgp.render import MODALITIES as SGP_MODALITIES
 from ..benchmarks.sgp.render import Modality as SgpModality
 from ..storage import studies
 from ..storage.connection import Connection
+from .texts import default_info, default_texts, structure_problems
 
 Ordering = Literal["random", "counterbalanced"]
 Kind = Literal["practice", "main", "attention"]
@@ -63,6 +64,12 @@ class StudyConfig:
     step_cap: int | None = SGP_DEFAULT_STEP_CAP  # moves per episode, invalid ones included; None = no cap
     sgp_num_geoms: list[int] = field(default_factory=list)  # episodes with these numbers of geoms (empty: all)
     sgp_c1: list[int] = field(default_factory=list)         # episodes with these shortest path lengths (empty: all)
+    # ---- what participants read (rose_core.instrument.texts): Markdown per page (consent, instructions, end,
+    # screen_out, debrief), the facts the texts name as {fields}, and the end questionnaire's questions. The
+    # defaults are a template with markers: a study keeps them only as a draft, never open to participants.
+    texts: dict[str, str] = field(default_factory=default_texts)
+    info: dict[str, str] = field(default_factory=default_info)
+    questionnaire: list[str] = field(default_factory=list)
 
     def problems(self) -> list[str]:
         out = []
@@ -83,7 +90,7 @@ class StudyConfig:
         return out + self._common_problems()
 
     def _common_problems(self) -> list[str]:
-        out = []
+        out = structure_problems(self)
         for name, lo in (("items_per_participant", 1), ("target_per_instance", 1), ("practice_items", 0),
                          ("practice_max_attempts", 1), ("attention_every", 0), ("time_limit_minutes", 0),
                          ("release_after_minutes", 1)):

@@ -280,7 +280,7 @@ class EpisodeSession(ParticipantSession):
             return self._episode_screen(c, held[0], progress, fraction)
         if answered >= cfg.items_per_participant:
             participants.finish(c, pid, "completed", t)
-            return self._end("completed")
+            return self._end(c, "completed")
         ranked = rank_episodes(sgp_pool(self.sgp, cfg), self.sgp, cfg, participants.main_assignment_counts(c, self.study.study_id),
                                {a.instance_id for a in mains}, p.counterbalance, answered, default_tiebreak(pid))
         claim = participants.claim_instance(c, self.study.study_id, ranked, cfg.target_per_instance)
@@ -290,7 +290,7 @@ class EpisodeSession(ParticipantSession):
         if eid is None:
             reason = "completed" if answered else "pool_exhausted"
             participants.finish(c, pid, reason, t)
-            return self._end(reason)
+            return self._end(c, reason)
         participants.insert_assignment(c, pid, "main", len(mains), 0, eid, eid, t)
         a = next(a for a in participants.participant_assignments(c, pid) if a.kind == "main" and a.position == len(mains))
         return self._episode_screen(c, a, progress, fraction)

@@ -21,6 +21,7 @@ from ..benchmarks.rose.records import Cell
 from ..benchmarks.rose.scoring import SCORER_VERSION
 from ..storage.connection import DatabaseError, IntegrityError, Store, roll_back
 from ..storage import participants, studies
+from ..storage import questionnaire as q_store
 from ..storage.events import insert_events, view_events
 from ..storage.responses import ResponseRow, practice_round_passes, response_of, write_responses
 from .config import EndReason, Origin, Study, StudyConfig, StudyError, load_study
@@ -34,6 +35,7 @@ from .policy import (
     pick_main, progress_text, rank_main, shown_at,
 )
 from .practice import plan_practice
+from .texts import opening_problems, page_text, store_texts, validate_answers
 
 
 class StorageError(RuntimeError):
@@ -111,12 +113,26 @@ def view_id_for(participant_id: str, kind: str, attempt: int, position: int) -> 
 
 @dataclass(frozen=True)
 class Consent:
+    """`text`: the study's consent Markdown, fields filled in (`instrument.texts`)."""
+
     time_limit_minutes: int
+    text: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
 class Instructions:
+    """`text`: the study's instructions; `templates`: what the worked examples cover (one per output kind)."""
+
     has_practice: bool
+    text: str = field(default="", compare=False)
+    templates: tuple[str, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class Questionnaire:
+    """The end questionnaire, after the last item and before the end page (`ParticipantSession.answer_questionnaire`)."""
+
+    questions: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -182,12 +198,16 @@ class Wait:
 
 @dataclass(frozen=True)
 class End:
+    """`text`: the study's end page (its screen-out page when screened out); `debrief`: "" when none."""
+
     reason: EndReason
     completion_code: str
     completion_url: str
+    text: str = field(default="", compare=False)
+    debrief: str = field(default="", compare=False)
 
 
-Screen = Union[Consent, Instructions, PracticeFeedback, ItemScreen, OtherTab, Wait, End]
+Screen = Union[Consent, Instructions, PracticeFeedback, ItemScreen, OtherTab, Wait, Questionnaire, End]
 Refusal = Literal["answered", "unknown", "released", "late", "other_tab"]
 
 
@@ -212,9 +232,13 @@ def create_study(store: Store, ds: Dataset, cfg: StudyConfig, ids: Ids | None = 
     cfg.practice_rounds, cfg.practice_scene_ids = plan_practice(ds, cfg, random.Random(f"practice:{cfg.seed}"))
     if not main_pool(ds, cfg):
         raise StudyError("the chosen split, subsets and templates select no instance")
-    study = Study((ids or RandomIds()).study_id(), cfg.name.strip(), ds.dataset_hash, cfg, clock(), True)
+    # A study still carrying the template's markers (or an empty required fact) is stored as a draft: closed
+    # until its texts are filled in (`study.set_active` refuses to open it, naming each).
+    study = Study((ids or RandomIds()).study_id(), cfg.name.strip(), ds.dataset_hash, cfg, clock(),
+                  not opening_problems(cfg))
     with store.write() as c:
         studies.insert_study(c, study)
+        store_texts(c, study.study_id, cfg, 1, study.created_at)
     return study
 
 
@@ -295,6 +319,20 @@ class ParticipantSession:
             if self._owns(c):
                 participants.set_instructions(c, self.participant_id, self.clock())
 
+    def answer_questionnaire(self, answers: Any) -> bool:
+        """Store the end questionnaire's answers (checked here: choices from the fixed list, free text capped; a
+        question left out is stored unanswered). Only once, only after the participant completed; False when
+        nothing was stored (answered before, not asked, another tab)."""
+        try:
+            clean = validate_answers(list(self.cfg.questionnaire), answers)
+        except ValueError as e:
+            raise StudyError(str(e)) from e
+        with storage(self.store), self._tx() as c:
+            p = participants.get_participant(c, self.participant_id)
+            if p is None or p.end_reason != "completed" or not self.cfg.questionnaire or not self._owns(c):
+                return False
+            return q_store.insert_answers(c, self.participant_id, clean, self.clock())
+
     # ---- which tab drives the participant
     def _claim(self, c, p: participants.Participant) -> bool:
         """True when this tab drives the participant (claimed now when the tab that drove it is known closed, or
@@ -368,8 +406,13 @@ class ParticipantSession:
         return next((a for a in participants.participant_assignments(c, pid)
                      if view_id_for(pid, a.kind, a.attempt, a.position) == view_id), None)
 
-    def _end(self, reason: EndReason) -> End:
-        return End(reason, self.cfg.completion_code, self.cfg.completion_url)
+    def _end(self, c, reason: EndReason) -> End | Questionnaire:
+        """The end page, or first the study's questionnaire (completed participants who have not answered it)."""
+        cfg = self.cfg
+        if reason == "completed" and cfg.questionnaire and not q_store.answered(c, self.participant_id):
+            return Questionnaire(tuple(cfg.questionnaire))
+        return End(reason, cfg.completion_code, cfg.completion_url,
+                   page_text(cfg, "screen_out" if reason == "screened_out" else "end"), page_text(cfg, "debrief"))
 
     def _screen(self, c) -> Screen:
         cfg, t, pid = self.cfg, self.clock(), self.participant_id
@@ -378,23 +421,23 @@ class ParticipantSession:
             raise StudyError(f"unknown participant {pid!r}")
         participants.touch(c, pid, t)
         if p.finished_at is not None and p.end_reason != "screened_out":
-            return self._end(p.end_reason)
+            return self._end(c, p.end_reason)
         if not self._claim(c, p):
             return OtherTab()
         if p.consent_at is None:
-            return Consent(cfg.time_limit_minutes)
+            return Consent(cfg.time_limit_minutes, page_text(cfg, "consent"))
         if p.finished_at is None and cfg.time_limit_minutes and t - p.consent_at > 60 * cfg.time_limit_minutes:
             participants.finish(c, pid, "timed_out", t)
             participants.release_holds(c, [pid], t)  # their held item goes back to the pool at once
-            return self._end("timed_out")
+            return self._end(c, "timed_out")
         if p.instructions_at is None:
-            return Instructions(bool(cfg.practice_rounds))
+            return Instructions(bool(cfg.practice_rounds), page_text(cfg, "instructions"), tuple(cfg.templates))
         assigns = participants.participant_assignments(c, pid)
         pending = [a for a in assigns if a.kind == "practice" and a.answered_at is not None and a.acknowledged_at is None]
         if pending:
             return self._feedback(c, p, pending[0], assigns)
         if p.finished_at is not None:
-            return self._end(p.end_reason)
+            return self._end(c, p.end_reason)
         if cfg.practice_rounds and not p.practice_passed:
             return self._practice(c, p, assigns, t)
         return self._main(c, p, assigns, t)
@@ -444,7 +487,7 @@ class ParticipantSession:
             return self._item_screen(c, held[0], progress, fraction)
         if answered_main >= cfg.items_per_participant:
             participants.finish(c, pid, "completed", t)
-            return self._end("completed")
+            return self._end(c, "completed")
         self._release_closed_tabs(c, t)
         pool = main_pool(self.ds, cfg)
         slot = attention_slot_due(cfg, answered_main, {a.position for a in atts})
@@ -468,7 +511,7 @@ class ParticipantSession:
                 return Wait("held")
             reason: EndReason = "completed" if answered_main else "pool_exhausted"
             participants.finish(c, pid, reason, t)
-            return self._end(reason)
+            return self._end(c, reason)
         inst = self.ds.instances[claim.instance_id]
         participants.insert_assignment(c, pid, "main", len(mains), 0, inst.instance_id, inst.scene_id, t)
         return self._refetch(c, pid, "main", len(mains), progress, fraction)

@@ -6,25 +6,32 @@
 - `instrument.policy`: pure assignment (least-annotated, target cap, counterbalancing, attention checks)
 - `instrument.session`: `ParticipantSession.screen()` and what a participant's actions store
 - `instrument.grid_input`: the click grid's messages, validated, and the restore after a reload
+- `instrument.texts`: what participants read (consent, instructions, end pages), its facts and markers, the end
+  questionnaire
 - `storage.*`: the SQL
 """
 from __future__ import annotations
+
+import dataclasses
 
 from .config import EndReason, Kind, Ordering, Study, StudyConfig, StudyError, load_studies, load_study
 from .ids import FakeClock, Ids, RandomIds, SequentialIds
 from .policy import main_pool
 from .session import (
-    Consent, End, Instructions, ItemScreen, ParticipantSession, PracticeFeedback, Recorded, Screen, create_study, join, open_session, view_id_for,
+    Consent, End, Instructions, ItemScreen, ParticipantSession, PracticeFeedback, Questionnaire, Recorded, Screen,
+    create_study, join, open_session, view_id_for,
 )
-from ..storage import participants, studies
+from .ids import system_clock
+from .texts import edit_problems, opening_problems, store_texts
+from ..storage import participants, questionnaire, studies, study_texts
 from ..storage.participants import Participant
 from ..storage.connection import Store
 
 __all__ = [
     "EndReason", "Kind", "Ordering", "Study", "StudyConfig", "StudyError", "FakeClock", "Ids", "RandomIds",
     "SequentialIds", "main_pool", "Consent", "End", "Instructions", "ItemScreen", "ParticipantSession",
-    "PracticeFeedback", "Recorded", "Screen", "create_study", "join", "open_session", "view_id_for", "Participant",
-    "get_study", "list_studies", "set_active", "get_participant",
+    "PracticeFeedback", "Questionnaire", "Recorded", "Screen", "create_study", "join", "open_session", "view_id_for", "Participant",
+    "get_study", "list_studies", "set_active", "get_participant", "update_texts",
 ]
 
 
@@ -39,8 +46,38 @@ def list_studies(store: Store) -> list[Study]:
 
 
 def set_active(store: Store, study_id: str, active: bool) -> None:
+    """Open or close a study. Opening is refused (StudyError naming each) while a text still has a template
+    marker or a required fact is empty: a participant never reads a template."""
     with store.write() as c:
+        study = load_study(c, study_id)
+        if study is None:
+            raise StudyError(f"no study {study_id!r}")
+        problems = opening_problems(study.config) if active and study.config.benchmark == "rose" else []
+        if problems:
+            raise StudyError("the study cannot open yet: " + "; ".join(problems))
         studies.set_active(c, study_id, active)
+
+
+def update_texts(store: Store, study_id: str, texts: dict[str, str], info: dict[str, str],
+                 questions: list[str], clock=system_clock) -> int:
+    """Save edited texts, facts and end questions as the study's next text version (returned; the same version
+    when nothing changed). Refused (StudyError naming each key) when malformed, when an open study would be left
+    with a marker or an empty fact, or when other questions are asked after someone answered."""
+    with store.write() as c:
+        study = load_study(c, study_id)
+        if study is None:
+            raise StudyError(f"no study {study_id!r}")
+        old = study.config
+        new = dataclasses.replace(old, texts=dict(texts), info=dict(info), questionnaire=list(questions))
+        problems = edit_problems(old, new, study.active, questionnaire.answer_count(c, study_id))
+        if problems:
+            raise StudyError("; ".join(problems))
+        version = study_texts.latest_version(c, study_id)
+        if (new.texts, new.info, new.questionnaire) == (old.texts, old.info, old.questionnaire) and version:
+            return version
+        studies.set_config(c, study_id, new.to_json())
+        store_texts(c, study_id, new, version + 1, clock())
+        return version + 1
 
 
 def get_participant(store: Store, participant_id: str) -> Participant | None:

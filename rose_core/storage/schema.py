@@ -236,6 +236,26 @@ MIGRATIONS: dict[int, list[str]] = {
         "CHECK (origin IN ('participant', 'preview', 'simulated', 'test'))",
         "CREATE INDEX participants_origin ON participants(study_id, origin)",
     ],
+    10: [
+        # The exact Markdown each participant page of a study showed (consent, instructions and their worked
+        # examples, end, screen-out, debrief), fields filled in, per text version: 1 at creation, +1 per edit.
+        """CREATE TABLE study_texts (
+            study_id TEXT NOT NULL REFERENCES studies(study_id),
+            version INTEGER NOT NULL,
+            key TEXT NOT NULL,
+            markdown TEXT NOT NULL,
+            stored_at REAL NOT NULL,
+            PRIMARY KEY (study_id, version, key)
+        )""",
+        # The optional end questionnaire: one row per question asked (answer NULL: not answered), stored once.
+        """CREATE TABLE questionnaire_answers (
+            participant_id TEXT NOT NULL REFERENCES participants(participant_id),
+            question TEXT NOT NULL,
+            answer TEXT,
+            answered_at REAL NOT NULL,
+            PRIMARY KEY (participant_id, question)
+        )""",
+    ],
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

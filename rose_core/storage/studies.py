@@ -30,6 +30,11 @@ def set_active(conn: Connection, study_id: str, active: bool) -> None:
     conn.execute("UPDATE studies SET active = ? WHERE study_id = ?", (int(active), study_id))
 
 
+def set_config(conn: Connection, study_id: str, config_json: str) -> None:
+    """Replace the study's stored configuration (its texts edited: `instrument.texts.update_texts`)."""
+    conn.execute("UPDATE studies SET config = ? WHERE study_id = ?", (config_json, study_id))
+
+
 def study_names(conn: Connection, study_ids: Sequence[str]) -> list[tuple[str, str]]:
     """(study_id, name) of these studies, by id."""
     return [(r[0], r[1]) for r in conn.execute(
