@@ -18,9 +18,10 @@ from rose_core.benchmarks.rose.dataset import DatasetError
 from rose_core.instrument.episode_session import study_benchmark
 from rose_core.instrument.session import OtherTab, OtherTabError, StorageError, Wait, open_session
 from rose_core.instrument.study import (
-    Consent, End, Instructions, ItemScreen, PracticeFeedback, StudyError, get_study, join,
+    Consent, End, Instructions, ItemScreen, PracticeFeedback, Questionnaire, StudyError, get_study, join,
 )
-from rose_core.instrument.page_data import identity_from_query, practice_feedback_png, worked_example
+from rose_core.instrument.page_data import identity_from_query, practice_feedback_png, worked_example_pictures
+from rose_core.instrument.texts import QUESTIONS, opening_problems
 from ui.click_grid import click_grid, image_url
 from ui.client import tab
 from ui.redirect import end_page, reload_with_param
@@ -78,6 +79,10 @@ if "part_pid" not in ss:
         st.stop()
     if study is None or not study.active:
         st.error("This study link is not valid or the study is closed. Please check the link you were given.")
+        st.stop()
+    if opening_problems(study.config):  # a template marker or a missing fact: never shown to a participant
+        _log("study texts not ready", StudyError("; ".join(opening_problems(study.config))))
+        st.error("This study is not ready yet. Please contact the researcher who sent you the link.")
         st.stop()
     if study.dataset_hash != ds.dataset_hash:
         st.error("This study was set up on a different version of the dataset; please contact the researcher.")
@@ -296,6 +301,50 @@ def show_feedback(fb: PracticeFeedback) -> None:
               on_click=storage_fault_logged(session.acknowledge_feedback), args=(fb.view_id,))
 
 
+def show_examples(templates: tuple[str, ...]) -> None:
+    """One worked example per output kind the study asks for, in tabs (the page stays short)."""
+    examples = worked_example_pictures(templates)
+    if not examples:
+        return
+    st.markdown("**Worked examples** (one per kind of screen in this study):")
+    for tab_, (ex, png) in zip(st.tabs([ex.title for ex, _ in examples]), examples):
+        with tab_:
+            a, b = st.columns([2, 3])
+            a.image(png, output_format="PNG")
+            b.markdown(ex.text)
+
+
+def show_questionnaire(questions: tuple[str, ...]) -> None:
+    """The study's end questions (each optional); the answers are checked on the server when stored."""
+    st.title("A few last questions")
+    st.caption("Every question is optional. Your answers are stored with your participant id, not your name.")
+    with st.form("part_questionnaire"):
+        answers = {}
+        for key in questions:
+            q = QUESTIONS[key]
+            if q.choices:
+                labels = dict(q.choices)
+                answers[key] = st.radio(q.label, list(labels), index=None, format_func=labels.get,
+                                        horizontal=True, key=f"part_q_{key}")
+            else:
+                answers[key] = st.text_area(q.label, max_chars=q.max_chars, key=f"part_q_{key}", height=80)
+        send_, skip = st.columns(2)
+        sent = send_.form_submit_button("Submit answers", type="primary")
+        skipped = skip.form_submit_button("Skip the questions")
+    if sent or skipped:
+        try:
+            session.answer_questionnaire({} if skipped else answers)
+        except StudyError as e:
+            st.error(f"Your answers could not be stored: {e}")
+            return
+        except StorageError as e:
+            _log("storing the questionnaire", e)
+            st.error("Your answers could not be stored just now (a problem on our side). Please press the button "
+                     "again in a moment.")
+            return
+        st.rerun()
+
+
 def storage_fault_logged(action):
     """A button's callback: a storage fault leaves the screen as it was (the next run says so) instead of a
     traceback."""
@@ -308,35 +357,19 @@ def storage_fault_logged(action):
 
 
 match screen:
-    case Consent(time_limit_minutes=limit):
+    case Consent(time_limit_minutes=limit, text=text):
         st.title("Welcome")
-        st.markdown(
-            "You are invited to take part in a short research study on how people find the odd items in a grid of "
-            "pictures. Each screen shows a grid; you will count or click the cells that look different from the "
-            "rest. Your answers, the clicks you make and their timing are recorded together with your participant "
-            "id. No other personal data is collected. Participation is voluntary and you may stop at any time by "
-            "closing this page.")
+        st.markdown(text)  # the study's own text: Markdown only, raw HTML is not rendered
         if limit:
             st.info(f"The study has a time limit of {limit} minutes from the moment you agree.")
         agree = st.checkbox("I have read the above and agree to take part.", key="part_agree")
         st.button("Continue", type="primary", disabled=not agree, key="part_consent_btn",
                   on_click=storage_fault_logged(session.consent))
 
-    case Instructions(has_practice=has_practice):
+    case Instructions(has_practice=has_practice, text=text, templates=templates):
         st.title("How it works")
-        plain, solved, cells = worked_example()
-        st.markdown(
-            "Each picture is a grid. Rows are numbered **R1, R2, …** from the top and columns **C1, C2, …** from "
-            "the left. Almost every cell shows the same item; **a few cells show a slightly different item: these "
-            "are the odd cells**. Which item is the odd one is never said: you decide from what most cells show.\n\n"
-            "Depending on the screen you will **count** odd cells, or **click** them, sometimes only inside a "
-            "region (a row, a column, a rectangle, a highlighted area) or only outside an excluded area. Read the "
-            "instruction above each picture. Click a cell again to unselect it; **Undo** and **Clear** help. "
-            "The keyboard works too: arrow keys move, Enter or Space selects. Press **DONE** (or **SUBMIT**) "
-            "when you are finished; if no cell fits the instruction, press DONE without clicking anything.")
-        a, b = st.columns(2)
-        a.image(plain, output_format="PNG", caption="Example grid")
-        b.image(solved, output_format="PNG", caption=f"The odd cells, outlined: {cells}")
+        st.markdown(text)
+        show_examples(templates)
         if has_practice:
             st.markdown("First a short practice with feedback: one screen of each kind you will meet.")
         st.button("I understand, start the practice" if has_practice else "I understand, start",
@@ -367,5 +400,11 @@ match screen:
                     "it continues by itself as soon as one of them has finished an item.")
         wait_for_change(screen)
 
+    case Questionnaire(questions=questions):
+        show_questionnaire(questions)
+
     case End():
-        end_page(screen)
+        end_page(screen, text=screen.text)
+        if screen.debrief:
+            st.divider()
+            st.markdown(screen.debrief)

@@ -1,9 +1,11 @@
 """Participants (experimenters): time per item, first action, practice and attention checks, exclusions."""
+import pandas as pd
 import streamlit as st
 
 from rose_core.analysis.charts import box_figure, histogram_figure, scatter_figure
 from rose_core.instrument.study import list_studies
-from ui.dash import View, chart, participants_overview
+from rose_core.instrument.texts import QUESTIONS, questionnaire_summary
+from ui.dash import View, chart, participants_overview, table as show_table
 
 v = View()
 st.title("Participants")
@@ -41,3 +43,24 @@ fig = scatter_figure(parts.assign(excluded=parts["excluded"].replace("", "kept")
                      "main_pass_rate", "excluded", "Practice vs main accuracy", "practice PASS %", "main PASS %",
                      hover="external_id")
 chart(fig, "rose_practice_vs_main", "parts_fig_practice", v.note())
+
+
+def questionnaire_section(study_ids: list[str]) -> None:
+    """The end questionnaire: each answer's count and share, per question, over real participants who stored it."""
+    st.markdown("#### End questionnaire")
+    counts, strategies = questionnaire_summary(v.db, study_ids)
+    if not counts:
+        st.caption("No answers: the chosen studies ask no end questions, or nobody has reached them yet.")
+        return
+    show_table(pd.DataFrame([{"question": QUESTIONS[a.question].label, "answer": a.answer, "participants": a.n,
+                              "share": a.percent, "of": a.of} for a in counts]),
+               "rose_questionnaire", "parts_questionnaire", kinds={"share": "rate", "participants": "count", "of": "count"})
+    st.caption("Share: of the participants who reached the questions (those who skipped them count as no answer). "
+               "Real participants only, excluded ones included.")
+    if strategies:
+        st.markdown("Strategies in their words:")
+        show_table(pd.DataFrame(strategies, columns=["participant_id", "strategy"]), "rose_strategies",
+                   "parts_strategies")
+
+
+questionnaire_section(sorted(parts["study_id"].unique()))

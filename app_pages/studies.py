@@ -8,12 +8,54 @@ from rose_core import MAIN_TEMPLATES, SUBSETS, TEMPLATES
 from rose_core.analysis.formats import MISSING, fmt_count, fmt_number, fmt_rate
 from rose_core.analysis.plan import plan_for_config, plan_rows, summary_lines
 from rose_core.instrument.monitor import coverage, participants_frame
-from rose_core.instrument.study import StudyConfig, StudyError, create_study, list_studies, set_active
+from rose_core.instrument.study import (
+    StudyConfig, StudyError, create_study, list_studies, set_active, update_texts,
+)
+from rose_core.instrument.texts import (
+    INFO_FIELDS, OPTIONAL_TEXTS, QUESTIONS, TEXT_KEYS, full_texts, opening_problems, texts_version,
+)
 from rose_core.instrument.page_data import PUBLIC_URL_ENV, app_base_url, participant_links
 from ui.dash import table as show_table, table_downloads, warm_up
 from ui.resources import dataset, store
 from ui.sgp_forms import sgp_study_form, sgp_study_monitor
 from ui.sgp_resources import sgp_dataset
+
+
+def texts_section(study) -> None:
+    """What participants read: the study's texts (Markdown, {fields} filled from the facts), its facts and the end
+    questions. Saved as a new text version; an open study never takes a marker or an empty fact."""
+    cfg = study.config
+    version = texts_version(db, study.study_id)
+    problems = opening_problems(cfg)
+    st.markdown(f"#### Participant texts (version {version})")
+    if problems:
+        st.warning("The study cannot open to participants until these are filled in:\n\n"
+                   + "\n".join(f"- {p}" for p in problems))
+    with st.expander("Edit consent, instructions, end pages, facts and questions", expanded=bool(problems)):
+        with st.form(f"studies_texts_{study.study_id}"):
+            st.caption("Facts (required; the texts name them as {field}, e.g. {researcher}):")
+            info = {}
+            cols = st.columns(2)
+            for i, (k, what) in enumerate(INFO_FIELDS.items()):
+                info[k] = cols[i % 2].text_input(f"{k}: {what}", (cfg.info or {}).get(k, ""),
+                                                 key=f"studies_info_{study.study_id}_{k}")
+            texts = {}
+            current = full_texts(cfg)
+            for k in TEXT_KEYS:
+                texts[k] = st.text_area(f"{k} (Markdown{', optional: empty = not shown' if k in OPTIONAL_TEXTS else ''})",
+                                        current[k], height=160, key=f"studies_text_{study.study_id}_{k}")
+            questions = st.multiselect("End questionnaire (after the last item)", list(QUESTIONS),
+                                       default=[q for q in cfg.questionnaire if q in QUESTIONS],
+                                       format_func=lambda q: f"{q}: {QUESTIONS[q].label}",
+                                       key=f"studies_questions_{study.study_id}")
+            if st.form_submit_button("Save texts"):
+                try:
+                    saved = update_texts(db, study.study_id, texts, info, questions)
+                except StudyError as e:
+                    st.error(f"Not saved: {e}")
+                else:
+                    st.success(f"Saved as text version {saved}.")
+                    st.rerun()
 
 
 def plan_section() -> None:
@@ -96,7 +138,8 @@ with st.expander("Create a study", expanded=not list_studies(db)):
                               completion_code=code.strip(), completion_url=url.strip())
             try:
                 study = create_study(db, ds, cfg)
-                st.success(f"Created study {study.study_id}.")
+                st.success(f"Created study {study.study_id}." + ("" if study.active else " It is a draft until its "
+                           "participant texts are filled in (below)."))
             except StudyError as e:
                 st.error(f"Cannot create the study: {e}")
 
@@ -125,12 +168,17 @@ else:
     st.caption(f"Without Prolific: {plain} (an anonymous id is generated and kept in the URL). "
                f"Address taken from {'$' + PUBLIC_URL_ENV if os.environ.get(PUBLIC_URL_ENV) else 'this page'}.")
 if st.toggle("Open for participants", value=study.active, key=f"studies_active_{sid}") != study.active:
-    set_active(db, sid, not study.active)
-    st.rerun()
+    try:
+        set_active(db, sid, not study.active)
+    except StudyError as e:
+        st.error(str(e))
+    else:
+        st.rerun()
 
 if cfg.benchmark == "sgp":  # its own episode pool, participants and tables
     sgp_study_monitor(db, sgp_dataset(), study)
     st.stop()
+texts_section(study)
 cov = coverage(db, ds, study)
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Pool instances", cov["pool"])

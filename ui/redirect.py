@@ -63,9 +63,11 @@ def reload_with_param(name: str, value: str) -> None:
 
 
 def end_page(end, practice: str = "practice answers", exhausted: str = "Every item of this study already has enough "
-             "answers.") -> None:
+             "answers.", text: str = "") -> None:
     """The end screen of any study (ROSE or SGP): completion code and the redirect back to the platform, or the
-    reason it ended. `practice` and `exhausted` word the benchmark's own units."""
+    reason it ended. `practice` and `exhausted` word the benchmark's own units. `text`: the study's own end page
+    (its screen-out page when screened out; Markdown, no raw HTML), shown in place of the built-in sentence when
+    screened out and below the reason otherwise."""
     st.title("Thank you!")
     if end.reason == "completed":
         st.success("You have finished the study.")
@@ -75,6 +77,9 @@ def end_page(end, practice: str = "practice answers", exhausted: str = "Every it
             st.link_button("Return to the study platform", end.completion_url, type="primary")
             st.caption("You will be redirected in a few seconds.")
             redirect(end.completion_url)
+    elif end.reason == "screened_out" and text:
+        st.markdown(text)
+        text = ""
     elif end.reason == "screened_out":
         st.info(f"Thank you for your time. Your {practice} did not reach the study's criterion, so the study ends "
                 "here.")
@@ -82,3 +87,5 @@ def end_page(end, practice: str = "practice answers", exhausted: str = "Every it
         st.info("The time limit for this study has passed. Thank you for your time.")
     else:
         st.info(f"{exhausted} Thank you for your time.")
+    if text:
+        st.markdown(text)

@@ -16,6 +16,7 @@ from ..benchmarks.rose.explore import outline_cells
 from ..benchmarks.rose.records import Cell, Layout, Region
 from ..benchmarks.rose.render import layout_for, render_scene
 from ..benchmarks.rose.scenes import generate_scene
+from .texts import ExampleScene, WorkedExample, worked_examples
 
 
 def ensure_dataset(root: Path, progress: Progress | None = None) -> Path:
@@ -55,22 +56,51 @@ def identity_from_query(query: dict[str, str]) -> Identity:
     return Identity(study, f"anon-{secrets.token_hex(8)}", "anonymous", None, None, True)
 
 
-@functools.lru_cache(maxsize=1)
-def worked_example() -> tuple[bytes, bytes, str]:
-    """The instructions' example: a scene drawn for this purpose only (no study item), plain and solved."""
+def _png(im: Image.Image, width: int = 360) -> bytes:
     import io
 
+    if im.width > width:
+        im = im.resize((width, round(im.height * width / im.width)), Image.LANCZOS)
+    buf = io.BytesIO()
+    im.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def region_words(g: Region) -> str:
+    """A region as an instruction names it."""
+    if g.kind == "row":
+        return f"row R{g.r0}"
+    if g.kind == "column":
+        return f"column C{g.c0}"
+    if g.kind == "grid":
+        return "the whole grid"
+    return f"rows R{g.r0}–R{g.r1}, columns C{g.c0}–C{g.c1}"
+
+
+@functools.lru_cache(maxsize=16)
+def worked_example_pictures(templates: tuple[str, ...]) -> list[tuple[WorkedExample, bytes]]:
+    """The instructions' worked examples for a study's templates (one per output kind, `texts.worked_examples`),
+    each with its picture: one scene drawn for this purpose only (no study item), the region the instruction
+    names outlined (orange; red when excluded; the real highlight for T4) and the right cells outlined in green."""
     pack = load_assets()
     scene = generate_scene(pack, 424242, "EmojiContent", 0, "dev")
+    lay = layout_for(scene.rows, scene.cols)
     plain = render_scene(pack, scene)
-    solved = outline_cells(plain, layout_for(scene.rows, scene.cols), scene.targets)
-    out = []
-    for im in (plain, solved):
-        buf = io.BytesIO()
-        im.save(buf, format="PNG")
-        out.append(buf.getvalue())
-    cells = ", ".join(f"R{r},C{c}" for r, c in scene.targets)
-    return out[0], out[1], cells
+    t = scene.targets
+    empty = next((r for r in range(1, scene.rows + 1) if all(tr != r for tr, _ in t)), 1)
+    box = {k: (g.r0, g.c0, g.r1, g.c1) for k, g in scene.regions.items()}
+    facts = ExampleScene(t, box["T3"], region_words(scene.regions["T3"]), box["T4"], box["T5"], empty)
+    pictures = {
+        "count": lambda: outline_cells(plain, lay, t, GOLD_COLOUR),
+        "named_region": lambda: feedback_image(plain, lay, scene.regions["T3"], "inside",
+                                               [c for c in t if c in scene.regions["T3"]], []),
+        "highlighted": lambda: outline_cells(render_scene(pack, scene, highlight=True), lay,
+                                             [c for c in t if c in scene.regions["T4"]], GOLD_COLOUR),
+        "excluded_count": lambda: feedback_image(plain, lay, scene.regions["T5"], "outside",
+                                                 [c for c in t if c not in scene.regions["T5"]], []),
+        "nothing": lambda: feedback_image(plain, lay, Region("row", empty, 1, empty, scene.cols), "inside", [], []),
+    }
+    return [(e, _png(pictures[e.kind]())) for e in worked_examples(list(templates), facts)]
 
 
 REGION_COLOUR = (255, 140, 0)      # the region the instruction names (or the highlighted one)

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..storage import questionnaire as q_store
 from ..storage import study_texts
 from ..storage.connection import Connection, Store
 
@@ -270,8 +271,7 @@ _EXAMPLE: dict[str, tuple[str, str, str]] = {   # title, what to do, what that i
     "named_region": ("A named rectangle", "*“Click every odd cell in rows R2–R4, columns C1–C3”*: only that "
                      "rectangle counts; on the real screen it is named, not drawn. Click its odd cells, then press "
                      "**DONE**.",
-                     "Here the rectangle is rows R{r0}–R{r1}, columns C{c0}–C{c1} (outlined in orange): click "
-                     "{cells_in}."),
+                     "Here the instruction names {named} (outlined in orange): click {cells_in}."),
     "highlighted": ("A highlighted region", "*“Click every odd cell in the highlighted region”*: the picture "
                     "itself marks the region with a tinted rectangle. Click only the odd cells inside it, then "
                     "press **DONE**.", "Here: {cells_hl}."),
@@ -281,7 +281,8 @@ _EXAMPLE: dict[str, tuple[str, str, str]] = {   # title, what to do, what that i
                        "Here the excluded rectangle is outlined in red: click {cells_out} and type {n_out}."),
     "nothing": ("Nothing to click", "Sometimes no odd cell lies where the instruction asks. Then there is "
                 "nothing to click: **press DONE without selecting anything** (with a count, type 0). That is a "
-                "right answer, not a mistake.", ""),
+                "right answer, not a mistake.", "Here: for *“click every odd cell in row R{empty}”* (outlined), press DONE "
+                "with nothing selected."),
 }
 EXAMPLE_OF_TEMPLATE: dict[str, ExampleKind] = {   # as instrument.practice.PRACTICE_KIND groups the answers
     "T1": "count", "T2": "count", "mL-Cnt": "count", "T3": "named_region", "G-Clk": "named_region",
@@ -309,8 +310,10 @@ class ExampleScene:
 
     targets: list[tuple[int, int]]
     named: tuple[int, int, int, int]          # r0, c0, r1, c1 of the named rectangle
+    named_words: str                          # how an instruction names it ("column C4")
     highlighted: tuple[int, int, int, int]
     excluded: tuple[int, int, int, int]
+    empty_row: int                            # a row without odd cells
 
 
 def _cells(cells: list[tuple[int, int]]) -> str:
@@ -329,12 +332,12 @@ def worked_examples(templates: list[str], scene: ExampleScene | None = None) -> 
     for kind in example_kinds(templates):
         title, text, here = _EXAMPLE[kind]
         if scene is not None and here:
-            t, (r0, c0, r1, c1) = scene.targets, scene.named
+            t = scene.targets
             outside = [x for x in t if x not in _inside(t, scene.excluded)]
-            text += " " + here.format(n_all=len(t), r0=r0, r1=r1, c0=c0, c1=c1,
+            text += " " + here.format(n_all=len(t), named=scene.named_words,
                                       cells_in=_cells(_inside(t, scene.named)),
                                       cells_hl=_cells(_inside(t, scene.highlighted)), cells_out=_cells(outside),
-                                      n_out=len(outside))
+                                      n_out=len(outside), empty=scene.empty_row)
         out.append(WorkedExample(kind, title, text))
     return out
 
@@ -366,6 +369,55 @@ def edit_problems(old: StudyConfig, new: StudyConfig, active: bool, answered: in
     return out
 
 
-def stored_info_json(cfg: StudyConfig) -> str:
-    """The facts as a small JSON document (the bundle's texts/<study>/info.json)."""
-    return json.dumps({k: (cfg.info or {}).get(k, "") for k in INFO_FIELDS}, indent=1, ensure_ascii=False) + "\n"
+def stored_info_json(info: dict[str, str]) -> str:
+    """A study's facts as a small JSON document (the bundle's texts/<study>/info.json)."""
+    return json.dumps({k: (info or {}).get(k, "") for k in INFO_FIELDS}, indent=1, ensure_ascii=False) + "\n"
+
+
+# --------------------------------------------------------------------------- the questionnaire's summary
+
+@dataclass(frozen=True)
+class AnswerCount:
+    question: str
+    answer: str          # the choice's label, "(no answer)", or for free text "answered"
+    n: int
+    of: int              # participants who reached the questionnaire and stored it (skipped ones included)
+
+    @property
+    def percent(self) -> float:
+        return 100 * self.n / self.of
+
+
+def questionnaire_summary(store: Store, study_ids: list[str]) -> tuple[list[AnswerCount], list[tuple[str, str]]]:
+    """Counts per question and answer over real participants (origin 'participant') of these studies, and the
+    free-text strategies as (participant id, text). Every choice is listed, with 0 when nobody chose it."""
+    with store.connect() as c:
+        rows = q_store.answer_rows(c, study_ids)
+    by_q: dict[str, list[str | None]] = {}
+    strategies: list[tuple[str, str]] = []
+    for _study, pid, question, answer in rows:
+        by_q.setdefault(question, []).append(answer)
+        if question in QUESTIONS and not QUESTIONS[question].choices and answer:
+            strategies.append((pid, answer))
+    out: list[AnswerCount] = []
+    for key in QUESTIONS:
+        answers = by_q.get(key)
+        if not answers:
+            continue
+        q, of = QUESTIONS[key], len(answers)
+        if q.choices:
+            out += [AnswerCount(key, label, answers.count(code), of) for code, label in q.choices]
+        else:
+            out.append(AnswerCount(key, "answered", sum(a is not None for a in answers), of))
+        out.append(AnswerCount(key, "(no answer)", answers.count(None), of))
+    return out, strategies
+
+
+def questionnaire_line(counts: list[AnswerCount]) -> str:
+    """The summary in one line (the checklist): per question, each answer chosen with its count."""
+    parts = []
+    for key in dict.fromkeys(a.question for a in counts):
+        mine = [a for a in counts if a.question == key and a.n]
+        of = next(a.of for a in counts if a.question == key)
+        parts.append(f"{key} (n = {of}): " + ", ".join(f"{a.answer} {a.n}" for a in mine))
+    return "; ".join(parts)

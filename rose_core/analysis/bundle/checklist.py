@@ -14,6 +14,7 @@ import pandas as pd
 from ...benchmarks.rose.dataset import Dataset
 from ...benchmarks.rose.records import TEMPLATE_LABEL
 from ...instrument.study import get_study
+from ...instrument.texts import MARKER, questionnaire_line, questionnaire_summary, stored_texts
 from ...storage.participants import participant_times
 from ...storage.connection import Store
 from ..agreement import MIN_SHARED_TRIALS
@@ -190,7 +191,49 @@ def checklist_items(store: Store, ds: Dataset, paper: PaperReport) -> tuple[list
              "this bundle (tables as CSV, manifest with file hashes, dataset hash, code version); public URL: " + BLANK,
              "bundle; blank"),
     ]
-    return items, f
+    mine = text_items(store, f, items)
+    return [mine.get(it.item, it) for it in items], f
+
+
+def _fact(facts: HumanFacts, key: str) -> str | None:
+    """A fact the studies' texts state (`info`), per study when they differ; None when any study lacks it."""
+    vals = {s["name"]: (s["config"].get("info") or {}).get(key, "").strip() for s in facts.studies}
+    if not vals or any(not v or MARKER.search(v) for v in vals.values()):
+        return None
+    if len(set(vals.values())) == 1:
+        return next(iter(vals.values()))
+    return "; ".join(f"{name}: {v}" for name, v in vals.items())
+
+
+def text_items(store: Store, facts: HumanFacts, items: list[Item]) -> dict[str, Item]:
+    """The rows the studies' own texts and end questionnaire answer (compensation, ethics approval, the consent
+    shown, demographics), by item name, replacing the blanks of `checklist_items`."""
+    old = {it.item: it for it in items}
+    ids = [s["study_id"] for s in facts.studies]
+    versions = sorted({(t.study_id, t.version) for t in stored_texts(store, ids)})
+    out = {}
+    pay = _fact(facts, "payment")
+    if pay is not None:
+        item = old["Compensation (amount, basis, effective hourly rate)"]
+        out[item.item] = Item(item.section, item.item, f"{pay} (as the consent text states; "
+                              + item.answer.split("(", 1)[1], "study texts (info.payment), database")
+    ethics = _fact(facts, "ethics_reference")
+    if ethics is not None:
+        out["Ethics review (IRB) and approval number"] = Item("Ethics and compensation",
+                                                              "Ethics review (IRB) and approval number", ethics,
+                                                              "study texts (info.ethics_reference)")
+    if versions:
+        item = old["Informed consent"]
+        where = ", ".join(f"texts/{sid}/v{v}/consent.md" for sid, v in versions)
+        out[item.item] = Item(item.section, item.item, f"{item.answer}; the consent text shown: {where}",
+                              "database, study texts")
+    counts, _ = questionnaire_summary(store, ids)
+    if counts:
+        out["Demographics and expertise"] = Item(
+            "Baseliner population", "Demographics and expertise",
+            f"end questionnaire (real participants who reached it): {questionnaire_line(counts)}. Expertise and "
+            "anything not asked: " + BLANK, "database (end questionnaire); blank")
+    return out
 
 
 def _agreement_txt(paper: PaperReport) -> str:

@@ -15,7 +15,8 @@ from pathlib import Path
 from ...benchmarks.rose.dataset import Dataset
 from ...benchmarks.rose.scoring import SCORER_VERSION
 from ...storage.connection import Store
-from .checklist import checklist_items, checklist_markdown, methods_paragraph
+from ...instrument.texts import stored_info_json, stored_texts
+from .checklist import HumanFacts, checklist_items, checklist_markdown, methods_paragraph
 from .figures import FORMATS, PNG_SCALE, paper_figures, render_figures
 from ..selection import ExclusionRules, Filters
 from .paper import BundleError, PaperReport, paper_report
@@ -66,6 +67,7 @@ def _write_contents(folder: Path, store: Store, ds: Dataset, paper: PaperReport,
     (folder / "checklist.json").write_text(json.dumps([asdict(i) | {"blank": i.blank} for i in items], indent=1,
                                                       ensure_ascii=False) + "\n", encoding="utf-8")
     (folder / "methods.md").write_text(methods_paragraph(paper, facts, ds) + "\n", encoding="utf-8")
+    write_texts(folder / "texts", store, facts)
     figs = render_figures(paper_figures(paper), folder / "figures") if figures else []
     sel = paper.selection
     return {
@@ -82,6 +84,20 @@ def _write_contents(folder: Path, store: Store, ds: Dataset, paper: PaperReport,
                      "png_pixels": [f.width * PNG_SCALE, f.height * PNG_SCALE]} for f in figs]
         if figures else "not rendered (--no-figures)",
     }
+
+
+def write_texts(folder: Path, store: Store, facts: HumanFacts) -> None:
+    """texts/<study>/v<version>/<page>.md: the exact Markdown participants read, per text version (the checklist
+    names them), and texts/<study>/info.json: the facts those texts state."""
+    folder.mkdir()
+    for t in stored_texts(store, [s["study_id"] for s in facts.studies]):
+        out = folder / t.study_id / f"v{t.version}"
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{t.key}.md").write_text(t.markdown + "\n", encoding="utf-8")
+    for s in facts.studies:
+        (folder / s["study_id"]).mkdir(exist_ok=True)
+        (folder / s["study_id"] / "info.json").write_text(stored_info_json(s["config"].get("info") or {}),
+                                                          encoding="utf-8")
 
 
 def write_bundle(store: Store, ds: Dataset, out: Path, *, split: str | None = None, exclusions: bool = True,
