@@ -4,8 +4,17 @@ The helpers read the gold answer from the server-side item to know what a right 
 only what the component sends."""
 from __future__ import annotations
 
+import tomllib
+from pathlib import Path
+
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.session import End, ItemScreen, ParticipantSession, PracticeFeedback, Recorded, Wait, join
+
+
+# A fictional lab's facts (docs/examples/texts/info.toml): a study with them has no template marker left, so it
+# is created open, as the participant page requires.
+LAB_INFO: dict[str, str] = tomllib.loads(
+    (Path(__file__).resolve().parents[1] / "docs/examples/texts/info.toml").read_text(encoding="utf-8"))["info"]
 
 
 def events_for(cells, count=None, start_seq: int = 0) -> list[dict]:

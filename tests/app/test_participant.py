@@ -16,13 +16,14 @@ from rose_core.storage import open_store
 from tests.participants import answer
 
 from .conftest import ROOT
+from tests.participants import LAB_INFO
 
 
 def study(ds, **kw):
     cfg = dict(name="apptest", practice_items=4, items_per_participant=3, completion_code="CODE-9",
                completion_url="https://app.prolific.com/submissions/complete?cc=CODE-9")
     cfg.update(kw)
-    return create_study(open_store(os.environ["ROSE_DB"]), ds, StudyConfig(**cfg))
+    return create_study(open_store(os.environ["ROSE_DB"]), ds, StudyConfig(info=LAB_INFO, **cfg))
 
 
 def visit(**query) -> AppTest:

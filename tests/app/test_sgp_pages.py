@@ -19,6 +19,7 @@ from rose_core.storage import open_store
 from tests.sgp_players import play, run_to_end, solution
 
 from .conftest import PASSWORD, ROOT
+from tests.participants import LAB_INFO
 
 
 @pytest.fixture
@@ -223,7 +224,7 @@ def test_participants_are_shown_and_excluded_in_their_own_benchmark(sgp_env, sgp
     from rose_core.instrument.study import create_study
     from tests.participants import answer, new_session
 
-    rose = create_study(sgp_env, small_dataset, StudyConfig(name="rose pilot", practice_items=0, attention_every=0,
+    rose = create_study(sgp_env, small_dataset, StudyConfig(info=LAB_INFO, name="rose pilot", practice_items=0, attention_every=0,
                                                             items_per_participant=1), ids=SequentialIds("r"))
     s = new_session(sgp_env, small_dataset, rose, "R0")
     answer(s, s.screen())

@@ -11,6 +11,7 @@ from tools.cluster import COOKIE, Cluster
 
 from .conftest import PASSWORD
 from .helpers import answer, pressed_cells, shown_item, start, wait_stage, wait_until
+from tests.participants import LAB_INFO
 
 EXPERIMENTER_WORDS = ["Studies", "Model runs", "Scene explorer", "Results", "Agreement", "Drill-down", "SGP results",
                       "replay", "Sign in"]
@@ -43,7 +44,7 @@ def _pinned(page) -> str:
 
 def test_a_participant_finishes_on_the_other_process_when_theirs_is_killed(cluster, browser, small_dataset):
     store = open_store(cluster.db)
-    study = create_study(store, small_dataset, StudyConfig(
+    study = create_study(store, small_dataset, StudyConfig(info=LAB_INFO,
         name="cluster", split="test", practice_items=0, attention_every=0, items_per_participant=5, seed=4,
         templates=["T3", "T4"]))
     ctx = browser.new_context(viewport={"width": 1200, "height": 1000})

@@ -16,6 +16,7 @@ from rose_core.storage.connection import Store
 
 from .conftest import PASSWORD, start_server
 from .grid_harness import DESKTOP
+from tests.participants import LAB_INFO
 from .helpers import (
     participant_id,
     pressed_cells,
@@ -41,7 +42,7 @@ def _acts(store: Store, pid: str, view: str) -> list[tuple]:
 
 def test_drilldown_replays_clicks_undo_and_reload_in_order(live, browser, small_dataset):
     store = open_store(live.db)
-    study = create_study(store, small_dataset, StudyConfig(
+    study = create_study(store, small_dataset, StudyConfig(info=LAB_INFO,
         name="replay", split="test", templates=["T3"], practice_items=0, attention_every=0, items_per_participant=1,
         seed=9))
     ctx, page = _new_page(browser)
@@ -127,7 +128,7 @@ def test_studies_page_builds_a_study_s_export_when_its_button_is_clicked(live, b
     from tests.participants import answer, new_session
 
     store = open_store(live.db)
-    study = create_study(store, small_dataset, StudyConfig(
+    study = create_study(store, small_dataset, StudyConfig(info=LAB_INFO,
         name="export", split="test", templates=["T1"], practice_items=0, attention_every=0, items_per_participant=2,
         seed=4))
     s = new_session(store, small_dataset, study, "E1")
@@ -155,7 +156,7 @@ def test_studies_page_builds_a_study_s_export_when_its_button_is_clicked(live, b
 
 
 def test_studies_page_link_uses_the_address_the_app_was_opened_with(live, browser, small_dataset):
-    study = create_study(open_store(live.db), small_dataset, StudyConfig(name="link", seed=1))
+    study = create_study(open_store(live.db), small_dataset, StudyConfig(info=LAB_INFO, name="link", seed=1))
     ctx, page = _new_page(browser)
     try:
         sign_in(page, live.url, PASSWORD)
@@ -178,7 +179,7 @@ def test_studies_page_link_uses_rose_public_url(small_dataset, browser, tmp_path
     srv = start_server(small_dataset, tmp_path, **{PUBLIC_URL_ENV: public + "/"})
     ctx, page = _new_page(browser)
     try:
-        study = create_study(open_store(tmp_path / "rose.db"), small_dataset, StudyConfig(name="public", seed=1))
+        study = create_study(open_store(tmp_path / "rose.db"), small_dataset, StudyConfig(info=LAB_INFO, name="public", seed=1))
         sign_in(page, srv.url, PASSWORD)
         link = _participant_link(page)
         assert link.startswith(f"{public}/?study={study.study_id}&PROLIFIC_PID="), link

@@ -6,10 +6,11 @@ from rose_core.instrument.study import StudyConfig, create_study
 from rose_core.storage import open_store
 
 from .helpers import answer, shown_item, start
+from tests.participants import LAB_INFO
 
 
 def test_item_image_is_the_instance_png_by_url(server, page, small_dataset):
-    study = create_study(open_store(server.db), small_dataset, StudyConfig(
+    study = create_study(open_store(server.db), small_dataset, StudyConfig(info=LAB_INFO,
         name="img", split="test", items_per_participant=3, target_per_instance=2, practice_items=0,
         attention_every=0, same_scene_multiple_templates=False, seed=5))
     store = open_store(server.db)

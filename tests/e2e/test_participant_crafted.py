@@ -16,6 +16,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 from rose_core.instrument.study import StudyConfig, create_study
 from rose_core.storage import open_store
 from ui.click_grid import element_data
+from tests.participants import LAB_INFO
 
 
 def _trigger_id(base: str) -> str:
@@ -62,7 +63,7 @@ OVERSIZED = {  # refused by Streamlit before the page sees them (server.maxWidge
 
 
 def test_crafted_messages_get_a_friendly_refusal_and_nothing_is_stored(live, small_dataset):
-    study = create_study(open_store(live.db), small_dataset, StudyConfig(
+    study = create_study(open_store(live.db), small_dataset, StudyConfig(info=LAB_INFO,
         name="crafted", split="test", practice_items=0, attention_every=0, items_per_participant=2, seed=6,
         templates=["T3"]))
     store = open_store(live.db)

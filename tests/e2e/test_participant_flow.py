@@ -7,13 +7,14 @@ from rose_core.storage import open_store
 
 from . import helpers
 from .helpers import answer, participant_id, shown_item, wait_stage
+from tests.participants import LAB_INFO
 
 
 def make_study(server, ds, **kw):
     cfg = dict(name="e2e", split="test", items_per_participant=4, target_per_instance=2, practice_items=4,
                attention_every=2, completion_code="C0DE-42", seed=3)
     cfg.update(kw)
-    return create_study(open_store(server.db), ds, StudyConfig(**cfg))
+    return create_study(open_store(server.db), ds, StudyConfig(info=LAB_INFO, **cfg))
 
 
 def start(page, server, study, pid="PP1"):

@@ -11,13 +11,14 @@ from rose_core.storage.connection import Store
 
 from .grid_harness import DESKTOP
 from .helpers import participant_id, pressed_cells, shown_item, start, wait_until
+from tests.participants import LAB_INFO
 
 
 def _study(live, ds, name: str, **kw):
     cfg = dict(name=name, split="test", practice_items=0, attention_every=0, items_per_participant=2, seed=9,
                templates=["T3"])
     cfg.update(kw)
-    return create_study(open_store(live.db), ds, StudyConfig(**cfg))
+    return create_study(open_store(live.db), ds, StudyConfig(info=LAB_INFO, **cfg))
 
 
 def _link(live, study, pid: str, session: str = "SS") -> str:

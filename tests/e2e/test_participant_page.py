@@ -28,12 +28,13 @@ from .helpers import (
 )
 from .test_click_grid_fit import check_fits
 from .test_redirect import landing  # noqa: F401  (fixture)
+from tests.participants import LAB_INFO
 
 
 def _study(live, ds, name: str, **kw):
     cfg = dict(name=name, split="test", practice_items=0, attention_every=0, items_per_participant=2, seed=5)
     cfg.update(kw)
-    return create_study(open_store(live.db), ds, StudyConfig(**cfg))
+    return create_study(open_store(live.db), ds, StudyConfig(info=LAB_INFO, **cfg))
 
 
 def _link(live, study, pid: str) -> str:

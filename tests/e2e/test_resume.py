@@ -3,10 +3,11 @@ from rose_core.instrument.study import StudyConfig, create_study
 from rose_core.storage import open_store
 
 from .helpers import answer, shown_item, start
+from tests.participants import LAB_INFO
 
 
 def test_reload_and_closed_tab_resume_same_item(server, browser, small_dataset):
-    study = create_study(open_store(server.db), small_dataset, StudyConfig(
+    study = create_study(open_store(server.db), small_dataset, StudyConfig(info=LAB_INFO,
         name="resume", split="test", practice_items=0, attention_every=0, items_per_participant=5))
     store = open_store(server.db)
     url = f"{server.url}/?study={study.study_id}&PROLIFIC_PID=RES1"
@@ -36,7 +37,7 @@ def test_reload_and_closed_tab_resume_same_item(server, browser, small_dataset):
 
 
 def test_anonymous_id_survives_reload(server, page, small_dataset):
-    study = create_study(open_store(server.db), small_dataset, StudyConfig(name="anon", practice_items=0))
+    study = create_study(open_store(server.db), small_dataset, StudyConfig(info=LAB_INFO, name="anon", practice_items=0))
     page.goto(f"{server.url}/?study={study.study_id}")
     page.get_by_text("I have read the above").click()
     page.get_by_role("button", name="Continue").click()
@@ -51,7 +52,7 @@ def test_anonymous_id_survives_reload(server, page, small_dataset):
 def test_anonymous_participant_survives_the_back_button(server, page, small_dataset):
     """The generated id replaces the link's history entry instead of adding one: Back (or leaving the app and coming
     forward again) never lands on the id-less link, whose reload would make a new participant and lose the progress."""
-    study = create_study(open_store(server.db), small_dataset, StudyConfig(name="anon-back", practice_items=0,
+    study = create_study(open_store(server.db), small_dataset, StudyConfig(info=LAB_INFO, name="anon-back", practice_items=0,
                                                                       attention_every=0, items_per_participant=3))
     page.goto(f"{server.url}/_stcore/health")  # where the participant came from (any page)
     start(page, f"{server.url}/?study={study.study_id}")
@@ -70,7 +71,7 @@ def test_anonymous_participant_survives_the_back_button(server, page, small_data
 
 def test_killed_server_loses_no_acknowledged_response(server, browser, small_dataset):
     store = open_store(server.db)
-    study = create_study(store, small_dataset, StudyConfig(
+    study = create_study(store, small_dataset, StudyConfig(info=LAB_INFO,
         name="kill", split="test", practice_items=0, attention_every=0, items_per_participant=6))
     url = f"{server.url}/?study={study.study_id}&PROLIFIC_PID=KILL"
     page = browser.new_page()
