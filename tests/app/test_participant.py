@@ -65,7 +65,9 @@ def test_consent_then_instructions_then_practice_and_resume(app_env):
     at.checkbox(key="part_agree").check().run()
     at.button(key="part_consent_btn").click().run()
     assert at.title[0].value == "How it works"
-    assert len(at.get("image")) == 2  # the worked example, plain and solved
+    # one worked example per output kind of T1-T5: count, named rectangle, highlighted, excluded + count, nothing
+    assert len(at.get("image")) == 5 and [t.label for t in at.tabs] == [
+        "Counting", "A named rectangle", "A highlighted region", "An excluded region, with a count", "Nothing to click"]
     at.button(key="part_instr_btn").click().run()
     assert not at.exception
     screen = session_of(at, app_env).screen()
@@ -155,8 +157,8 @@ def test_end_page_shows_code_and_redirect(app_env):
 
 
 def test_screened_out_page(app_env):
-    at = _end(app_env, "screened_out")
-    assert any("criterion" in i.value for i in at.info)
+    at = _end(app_env, "screened_out")  # the study's screen-out text (the default, facts filled in)
+    assert any("**return your submission**" in m.value and "Dr Ada Example" in m.value for m in at.markdown)
     assert not any("CODE-9" in m.value for m in at.markdown)
 
 
