@@ -358,7 +358,8 @@ def storage_fault_logged(action):
 
 match screen:
     case Consent(time_limit_minutes=limit, text=text):
-        st.title("Welcome")
+        if not text.startswith("#"):  # a text with its own heading needs no second one
+            st.title("Welcome")
         st.markdown(text)  # the study's own text: Markdown only, raw HTML is not rendered
         if limit:
             st.info(f"The study has a time limit of {limit} minutes from the moment you agree.")
