@@ -8,7 +8,9 @@ import tomllib
 from pathlib import Path
 
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.session import End, ItemScreen, ParticipantSession, PracticeFeedback, Recorded, Wait, join
+from rose_core.instrument.session import (
+    End, ItemScreen, ParticipantSession, PracticeFeedback, Questionnaire, Recorded, Wait, join,
+)
 
 
 # A fictional lab's facts (docs/examples/texts/info.toml): a study with them has no template marker left, so it
@@ -63,15 +65,16 @@ def new_session(store, ds, study, ext: str, ids=None, clock=None, intro: bool = 
 
 def run_to_end(session: ParticipantSession, right=lambda screen: True, on_item=None, max_steps: int = 500,
                max_waits: int = 20_000):
-    """Answer every item (acknowledging feedback) until the end; returns (kinds answered, End). A `Wait` (every
-    remaining item held by someone else, as with participants answering in other threads) is waited out."""
+    """Answer every item (acknowledging feedback) until the end; returns (kinds answered, End), or the
+    Questionnaire of a study that asks one. A `Wait` (every remaining item held by someone else, as with
+    participants answering in other threads) is waited out."""
     import time
 
     kinds = []
     steps = 0
     while steps < max_steps:
         screen = session.screen()
-        if isinstance(screen, End):
+        if isinstance(screen, (End, Questionnaire)):
             return kinds, screen
         if isinstance(screen, Wait):
             max_waits -= 1

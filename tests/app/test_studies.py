@@ -60,3 +60,58 @@ def test_invalid_study_is_explained(app_env):
     at.run()
     assert at.error and "name: must not be empty" in at.error[0].value
     assert list_studies(open_store(os.environ["ROSE_DB"])) == []
+
+
+def test_a_draft_is_filled_in_the_texts_form_then_opens(app_env):
+    from rose_core.instrument.study import StudyConfig, create_study, get_study
+    from rose_core.instrument.texts import INFO_FIELDS, texts_version
+    from tests.participants import LAB_INFO
+
+    db = open_store(os.environ["ROSE_DB"])
+    study = create_study(db, app_env, StudyConfig(name="draft", split="dev"))
+    sid = study.study_id
+    at = signed_in()
+    assert not at.exception
+    warning = next(w.value for w in at.warning if "cannot open" in w.value)
+    assert "info.researcher: still the template marker [[RESEARCHER]]" in warning
+    at.toggle(key=f"studies_active_{sid}").set_value(True).run()
+    assert any("cannot open yet" in e.value and "[[PAYMENT]]" in e.value for e in at.error)
+    assert not get_study(db, sid).active
+    for k in INFO_FIELDS:
+        at.text_input(key=f"studies_info_{sid}_{k}").input(LAB_INFO[k])
+    at.text_area(key=f"studies_text_{sid}_debrief").input("")
+    at.multiselect(key=f"studies_questions_{sid}").set_value(["age_band", "strategy"])
+    next(b for b in at.button if b.label == "Save texts").click().run()
+    assert not at.exception
+    assert texts_version(db, sid) == 2
+    cfg = get_study(db, sid).config
+    assert cfg.info == LAB_INFO and cfg.texts["debrief"] == "" and cfg.questionnaire == ["age_band", "strategy"]
+    assert not any("cannot open" in w.value for w in at.warning)
+    assert at.markdown and any("Participant texts (version 2)" in m.value for m in at.markdown)
+    at.toggle(key=f"studies_active_{sid}").set_value(True).run()
+    assert get_study(db, sid).active
+
+
+def test_the_participants_page_summarises_the_questionnaire(app_env):
+    from rose_core.instrument.session import Questionnaire
+    from rose_core.instrument.study import StudyConfig, create_study
+    from tests.participants import LAB_INFO, new_session, run_to_end
+
+    db = open_store(os.environ["ROSE_DB"])
+    study = create_study(db, app_env, StudyConfig(name="q", split="dev", info=LAB_INFO, practice_items=0,
+                                                  attention_every=0, items_per_participant=1,
+                                                  questionnaire=["vision", "strategy"]))
+    for ext, vision, strategy in (("A", "normal", "corners first"), ("B", "corrected", ""), ("C", None, None)):
+        s = new_session(db, app_env, study, ext)
+        assert isinstance(run_to_end(s)[1], Questionnaire)
+        s.answer_questionnaire({} if vision is None else {"vision": vision, "strategy": strategy})
+    at = signed_in()
+    at.switch_page("app_pages/participants_overview.py").run()
+    assert not at.exception, at.exception
+    frames = [df.value for df in at.dataframe]
+    q = next(f for f in frames if "question" in f.columns)
+    rows = {(r["question"], r["answer"]): (r["participants"], r["share"]) for _, r in q.iterrows()}
+    assert rows[("Your eyesight while doing the study", "Normal")] == ("1", "33.3")
+    assert rows[("Your eyesight while doing the study", "(no answer)")] == ("1", "33.3")
+    strategies = next(f for f in frames if "strategy" in f.columns)
+    assert strategies["strategy"].tolist() == ["corners first"]
