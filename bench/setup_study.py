@@ -1,6 +1,7 @@
 """A ready-to-run study for the benchmarks: small dataset, fresh database, participants joined."""
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 from rose_core import Dataset, build_dataset
@@ -11,6 +12,10 @@ from rose_core.instrument.study import (
     join,
 )
 from rose_core.storage import open_store
+
+# The shipped example facts (a fictional lab): a study with them is open, as the participant page requires.
+EXAMPLE_INFO = tomllib.loads((Path(__file__).resolve().parents[1] / "docs/examples/texts/info.toml")
+                            .read_text(encoding="utf-8"))["info"]
 
 
 def prepare(tmp: Path, participants: int, scale: float = 0.05, intro: bool = True, db: Path | str | None = None,
@@ -25,7 +30,8 @@ def prepare(tmp: Path, participants: int, scale: float = 0.05, intro: bool = Tru
     db_file = db or tmp / "bench.db"
     store = open_store(db_file)
     cfg = dict(name="bench", split="all", templates=["G-Clk", "T3", "T4"], items_per_participant=1000,
-               target_per_instance=10_000, practice_items=0, attention_every=0, same_scene_multiple_templates=True)
+               target_per_instance=10_000, practice_items=0, attention_every=0, same_scene_multiple_templates=True,
+               info=EXAMPLE_INFO)
     cfg.update(config)
     study = create_study(store, ds, StudyConfig(**cfg))
     ids = []
