@@ -80,8 +80,9 @@ if "part_pid" not in ss:
     if study is None or not study.active:
         st.error("This study link is not valid or the study is closed. Please check the link you were given.")
         st.stop()
-    if opening_problems(study.config):  # a template marker or a missing fact: never shown to a participant
-        _log("study texts not ready", StudyError("; ".join(opening_problems(study.config))))
+    not_ready = opening_problems(study.config)
+    if not_ready:  # a template marker or a missing fact: never shown to a participant
+        _log("study texts not ready", StudyError("; ".join(not_ready)))
         st.error("This study is not ready yet. Please contact the researcher who sent you the link.")
         st.stop()
     if study.dataset_hash != ds.dataset_hash:
