@@ -179,6 +179,28 @@ def status_counts(conn: Connection, study_id: str) -> dict[str, int]:
                              "WHERE study_id = ? GROUP BY 1", (study_id,)).fetchall())
 
 
+def origin_counts(conn: Connection, study_id: str) -> dict[str, int]:
+    """Participants of the study per origin (participant, preview, simulated, test)."""
+    return dict(conn.execute("SELECT origin, count(*) FROM participants WHERE study_id = ? GROUP BY origin",
+                             (study_id,)).fetchall())
+
+
+# The participants of one study and origin, as a sub-query every table's delete of them shares.
+OF_ORIGIN = "SELECT participant_id FROM participants WHERE study_id = ? AND origin = ?"
+
+
+def delete_of_origin(conn: Connection, study_id: str, origin: str) -> dict[str, int]:
+    """Inside the caller's transaction, after their responses, events and episode rows are gone: the study's
+    participants of this origin, their assignments and their flags. Returns rows deleted per table."""
+    out = {}
+    for table in ("assignments", "participant_flags"):
+        out[table] = conn.execute(f"DELETE FROM {table} WHERE participant_id IN ({OF_ORIGIN})",
+                                  (study_id, origin)).rowcount
+    out["participants"] = conn.execute("DELETE FROM participants WHERE study_id = ? AND origin = ?",
+                                       (study_id, origin)).rowcount
+    return out
+
+
 # --------------------------------------------------------------------------- assignments
 
 @dataclass(frozen=True)
