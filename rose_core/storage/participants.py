@@ -160,11 +160,11 @@ def participants_summary(conn: Connection, study: Any) -> list[dict]:
 
 def participant_rows(conn: Connection) -> list[dict[str, Any]]:
     """Every participant of every study with the study's name (participant_id, study_id, study, external_id,
-    source, practice_attempts, practice_passed, end_reason), ordered by study, external id, participant id: a
-    total order that does not depend on the (random) participant ids."""
+    source, practice_attempts, practice_passed, end_reason, origin), ordered by study, external id, participant
+    id: a total order that does not depend on the (random) participant ids."""
     return [dict(r) for r in conn.execute(
         "SELECT p.participant_id, p.study_id, s.name AS study, p.external_id, p.source, p.practice_attempts, "
-        "p.practice_passed, p.end_reason FROM participants p JOIN studies s USING (study_id) "
+        "p.practice_passed, p.end_reason, p.origin FROM participants p JOIN studies s USING (study_id) "
         "ORDER BY p.study_id, p.external_id, p.participant_id")]
 
 
