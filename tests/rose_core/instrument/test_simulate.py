@@ -127,7 +127,7 @@ def test_simulated_participants_go_through_the_real_session(store, small_dataset
     parts = {p.participant_id: p for p in sim.participants}
     with store.connect() as c:
         stored = {r["participant_id"]: dict(r) for r in c.execute("SELECT * FROM participants")}
-        resp = [dict(r) for r in c.execute("SELECT * FROM responses")]
+        resp = [dict(r) for r in c.execute("SELECT * FROM responses ORDER BY response_id")]
     assert set(stored) == set(parts) and {p["origin"] for p in stored.values()} == {"simulated"}
     assert all(p["consent_at"] and p["instructions_at"] and p["practice_passed"] == 1 for p in stored.values())
     for pid, p in parts.items():
