@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
+import statistics
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -265,16 +266,14 @@ class SimulatedParticipant:
     attention_answered: int = 0
     attention_failed: int = 0
     practice_answered: int = 0
-    waits: int = 0
+    waits: int = 0                        # "please wait" screens (every remaining item held by others)
+    refused: int = 0                      # answers the session refused: past the time limit
     item_seconds: list[float] = field(default_factory=list, repr=False)   # main items, server-timed
 
     @property
     def median_item_s(self) -> float | None:
-        s = sorted(self.item_seconds)
-        if not s:
-            return None
-        m = len(s) // 2
-        return s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 2
+        """Median server time per main item (what the too-fast rule reads); None without main answers."""
+        return statistics.median(self.item_seconds) if self.item_seconds else None
 
     @property
     def should_be_excluded(self) -> bool:
@@ -400,9 +399,15 @@ class _Actor:
         total_ms = 1000.0 * (self.clock() - self.shown_at)
         rec = self.session.submit(s, {
             "view_id": s.view_id, "selection": [list(c) for c in p.cells],
-            "count": None if count is None else str(count), "events": p.rest, "first_action_ms": p.first_ms,
+            "count": None if count is None else str(count), "events": p.rest,
+            "first_action_ms": p.first_ms if p.rest or p.cells or count is not None else None,
             "active_ms": total_ms, "client_total_ms": total_ms, "viewport": [1440, 900], "dpr": 2.0,
             "focus_lost": False})
+        if rec.refused in ("late", "released"):
+            # past the study's time limit (or silent past its release limit): refused and recorded, as for a
+            # browser; the next screen says how it ended
+            self.p.refused += 1
+            return 1.0
         if rec.duplicate:
             raise StudyError(f"simulated participant {self.p.external_id}: the session refused the answer to "
                              f"{s.item.item_id} ({rec.refused})")

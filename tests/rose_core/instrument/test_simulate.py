@@ -188,6 +188,16 @@ def test_a_simulation_refuses_a_live_study_a_repeated_seed_and_another_build(sto
         simulate(store, small_dataset, dataclasses.replace(study, dataset_hash="0" * 16), TRUTH, 2, 9)
 
 
+def test_a_time_limit_ends_slow_simulated_participants_as_it_ends_anyone(store, small_dataset):
+    study = make_study(store, small_dataset, time_limit_minutes=4)   # ~2.5 min of intro and practice, 20 s an item
+    sim = simulate(store, small_dataset, study, parse_truth({"median_s": 20.0, "sigma": 0.1, "reading_s": 10.0}), 3, 0)
+    assert {p.end_reason for p in sim.participants} == {"timed_out"}
+    assert all(0 < p.main_answered < 12 for p in sim.participants)
+    with store.connect() as c:
+        flags = [r["kind"] for r in c.execute("SELECT kind FROM participant_flags")]
+    assert flags.count("late_answer") == sum(p.refused for p in sim.participants) > 0   # the item they were on
+
+
 # --------------------------------------------------------------------------- clearing
 
 def test_clear_deletes_exactly_the_simulated_rows(store, small_dataset):
