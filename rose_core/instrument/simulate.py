@@ -455,10 +455,10 @@ def simulate(store: Store, ds: Dataset, study: Study, truth: Truth, n: int, seed
     (seeded arrivals, one shared server clock starting at the study's creation), and return the ground truth."""
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_PARTICIPANTS:
         raise StudyError(f"participants: expected a whole number 1..{MAX_PARTICIPANTS}, got {n!r}")
+    check_against(truth, study)
     if ds.dataset_hash != study.dataset_hash:
         raise StudyError(f"study {study.study_id} was made on dataset build {study.dataset_hash}, not on "
                          f"{ds.dataset_hash}: pass that build with --dataset")
-    check_against(truth, study)
     with storage(store), store.connect() as c:
         origins = participants.origin_counts(c, study.study_id)
         taken = [i for i in range(n) if participants.find_participant(c, study.study_id, _external(seed, i))]

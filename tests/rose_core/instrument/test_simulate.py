@@ -16,6 +16,7 @@ from rose_core.instrument.simulate import (
     ROLES, TruthError, apportion, clear_simulated, load_truth, parse_truth, right_answer, simulate, wrong_answer,
 )
 from rose_core.instrument.study import StudyConfig, StudyError, create_study, join
+from rose_core.storage import open_store
 from tests.participants import new_session, run_to_end
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "truth.toml"
@@ -84,6 +85,15 @@ def test_the_truth_must_fit_the_study(store, small_dataset):
     with pytest.raises(TruthError, match="attention_failure: study s-nochk-0001 has no attention checks"):
         simulate(store, small_dataset, no_checks, parse_truth({"attention_failure": 0.1}), 2, 0)
     assert dump(store)["participants"] == []    # nothing stored
+
+
+def test_an_sgp_study_is_refused(store, sgp_dataset):
+    from rose_core.instrument.episode_session import create_sgp_study
+
+    study = create_sgp_study(store, sgp_dataset, StudyConfig(name="sgp", benchmark="sgp", attention_every=0,
+                                                             practice_items=0), ids=SequentialIds("sgp"))
+    with pytest.raises(TruthError, match="is an SGP study: `study simulate` drives ROSE studies"):
+        simulate(store, None, study, TRUTH, 2, 0)
 
 
 def test_roles_are_apportioned_exactly():
@@ -227,14 +237,16 @@ def test_clear_deletes_exactly_the_simulated_rows(store, small_dataset):
     assert clear_simulated(store, study)["participants"] == 0
 
 
-def test_a_dry_run_of_thirty_by_forty_takes_seconds(store, small_dataset):
-    """The pilot the brief names (30 participants x 40 items): well under a minute even on a busy machine
-    (measured figures: docs/running-a-study.md, "Dry run")."""
+def test_a_dry_run_of_thirty_by_forty_takes_seconds(small_dataset, tmp_path):
+    """A realistic pilot (30 participants x 40 items) on the default backend, SQLite: seconds, and well under a
+    minute even on a busy machine (measured figures, PostgreSQL's too: docs/running-a-study.md, "Dry run")."""
     import time
 
+    store = open_store(tmp_path / "rose.db")
     study = make_study(store, small_dataset, items_per_participant=40, attention_every=10)
     t = time.perf_counter()
     sim = simulate(store, small_dataset, study, load_truth(EXAMPLE), 30, 0)
     took = time.perf_counter() - t
     assert sum(p.main_answered for p in sim.participants) > 900
+    store.close()
     assert math.isfinite(took) and took < 60, took
