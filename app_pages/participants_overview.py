@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from rose_core.analysis.charts import box_figure, histogram_figure, scatter_figure
+from rose_core.analysis.selection import counted
 from rose_core.instrument.study import list_studies
 from rose_core.instrument.texts import QUESTIONS, questionnaire_summary
 from ui.dash import View, chart, participants_overview, table as show_table
@@ -14,7 +15,8 @@ sgp_studies = [s for s in list_studies(v.db) if s.config.benchmark == "sgp"]
 if sgp_studies:
     st.caption(f"ROSE studies only. The participants of the {len(sgp_studies)} SGP "
                f"{'study' if len(sgp_studies) == 1 else 'studies'}, with their exclusions, are on **SGP results**.")
-parts = v.participants
+# the participants that count (real ones; a dry run's simulated ones too when the sidebar includes them)
+everything, parts = counted(v.everything, v.participants, v.filters.origins)
 if parts.empty:
     st.info("No participant in a ROSE study yet.")
     st.stop()
@@ -27,7 +29,7 @@ ex = participants_overview(parts, v.rules.describe(), "rose_participants", "part
 
 # every chosen participant's answers under the sidebar's filters, the excluded ones too (shown apart): the charts
 # say the selection in their subtitle, so they draw the selection's answers (split, subsets, templates, studies)
-humans = v.filters.apply(v.everything[v.everything["solver_kind"] == "human"])
+humans = v.filters.apply(everything[everything["solver_kind"] == "human"])
 if not humans.empty:
     out = humans["participant_id"].isin(ex["participant_id"]).to_numpy()
     seconds = humans["total_ms"].to_numpy(dtype=float) / 1000

@@ -315,7 +315,7 @@ class View:
 CHOICES = "dash_choices"  # the one place the sidebar's choices live: every analysis page reads and writes it
 DEFAULT_CHOICES = {"dash_split": "all", "dash_subsets": [], "dash_templates": [], "dash_studies": [],
                    "dash_solvers": [], "dash_ex_att": True, "dash_ex_fast": True, "dash_ex_fast_s": 1.5,
-                   "dash_ex_streak": True, "dash_ex_streak_n": 10}
+                   "dash_ex_streak": True, "dash_ex_streak_n": 10, "dash_simulated": False}
 
 
 def _remember(key: str) -> None:
@@ -347,6 +347,11 @@ def sidebar(df: pd.DataFrame) -> tuple[Filters, ExclusionRules]:
                             **_kept("dash_studies", list(studies)))
     solver_options = sorted(df["solver"].unique()) if len(df) else []
     solvers = sb.multiselect("Solvers", solver_options, **_kept("dash_solvers", solver_options))
+    simulated = sb.checkbox("Include simulated participants (dry run)", **_kept("dash_simulated"),
+                            help="`study simulate`'s participants of known truth, beside the real ones: never for "
+                                 "publication")
+    if simulated:
+        sb.warning("Simulated participants are counted on every page: a dry run, not for publication.")
     sb.markdown("### Participant exclusions")
     sb.caption("Chosen once, applied on every analysis page.")
     att = sb.checkbox("Failed an attention check", **_kept("dash_ex_att"))
@@ -355,7 +360,8 @@ def sidebar(df: pd.DataFrame) -> tuple[Filters, ExclusionRules]:
     streak_on = sb.checkbox("Response streaks", **_kept("dash_ex_streak"))
     streak = sb.number_input("… answers in a row saying the same", 2, 100, **_kept("dash_ex_streak_n")) \
         if streak_on else None
-    return (Filters(None if split == "all" else split, tuple(subsets), tuple(templates), tuple(chosen), tuple(solvers)),
+    return (Filters(None if split == "all" else split, tuple(subsets), tuple(templates), tuple(chosen), tuple(solvers),
+                    ("participant", "simulated") if simulated else ("participant",)),
             ExclusionRules(att, fast * 1000 if fast else None, int(streak) if streak else None))
 
 

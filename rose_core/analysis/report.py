@@ -7,17 +7,22 @@ import pandas as pd
 from ..storage.connection import Store
 from .formats import json_rows
 from .frame import scorer_note, scorer_versions
-from .selection import ExclusionRules, Filters, Selection, repeated_people_note, select_from_store
+from .selection import (ExclusionRules, Filters, Selection, repeated_people_note, select_from_store,
+                        simulated_note)
 from .tables import BOOT, SEED, main_table
 
 
 def report_data(store: Store, split: str | None = None, exclusions: bool = True, published: bool = True,
-                n_boot: int | None = None, seed: int | None = None) -> tuple[dict, pd.DataFrame]:
+                n_boot: int | None = None, seed: int | None = None,
+                include_simulated: bool = False) -> tuple[dict, pd.DataFrame]:
     """(the JSON report, the main table). Defaults are the dashboards': standard exclusions, BOOT resamples,
-    base seed SEED."""
+    base seed SEED, real participants only (`include_simulated`: a dry run's simulated ones too, said loudly in
+    "simulated_warning")."""
     rules = ExclusionRules() if exclusions else ExclusionRules(False, None, None)
-    sel = select_from_store(store, Filters(split=split), rules)
+    origins = ("participant", "simulated") if include_simulated else ("participant",)
+    sel = select_from_store(store, Filters(split=split, origins=origins), rules)
     report, table = report_from_selection(sel, published, n_boot, seed)
+    report = {**report, "simulated_warning": simulated_note(sel.participants, sel.filters)}
     return with_sgp(with_runs_warning(report, store, sel), store), table
 
 

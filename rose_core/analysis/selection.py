@@ -20,6 +20,9 @@ class Filters:
     templates: tuple[str, ...] = ()
     studies: tuple[str, ...] = ()      # human responses only from these studies (empty: all)
     solvers: tuple[str, ...] = ()
+    # whose answers count: real participants only; a dry run's analysis adds "simulated" (`report
+    # --include-simulated`, the sidebar's "Include simulated participants"). Previews and tests never count.
+    origins: tuple[str, ...] = ("participant",)
 
     def apply(self, df: pd.DataFrame) -> pd.DataFrame:
         m = pd.Series(True, index=df.index)
@@ -211,9 +214,34 @@ def repeated_people_note(df: pd.DataFrame, participants: pd.DataFrame) -> str | 
             + ". Choose studies without shared people to count each person once")
 
 
+def counted(df: pd.DataFrame, participants: pd.DataFrame, origins: tuple[str, ...]) -> tuple[pd.DataFrame,
+                                                                                              pd.DataFrame]:
+    """The responses and participants of the origins that count (`Filters.origins`): human answers of anyone
+    else (a preview, a test, a dry run's simulated participant) are dropped, model and agent rows kept."""
+    if participants.empty or "origin" not in participants:
+        return df, participants
+    keep = participants["origin"].isin(origins).to_numpy(dtype=bool)
+    if keep.all():
+        return df, participants
+    others = set(participants.loc[~keep, "participant_id"])
+    human = (df["solver_kind"] == "human").to_numpy(dtype=bool, na_value=False)
+    drop = human & df["participant_id"].isin(others).to_numpy(dtype=bool)
+    return df[~drop], participants[keep].reset_index(drop=True)
+
+
+def simulated_note(participants: pd.DataFrame, filters: Filters) -> str | None:
+    """The loud sentence when a selection counts simulated participants (a dry run): never for publication."""
+    if "simulated" not in filters.origins or participants.empty or "origin" not in participants:
+        return None
+    n = int((participants["origin"] == "simulated").sum())
+    return (f"{n:,} simulated participants (a dry run, `study simulate`) are counted in these numbers: not for "
+            "publication" if n else None)
+
+
 def select(frame: pd.DataFrame, participants: pd.DataFrame, filters: Filters, rules: ExclusionRules) -> Selection:
-    """The one selection path: filters first, then the exclusions (`participants` must be
-    `participant_table(store, rules)` of the same database)."""
+    """The one selection path: the origins that count, then the filters, then the exclusions (`participants` must
+    be `participant_table(store, rules)` of the same database)."""
+    frame, participants = counted(frame, participants, filters.origins)
     df, _ = apply_exclusions(filters.apply(frame), participants)
     return Selection(df, participants, filters, rules, excluded_count(participants, filters))
 

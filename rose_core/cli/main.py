@@ -146,8 +146,13 @@ def cmd_report(a: argparse.Namespace) -> int:
     from ..storage import open_store
 
     if a.out or a.tables:
+        if a.include_simulated:
+            print("error: --include-simulated is for a dry run's main table (report, report --json): a paper bundle "
+                  "never counts simulated participants", file=sys.stderr)
+            return 2
         return _paper_bundle(a)
-    report, table = report_data(open_store(a.db), a.split, a.exclusions, not a.no_published, a.boot, a.seed)
+    report, table = report_data(open_store(a.db), a.split, a.exclusions, not a.no_published, a.boot, a.seed,
+                                a.include_simulated)
     if a.json:
         print(json.dumps(report, indent=1))
     else:
@@ -174,7 +179,8 @@ def cmd_report(a: argparse.Namespace) -> int:
 def _print_warnings(report: dict) -> None:
     """What a report says beside its numbers (stale verdicts, runs that left samples out, people in two pooled
     studies), on stderr so `--json` output stays parseable."""
-    for warning in (report["scorer_warning"], report["runs_warning"], report["people_warning"]):
+    for warning in (report["scorer_warning"], report["runs_warning"], report["people_warning"],
+                    report.get("simulated_warning")):
         if warning:
             print(f"WARNING: {warning}", file=sys.stderr)
 
@@ -319,6 +325,8 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     rp.add_argument("--no-exclusions", dest="exclusions", action="store_false",
                     help="keep every participant (default: apply the standard exclusion rules)")
     rp.add_argument("--no-published", action="store_true", help="leave out the paper's published rows")
+    rp.add_argument("--include-simulated", action="store_true", help="count a dry run's simulated participants "
+                    "(`study simulate`) beside the real ones, with a warning; never with --out or --tables")
     rp.add_argument("--out", default=None, help="write the paper bundle to this new folder: every table (Markdown, "
                     "LaTeX, CSV), the figures (SVG, PDF, PNG), the human-baseline checklist, methods and a manifest")
     rp.add_argument("--tables", action="store_true", help="with --json: every paper table, not only the main one")
@@ -336,6 +344,11 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     from .sgp import add_sgp_parser
 
     add_sgp_parser(sub)
+    st = sub.add_parser("study", help="a study's commands: simulate (a dry run with simulated participants)")
+    study_sub = st.add_subparsers(dest="study_cmd", required=True)
+    from .simulate import add_parser as add_simulate_parser
+
+    add_simulate_parser(study_sub)
     from ..analysis.plan import add_command as add_plan_command
 
     add_plan_command(sub, db_location(), str(dataset_dir()))

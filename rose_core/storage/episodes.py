@@ -187,3 +187,13 @@ def export_rows(conn: Connection, table: str, run_id: str | None = None) -> list
     """Episode results or moves (of one study's run, or of every run), for download."""
     return [dict(r) for r in conn.execute(export_query(table, run_id is not None),
                                           (run_id,) if run_id is not None else ())]
+
+
+def delete_of_origin(conn: Connection, run_id: str, study_id: str, origin: str) -> dict[str, int]:
+    """Inside the caller's transaction: the SGP moves and episode results in the study's run of its participants
+    of this origin. Rows deleted per table."""
+    from .participants import OF_ORIGIN
+
+    return {table: conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND participant_id IN ({OF_ORIGIN})",
+                                (run_id, study_id, origin)).rowcount
+            for table in ("episode_steps", "episode_results")}

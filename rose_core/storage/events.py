@@ -51,3 +51,10 @@ def instance_events(conn: Connection, participant_id: str, instance_id: str) -> 
     return [dict(r) for r in conn.execute(
         "SELECT view_id, seq, type, row, col, value, client_ts, server_ts FROM events "
         "WHERE participant_id = ? AND instance_id = ?", (participant_id, instance_id))]
+
+
+def delete_of_origin(conn: Connection, study_id: str, origin: str) -> int:
+    """Inside the caller's transaction: the events of the study's participants of this origin. Rows deleted."""
+    from .participants import OF_ORIGIN
+
+    return conn.execute(f"DELETE FROM events WHERE participant_id IN ({OF_ORIGIN})", (study_id, origin)).rowcount

@@ -160,11 +160,11 @@ def participants_summary(conn: Connection, study: Any) -> list[dict]:
 
 def participant_rows(conn: Connection) -> list[dict[str, Any]]:
     """Every participant of every study with the study's name (participant_id, study_id, study, external_id,
-    source, practice_attempts, practice_passed, end_reason), ordered by study, external id, participant id: a
-    total order that does not depend on the (random) participant ids."""
+    source, practice_attempts, practice_passed, end_reason, origin), ordered by study, external id, participant
+    id: a total order that does not depend on the (random) participant ids."""
     return [dict(r) for r in conn.execute(
         "SELECT p.participant_id, p.study_id, s.name AS study, p.external_id, p.source, p.practice_attempts, "
-        "p.practice_passed, p.end_reason FROM participants p JOIN studies s USING (study_id) "
+        "p.practice_passed, p.end_reason, p.origin FROM participants p JOIN studies s USING (study_id) "
         "ORDER BY p.study_id, p.external_id, p.participant_id")]
 
 
@@ -177,6 +177,28 @@ def status_counts(conn: Connection, study_id: str) -> dict[str, int]:
     """Participants per end reason ('in progress' while not finished)."""
     return dict(conn.execute("SELECT coalesce(end_reason, 'in progress'), count(*) FROM participants "
                              "WHERE study_id = ? GROUP BY 1", (study_id,)).fetchall())
+
+
+def origin_counts(conn: Connection, study_id: str) -> dict[str, int]:
+    """Participants of the study per origin (participant, preview, simulated, test)."""
+    return dict(conn.execute("SELECT origin, count(*) FROM participants WHERE study_id = ? GROUP BY origin",
+                             (study_id,)).fetchall())
+
+
+# The participants of one study and origin, as a sub-query every table's delete of them shares.
+OF_ORIGIN = "SELECT participant_id FROM participants WHERE study_id = ? AND origin = ?"
+
+
+def delete_of_origin(conn: Connection, study_id: str, origin: str) -> dict[str, int]:
+    """Inside the caller's transaction, after their responses, events and episode rows are gone: the study's
+    participants of this origin, their assignments and their flags. Returns rows deleted per table."""
+    out = {}
+    for table in ("assignments", "participant_flags"):
+        out[table] = conn.execute(f"DELETE FROM {table} WHERE participant_id IN ({OF_ORIGIN})",
+                                  (study_id, origin)).rowcount
+    out["participants"] = conn.execute("DELETE FROM participants WHERE study_id = ? AND origin = ?",
+                                       (study_id, origin)).rowcount
+    return out
 
 
 # --------------------------------------------------------------------------- assignments

@@ -217,3 +217,12 @@ def practice_round_passes(conn: Connection, participant_id: str, attempt: int) -
     """The verdicts (1 PASS, 0 not) of a participant's practice round `attempt`."""
     return [r[0] for r in conn.execute(*responses_query(("passed",), participant_id=participant_id,
                                                         kind="practice", attempt=attempt))]
+
+
+def delete_of_origin(conn: Connection, run_id: str, study_id: str, origin: str) -> int:
+    """Inside the caller's transaction: the responses in the study's run of its participants of this origin (a
+    dry run's simulated participants). Returns rows deleted."""
+    from .participants import OF_ORIGIN
+
+    return conn.execute(f"DELETE FROM responses WHERE run_id = ? AND participant_id IN ({OF_ORIGIN})",
+                        (run_id, study_id, origin)).rowcount

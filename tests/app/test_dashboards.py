@@ -319,3 +319,41 @@ def test_every_analysis_page_warns_of_a_run_that_left_errored_samples_out(dash_e
         at = open_page(page)
         assert not at.exception, at.exception
         assert any("model:flaky: 2 errored" in w.value for w in at.warning), (page, [w.value for w in at.warning])
+
+
+def test_a_dry_run_counts_only_when_the_sidebar_includes_it(small_dataset, fresh_location, monkeypatch):
+    """Simulated participants (`study simulate`) never reach a page's number, until the sidebar's switch counts
+    them on every page, said beside it."""
+    from rose_core.instrument.ids import FakeClock, SequentialIds
+    from rose_core.instrument.simulate import parse_truth, simulate
+    from rose_core.instrument.study import StudyConfig, create_study
+    from rose_core.storage import open_store
+
+    db = fresh_location()
+    store = open_store(db)
+    study = create_study(store, small_dataset, StudyConfig(name="dry", split="all", items_per_participant=10,
+                                                           attention_every=5, seed=2),
+                         ids=SequentialIds("dash"), clock=FakeClock())
+    simulate(store, small_dataset, study, parse_truth({"too_fast": 0.25}), 8, 1)
+    store.close()
+    monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
+    monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
+    monkeypatch.setenv("ROSE_DB", db)
+    monkeypatch.chdir(ROOT)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    try:
+        at = open_page("app_pages/results.py")
+        assert not at.exception, at.exception
+        assert not any(s.startswith("Human") and "published" not in s for s in at.dataframe[0].value["solver"])
+        at.switch_page("app_pages/participants_overview.py").run()
+        assert not at.exception and at.info and "No participant" in at.info[0].value
+        at.sidebar.checkbox(key="dash_simulated").check().run()
+        assert at.sidebar.warning and "dry run" in at.sidebar.warning[0].value
+        assert not at.exception, at.exception
+        assert at.metric[0].value == "8" and at.metric[1].value == "2"     # the two too-fast excluded
+        at.switch_page("app_pages/results.py").run()
+        assert "Human (dry)" in set(at.dataframe[0].value["solver"])
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()
