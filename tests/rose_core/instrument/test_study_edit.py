@@ -59,7 +59,8 @@ def test_every_sampled_item_reaches_two_raters_before_any_reaches_three(store, s
 
 
 def test_least_annotated_comes_before_the_counterbalanced_template(small_dataset):
-    cfg = sampled(templates=["T1", "T3"], subsets=["EmojiStyle"], sample=ItemSample(per_cell=3, seed=1))
+    cfg = sampled(templates=["T1", "T3"], subsets=["EmojiStyle"], sample=ItemSample(per_cell=3, seed=1),
+                  items_per_participant=3)
     pool = main_pool(small_dataset, cfg)
     t1 = [i.instance_id for i in pool if i.template == "T1"]
     counts = {i: 1 for i in t1}                                   # T1 items have a rater, T3 items none
