@@ -147,6 +147,9 @@ def test_version_1_database_is_migrated_to_the_current_schema(tmp_path):
     s = open_store(path)
     assert s.schema_version() == SCHEMA_VERSION >= 2
     assert s.query("SELECT name FROM studies") == [{"name": "old study"}]  # data kept
+    assert s.query("SELECT version FROM studies") == [{"version": 1}]     # a stored study is version 1 (migration 11)
+    assert s.query("SELECT study_id, version, name, config FROM study_versions") == [
+        {"study_id": "s1", "version": 1, "name": "old study", "config": "{}"}]
     idx = {r["name"] for r in s.query("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert "responses_participant" in idx
 
