@@ -104,8 +104,8 @@ def show_data(store, study: Study, ds: Any, accuracy: float, seconds: float | No
 
     pool = main_pool(ds, study.config)
     cells = Counter(f"{i.template} × {i.subset}" for i in pool)
-    out["pool"] = {"instances": len(pool), "sample": describe(study.config), "cells": dict(sorted(cells.items())),
-                   "instance_ids": [i.instance_id for i in pool]}
+    out["pool"] = {"instances": len(pool), "scenes": len({i.scene_id for i in pool}), "sample": describe(study.config),
+                   "cells": dict(sorted(cells.items())), "instance_ids": [i.instance_id for i in pool]}
     out["progress"] = coverage(store, ds, study)
     out["plan"] = plan_for_config(ds, study.config, accuracy, store, seconds, None, study.study_id).to_json()
     return out
@@ -136,7 +136,11 @@ def cmd_show(a: argparse.Namespace) -> int:
     prog = data["progress"]
     if "pool" in data:
         pool = data["pool"]
-        print(f"\npool: {pool['instances']} instances. {pool['sample']}")
+        print(f"\npool: {pool['instances']} instances on {pool['scenes']} scenes. {pool['sample']}")
+        if pool["scenes"] < pool["instances"] and not study.config.same_scene_multiple_templates:
+            print(f"note: items share scenes and a participant sees a scene once, so a participant takes at most "
+                  f"{pool['scenes']} of them and the last participants may end early (or set "
+                  "same_scene_multiple_templates = true)")
         print("  " + ", ".join(f"{c}: {n}" for c, n in pool["cells"].items()))
         print(f"\nprogress: {prog['answers']} main answers; {prog['complete_instances']} / {prog['pool']} instances at "
               f"{prog['target']} raters ({100 * prog['progress']:.1f} %); answers per instance: "
