@@ -223,7 +223,12 @@ def add_study_parser(sub: argparse._SubParsersAction) -> argparse._SubParsersAct
     p = sub.add_parser("study", help="a study as a file: create from TOML, show, list, close, clone, export-config")
     ss = p.add_subparsers(dest="study_cmd", required=True)
 
-    def common(q: argparse.ArgumentParser, datasets: bool = True, link: bool = False) -> None:
+    def add(name: str, help: str, fn, datasets: bool = True, link: bool = False,
+            study: bool = True) -> argparse.ArgumentParser:
+        """One sub-command with the options they share (the study, the database, datasets, the link's address)."""
+        q = ss.add_parser(name, help=help)
+        if study:
+            q.add_argument("study", help="study id (or its name, if unique)")
         q.add_argument("--db", default=db_location())
         if datasets:
             q.add_argument("--dataset", default=str(dataset_dir()), help="the ROSE dataset build (ROSE studies)")
@@ -231,37 +236,27 @@ def add_study_parser(sub: argparse._SubParsersAction) -> argparse._SubParsersAct
         if link:
             q.add_argument("--base-url", default=None,
                            help=f"the app's public address for the participant link (default: ${PUBLIC_URL_ENV})")
+        q.set_defaults(fn=fn)
+        return q
 
-    c = ss.add_parser("create", help="create a study from a TOML study file; prints its id and participant link")
+    c = add("create", "create a study from a TOML study file; prints its id and participant link", cmd_create,
+            link=True, study=False)
     c.add_argument("file", help="the study file (docs/running-a-study.md lists every key)")
-    common(c, link=True)
-    c.set_defaults(fn=cmd_create)
-    s = ss.add_parser("show", help="a study's settings, pool, progress and the planner's figures")
-    s.add_argument("study", help="study id (or its name, if unique)")
+    s = add("show", "a study's settings, pool, progress and the planner's figures", cmd_show, link=True)
     s.add_argument("--json", action="store_true")
     s.add_argument("--accuracy", type=float, default=DEFAULT_ACCURACY,
                    help="expected share right for the planner's interval widths, 0..1")
     s.add_argument("--seconds-per-item", type=float, default=None,
                    help="for the planner's time (default: the study's median server time so far, else the default)")
-    common(s, link=True)
-    s.set_defaults(fn=cmd_show)
-    ls = ss.add_parser("list", help="every study: id, version, open or closed, benchmark, created, name")
-    common(ls, datasets=False)
-    ls.set_defaults(fn=cmd_list)
-    cl = ss.add_parser("close", help="close a study to participants")
-    cl.add_argument("study", help="study id (or its name, if unique)")
-    common(cl, datasets=False)
-    cl.set_defaults(fn=cmd_close)
-    cn = ss.add_parser("clone", help="a new study with a study's settings (the same item sample on the same dataset)")
-    cn.add_argument("study", help="study id (or its name, if unique)")
+    add("list", "every study: id, version, open or closed, benchmark, created, name", cmd_list, datasets=False,
+        study=False)
+    add("close", "close a study to participants", cmd_close, datasets=False)
+    cn = add("clone", "a new study with a study's settings (the same item sample on the same dataset)", cmd_clone,
+             link=True)
     cn.add_argument("--name", required=True, help="the new study's name")
-    common(cn, link=True)
-    cn.set_defaults(fn=cmd_clone)
-    e = ss.add_parser("export-config", help="a study's settings as a study file that creates the same study")
-    e.add_argument("study", help="study id (or its name, if unique)")
+    e = add("export-config", "a study's settings as a study file that creates the same study", cmd_export_config,
+            datasets=False)
     e.add_argument("--out", default=None, help="write to this file (default: standard output)")
-    common(e, datasets=False)
-    e.set_defaults(fn=cmd_export_config)
     for name in EXTENSIONS:
         mod = importlib.import_module(f".{name}", __package__)
         before = set(ss.choices)

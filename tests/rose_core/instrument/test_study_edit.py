@@ -115,3 +115,19 @@ def test_clone_keeps_the_sample_on_the_same_dataset(store, small_dataset):
     assert twin.study_id != study.study_id and twin.name == "fill again" and twin.version == 1
     assert twin.config.sample_ids == study.config.sample_ids
     assert dataclasses.replace(twin.config, name="fill") == study.config
+
+
+def test_an_sgp_study_file_creates_edits_and_round_trips(store, sgp_dataset):
+    from rose_core.instrument.study_file import dump_study, load_study_text
+
+    cfg = load_study_text('name = "puzzles"\nbenchmark = "sgp"\nattention_every = 0\nitems_per_participant = 3\n'
+                          'raters_per_item = 2\npractice_items = 1\nsgp_modality = "text"\nsgp_input = "typed"\n'
+                          'step_cap = "none"\nsgp_c1 = [2, 3]\n', "sgp.toml", None)
+    study = study_edit.create_any(store, sgp_dataset, cfg, ids=SequentialIds("g"), clock=FakeClock())
+    assert study.config.step_cap is None and study.config.practice_rounds
+    again = load_study_text(dump_study(study.config), "again.toml", None)
+    assert study_edit.changed_settings(study.config, again) == []
+    edited = edit_study(store, sgp_dataset, study, dataclasses.replace(study.config, sgp_c1=[2]))
+    assert edited.version == 2 and get_study(store, study.study_id).config.sgp_c1 == [2]
+    with pytest.raises(StudyError, match="benchmark: a study cannot change benchmark"):
+        edit_study(store, sgp_dataset, edited, dataclasses.replace(edited.config, benchmark="rose"))
