@@ -82,3 +82,19 @@ def test_plan_uses_the_sample(small_dataset, tmp_path):
     assert any("stratified random sample" in n for n in plan["notes"])
     r = run("plan", *ds, "--per-cell", "999")
     assert r.returncode == 2 and "sample.per_cell: 999 per cell is more than a cell holds" in r.stderr
+
+
+def test_a_study_sub_command_module_registers_with_one_line(monkeypatch):
+    """`study simulate` (another module) is registered by naming it in EXTENSIONS: its add_parser gets the study
+    sub-parsers, its run(args) runs."""
+    import types
+
+    from rose_core.cli import build_parser, study
+
+    mod = types.ModuleType("rose_core.cli.fake_ext")
+    mod.add_parser = lambda subparsers: subparsers.add_parser("fake", help="x").add_argument("--n", type=int)
+    mod.run = lambda args: args.n * 2
+    monkeypatch.setitem(sys.modules, "rose_core.cli.fake_ext", mod)
+    monkeypatch.setattr(study, "EXTENSIONS", ("fake_ext",))
+    args = build_parser().parse_args(["study", "fake", "--n", "21"])
+    assert args.fn(args) == 42
