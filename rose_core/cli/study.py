@@ -123,7 +123,7 @@ def cmd_show(a: argparse.Namespace) -> int:
               file=sys.stderr)
     data = show_data(store, study, ds, a.accuracy, a.seconds_per_item)
     if a.json:
-        print(json.dumps(data, indent=1, ensure_ascii=False))
+        print(json.dumps(data, indent=1, ensure_ascii=False, default=str))
         return 0
     s = data["study"]
     print(f"study {s['study_id']}: {s['name']}  version {s['version']}  "

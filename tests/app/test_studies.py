@@ -95,6 +95,8 @@ def test_form_creates_a_sampled_study_then_edits_it_in_versions_and_clones_it(ap
     (study,) = list_studies(db)
     assert study.version == 2 and study.config.items_per_participant == 5 and len(study.config.sample_ids) == 25
     assert any("Version 2" in c.value for c in at.caption)
+    at.toggle(key="plan_own").set_value(True).run()        # the planner plans the study's own 25-item sample
+    assert {m.label: m.value for m in at.metric}["Plan: participants"] == "15"   # 25 × 3 ÷ 5
     # a real participant freezes everything but the texts
     from rose_core.instrument.study import join
 
