@@ -11,7 +11,7 @@ from rose_core import MAIN_TEMPLATES, SUBSETS, TEMPLATES
 from rose_core.analysis.formats import MISSING, fmt_count, fmt_number, fmt_rate
 from rose_core.analysis.plan import plan_for_config, plan_rows, summary_lines
 from rose_core.instrument.monitor import coverage, participants_frame
-from rose_core.instrument.config import SAMPLE_BY, ItemSample, Study
+from rose_core.instrument.config import SAMPLE_BY, SAMPLE_SCENES, ItemSample, Study
 from rose_core.instrument.study import StudyConfig, StudyError, list_studies, set_active
 from rose_core.instrument.study_edit import clone_study, create_any, edit_study, real_participants
 from rose_core.instrument.study_file import dump_study, load_study_text, toml_message
@@ -43,10 +43,11 @@ def plan_section(study: Study | None = None) -> None:
         p_practice = c2.number_input("Practice items per round", 0, 20, 4, key="plan_practice")
         p_att = c3.number_input("Attention check every N items", 0, 100, 10, key="plan_att")
         p_cur = c4.text_input("Currency", "£", key="plan_currency")
-        c1, c2, c3 = st.columns(3)
+        c1, c2, c3, c4 = st.columns(4)
         p_cell = c1.number_input("Sample: instances per cell (0 = every instance)", 0, 10_000, 0, key="plan_per_cell")
         p_by = c2.multiselect("Sample: cells by", list(SAMPLE_BY), default=["template", "subset"], key="plan_by")
         p_seed = c3.number_input("Sample: seed", 0, 2**31 - 1, 1, key="plan_sample_seed")
+        p_scenes = c4.selectbox("Sample: scenes", SAMPLE_SCENES, key="plan_sample_scenes")
         try:
             if own:
                 cfg = study.config
@@ -54,7 +55,7 @@ def plan_section(study: Study | None = None) -> None:
                 cfg = StudyConfig(name="plan", split=p_split, subsets=p_subsets, templates=p_templates,
                                   items_per_participant=int(p_items), target_per_instance=int(p_target),
                                   practice_items=int(p_practice), attention_every=int(p_att),
-                                  sample=ItemSample(int(p_cell), list(p_by), int(p_seed)) if p_cell else None)
+                                  sample=ItemSample(int(p_cell), list(p_by), int(p_seed), p_scenes) if p_cell else None)
             plan = plan_for_config(ds, cfg, p_acc / 100, db, p_secs or None, p_rate or None,
                                    study.study_id if own else None)
         except ValueError as e:
@@ -87,11 +88,15 @@ def study_form(key: str, initial: StudyConfig, submit: str) -> StudyConfig | Non
                         horizontal=True, key=f"{key}_mode",
                         help="Every instance of split × subsets × templates, a seeded sample of N per cell (a "
                              "pilot's α and panel need several raters per item), or your own list.")
-        c1, c2, c3 = st.columns(3)
+        c1, c2, c3, c4 = st.columns(4)
         smp = c.sample or ItemSample(per_cell=4)
         per_cell = c1.number_input("Sample: instances per cell", 1, 10_000, smp.per_cell, key=f"{key}_per_cell")
         by = c2.multiselect("Sample: cells by", list(SAMPLE_BY), default=list(smp.by), key=f"{key}_by")
         s_seed = c3.number_input("Sample: seed", 0, 2**31 - 1, smp.seed, key=f"{key}_sample_seed")
+        s_scenes = c4.selectbox("Sample: scenes", SAMPLE_SCENES, SAMPLE_SCENES.index(smp.scenes),
+                                key=f"{key}_sample_scenes",
+                                help="distinct: every item on its own scene where possible; shared: templates drawn "
+                                     "on the same scenes (the conditioned gap and the bridges compare them)")
         items_text = st.text_area("Instance ids (one per line)", "\n".join(c.items), key=f"{key}_ids", height=80)
         c1, c2, c3, c4 = st.columns(4)
         items = c1.number_input("Items per participant", 1, 500, c.items_per_participant, key=f"{key}_items")
@@ -128,7 +133,7 @@ def study_form(key: str, initial: StudyConfig, submit: str) -> StudyConfig | Non
             return None
     return dataclasses.replace(
         copy.deepcopy(initial), name=name, split=split, subsets=subsets, templates=templates,
-        sample=ItemSample(int(per_cell), list(by), int(s_seed)) if mode == modes[1] else None,
+        sample=ItemSample(int(per_cell), list(by), int(s_seed), s_scenes) if mode == modes[1] else None,
         items=[ln.strip() for ln in items_text.splitlines() if ln.strip()] if mode == modes[2] else [],
         items_per_participant=int(items), target_per_instance=int(target), participants=int(planned),
         practice_items=int(practice), practice_pass_fraction=float(pass_frac), practice_max_attempts=int(attempts),

@@ -231,6 +231,8 @@ def add_command(sub: argparse._SubParsersAction, db_default: str, dataset_defaul
     p.add_argument("--by", nargs="*", choices=["template", "subset", "split"], default=["template", "subset"],
                    help="the sample's cells, with --per-cell")
     p.add_argument("--sample-seed", type=int, default=1, help="the sample's seed, with --per-cell")
+    p.add_argument("--sample-scenes", choices=["distinct", "shared"], default="distinct",
+                   help="with --per-cell: items on distinct scenes, or templates drawn on shared scenes")
     p.add_argument("--hourly-rate", type=float, default=None)
     p.add_argument("--currency", default="")
     p.add_argument("--json", action="store_true")
@@ -265,7 +267,7 @@ def cmd_plan(a: argparse.Namespace) -> int:
                           items_per_participant=a.items_per_participant,
                           target_per_instance=a.participants_per_instance, practice_items=a.practice_items,
                           attention_every=a.attention_every,
-                          sample=None if a.per_cell is None else ItemSample(a.per_cell, list(a.by), a.sample_seed))
+                          sample=None if a.per_cell is None else ItemSample(a.per_cell, list(a.by), a.sample_seed, a.sample_scenes))
         problems = cfg.problems()
         if problems:
             raise ValueError("; ".join(problems))

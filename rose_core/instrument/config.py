@@ -23,6 +23,8 @@ SGP_GOAL_VIEWS: tuple[str, ...] = SgpGoalView.__args__  # type: ignore[attr-defi
 SGP_DEFAULT_STEP_CAP = 20                # the paper's cap for models: humans get the same by default
 SampleBy = Literal["template", "subset", "split"]
 SAMPLE_BY: tuple[str, ...] = SampleBy.__args__  # type: ignore[attr-defined]
+SampleScenes = Literal["distinct", "shared"]
+SAMPLE_SCENES: tuple[str, ...] = SampleScenes.__args__  # type: ignore[attr-defined]
 
 
 class StudyError(ValueError):
@@ -38,6 +40,9 @@ class ItemSample:
     per_cell: int
     by: list[str] = field(default_factory=lambda: ["template", "subset"])
     seed: int = 1
+    # "distinct": items on different scenes where the dataset allows (every item fills evenly); "shared": every
+    # cell follows one seeded scene order, so templates share scenes (the conditioned gap and bridges need that)
+    scenes: SampleScenes = "distinct"
 
 
 @dataclass
@@ -111,6 +116,8 @@ class StudyConfig:
                 out.append(f"sample.by: expected distinct names among {', '.join(SAMPLE_BY)}, got {s.by!r}")
             if not isinstance(s.seed, int) or isinstance(s.seed, bool):
                 out.append(f"sample.seed: expected a whole number, got {s.seed!r}")
+            if s.scenes not in SAMPLE_SCENES:
+                out.append(f"sample.scenes: expected one of {', '.join(SAMPLE_SCENES)}, got {s.scenes!r}")
             if self.items:
                 out.append("sample: give either a sample or an explicit list of items (items / items_file), not both")
         if not isinstance(self.items, list) or any(not isinstance(i, str) or not i.strip() for i in self.items):

@@ -41,7 +41,7 @@ def main_pool(ds: Dataset, cfg: StudyConfig) -> list[Instance]:
     key = (id(ds), len(ds.damaged_images), cfg.split, tuple(cfg.subsets), tuple(cfg.templates),
            tuple(cfg.practice_scene_ids), tuple(cfg.sample_ids), tuple(cfg.items), cfg.participants,
            cfg.same_scene_multiple_templates, cfg.target_per_instance, cfg.items_per_participant,
-           None if sample is None else (sample.per_cell, tuple(sample.by), sample.seed))
+           None if sample is None else (sample.per_cell, tuple(sample.by), sample.seed, sample.scenes))
     pool = _POOLS.get(key)
     if pool is None:
         excluded = set(cfg.practice_scene_ids)

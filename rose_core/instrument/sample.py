@@ -2,17 +2,19 @@
 chosen), or an explicit list of instance ids; checked against the dataset so an impossible design is refused before
 anything is stored.
 
-The draw is seeded and reproducible: each cell's candidates (sorted by instance id) are shuffled by a generator
-seeded with (seed, cell), cells are visited in sorted order, and unless the study lets one participant see a scene
-under several templates, instances on a scene not already drawn come first (so a participant can take more of
-the sample). `create_study` stores the drawn ids with the study (`StudyConfig.sample_ids`): the pool never
-changes afterwards, even if this code does.
+The draw is seeded and reproducible. `scenes = "distinct"`: each cell's candidates (sorted by instance id) are
+shuffled by a generator seeded with (seed, cell), cells are visited in sorted order, and unless the study lets one
+participant see a scene under several templates, instances on a scene not already drawn come first (so a
+participant can take more of the sample). `scenes = "shared"`: the pool's scenes are shuffled once (seeded) and
+every cell takes its first instances in that scene order, so a scene's templates are drawn together (what the
+conditioned gap and the bridges compare). `create_study` stores the drawn ids with the study
+(`StudyConfig.sample_ids`): the pool never changes afterwards, even if this code does.
 """
 from __future__ import annotations
 
 import itertools
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import replace
 from typing import Sequence
 
@@ -64,8 +66,16 @@ def draw(base: Sequence[Instance], cfg: StudyConfig) -> list[str]:
     if small:
         raise StudyError(f"sample.per_cell: {s.per_cell} per cell is more than a cell holds: "
                          f"{', '.join(small[:MAX_NAMED])}{_more(small)}")
+    if s.scenes == "shared":   # one seeded scene order for every cell: templates meet on the same scenes
+        order = sorted({i.scene_id for i in base})
+        random.Random(f"rose-sample:{s.seed}:scenes").shuffle(order)
+        rank = {scene: k for k, scene in enumerate(order)}
+        chosen = [i.instance_id for c in sorted(wanted)
+                  for i in sorted(cells[c], key=lambda i: (rank[i.scene_id], i.instance_id))[:s.per_cell]]
+        shared_check(cfg, [i for i in base if i.instance_id in set(chosen)])
+        return sorted(chosen)
     used_scenes: set[str] = set()
-    chosen: list[str] = []
+    chosen = []
     for c in sorted(wanted):
         cands = list(cells[c])
         random.Random(f"rose-sample:{s.seed}:{'/'.join(c)}").shuffle(cands)
@@ -75,6 +85,20 @@ def draw(base: Sequence[Instance], cfg: StudyConfig) -> list[str]:
             chosen.append(inst.instance_id)
             used_scenes.add(inst.scene_id)
     return sorted(chosen)
+
+
+def shared_check(cfg: StudyConfig, drawn: Sequence[Instance]) -> None:
+    """Under the same-scene rule a participant rates one item per scene, so a scene carrying m sampled items needs
+    m × raters different participants: refuse a plan with fewer."""
+    if cfg.same_scene_multiple_templates or not cfg.participants or not drawn:
+        return
+    per_scene = max(Counter(i.scene_id for i in drawn).values())
+    need = per_scene * cfg.target_per_instance
+    if cfg.participants < need:
+        raise StudyError(f"sample.scenes: shared scenes carry up to {per_scene} sampled items each, and a participant "
+                         f"sees a scene once, so {per_scene} × {cfg.target_per_instance} raters need {need} "
+                         f"participants, planned {cfg.participants} (plan more, use scenes = \"distinct\", or set "
+                         "same_scene_multiple_templates = true)")
 
 
 def explicit(ds: Dataset, base: Sequence[Instance], cfg: StudyConfig) -> list[str]:
@@ -128,9 +152,11 @@ def describe(cfg: StudyConfig) -> str:
     n = f" of {len(cfg.sample_ids)}" if cfg.sample_ids else " of"   # not yet drawn: no count
     if s is not None:
         dims = " × ".join(s.by) or "the whole pool"
+        scenes = ("following one random order of scenes in every cell, so templates share scenes" if s.scenes ==
+                  "shared" else "on distinct scenes where the dataset allowed")
         return (f"The main items were a stratified random sample{n} instances: {s.per_cell} per {dims} cell, "
-                f"drawn with seed {s.seed} by ROSE Studio's seeded draw (the drawn instance ids are stored with the "
-                f"study), each rated by up to {cfg.target_per_instance} participants.")
+                f"{scenes}, drawn with seed {s.seed} by ROSE Studio's seeded draw (the drawn instance ids are stored "
+                f"with the study), each rated by up to {cfg.target_per_instance} participants.")
     if cfg.items:
         return (f"The main items were an explicit list{n} instances chosen by the experimenter, each rated by "
                 f"up to {cfg.target_per_instance} participants.")

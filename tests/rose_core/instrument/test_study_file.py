@@ -108,7 +108,7 @@ def test_a_written_file_loads_to_the_same_settings():
 
 def test_the_shipped_example_loads_and_creates_its_sample(store, small_dataset):
     cfg = load_study_file(EXAMPLE)
-    assert cfg.sample == ItemSample(per_cell=4, by=["template", "subset"], seed=2026)
+    assert cfg.sample == ItemSample(per_cell=4, by=["template", "subset"], seed=2026, scenes="shared")
     assert cfg.target_per_instance == 3 and cfg.participants == 8
     study = create_study(store, small_dataset, cfg, ids=SequentialIds("ex"), clock=FakeClock())
     pool = main_pool(small_dataset, study.config)
@@ -118,8 +118,14 @@ def test_the_shipped_example_loads_and_creates_its_sample(store, small_dataset):
     assert not {i.scene_id for i in pool} & set(study.config.practice_scene_ids)
     stored = get_study(store, study.study_id)
     assert stored.config.sample_ids == sorted(i.instance_id for i in pool) and stored.version == 1
-    assert describe(stored.config).startswith("The main items were a stratified random sample of 100 instances: "
-                                              "4 per template × subset cell, drawn with seed 2026")
+    assert describe(stored.config).startswith(
+        "The main items were a stratified random sample of 100 instances: 4 per template × subset cell, following "
+        "one random order of scenes in every cell, so templates share scenes, drawn with seed 2026")
+    # shared: a scene's templates are drawn together (fewer scenes than items; T1's scenes carry the others)
+    by_scene = Counter(i.scene_id for i in pool)
+    assert len(by_scene) < len(pool) and max(by_scene.values()) == len(cfg.templates)
+    t1_scenes = {i.scene_id for i in pool if i.template == "T1"}
+    assert sum(i.scene_id in t1_scenes for i in pool if i.template != "T1") >= len(pool) // 2
 
 
 def test_export_then_create_gives_the_same_study(store, small_dataset, tmp_path):
@@ -148,6 +154,21 @@ def test_the_draw_is_seeded_and_the_stored_ids_are_the_pool(store, small_dataset
     # the stored ids are the pool, whatever the draw would give now
     frozen = dataclasses.replace(study.config, sample=ItemSample(per_cell=2, seed=99))
     assert [i.instance_id for i in main_pool(small_dataset, frozen)] == drawn
+
+
+def test_shared_scenes_under_the_same_scene_rule_need_enough_participants(store, small_dataset):
+    base = dict(name="x", split="test", practice_items=0, attention_every=0, items_per_participant=10,
+                sample=ItemSample(per_cell=1, scenes="shared"))
+    with pytest.raises(StudyError, match=r"sample.scenes: shared scenes carry up to 5 sampled items each.* 5 × 3 "
+                                         r"raters need 15 participants, planned 8"):
+        create_study(store, small_dataset, StudyConfig(**base, participants=8))
+    ok = create_study(store, small_dataset, StudyConfig(**base, participants=15), ids=SequentialIds("sh"),
+                      clock=FakeClock())
+    assert len(ok.config.sample_ids) == 25
+    distinct = create_study(store, small_dataset, StudyConfig(**{**base, "sample": ItemSample(per_cell=1)},
+                                                              participants=8), ids=SequentialIds("di"), clock=FakeClock())
+    scenes = [small_dataset.instances[i].scene_id for i in distinct.config.sample_ids]
+    assert len(set(scenes)) == len(scenes)
 
 
 def test_impossible_designs_are_refused_and_nothing_is_created(store, small_dataset):
