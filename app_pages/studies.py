@@ -1,4 +1,7 @@
-"""Studies (experimenters): create a study, share its link, watch it run, export what it collected."""
+"""Studies (experimenters): create a study (form or study file), edit it in versions, clone, close, share its link,
+watch it run, export what it collected."""
+import copy
+import dataclasses
 import os
 
 import pandas as pd
@@ -8,9 +11,10 @@ from rose_core import MAIN_TEMPLATES, SUBSETS, TEMPLATES
 from rose_core.analysis.formats import MISSING, fmt_count, fmt_number, fmt_rate
 from rose_core.analysis.plan import plan_for_config, plan_rows, summary_lines
 from rose_core.instrument.monitor import coverage, participants_frame
-from rose_core.instrument.study import (
-    StudyConfig, StudyError, create_study, list_studies, set_active, update_texts,
-)
+from rose_core.instrument.config import SAMPLE_BY, SAMPLE_SCENES, ItemSample, Study
+from rose_core.instrument.study import StudyConfig, StudyError, list_studies, set_active, update_texts
+from rose_core.instrument.study_edit import clone_study, create_any, edit_study, real_participants
+from rose_core.instrument.study_file import dump_study, load_study_text, toml_message
 from rose_core.instrument.texts import (
     INFO_FIELDS, OPTIONAL_TEXTS, QUESTIONS, TEXT_KEYS, full_texts, opening_problems, texts_version,
 )
@@ -58,10 +62,13 @@ def texts_section(study) -> None:
                     st.rerun()
 
 
-def plan_section() -> None:
-    """Planning: participants, expected interval widths, time and cost (rose_core.analysis.plan)."""
+def plan_section(study: Study | None = None) -> None:
+    """Planning: participants, expected interval widths, time and cost (rose_core.analysis.plan), for the settings
+    given here or for the selected study's own (its stored item sample)."""
     st.markdown("#### Plan a study")
     with st.container(border=True):
+        own = study is not None and study.config.benchmark == "rose" and st.toggle(
+            f"Plan {study.name} as it is set up (its item sample)", key="plan_own")
         c1, c2, c3 = st.columns(3)
         p_split = c1.selectbox("Split", ["test", "dev", "all"], key="plan_split")
         p_subsets = c2.multiselect("Subsets", SUBSETS, default=list(SUBSETS), key="plan_subsets")
@@ -76,11 +83,21 @@ def plan_section() -> None:
         p_practice = c2.number_input("Practice items per round", 0, 20, 4, key="plan_practice")
         p_att = c3.number_input("Attention check every N items", 0, 100, 10, key="plan_att")
         p_cur = c4.text_input("Currency", "£", key="plan_currency")
+        c1, c2, c3, c4 = st.columns(4)
+        p_cell = c1.number_input("Sample: instances per cell (0 = every instance)", 0, 10_000, 0, key="plan_per_cell")
+        p_by = c2.multiselect("Sample: cells by", list(SAMPLE_BY), default=["template", "subset"], key="plan_by")
+        p_seed = c3.number_input("Sample: seed", 0, 2**31 - 1, 1, key="plan_sample_seed")
+        p_scenes = c4.selectbox("Sample: scenes", SAMPLE_SCENES, key="plan_sample_scenes")
         try:
-            plan = plan_for_config(ds, StudyConfig(name="plan", split=p_split, subsets=p_subsets, templates=p_templates,
-                                                   items_per_participant=int(p_items), target_per_instance=int(p_target),
-                                                   practice_items=int(p_practice), attention_every=int(p_att)),
-                                   p_acc / 100, db, p_secs or None, p_rate or None)
+            if own:
+                cfg = study.config
+            else:
+                cfg = StudyConfig(name="plan", split=p_split, subsets=p_subsets, templates=p_templates,
+                                  items_per_participant=int(p_items), target_per_instance=int(p_target),
+                                  practice_items=int(p_practice), attention_every=int(p_att),
+                                  sample=ItemSample(int(p_cell), list(p_by), int(p_seed), p_scenes) if p_cell else None)
+            plan = plan_for_config(ds, cfg, p_acc / 100, db, p_secs or None, p_rate or None,
+                                   study.study_id if own else None)
         except ValueError as e:
             st.error(f"Cannot plan this study: {e}")
         else:
@@ -94,54 +111,143 @@ def plan_section() -> None:
                        "expected accuracy; Avg: normal approximation of the bootstrap over participants.")
 
 
+def study_form(key: str, initial: StudyConfig, submit: str) -> StudyConfig | None:
+    """The study settings as a form (the same StudyConfig a study file makes); the config on submit, else None.
+    Settings the form does not show (added by other parts of a study file) are kept from `initial`."""
+    c = initial
+    with st.form(f"{key}_form"):
+        name = st.text_input("Name", c.name, key=f"{key}_name")
+        c1, c2, c3 = st.columns(3)
+        splits = ["test", "dev", "all"]
+        split = c1.selectbox("Split", splits, splits.index(c.split), key=f"{key}_split")
+        subsets = c2.multiselect("Subsets", SUBSETS, default=list(c.subsets), key=f"{key}_subsets")
+        templates = c3.multiselect("Templates (bridges included)", TEMPLATES, default=list(c.templates),
+                                   key=f"{key}_templates")
+        modes = ["every instance", "a sample per cell", "a list of instance ids"]
+        mode = st.radio("Items", modes, index=0 if c.sample is None and not c.items else 1 if c.sample else 2,
+                        horizontal=True, key=f"{key}_mode",
+                        help="Every instance of split × subsets × templates, a seeded sample of N per cell (a "
+                             "pilot's α and panel need several raters per item), or your own list.")
+        c1, c2, c3, c4 = st.columns(4)
+        smp = c.sample or ItemSample(per_cell=4)
+        per_cell = c1.number_input("Sample: instances per cell", 1, 10_000, smp.per_cell, key=f"{key}_per_cell")
+        by = c2.multiselect("Sample: cells by", list(SAMPLE_BY), default=list(smp.by), key=f"{key}_by")
+        s_seed = c3.number_input("Sample: seed", 0, 2**31 - 1, smp.seed, key=f"{key}_sample_seed")
+        s_scenes = c4.selectbox("Sample: scenes", SAMPLE_SCENES, SAMPLE_SCENES.index(smp.scenes),
+                                key=f"{key}_sample_scenes",
+                                help="distinct: every item on its own scene where possible; shared: templates drawn "
+                                     "on the same scenes (the conditioned gap and the bridges compare them)")
+        items_text = st.text_area("Instance ids (one per line)", "\n".join(c.items), key=f"{key}_ids", height=80)
+        c1, c2, c3, c4 = st.columns(4)
+        items = c1.number_input("Items per participant", 1, 500, c.items_per_participant, key=f"{key}_items")
+        target = c2.number_input("Raters per item", 1, 100, c.target_per_instance, key=f"{key}_target",
+                                 help="raters_per_item: every item reaches k raters before any reaches k + 1")
+        planned = c3.number_input("Participants planned (0 = as many as needed)", 0, 100_000, c.participants,
+                                  key=f"{key}_planned")
+        practice = c4.number_input("Practice items per round", 0, 20, c.practice_items, key=f"{key}_practice",
+                                   help="At least one per kind of answer the templates ask for (count; click in a "
+                                        "region; click in the highlighted region; click outside + count). A failed "
+                                        "round is retried on new items.")
+        c1, c2, c3, c4 = st.columns(4)
+        pass_frac = c1.slider("Practice pass criterion (share correct)", 0.0, 1.0, float(c.practice_pass_fraction),
+                              key=f"{key}_pass")
+        attempts = c2.number_input("Practice attempts", 1, 5, c.practice_max_attempts, key=f"{key}_attempts")
+        attention = c3.number_input("Attention check every N items (0 = none)", 0, 100, c.attention_every,
+                                    key=f"{key}_att")
+        orderings = ["counterbalanced", "random"]
+        ordering = c4.selectbox("Ordering", orderings, orderings.index(c.ordering), key=f"{key}_order",
+                                help="Counterbalanced rotates template and subset order across participants.")
+        c1, c2, c3, c4 = st.columns(4)
+        seed = c1.number_input("Seed", 0, 2**31 - 1, c.seed, key=f"{key}_seed")
+        same_scene = c2.checkbox("Same scene under several templates", c.same_scene_multiple_templates,
+                                 key=f"{key}_same")
+        time_limit = c3.number_input("Time limit, minutes (0 = none)", 0, 600, c.time_limit_minutes,
+                                     key=f"{key}_limit")
+        release = c4.number_input("Release a silent participant's item after (min)", 1, 1440,
+                                  c.release_after_minutes, key=f"{key}_release")
+        c1, c2 = st.columns([1, 3])
+        code = c1.text_input("Completion code", c.completion_code, key=f"{key}_code")
+        url = c2.text_input("Completion URL (e.g. https://app.prolific.com/submissions/complete?cc=CODE)",
+                            c.completion_url, key=f"{key}_url")
+        if not st.form_submit_button(submit, type="primary"):
+            return None
+    return dataclasses.replace(
+        copy.deepcopy(initial), name=name, split=split, subsets=subsets, templates=templates,
+        sample=ItemSample(int(per_cell), list(by), int(s_seed), s_scenes) if mode == modes[1] else None,
+        items=[ln.strip() for ln in items_text.splitlines() if ln.strip()] if mode == modes[2] else [],
+        items_per_participant=int(items), target_per_instance=int(target), participants=int(planned),
+        practice_items=int(practice), practice_pass_fraction=float(pass_frac), practice_max_attempts=int(attempts),
+        attention_every=int(attention), ordering=ordering, seed=int(seed), same_scene_multiple_templates=same_scene,
+        time_limit_minutes=int(time_limit), release_after_minutes=int(release), completion_code=code.strip(),
+        completion_url=url.strip())
+
+
+def create_section(have_studies: bool) -> None:
+    """Create a study: from the form, or from an uploaded study file (the same settings either way)."""
+    with st.expander("Create a study", expanded=not have_studies):
+        cfg = study_form("studies", StudyConfig(name=""), "Create study")
+        if cfg is not None:
+            _create(cfg)
+        st.markdown("**Or from a study file** (TOML; `python -m rose_core study export-config` writes one, "
+                    "docs/running-a-study.md lists every key)")
+        up = st.file_uploader("Study file", type=["toml"], key="studies_upload")
+        if up is not None and st.button("Create from the file", key="studies_upload_create"):
+            try:
+                cfg = load_study_text(up.getvalue().decode("utf-8"), up.name, None)
+            except (StudyError, UnicodeDecodeError) as e:
+                st.error(f"Cannot create the study: {e}")
+            else:
+                _create(cfg)
+
+
+def _create(cfg: StudyConfig) -> None:
+    try:
+        study = create_any(db, sgp_dataset() if cfg.benchmark == "sgp" else ds, cfg)
+        st.success(f"Created study {study.study_id}." + ("" if study.active else " It is a draft until its "
+                   "participant texts are filled in (below)."))
+    except StudyError as e:
+        st.error(f"Cannot create the study: {toml_message(str(e))}")
+
+
+def manage_section(study: Study) -> None:
+    """The study's version, its settings as a file, edit (all settings until the first real participant, then
+    only the texts), clone."""
+    sid, cfg = study.study_id, study.config
+    real = real_participants(db, sid)
+    c1, c2 = st.columns(2)
+    c1.download_button("Download the study file (export-config)", dump_study(cfg, f"ROSE Studio study file: study "
+                       f"{sid}, version {study.version}, dataset {study.dataset_hash}"),
+                       file_name=f"{sid}-v{study.version}.toml", mime="application/toml", key=f"studies_export_{sid}")
+    with c2.popover("Clone"):
+        new_name = st.text_input("Name of the copy", f"{study.name} (copy)", key=f"studies_clone_name_{sid}")
+        if st.button("Create the copy", key=f"studies_clone_{sid}"):
+            try:
+                twin = clone_study(db, sgp_dataset() if cfg.benchmark == "sgp" else ds, study, new_name)
+                st.success(f"Created study {twin.study_id} ({twin.name}) with these settings.")
+            except StudyError as e:
+                st.error(f"Cannot clone the study: {e}")
+    with st.expander(f"Edit settings (version {study.version})"):
+        if real:
+            st.info(f"{real} participant{'s have' if real > 1 else ' has'} joined: only the texts participants read "
+                    "can change now (clone the study to change the rest).")
+        if cfg.benchmark == "sgp":
+            st.caption("SGP studies: download the study file, edit it and create a new study from it.")
+            return
+        new = study_form(f"studies_edit_{sid}", cfg, "Save as a new version")
+        if new is not None:
+            try:
+                edited = edit_study(db, ds, study, new)
+                st.success(f"Saved version {edited.version}.")
+                st.rerun()
+            except StudyError as e:
+                st.error(f"Cannot save: {toml_message(str(e))}")
+
+
 warm_up()  # experimenters land here: prepare the analysis pages in the background (first: it starts reading rows)
 db, ds = store(), dataset()
 st.title("Studies")
 
-with st.expander("Create a study", expanded=not list_studies(db)):
-    with st.form("studies_create"):
-        name = st.text_input("Name", key="studies_name")
-        c1, c2, c3 = st.columns(3)
-        split = c1.selectbox("Split", ["test", "dev", "all"], key="studies_split")
-        subsets = c2.multiselect("Subsets", SUBSETS, default=list(SUBSETS), key="studies_subsets")
-        templates = c3.multiselect("Templates (bridges included)", TEMPLATES, default=list(MAIN_TEMPLATES),
-                                   key="studies_templates")
-        c1, c2, c3, c4 = st.columns(4)
-        items = c1.number_input("Items per participant", 1, 500, 20, key="studies_items")
-        target = c2.number_input("Participants per instance", 1, 100, 3, key="studies_target")
-        practice = c3.number_input("Practice items per round", 0, 20, 4, key="studies_practice",
-                                   help="At least one per kind of answer the templates ask for (count; click in a "
-                                        "region; click in the highlighted region; click outside + count). A failed "
-                                        "round is retried on new items.")
-        pass_frac = c4.slider("Practice pass criterion (share correct)", 0.0, 1.0, 2 / 3, key="studies_pass")
-        c1, c2, c3, c4 = st.columns(4)
-        attempts = c1.number_input("Practice attempts", 1, 5, 2, key="studies_attempts")
-        attention = c2.number_input("Attention check every N items (0 = none)", 0, 100, 10, key="studies_att")
-        ordering = c3.selectbox("Ordering", ["counterbalanced", "random"], key="studies_order",
-                                help="Counterbalanced rotates template and subset order across participants.")
-        seed = c4.number_input("Seed", 0, 2**31 - 1, 1, key="studies_seed")
-        c1, c2, c3, c4 = st.columns(4)
-        same_scene = c1.checkbox("Same scene under several templates", key="studies_same")
-        time_limit = c2.number_input("Time limit, minutes (0 = none)", 0, 600, 0, key="studies_limit")
-        release = c3.number_input("Release a silent participant's item after (min)", 1, 1440, 30,
-                                  key="studies_release")
-        code = c4.text_input("Completion code", key="studies_code")
-        url = st.text_input("Completion URL (e.g. https://app.prolific.com/submissions/complete?cc=CODE)",
-                            key="studies_url")
-        if st.form_submit_button("Create study", type="primary"):
-            cfg = StudyConfig(name=name, split=split, subsets=subsets, templates=templates,
-                              items_per_participant=int(items), target_per_instance=int(target),
-                              practice_items=int(practice), practice_pass_fraction=float(pass_frac),
-                              practice_max_attempts=int(attempts), attention_every=int(attention), ordering=ordering,
-                              seed=int(seed), same_scene_multiple_templates=same_scene,
-                              time_limit_minutes=int(time_limit), release_after_minutes=int(release),
-                              completion_code=code.strip(), completion_url=url.strip())
-            try:
-                study = create_study(db, ds, cfg)
-                st.success(f"Created study {study.study_id}." + ("" if study.active else " It is a draft until its "
-                           "participant texts are filled in (below)."))
-            except StudyError as e:
-                st.error(f"Cannot create the study: {e}")
+create_section(bool(list_studies(db)))
 
 if st.toggle("Set up an SGP study (iVISPAR's sliding geom puzzle)", key="studies_sgp_open"):
     sgp_study_form(db, sgp_dataset())
@@ -155,6 +261,8 @@ labels = {s.study_id: f"{s.name} ({s.study_id}){'' if s.active else ' · closed'
 sid = st.selectbox("Study", list(labels), format_func=labels.get, key="studies_pick")
 study = next(s for s in studies if s.study_id == sid)
 cfg = study.config
+st.caption(f"Version {study.version} · {'open' if study.active else 'closed'} · dataset {study.dataset_hash}")
+manage_section(study)
 
 st.markdown("#### Participant link")
 base = app_base_url(os.environ.get(PUBLIC_URL_ENV), st.context.url, dict(st.context.headers or {}),
@@ -207,4 +315,4 @@ table_downloads(db, ("responses", "events"), sid, "studies")
 with st.expander("Configuration"):
     st.json(pd.Series(cfg.__dict__).to_dict())
 
-plan_section()
+plan_section(study)

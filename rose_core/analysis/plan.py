@@ -123,8 +123,10 @@ def pool_by_template(ds: Dataset, cfg: StudyConfig) -> dict[str, int]:
     practice will take; `create_study` then keeps those out)."""
     from ..instrument.policy import main_pool
 
+    from ..benchmarks.rose.records import TEMPLATES
+
     out: dict[str, int] = {}
-    for inst in main_pool(ds, cfg):
+    for inst in sorted(main_pool(ds, cfg), key=lambda i: TEMPLATES.index(i.template)):
         lab = TEMPLATE_LABEL[inst.template]
         out[lab] = out.get(lab, 0) + 1
     return out
@@ -160,8 +162,14 @@ def plan_for_config(ds: Dataset, cfg: StudyConfig, accuracy: float | Mapping[str
                     study_id: str | None = None) -> StudyPlan:
     """The plan for a study configuration (created or not) over a dataset."""
     secs, source = seconds_per_item(store, seconds, study_id)
-    return plan_study(pool_by_template(ds, cfg), cfg.items_per_participant, cfg.target_per_instance, accuracy,
+    plan = plan_study(pool_by_template(ds, cfg), cfg.items_per_participant, cfg.target_per_instance, accuracy,
                       secs, source, hourly_rate, cfg.attention_checks, cfg.practice_items)
+    from ..instrument.sample import describe
+
+    plan.notes.insert(0, describe(cfg))
+    if cfg.participants:
+        plan.notes.append(f"planned participants: {cfg.participants} (the pool needs {plan.participants})")
+    return plan
 
 
 def plan_rows(p: StudyPlan) -> list[dict]:
@@ -205,6 +213,8 @@ def add_command(sub: argparse._SubParsersAction, db_default: str, dataset_defaul
     p.add_argument("--dataset", default=dataset_default)
     p.add_argument("--db", default=db_default, help="for the median time per item so far (and --study)")
     p.add_argument("--study", default=None, help="plan with this study's configuration and its own timing")
+    p.add_argument("--study-file", default=None, help="plan with the settings of this TOML study file (before "
+                   "creating it: its item sample as it will be drawn)")
     p.add_argument("--split", choices=["dev", "test", "all"], default="test")
     p.add_argument("--subsets", nargs="+", choices=list(SUBSETS), default=list(SUBSETS))
     p.add_argument("--templates", nargs="+", choices=list(TEMPLATES), default=list(MAIN_TEMPLATES))
@@ -216,6 +226,13 @@ def add_command(sub: argparse._SubParsersAction, db_default: str, dataset_defaul
                         f"{DEFAULT_SECONDS_PER_ITEM:g} s")
     p.add_argument("--practice-items", type=int, default=4)
     p.add_argument("--attention-every", type=int, default=10)
+    p.add_argument("--per-cell", type=int, default=None,
+                   help="plan on an item sample of this many instances per cell (default: every instance)")
+    p.add_argument("--by", nargs="*", choices=["template", "subset", "split"], default=["template", "subset"],
+                   help="the sample's cells, with --per-cell")
+    p.add_argument("--sample-seed", type=int, default=1, help="the sample's seed, with --per-cell")
+    p.add_argument("--sample-scenes", choices=["distinct", "shared"], default="distinct",
+                   help="with --per-cell: items on distinct scenes, or templates drawn on shared scenes")
     p.add_argument("--hourly-rate", type=float, default=None)
     p.add_argument("--currency", default="")
     p.add_argument("--json", action="store_true")
@@ -237,11 +254,23 @@ def cmd_plan(a: argparse.Namespace) -> int:
             raise ValueError(f"--study {a.study}: an {found[0].config.benchmark.upper()} study; plan plans ROSE "
                              "studies (an SGP study's coverage is on its Studies page)")
         cfg, study_id = found[0].config, found[0].study_id
+    elif a.study_file:
+        from ..instrument.study_file import load_study_file
+
+        cfg, study_id = load_study_file(a.study_file), None
+        if cfg.benchmark != "rose":
+            raise ValueError(f"--study-file {a.study_file}: an {cfg.benchmark.upper()} study; plan plans ROSE studies")
     else:
+        from ..instrument.config import ItemSample
+
         cfg = StudyConfig(name="plan", split=a.split, subsets=a.subsets, templates=a.templates,
                           items_per_participant=a.items_per_participant,
                           target_per_instance=a.participants_per_instance, practice_items=a.practice_items,
-                          attention_every=a.attention_every)
+                          attention_every=a.attention_every,
+                          sample=None if a.per_cell is None else ItemSample(a.per_cell, list(a.by), a.sample_seed, a.sample_scenes))
+        problems = cfg.problems()
+        if problems:
+            raise ValueError("; ".join(problems))
         study_id = None
     plan = plan_for_config(ds, cfg, a.accuracy, store, a.seconds_per_item, a.hourly_rate, study_id)
     if a.json:

@@ -352,6 +352,9 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     from ..analysis.plan import add_command as add_plan_command
 
     add_plan_command(sub, db_location(), str(dataset_dir()))
+    from .study import add_study_parser
+
+    add_study_parser(sub)
     return ap
 
 

@@ -22,10 +22,28 @@ SgpGoalView = Literal["side_by_side", "toggle"]
 SGP_INPUTS: tuple[str, ...] = SgpInput.__args__  # type: ignore[attr-defined]
 SGP_GOAL_VIEWS: tuple[str, ...] = SgpGoalView.__args__  # type: ignore[attr-defined]
 SGP_DEFAULT_STEP_CAP = 20                # the paper's cap for models: humans get the same by default
+SampleBy = Literal["template", "subset", "split"]
+SAMPLE_BY: tuple[str, ...] = SampleBy.__args__  # type: ignore[attr-defined]
+SampleScenes = Literal["distinct", "shared"]
+SAMPLE_SCENES: tuple[str, ...] = SampleScenes.__args__  # type: ignore[attr-defined]
 
 
 class StudyError(ValueError):
     """A study configuration or a participant request that cannot be honoured."""
+
+
+@dataclass
+class ItemSample:
+    """A designed item sample: `per_cell` instances drawn (with `seed`) from every cell of the `by` dimensions over
+    the study's templates, subsets (and split), so a pilot gets several raters per item instead of one on each of
+    thousands (rose_core.instrument.sample draws it)."""
+
+    per_cell: int
+    by: list[str] = field(default_factory=lambda: ["template", "subset"])
+    seed: int = 1
+    # "distinct": items on different scenes where the dataset allows (every item fills evenly); "shared": every
+    # cell follows one seeded scene order, so templates share scenes (the conditioned gap and bridges need that)
+    scenes: SampleScenes = "distinct"
 
 
 @dataclass
@@ -70,6 +88,11 @@ class StudyConfig:
     texts: dict[str, str] = field(default_factory=default_texts)
     info: dict[str, str] = field(default_factory=default_info)
     questionnaire: list[str] = field(default_factory=list)
+    # ---- the item sample (ROSE). None and no `items`: every instance of split × subsets × templates is in the pool.
+    sample: ItemSample | None = None
+    items: list[str] = field(default_factory=list)   # an explicit list of instance ids (a study file's items_file)
+    participants: int = 0              # planned participants who finish (0: as many as the pool needs); checks the design
+    sample_ids: list[str] = field(default_factory=list)  # filled by create_study: the pool, stored so it never changes
 
     def problems(self) -> list[str]:
         out = []
@@ -87,7 +110,35 @@ class StudyConfig:
         bad = [t for t in self.templates if t not in TEMPLATES]
         if not self.templates or bad:
             out.append(f"templates: choose at least one of {', '.join(TEMPLATES)}" + (f" (unknown: {bad})" if bad else ""))
-        return out + self._common_problems()
+        return out + self._common_problems() + self._sample_problems()
+
+    def _sample_problems(self) -> list[str]:
+        """What is wrong with the sample and the planned participants before any dataset is read."""
+        out, s = [], self.sample
+        if s is not None:
+            if not isinstance(s.per_cell, int) or isinstance(s.per_cell, bool) or s.per_cell < 1:
+                out.append(f"sample.per_cell: expected a whole number >= 1, got {s.per_cell!r}")
+            bad = [b for b in s.by if b not in SAMPLE_BY] if isinstance(s.by, list) else [s.by]
+            if bad or (isinstance(s.by, list) and len(set(s.by)) != len(s.by)):
+                out.append(f"sample.by: expected distinct names among {', '.join(SAMPLE_BY)}, got {s.by!r}")
+            if not isinstance(s.seed, int) or isinstance(s.seed, bool):
+                out.append(f"sample.seed: expected a whole number, got {s.seed!r}")
+            if s.scenes not in SAMPLE_SCENES:
+                out.append(f"sample.scenes: expected one of {', '.join(SAMPLE_SCENES)}, got {s.scenes!r}")
+            if self.items:
+                out.append("sample: give either a sample or an explicit list of items (items / items_file), not both")
+        if not isinstance(self.items, list) or any(not isinstance(i, str) or not i.strip() for i in self.items):
+            out.append("items: expected a list of instance ids")
+        elif len(set(self.items)) != len(self.items):
+            dup = sorted({i for i in self.items if self.items.count(i) > 1})
+            out.append(f"items: listed twice: {', '.join(dup[:10])}")
+        p = self.participants
+        if not isinstance(p, int) or isinstance(p, bool) or p < 0:
+            out.append(f"participants: expected a whole number >= 0 (0: as many as needed), got {p!r}")
+        elif p and isinstance(self.target_per_instance, int) and self.target_per_instance > p:
+            out.append(f"target_per_instance: {self.target_per_instance} raters per item need at least as many "
+                       f"participants, planned {p}")
+        return out
 
     def _common_problems(self) -> list[str]:
         out = structure_problems(self)
@@ -141,6 +192,8 @@ class StudyConfig:
             ids = d.pop("practice_instance_ids")
             d.setdefault("practice_rounds", [ids] if ids else [])
         known = {f.name for f in fields(StudyConfig)}
+        if isinstance(d.get("sample"), dict):
+            d["sample"] = ItemSample(**d["sample"])
         return StudyConfig(**{k: v for k, v in d.items() if k in known})
 
 
@@ -152,6 +205,7 @@ class Study:
     config: StudyConfig
     created_at: float
     active: bool
+    version: int = 1    # raised by every edit (instrument.study_edit); each version's settings in study_versions
 
     @property
     def run_id(self) -> str:
@@ -159,14 +213,15 @@ class Study:
         return f"study:{self.study_id}"
 
     def participants_needed(self, pool_size: int) -> int:
-        """pool × target ÷ items per participant, rounded up: how many complete participants fill the study."""
+        """pool × target ÷ items per participant (at most the pool: nobody answers an instance twice), rounded up:
+        how many complete participants fill the study."""
         c = self.config
-        return -(-pool_size * c.target_per_instance // c.items_per_participant)
+        return -(-pool_size * c.target_per_instance // max(1, min(c.items_per_participant, pool_size)))
 
 
 def study_from_row(row: Any) -> Study:
     return Study(row["study_id"], row["name"], row["dataset_hash"], StudyConfig.from_json(row["config"]),
-                 row["created_at"], bool(row["active"]))
+                 row["created_at"], bool(row["active"]), int(row["version"]))
 
 
 def load_study(conn: Connection, study_id: str) -> Study | None:

@@ -13,6 +13,7 @@ from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import Instance
 from .config import StudyConfig
 from .ids import stable_hash
+from .sample import choose_items
 
 _POOLS: dict[tuple, list[Instance]] = {}
 T = TypeVar("T")
@@ -33,15 +34,25 @@ def holds_per_address() -> int:
 
 def main_pool(ds: Dataset, cfg: StudyConfig) -> list[Instance]:
     """The instances a study may assign as main items (practice scenes and damaged images excluded); cached per
-    dataset, its known damaged images and config."""
+    dataset, its known damaged images and config. A created study's sample is its stored `sample_ids`; a study
+    not yet created with a sample or an item list gets the sample it will draw (the planner's view)."""
     # Keyed on exactly what selects the pool (serializing the whole config for the key cost ~1 ms per screen).
+    sample = cfg.sample
     key = (id(ds), len(ds.damaged_images), cfg.split, tuple(cfg.subsets), tuple(cfg.templates),
-           tuple(cfg.practice_scene_ids))
+           tuple(cfg.practice_scene_ids), tuple(cfg.sample_ids), tuple(cfg.items), cfg.participants,
+           cfg.same_scene_multiple_templates, cfg.target_per_instance, cfg.items_per_participant,
+           None if sample is None else (sample.per_cell, tuple(sample.by), sample.seed, sample.scenes))
     pool = _POOLS.get(key)
     if pool is None:
         excluded = set(cfg.practice_scene_ids)
-        pool = [i for i in ds.select(None if cfg.split == "all" else cfg.split, cfg.subsets, cfg.templates)
-                if i.scene_id not in excluded and i.image not in ds.damaged_images]
+        if cfg.sample_ids:
+            pool = [ds.instances[i] for i in cfg.sample_ids if i in ds.instances]
+        else:
+            pool = ds.select(None if cfg.split == "all" else cfg.split, cfg.subsets, cfg.templates)
+        pool = [i for i in pool if i.scene_id not in excluded and i.image not in ds.damaged_images]
+        if not cfg.sample_ids and (cfg.sample is not None or cfg.items):
+            keep = set(choose_items(ds, cfg, pool))
+            pool = [i for i in pool if i.instance_id in keep]
         if len(_POOLS) > 64:
             _POOLS.clear()
         _POOLS[key] = pool
@@ -70,27 +81,28 @@ def best_first(cands: Sequence[T], key: Callable[[T], Any]) -> Iterator[T]:
 def rank_main(pool: Sequence[Instance], cfg: StudyConfig, counts: Mapping[str, int], seen_ids: set[str],
               seen_scenes: set[str], counterbalance: int, position: int,
               tiebreak: Callable[[str], str]) -> Iterator[Instance]:
-    """Eligible instances, best first: least annotated, never at the target, counterbalanced by template and
-    subset (the wanted template and subset first, then the wanted template, then the rest).
+    """Eligible instances, best first: least annotated (every item reaches k raters before any reaches k + 1,
+    among the items this participant may still take), never at the target; within a level counterbalanced by
+    template and subset (the wanted template and subset first, then the wanted template, then the rest).
 
     `counts` are live assignments per instance (answered or held), `position` the number of main items the
     participant has answered, `counterbalance` the participant's arrival rank in the study."""
     eligible = [i for i in pool
                 if counts.get(i.instance_id, 0) < cfg.target_per_instance and i.instance_id not in seen_ids
                 and (cfg.same_scene_multiple_templates or i.scene_id not in seen_scenes)]
-
-    def key(i: Instance) -> tuple[int, str]:
-        return counts.get(i.instance_id, 0), tiebreak(i.instance_id)
-
     if cfg.ordering == "counterbalanced" and eligible:
         want_t = cfg.templates[(counterbalance + position) % len(cfg.templates)]
         want_s = cfg.subsets[(counterbalance + position // len(cfg.templates)) % len(cfg.subsets)]
-        both = [i for i in eligible if i.template == want_t and i.subset == want_s]
-        template = [i for i in eligible if i.template == want_t and i.subset != want_s]
-        rest = [i for i in eligible if i.template != want_t]
-        for group in (both, template, rest):
-            yield from best_first(group, key)
-        return
+
+        def group(i: Instance) -> int:
+            return 0 if i.template == want_t and i.subset == want_s else 1 if i.template == want_t else 2
+    else:
+        def group(i: Instance) -> int:
+            return 0
+
+    def key(i: Instance) -> tuple[int, int, str]:
+        return counts.get(i.instance_id, 0), group(i), tiebreak(i.instance_id)
+
     yield from best_first(eligible, key)
 
 

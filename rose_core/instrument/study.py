@@ -23,7 +23,7 @@ from .session import (
 )
 from .ids import system_clock
 from .texts import edit_problems, opening_problems, store_texts
-from ..storage import participants, questionnaire, studies, study_texts
+from ..storage import participants, questionnaire, studies
 from ..storage.participants import Participant
 from ..storage.connection import Store
 
@@ -72,12 +72,13 @@ def update_texts(store: Store, study_id: str, texts: dict[str, str], info: dict[
         problems = edit_problems(old, new, study.active, questionnaire.answer_count(c, study_id))
         if problems:
             raise StudyError("; ".join(problems))
-        version = study_texts.latest_version(c, study_id)
-        if (new.texts, new.info, new.questionnaire) == (old.texts, old.info, old.questionnaire) and version:
-            return version
-        studies.set_config(c, study_id, new.to_json())
-        store_texts(c, study_id, new, version + 1, clock())
-        return version + 1
+        row = studies.study_row(c, study_id)
+        if (new.texts, new.info, new.questionnaire) == (old.texts, old.info, old.questionnaire):
+            return int(row["version"])
+        version, t = int(row["version"]) + 1, clock()   # one version number for settings and texts
+        studies.update_settings(c, study_id, study.name, new.to_json(), version, t)
+        store_texts(c, study_id, new, version, t)
+        return version
 
 
 def get_participant(store: Store, participant_id: str) -> Participant | None:

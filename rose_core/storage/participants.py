@@ -82,6 +82,13 @@ def insert_participant(conn: Connection, participant_id: str, study_id: str, ext
                   origin))
 
 
+def real_participant_count(conn: Connection, study_id: str) -> int:
+    """Participants of the study with origin 'participant' (previews, simulations and tests left out)."""
+    (n,) = conn.execute("SELECT count(*) FROM participants WHERE study_id = ? AND origin = 'participant'",
+                        (study_id,)).fetchone()
+    return int(n)
+
+
 def lock_joins(conn: Connection, study_id: str) -> None:
     """Before storing a new participant of the study (its arrival rank is a count read in the same transaction).
     SQLite: BEGIN IMMEDIATE already serialises; PostgreSQL: one advisory lock per study, held to the commit."""

@@ -256,6 +256,21 @@ MIGRATIONS: dict[int, list[str]] = {
             PRIMARY KEY (participant_id, question)
         )""",
     ],
+    11: [
+        # A study is edited in versions (until its first real participant every setting, then only its texts): the
+        # current version on the study, every version's settings kept (rose_core.instrument.study_edit).
+        "ALTER TABLE studies ADD COLUMN version INTEGER NOT NULL DEFAULT 1",
+        """CREATE TABLE study_versions (
+            study_id TEXT NOT NULL REFERENCES studies(study_id),
+            version INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            config TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (study_id, version)
+        )""",
+        "INSERT INTO study_versions(study_id, version, name, config, created_at) "
+        "SELECT study_id, 1, name, config, created_at FROM studies",
+    ],
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -3,14 +3,17 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from . import study_versions
 from .connection import Connection
 
 
 def insert_study(conn: Connection, study: Any) -> None:
-    """The study and its run (human responses of a study form one run, solver kind 'human')."""
-    conn.execute("INSERT INTO studies(study_id, name, dataset_hash, config, created_at, active) VALUES (?,?,?,?,?,?)",
-                 (study.study_id, study.name, study.dataset_hash, study.config.to_json(), study.created_at,
-                  int(study.active)))
+    """The study, its first version and its run (human responses of a study form one run, solver kind 'human')."""
+    conn.execute("INSERT INTO studies(study_id, name, dataset_hash, config, created_at, active, version) "
+                 "VALUES (?,?,?,?,?,?,?)", (study.study_id, study.name, study.dataset_hash, study.config.to_json(),
+                                            study.created_at, int(study.active), study.version))
+    study_versions.insert_version(conn, study.study_id, study.version, study.name, study.config.to_json(),
+                                  study.created_at)
     conn.execute("INSERT INTO runs(run_id, solver_kind, solver_name, study_id, format, dataset_hash, imported_at) "
                  "VALUES (?, 'human', ?, ?, 'participant-app', ?, ?)",
                  (study.run_id, f"Human ({study.name})", study.study_id, study.dataset_hash, study.created_at))
@@ -26,13 +29,16 @@ def study_rows(conn: Connection) -> list[Any]:
     return list(conn.execute("SELECT * FROM studies ORDER BY created_at DESC, study_id"))
 
 
+def update_settings(conn: Connection, study_id: str, name: str, config_json: str, version: int, at: float) -> None:
+    """A new version of the study's settings (the caller checked what may change), kept in study_versions too."""
+    conn.execute("UPDATE studies SET name = ?, config = ?, version = ? WHERE study_id = ?",
+                 (name, config_json, version, study_id))
+    conn.execute("UPDATE runs SET solver_name = ? WHERE run_id = ?", (f"Human ({name})", f"study:{study_id}"))
+    study_versions.insert_version(conn, study_id, version, name, config_json, at)
+
+
 def set_active(conn: Connection, study_id: str, active: bool) -> None:
     conn.execute("UPDATE studies SET active = ? WHERE study_id = ?", (int(active), study_id))
-
-
-def set_config(conn: Connection, study_id: str, config_json: str) -> None:
-    """Replace the study's stored configuration (its texts edited: `instrument.texts.update_texts`)."""
-    conn.execute("UPDATE studies SET config = ? WHERE study_id = ?", (config_json, study_id))
 
 
 def study_names(conn: Connection, study_ids: Sequence[str]) -> list[tuple[str, str]]:

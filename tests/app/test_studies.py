@@ -115,3 +115,57 @@ def test_the_participants_page_summarises_the_questionnaire(app_env):
     assert rows[("Your eyesight while doing the study", "(no answer)")] == ("1", "33.3")
     strategies = next(f for f in frames if "strategy" in f.columns)
     assert strategies["strategy"].tolist() == ["corners first"]
+def test_form_creates_a_sampled_study_then_edits_it_in_versions_and_clones_it(app_env):
+    db = open_store(os.environ["ROSE_DB"])
+    at = signed_in()
+    at.text_input(key="studies_name").input("Sampled")
+    at.radio(key="studies_mode").set_value("a sample per cell")
+    at.number_input(key="studies_per_cell").set_value(2)
+    at.number_input(key="studies_sample_seed").set_value(11)
+    at.number_input(key="studies_items").set_value(10)
+    at.number_input(key="studies_planned").set_value(15)
+    at.button[0].click()
+    at.run()
+    assert not at.exception and at.success and "Created study" in at.success[0].value
+    (study,) = list_studies(db)
+    cfg = study.config
+    assert cfg.sample.per_cell == 2 and cfg.sample.seed == 11 and cfg.participants == 15 and len(cfg.sample_ids) == 50
+    assert {m.label: m.value for m in at.metric}["Pool instances"] == "50"
+    assert any("Version 1 · open" in c.value for c in at.caption)
+    # the export is the study file of these settings
+    from rose_core.instrument.study_file import dump_study, load_study_text, settings
+
+    exported = at.get("download_button")[0].proto.label
+    assert "export-config" in exported
+    # edit: the form is the study's, prefilled; saving makes version 2
+    key = f"studies_edit_{study.study_id}"
+    assert at.number_input(key=f"{key}_per_cell").value == 2
+    at.number_input(key=f"{key}_items").set_value(5)
+    at.number_input(key=f"{key}_per_cell").set_value(1)
+    next(b for b in at.button if b.label == "Save as a new version").click()
+    at.run()
+    assert not at.exception
+    (study,) = list_studies(db)
+    assert study.version == 2 and study.config.items_per_participant == 5 and len(study.config.sample_ids) == 25
+    assert any("Version 2" in c.value for c in at.caption)
+    at.toggle(key="plan_own").set_value(True).run()        # the planner plans the study's own 25-item sample
+    assert {m.label: m.value for m in at.metric}["Plan: participants"] == "15"   # 25 × 3 ÷ 5
+    # a real participant freezes everything but the texts
+    from rose_core.instrument.study import join
+
+    join(db, study, "P1", "link")
+    at.run()
+    assert any("1 participant has joined" in i.value for i in at.info)
+    at.number_input(key=f"{key}_items").set_value(6)
+    next(b for b in at.button if b.label == "Save as a new version").click()
+    at.run()
+    assert any("items_per_participant: the study has 1 participant" in e.value for e in at.error)
+    assert list_studies(db)[0].version == 2
+    # clone
+    at.text_input(key=f"studies_clone_name_{study.study_id}").input("Sampled again")
+    at.button(key=f"studies_clone_{study.study_id}").click()
+    at.run()
+    assert not at.exception
+    twin = next(s for s in list_studies(db) if s.name == "Sampled again")
+    assert twin.config.sample_ids == study.config.sample_ids and twin.version == 1
+    assert settings(load_study_text(dump_study(twin.config), "x", None)) == settings(twin.config)

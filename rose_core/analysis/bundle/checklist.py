@@ -13,6 +13,7 @@ import pandas as pd
 
 from ...benchmarks.rose.dataset import Dataset
 from ...benchmarks.rose.records import TEMPLATE_LABEL
+from ...instrument.sample import describe as describe_sample
 from ...instrument.study import get_study
 from ...instrument.texts import MARKER, questionnaire_line, questionnaire_summary, stored_texts
 from ...storage.participants import participant_times
@@ -60,7 +61,8 @@ def human_facts(store: Store, paper: PaperReport) -> HumanFacts:
         if s is not None:
             studies.append({"study_id": s.study_id, "name": s.name, "dataset_hash": s.dataset_hash,
                             "config": {k: v for k, v in s.config.__dict__.items()
-                                       if k not in ("practice_rounds", "practice_scene_ids")}})
+                                       if k not in ("practice_rounds", "practice_scene_ids", "sample_ids")},
+                            "sample": describe_sample(s.config)})
     if len(parts):
         with store.connect() as conn:
             times = participant_times(conn)
@@ -243,6 +245,14 @@ def _agreement_txt(paper: PaperReport) -> str:
             f"{fmt_count(r['panel_items'])} instances with two or more participants")
 
 
+def _sample_txt(f: HumanFacts) -> str:
+    """The item sample of each study, in the methods text (one sentence when the studies share it)."""
+    texts = {s["sample"] for s in f.studies}
+    if len(texts) == 1:
+        return next(iter(texts)) + " "
+    return "".join(f"In {s['name']} ({s['study_id']}): {s['sample'][0].lower()}{s['sample'][1:]} " for s in f.studies)
+
+
 def checklist_markdown(items: list[Item]) -> str:
     lines = ["# Human-baseline reporting checklist", "",
              "After Wei et al., \"Position: Human Baselines in Model Evaluations Need Rigor and Transparency (With "
@@ -280,7 +290,8 @@ def methods_paragraph(paper: PaperReport, facts: HumanFacts, ds: Dataset) -> str
         f"completed; applying the exclusion rules ({rep['exclusions']}) removed {rep['participants_excluded']}, leaving "
         f"{f.analysed} participants and {f.responses:,} main responses on {f.instances} instances "
         f"({per.min() if len(per) else 0}–{per.max() if len(per) else 0} participants per instance; design target "
-        f"{_cfg(f, 'target_per_instance')}). Participants answered on the same images as the models, through a click "
+        f"{_cfg(f, 'target_per_instance')}). {_sample_txt(f)}Participants answered on the same images as the models, "
+        "through a click "
         f"grid whose answers are converted to the models' protocol and scored by the same scorer (scorer versions: "
         f"{', '.join(rep['scorer_versions']) or 'none'}). Split: {rep['split']}. {human}; "
         f"{len(solvers)} model or agent runs were scored on the same instances ({', '.join(solvers) or 'none'}). "

@@ -9,6 +9,8 @@ from rose_core.storage import open_store
 from rose_core.storage.connection import IntegrityError, Store
 from rose_core.storage.schema import SCHEMA_VERSION
 
+STUDY_ROW = "INSERT INTO studies(study_id, name, dataset_hash, config, created_at, active) VALUES "
+
 
 def test_a_new_database_is_versioned_and_reopening_migrates_nothing(store):
     assert store.schema_version() == SCHEMA_VERSION
@@ -28,8 +30,8 @@ def test_newer_schema_is_refused(store):
 def test_failed_write_rolls_back(store):
     with pytest.raises(IntegrityError):
         with store.write() as c:
-            c.execute("INSERT INTO studies VALUES ('a', 'n', 'h', '{}', 0, 1)")
-            c.execute("INSERT INTO studies VALUES ('a', 'n', 'h', '{}', 0, 1)")
+            c.execute(STUDY_ROW + "('a', 'n', 'h', '{}', 0, 1)")
+            c.execute(STUDY_ROW + "('a', 'n', 'h', '{}', 0, 1)")
     assert store.query("SELECT count(*) AS n FROM studies")[0]["n"] == 0
 
 
@@ -93,7 +95,7 @@ def test_times_keep_their_sub_second_digits_and_text_sorts_byte_wise(store):
     t = 1_763_000_000.123456
     with store.write() as c:
         for sid in ("b", "B", "a", "_x", "é", "Z9"):
-            c.execute("INSERT INTO studies VALUES (?, 'n', 'h', '{}', ?, 1)", (sid, t))
+            c.execute(STUDY_ROW + "(?, 'n', 'h', '{}', ?, 1)", (sid, t))
     rows = store.query("SELECT study_id, created_at FROM studies ORDER BY study_id")
     assert [r["study_id"] for r in rows] == sorted(["b", "B", "a", "_x", "é", "Z9"])  # Python's order = code points
     assert {r["created_at"] for r in rows} == {t}
@@ -105,9 +107,9 @@ def test_a_caught_error_inside_a_transaction_is_never_committed_silently(store):
 
     def body():
         with store.write() as c:
-            c.execute("INSERT INTO studies VALUES ('a', 'n', 'h', '{}', 0, 1)")
+            c.execute(STUDY_ROW + "('a', 'n', 'h', '{}', 0, 1)")
             try:
-                c.execute("INSERT INTO studies VALUES ('a', 'n', 'h', '{}', 0, 1)")
+                c.execute(STUDY_ROW + "('a', 'n', 'h', '{}', 0, 1)")
             except IntegrityError:
                 pass
 
@@ -147,6 +149,9 @@ def test_version_1_database_is_migrated_to_the_current_schema(tmp_path):
     s = open_store(path)
     assert s.schema_version() == SCHEMA_VERSION >= 2
     assert s.query("SELECT name FROM studies") == [{"name": "old study"}]  # data kept
+    assert s.query("SELECT version FROM studies") == [{"version": 1}]     # a stored study is version 1 (migration 11)
+    assert s.query("SELECT study_id, version, name, config FROM study_versions") == [
+        {"study_id": "s1", "version": 1, "name": "old study", "config": "{}"}]
     idx = {r["name"] for r in s.query("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert "responses_participant" in idx
 
