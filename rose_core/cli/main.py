@@ -344,11 +344,6 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     from .sgp import add_sgp_parser
 
     add_sgp_parser(sub)
-    st = sub.add_parser("study", help="a study's commands: simulate (a dry run with simulated participants)")
-    study_sub = st.add_subparsers(dest="study_cmd", required=True)
-    from .simulate import add_parser as add_simulate_parser
-
-    add_simulate_parser(study_sub)
     from ..analysis.plan import add_command as add_plan_command
 
     add_plan_command(sub, db_location(), str(dataset_dir()))
