@@ -6,10 +6,9 @@ import numpy as np
 import pandas as pd
 
 from ..benchmarks.rose.metrics import ACTION, COUNTING
-from ..benchmarks.rose.records import TEMPLATE_LABEL
-from ..benchmarks.rose.records import MAIN_TEMPLATES
+from ..benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
 from ..common.stats import difference_interval, interval, solver_rng
-from .tables import BOOT, SEED, n_fields, published_rows, units_of, row_resamples, summarize_frame, with_n_types
+from .tables import BOOT, SEED, n_fields, published_rows, row_resamples, summarize_frame, units_of, with_n_types
 
 
 def _majority_correct_scenes(df: pd.DataFrame) -> np.ndarray:
@@ -42,8 +41,9 @@ def gap_table(df: pd.DataFrame, conditioned: bool = False, n_boot: int = BOOT, s
         row = {"solver": solver, "kind": kind, **(n_fields(main) if len(main) else
                                                   {"participants": None, "scenes": 0, "responses": 0}),
                "Counting Avg": s.counting_avg, "Action Avg": s.action_avg, "gap": s.gap}
-        for name in ("Counting Avg", "Action Avg"):
-            row[f"{name} lo"], row[f"{name} hi"] = (interval(rs.stats[name], row[name], rs.n_units)
+        for name, parts in (("Counting Avg", COUNTING), ("Action Avg", ACTION)):
+            rates = [s.pass_rate[TEMPLATE_LABEL[t]] for t in parts]
+            row[f"{name} lo"], row[f"{name} hi"] = (interval(rs.stats[name], row[name], rs.n_units, rates)
                                                     if rs is not None and rs.stats else (np.nan, np.nan))
         ok = rs is not None and bool(rs.stats) and s.gap is not None
         row["gap lo"], row["gap hi"] = difference_interval(rs.stats["gap"], s.counting_avg, s.action_avg, rs.n_units,

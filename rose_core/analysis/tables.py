@@ -193,8 +193,11 @@ def solver_row(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
     row["pooled"] = s.pooled
     row["VALID"] = s.valid
     rs = row_resamples(main, n_boot, solver_rng(seed, solver), tcode[is_main], gcode[is_main])
+    parts = {"Avg": [row[x] for x in LABELS],
+             **{gname: [rate(int(c.group_passed[gi, k]), int(c.group_n[gi, k])) for k in range(_T)]
+                for gi, gname in enumerate(GROUPS)}}
     for name in (*LABELS, *GROUPS, "Avg", "pooled", "VALID"):
-        lo, hi = interval(rs.stats[name], row[name], rs.n_units) if rs.stats else (np.nan, np.nan)
+        lo, hi = interval(rs.stats[name], row[name], rs.n_units, parts.get(name)) if rs.stats else (np.nan, np.nan)
         row[f"{name} lo"], row[f"{name} hi"] = lo, hi
     return row
 

@@ -109,18 +109,23 @@ def percentile_bounds(samples: np.ndarray, n_units: int, min_share: float = 0.5)
     return out
 
 
-def interval(samples: np.ndarray, value: float | None, n_units: int) -> tuple[float, float]:
+def interval(samples: np.ndarray, value: float | None, n_units: int,
+             parts: list[float | None] | None = None) -> tuple[float, float]:
     """The 95 % interval of one rate or mean of rates (%) from its resamples: the expanded percentile bootstrap
     over units (`percentile_bounds`), except when every resample repeats the estimate and it is 0 or 100 (every answer passed, or every one
     failed). The bootstrap's interval is then the point itself, a certainty no finite sample gives; the interval is
     Wilson's with one observation per unit instead (no spread between units was seen, so the units are what the
-    rate rests on). No interval (NaN) without a value or with fewer than two units."""
+    rate rests on). A mean of rates (`parts`: its rates) each at 0 or 100 gets the mean of their such intervals. No
+    interval (NaN) without a value or with fewer than two units."""
     if value is None or np.isnan(value) or n_units < 2:
         return (np.nan, np.nan)
     s = np.asarray(samples, dtype=float)
     s = s[~np.isnan(s)]
     if len(s) and np.ptp(s) == 0 and value in (0.0, 100.0):
         return wilson(n_units if value == 100.0 else 0, n_units)
+    if len(s) and np.ptp(s) == 0 and parts and all(p in (0.0, 100.0) for p in parts):
+        bounds = np.array([wilson(n_units if p == 100.0 else 0, n_units) for p in parts])
+        return float(bounds[:, 0].mean()), float(bounds[:, 1].mean())
     lo, hi = percentile_bounds(samples, n_units)[0]
     return float(lo), float(hi)
 
