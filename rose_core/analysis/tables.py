@@ -223,6 +223,12 @@ def main_table(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED, published
     return with_published(main_rows(df, n_boot, seed), published)
 
 
+N_NOTE = ("n: participants · responses for humans (ppl), scenes · responses for models and agents (sc); the "
+          "CSV of `report --out` holds each as an integer column.")
+INTERVALS_NOTE = ("Brackets: 95 % intervals from one rule for every cell of a row: an expanded percentile bootstrap "
+                  "(Hesterberg 2015) over whole participants (humans) or whole scenes (models, agents), each solver "
+                  "on its own seeded stream; a rate or mean at 0 or 100 % with no spread to resample gets Wilson's "
+                  "interval over those units.")
 SHOWN_FIRST = ["Avg", *LABELS]                 # the dashboards' main table: Avg right after the solver and n
 SHOWN_MORE = [*GROUPS, "pooled", "VALID"]       # the second table: groups, pooled rate, validity
 
@@ -237,6 +243,13 @@ def n_text(row: pd.Series) -> str:
     if not is_missing(row.get("participants")):
         return f"{fmt_count(row['participants'])} ppl · {fmt_count(row['responses'])}"
     return f"{fmt_count(row['scenes'])} sc · {fmt_count(row['responses'])}"
+
+
+def with_n(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with its n as one text column (`n_text`) right after the solver, for a page to show."""
+    out = table.copy()
+    out.insert(1 if "solver" in out else 0, "n", [n_text(r) for _, r in out.iterrows()] if len(out) else [])
+    return out
 
 
 def table_columns(table: pd.DataFrame, with_intervals: bool = True,

@@ -46,16 +46,27 @@ def test_results_page(dash_env):
     charts = at.get("plotly_chart")
     assert len(charts) >= 3
     assert all("participants excluded" in c.proto.spec for c in charts)  # every chart says it, also exported
-    gap = at.dataframe[1].value
-    assert "GLM-5V-Turbo (published)" in set(gap["solver"])
+    # n in view beside the solver, Avg right after it (issue 22)
+    assert list(main.columns[:3]) == ["solver", "n", "Avg"]
+    assert main.set_index("solver").loc["Human (pilot)", "n"].endswith(" ppl · " + main.set_index("solver").loc[
+        "Human (pilot)", "n"].split(" · ")[1])
+    assert main.set_index("solver").loc["oracle (agent)", "n"].split(" sc · ")[0].isdigit()
+    groups = at.dataframe[1].value
+    assert {"Glyph", "Emoji", "Pixel", "pooled", "VALID"} <= set(groups.columns)
+    diff = at.dataframe[2].value
+    assert {"human − model", "p (McNemar exact)"} <= set(diff.columns) and "oracle (agent)" in set(diff["solver"])
+    gap = at.dataframe[3].value
+    assert "GLM-5V-Turbo (published)" in set(gap["solver"]) and gap["gap"].iloc[0].count("[") == 1
     at.toggle(key="results_conditioned").set_value(True).run()
     assert not at.exception
-    assert "GLM-5V-Turbo (published)" not in set(at.dataframe[1].value["solver"])
+    assert "GLM-5V-Turbo (published)" not in set(at.dataframe[3].value["solver"])
 
 
 def test_results_main_table_equals_report_json(dash_env, small_dataset):
     """One selection path and per-solver seeded bootstraps: the page and `report --json` agree exactly."""
     from rose_core.analysis import ExclusionRules, Filters, table_columns
+    from rose_core.analysis.formats import json_rows
+    from rose_core.analysis.tables import SHOWN_FIRST
     from ui.dash import View
 
     at = open_page("app_pages/results.py")
@@ -66,11 +77,10 @@ def test_results_main_table_equals_report_json(dash_env, small_dataset):
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     rows = pd.DataFrame(report["rows"]).replace({"solver": {"Human": "Human (pilot)"}})
-    pd.testing.assert_frame_equal(shown, table_columns(rows), check_dtype=False)
+    pd.testing.assert_frame_equal(shown, table_columns(rows, metrics=SHOWN_FIRST), check_dtype=False)
     # the unformatted numbers, from the function the page calls (assembled from per-solver cached parts)
     raw = View(Filters(), ExclusionRules(), db=dash_env, ds=small_dataset).compute("main")
-    assert json.loads(json.dumps([{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
-                                  for row in raw.to_dict(orient="records")])) == report["rows"]
+    assert json.loads(json.dumps(json_rows(raw))) == report["rows"]
     assert f"{report['participants_excluded']} participants excluded" in at.caption[0].value
 
 
@@ -93,7 +103,10 @@ def test_agreement_page(dash_env):
     labels = [m.label for m in at.metric]
     assert "Krippendorff α, cell clicks (nominal)" in labels and "Panel (majority vote) accuracy" in labels
     hm = at.dataframe[0].value.set_index("solver")
-    assert int(hm.loc["oracle (agent)", "humans"]) >= 1
+    # an agent that never errs has no κ with anyone (0 by construction): undefined, said why (issue 22)
+    assert hm.loc["oracle (agent)", "error consistency κ (mean over humans)"] == "–"
+    assert "made no error" in hm.loc["oracle (agent)", "κ undefined because"]
+    assert list(hm.reset_index().columns[:2]) == ["solver", "error consistency κ (mean over humans)"]
     assert {"error consistency κ (mean over humans)", "κ SD", "κ Q1", "κ Q3",
             "κ vs majority panel"} <= set(hm.columns)
     for param in ("subset", "PixelEdit changed pixels", "context size (cells)"):
@@ -159,13 +172,16 @@ def test_every_table_is_in_the_one_format(dash_env):
     assert not at.exception, at.exception
     main = at.dataframe[0].value.set_index("solver")
     human = main.loc["Human (pilot)"]
-    for col in ("G-Cnt", "L-Clk", "Avg", "pooled", "VALID"):
+    for col in ("G-Cnt", "L-Clk", "Avg"):
         assert re.fullmatch(r"\d+\.\d \[\d+\.\d, \d+\.\d\]", human[col]), (col, human[col])
+    groups = at.dataframe[1].value.set_index("solver")
+    for col in ("pooled", "VALID"):
+        assert re.fullmatch(r"\d+\.\d \[\d+\.\d, \d+\.\d\]", groups.loc["Human (pilot)", col])
     assert re.fullmatch(r"\d+\.\d", main.loc["GPT-5.5 (published)", "Avg"])
-    bridges = at.dataframe[2].value
+    bridges = at.dataframe[4].value
     for col in [c for c in bridges.columns if c.startswith("p(")]:
         assert bridges[col].str.fullmatch(r"< 0\.001|[01]\.\d{3}|–").all(), bridges[col].tolist()
-    assert bridges["G-Cnt"].str.fullmatch(r"\d+\.\d|–").all()
+    assert bridges["G-Cnt"].str.fullmatch(r"\d+\.\d( \[\d+\.\d, \d+\.\d\])?|–").all()
     # the dataframe's columns are wide enough for their longest text (no interval cut off)
     cfg = json.loads(at.dataframe[0].proto.columns)
     assert int(cfg["Avg"]["width"]) >= 7 * max(len(v) for v in at.dataframe[0].value["Avg"])
@@ -216,6 +232,9 @@ def test_drilldown_picker_limited_to_instances_humans_answered(dash_env):
     at.sidebar.checkbox(key="dash_ex_att").uncheck()
     at.sidebar.checkbox(key="dash_ex_fast").uncheck()
     at.sidebar.checkbox(key="dash_ex_streak").uncheck().run()
+    # opens on instances humans answered (issue 22)
+    assert set(at.selectbox(key="drill_instance").options) == humans
+    at.toggle(key="drill_humans_only").set_value(False).run()
     assert set(at.selectbox(key="drill_instance").options) == every
     at.toggle(key="drill_humans_only").set_value(True).run()
     assert not at.exception, at.exception

@@ -22,15 +22,11 @@ from ..gap import gap_table, published_gap
 from ..report import report_from_selection, with_runs_warning, with_sgp
 from ..selection import ExclusionRules, Filters, Selection, select_from_store
 from ..difference import human_model_difference
-from ..tables import LABELS, n_text, with_n_types
+from ..tables import INTERVALS_NOTE as tables_intervals_note, LABELS, N_NOTE as tables_n_note, with_n, with_n_types
 
 GAP_COLUMNS = ["solver", "kind", "participants", "scenes", "responses", "Counting Avg", "Counting Avg lo",
                "Counting Avg hi", "Action Avg", "Action Avg lo", "Action Avg hi", "gap", "gap lo", "gap hi"]
-N_NOTE = ("n: participants · responses for humans, scenes · responses for models and agents (the CSV holds each "
-          "as its own integer column).")
-INTERVALS = ("Brackets: 95% intervals from one rule for every cell of a row, an expanded percentile bootstrap "
-             "(Hesterberg 2015) over whole participants (humans: their answers cluster by person) or whole scenes "
-             "(models, agents), 0 or 100% with Wilson's interval over those units.")
+N_NOTE, INTERVALS = tables_n_note, tables_intervals_note   # the pages' words: one definition of n and intervals
 
 
 class BundleError(ValueError):
@@ -80,13 +76,6 @@ def _rate(key: str, head: str | None = None, interval: bool = False, best: bool 
     return Column(key, head or key, "rate", f"{key} lo" if interval else None, f"{key} hi" if interval else None, best)
 
 
-def _n(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with its n as one shown text column beside the integer columns (`tables.n_text`)."""
-    out = frame.copy()
-    out.insert(1 if "solver" in out else 0, "n", [n_text(r) for _, r in out.iterrows()] if len(out) else [])
-    return out
-
-
 def _main(table: pd.DataFrame) -> PaperTable:
     cols = (Column("solver", "Solver", "text"), Column("n", "n", "text"),
             *(_rate(m, interval=True) for m in (*LABELS, *GROUPS, "Avg")),
@@ -96,7 +85,7 @@ def _main(table: pd.DataFrame) -> PaperTable:
         "PASS (%) per template, per subset group (mean of the five template rates within Glyph, Emoji, Pixel), "
         f"Avg (mean of the five template rates) and VALID. {INTERVALS} {N_NOTE} Published rows are the paper's "
         "printed numbers (no intervals). Bold: the best model (models only, never an agent or a human).",
-        _n(table), cols)
+        with_n(table), cols)
 
 
 def _gap(df: pd.DataFrame, published: bool, conditioned: bool, n_boot: int, seed: int) -> PaperTable:
@@ -112,9 +101,9 @@ def _gap(df: pd.DataFrame, published: bool, conditioned: bool, n_boot: int, seed
         return PaperTable("gap_conditioned", "Perception-to-action gap on scenes with a correct global count",
                           f"{what}, only on scenes whose T1 (global count) answer was correct (pooled humans: correct "
                           f"for at least half of them). {INTERVALS} {N_NOTE} Bold: the best model (models only).",
-                          _n(with_n_types(g)), cols)
+                          with_n(with_n_types(g)), cols)
     return PaperTable("gap", "Perception-to-action gap",
-                      f"{what}. {INTERVALS} {N_NOTE} Bold: the best model (models only).", _n(with_n_types(g)), cols)
+                      f"{what}. {INTERVALS} {N_NOTE} Bold: the best model (models only).", with_n(with_n_types(g)), cols)
 
 
 def _bridges(df: pd.DataFrame, published: bool, n_boot: int, seed: int) -> tuple[PaperTable, PaperTable]:
@@ -129,7 +118,7 @@ def _bridges(df: pd.DataFrame, published: bool, n_boot: int, seed: int) -> tuple
     br = bridge_table(df, n_boot, seed).reindex(columns=list(dict.fromkeys(glob_cols + matched_cols)))
     if published:
         br = pd.concat([br, published_bridges()], ignore_index=True)
-    glob, matched = _n(with_n_types(br.reindex(columns=glob_cols))), _n(with_n_types(br.reindex(columns=matched_cols)))
+    glob, matched = with_n(with_n_types(br.reindex(columns=glob_cols))), with_n(with_n_types(br.reindex(columns=matched_cols)))
     g = PaperTable(
         "bridge_global", "Global-click bridge: G-Cnt → G-Clk → V-Clk",
         "PASS (%) of the global count (G-Cnt), clicking every target in the whole grid (G-Clk) and in the "
