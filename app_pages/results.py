@@ -7,9 +7,27 @@ from rose_core.analysis.bridges import BRIDGE_RATES
 from rose_core.analysis.bundle import BundleError, bundle_zip
 from rose_core.analysis.bundle.figures import chromium_path
 from rose_core.analysis.difference import human_model_difference
+from rose_core.analysis.formats import format_frame
 from rose_core.analysis.tables import INTERVALS_NOTE, N_NOTE, SHOWN_FIRST, SHOWN_MORE, with_n
+from rose_core.common.csv_safety import frame_bytes
 from rose_core.common.stats import N_COLUMNS
-from ui.dash import View, dots, failures, table
+from ui.dash import View, _suffix as file_suffix, dots, failures, table
+
+
+def static_table(shown: pd.DataFrame, name: str, key: str) -> None:
+    """A table already in the one format, as a static table whose cells wrap after the value ("93.3" over "[79.9,
+    100.0]"): solver, n and the intervals fit 1440 px beside the sidebar, where a one-line grid needs ~1,500 px;
+    with its CSV (exactly what is shown)."""
+    st.table(shown.set_index(shown.columns[0]).map(wrap_after_value))
+    st.download_button("CSV", lambda: frame_bytes(shown, "csv"), f"{name}{file_suffix(v.note())}.csv", "text/csv",
+                       key=f"{key}_csv", on_click="ignore")
+
+
+def wrap_after_value(text: str) -> str:
+    """A shown cell that may break only between the value and its interval (non-breaking inside the interval)."""
+    if isinstance(text, str) and "·" in text:          # n: "5 ppl · 215" in one piece
+        return text.replace(" ", "\u00a0")
+    return text.replace(", ", ",\u00a0") if isinstance(text, str) and "[" in text else text
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -39,11 +57,12 @@ st.download_button("Download the paper bundle", lambda: bundle_zip(v.db, v.ds, f
 
 st.markdown("#### Main table")
 main = v.shown(v.compute("main"))
-table(table_columns(main, metrics=SHOWN_FIRST), "rose_main_table", "results_main", v.note())
+static_table(table_columns(main, metrics=SHOWN_FIRST).drop(columns=["kind"]), "rose_main_table", "results_main")
 st.caption(f"{N_NOTE} Avg = mean of the five template PASS rates (G-Cnt, L-Cnt, L-Clk, V-Clk, Excl-CS), as the ROSE "
            f"spec defines it. {INTERVALS_NOTE} Published rows come from the paper as printed (no intervals).")
 st.markdown("##### Subset groups, pooled rate and validity")
-table(table_columns(main, metrics=SHOWN_MORE), "rose_main_table_groups", "results_main_groups", v.note())
+static_table(table_columns(main, metrics=SHOWN_MORE).drop(columns=["kind"]), "rose_main_table_groups",
+             "results_main_groups")
 st.caption("Glyph / Emoji / Pixel: the mean of the five template rates within the group; 'pooled' is the share of "
            "all T1–T5 responses that pass; VALID the share that follow the answer grammar. The published rows' "
            "Avg is shown beside the mean of their own template columns (the published Human Avg 98.8 is not the "
@@ -56,10 +75,11 @@ diff = shown_difference(v)
 if diff.empty:
     st.info("No model or agent beside the humans in this selection.")
 else:
-    table(diff, "rose_human_model_difference", "results_difference", v.note(),
-          kinds={"human": "rate", "model": "rate", "participants": "count", "human responses": "count",
-                 "model responses": "count", "shared items": "count", "tied items": "count"},
-          intervals=("human − model",), drop=("kind",))
+    static_table(format_frame(diff, {"human": "rate", "model": "rate", "participants": "count",
+                                     "human responses": "count", "model responses": "count", "shared items": "count",
+                                     "tied items": "count", "p undefined because": "text"},
+                              intervals=("human − model",), drop=("kind",)), "rose_human_model_difference",
+                 "results_difference")
     st.caption("Human PASS − solver PASS in percentage points, with a 95 % interval from independent resamples of "
                "each side (the main table's: participants for the humans, scenes for the solver). p: McNemar's exact "
                "test (McNemar 1947) of the humans' majority answer against the solver's on the instances both "

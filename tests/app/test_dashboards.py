@@ -36,10 +36,16 @@ def open_page(page: str) -> AppTest:
     return at.run()
 
 
+def main_table_shown(at: AppTest, k: int = 0) -> pd.DataFrame:
+    """A static table of the Results page (main table 0, groups 1, human − model 2: their cells wrap after the
+    value) as plain text."""
+    return at.table[k].value.reset_index().map(lambda s: s.replace("\u00a0", " ") if isinstance(s, str) else s)
+
+
 def test_results_page(dash_env):
     at = open_page("app_pages/results.py")
     assert not at.exception, at.exception
-    main = at.dataframe[0].value
+    main = main_table_shown(at)
     assert {"Human (pilot)", "oracle (agent)", "GPT-5.5 (published)"} <= set(main["solver"])  # names its study
     assert main.set_index("solver").loc["oracle (agent)", "Avg"].startswith("100.0")
     assert "exclusions on" in at.caption[0].value and "participants excluded" in at.caption[0].value
@@ -51,15 +57,15 @@ def test_results_page(dash_env):
     assert main.set_index("solver").loc["Human (pilot)", "n"].endswith(" ppl · " + main.set_index("solver").loc[
         "Human (pilot)", "n"].split(" · ")[1])
     assert main.set_index("solver").loc["oracle (agent)", "n"].split(" sc · ")[0].isdigit()
-    groups = at.dataframe[1].value
+    groups = main_table_shown(at, 1)
     assert {"Glyph", "Emoji", "Pixel", "pooled", "VALID"} <= set(groups.columns)
-    diff = at.dataframe[2].value
+    diff = main_table_shown(at, 2)
     assert {"human − model", "p (McNemar exact)"} <= set(diff.columns) and "oracle (agent)" in set(diff["solver"])
-    gap = at.dataframe[3].value
+    gap = at.dataframe[0].value
     assert "GLM-5V-Turbo (published)" in set(gap["solver"]) and gap["gap"].iloc[0].count("[") == 1
     at.toggle(key="results_conditioned").set_value(True).run()
     assert not at.exception
-    assert "GLM-5V-Turbo (published)" not in set(at.dataframe[3].value["solver"])
+    assert "GLM-5V-Turbo (published)" not in set(at.dataframe[0].value["solver"])
 
 
 def test_results_main_table_equals_report_json(dash_env, small_dataset):
@@ -71,13 +77,14 @@ def test_results_main_table_equals_report_json(dash_env, small_dataset):
 
     at = open_page("app_pages/results.py")
     assert not at.exception, at.exception
-    shown = at.dataframe[0].value.reset_index(drop=True)
+    shown = main_table_shown(at)
     r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", dash_env.location, "--json"],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     rows = pd.DataFrame(report["rows"]).replace({"solver": {"Human": "Human (pilot)"}})
-    pd.testing.assert_frame_equal(shown, table_columns(rows, metrics=SHOWN_FIRST), check_dtype=False)
+    pd.testing.assert_frame_equal(shown, table_columns(rows, metrics=SHOWN_FIRST).drop(columns=["kind"]),
+                                  check_dtype=False)
     # the unformatted numbers, from the function the page calls (assembled from per-solver cached parts)
     raw = View(Filters(), ExclusionRules(), db=dash_env, ds=small_dataset).compute("main")
     assert json.loads(json.dumps(json_rows(raw))) == report["rows"]
@@ -170,25 +177,25 @@ def test_every_table_is_in_the_one_format(dash_env):
 
     at = open_page("app_pages/results.py")
     assert not at.exception, at.exception
-    main = at.dataframe[0].value.set_index("solver")
+    main = main_table_shown(at).set_index("solver")
     human = main.loc["Human (pilot)"]
     for col in ("G-Cnt", "L-Clk", "Avg"):
         assert re.fullmatch(r"\d+\.\d \[\d+\.\d, \d+\.\d\]", human[col]), (col, human[col])
-    groups = at.dataframe[1].value.set_index("solver")
+    groups = main_table_shown(at, 1).set_index("solver")
     for col in ("pooled", "VALID"):
         assert re.fullmatch(r"\d+\.\d \[\d+\.\d, \d+\.\d\]", groups.loc["Human (pilot)", col])
     assert re.fullmatch(r"\d+\.\d", main.loc["GPT-5.5 (published)", "Avg"])
-    bridges = at.dataframe[4].value
+    bridges = at.dataframe[1].value
     for col in [c for c in bridges.columns if c.startswith("p(")]:
         assert bridges[col].str.fullmatch(r"< 0\.001|[01]\.\d{3}|–").all(), bridges[col].tolist()
     assert bridges["G-Cnt"].str.fullmatch(r"\d+\.\d( \[\d+\.\d, \d+\.\d\])?|–").all()
     # the dataframe's columns are wide enough for their longest text (no interval cut off)
     cfg = json.loads(at.dataframe[0].proto.columns)
-    assert int(cfg["Avg"]["width"]) >= 7 * max(len(v) for v in at.dataframe[0].value["Avg"])
+    assert int(cfg["gap"]["width"]) >= 7 * max(len(v) for v in at.dataframe[0].value["gap"])
     for page in PAGES:
         at.switch_page(page).run()
         assert not at.exception, (page, at.exception)
-        for df in at.dataframe:
+        for df in [*at.dataframe, *at.table]:
             frame = df.value
             assert not frame.astype(str).apply(lambda c: c.str.fullmatch(NONE_LIKE)).any().any(), (page, frame)
 
@@ -217,7 +224,7 @@ def test_all_humans_excluded_is_said_at_the_top(dash_env):
         assert at.error and "removed every participant" in at.error[0].value, page
         assert "8 in this selection" in at.error[0].value
     at.switch_page("app_pages/results.py").run()
-    assert not any(s.startswith("Human") and "published" not in s for s in at.dataframe[0].value["solver"])
+    assert not any(s.startswith("Human") and "published" not in s for s in main_table_shown(at)["solver"])
     at.sidebar.checkbox(key="dash_ex_fast").uncheck()
     at.sidebar.checkbox(key="dash_ex_streak").uncheck().run()
     assert not at.error
@@ -274,7 +281,7 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
     import_run(store, small_dataset, run("right.jsonl", lambda i: i.protocol_answer), "late-model")
 
     def late_valid(at: AppTest) -> str:
-        return at.dataframe[0].value.set_index("solver").loc["late-model", "VALID"]
+        return main_table_shown(at, 1).set_index("solver").loc["late-model", "VALID"]
 
     def restart() -> None:
         st.cache_resource.clear()
@@ -300,7 +307,7 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
     assert not again.exception, again.exception
     ui.dash.warm_up().wait(120)
     assert computed == []                        # everything read from disk (the page's and the warm-up's)
-    pd.testing.assert_frame_equal(again.dataframe[0].value, first.dataframe[0].value)
+    pd.testing.assert_frame_equal(again.table[0].value, first.table[0].value)
 
     before = store.query("SELECT count(*) AS n, max(response_id) AS last FROM responses")[0]
     import_run(store, small_dataset, run("wrong.jsonl", lambda i: "nonsense"), "late-model", replace=True)
