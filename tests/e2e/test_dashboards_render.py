@@ -72,5 +72,11 @@ def test_n_and_intervals_in_view_at_1440_px(dash_server, browser, tmp_path):
         page.get_by_role("heading", name="Agreement and difficulty").first.wait_for()
         page.wait_for_function("document.querySelectorAll('[data-testid=stDataFrame] .dvn-scroller').length >= 1")
         assert page.locator("[data-testid=stException]").count() == 0
+        hm = page.locator("[data-testid=stDataFrame]").first
+        hm.scroll_into_view_if_needed()
+        hm.screenshot(path=str(tmp_path / "agreement_1440.png"))
+        # κ (mean), its spread and n right after the solver: in view without scrolling sideways
+        box = hm.bounding_box()
+        assert box is not None and box["width"] <= 1440
     finally:
         ctx.close()
