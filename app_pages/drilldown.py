@@ -13,7 +13,8 @@ from ui.dash import View, chart, table
 v = View()
 st.title("Drill-down")
 v.header()
-humans_only = st.toggle("Only instances humans answered", key="drill_humans_only")
+# opens on instances humans answered (the drill-down's question: how do people and models differ on one instance)
+humans_only = st.toggle("Only instances humans answered", value=True, key="drill_humans_only")
 answered = instances_answered(v.df, humans_only)
 if not answered:
     st.info("No instance answered by a participant in this selection." if humans_only

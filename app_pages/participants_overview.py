@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from rose_core.analysis.charts import box_figure, histogram_figure, scatter_figure
-from rose_core.analysis.selection import counted
+from rose_core.analysis.selection import counted, shown_participants
 from rose_core.instrument.study import list_studies
 from rose_core.instrument.texts import QUESTIONS, questionnaire_summary
 from ui.dash import View, chart, participants_overview, table as show_table
@@ -22,10 +22,12 @@ if parts.empty:
     st.stop()
 if v.filters.studies:
     parts = parts[parts["study_id"].isin(v.filters.studies)]
-ex = participants_overview(parts, v.rules.describe(), "rose_participants", "parts_table", v.note(),
-                           {"main_pass_rate": "rate", "practice_pass_rate": "rate", "median_item_s": "seconds",
-                            "median_first_action_s": "seconds", "practice_attempts": "count",
-                            "practice_passed": "flag"})
+ex = participants_overview(shown_participants(parts), v.rules.describe(), "rose_participants", "parts_table",
+                           v.note(), {"main_pass_rate": "rate", "practice_pass_rate": "rate", "median_item_s": "seconds",
+                                      "median_first_action_s": "seconds", "practice rounds": "count",
+                                      "practice_passed": "flag"})
+st.caption("practice rounds: practice rounds completed (the failed ones and the one passed: 1 for a participant who "
+           "passed the first time); median_item_s and median_first_action_s in seconds, measured on the server.")
 
 # every chosen participant's answers under the sidebar's filters, the excluded ones too (shown apart): the charts
 # say the selection in their subtitle, so they draw the selection's answers (split, subsets, templates, studies)

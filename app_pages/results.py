@@ -3,11 +3,41 @@ import pandas as pd
 import streamlit as st
 
 from rose_core.analysis import LABELS, published_bridges, published_gap, table_columns
+from rose_core.analysis.bridges import BRIDGE_RATES
 from rose_core.analysis.bundle import BundleError, bundle_zip
 from rose_core.analysis.bundle.figures import chromium_path
-from ui.dash import View, dots, failures, table
+from rose_core.analysis.difference import human_model_difference
+from rose_core.analysis.formats import format_frame
+from rose_core.analysis.tables import INTERVALS_NOTE, N_NOTE, SHOWN_FIRST, SHOWN_MORE, with_n
+from rose_core.common.csv_safety import frame_bytes
+from rose_core.common.stats import N_COLUMNS
+from ui.dash import View, _suffix as file_suffix, dots, failures, table
 
-BRIDGE_RATES = ["G-Cnt", "G-Clk", "V-Clk", "mL-Cnt", "L-Clk", "L-Clk†", "Fail†"]
+
+def static_table(shown: pd.DataFrame, name: str, key: str) -> None:
+    """A table already in the one format, as a static table whose cells wrap after the value ("93.3" over "[79.9,
+    100.0]"): solver, n and the intervals fit 1440 px beside the sidebar, where a one-line grid needs ~1,500 px;
+    with its CSV (exactly what is shown)."""
+    st.table(shown.set_index(shown.columns[0]).map(wrap_after_value))
+    st.download_button("CSV", lambda: frame_bytes(shown, "csv"), f"{name}{file_suffix(v.note())}.csv", "text/csv",
+                       key=f"{key}_csv", on_click="ignore")
+
+
+def wrap_after_value(text: str) -> str:
+    """A shown cell that may break only between the value and its interval (non-breaking inside the interval)."""
+    if isinstance(text, str) and "·" in text:          # n: "5 ppl · 215" in one piece
+        return text.replace(" ", "\u00a0")
+    return text.replace(", ", ",\u00a0") if isinstance(text, str) and "[" in text else text
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _difference(version: tuple, filters: object, rules: object, _df: pd.DataFrame) -> pd.DataFrame:
+    """The human − model table, once per data version and selection (not at every rerun)."""
+    return human_model_difference(_df)
+
+
+def shown_difference(view: View) -> pd.DataFrame:
+    return view.shown(_difference(view.version, view.filters, view.rules, view.df))
 
 v = View()
 st.title("Results")
@@ -27,35 +57,55 @@ st.download_button("Download the paper bundle", lambda: bundle_zip(v.db, v.ds, f
 
 st.markdown("#### Main table")
 main = v.shown(v.compute("main"))
-table(table_columns(main), "rose_main_table", "results_main", v.note())
-st.caption("Avg = mean of the five template PASS rates (G-Cnt, L-Cnt, L-Clk, V-Clk, Excl-CS), as the ROSE spec "
-           "defines it; 'pooled' is the share of all T1–T5 responses that pass. Intervals: Wilson (95 %) for rates "
-           "over instances; bootstrap over participants (humans) or scenes (models, agents) for Avg and "
-           "Glyph/Emoji/Pixel. Published rows come from the paper as printed: their Avg is shown beside the mean "
-           "of their own template columns (the published Human Avg 98.8 is not the mean of its columns, 98.4).")
+static_table(table_columns(main, metrics=SHOWN_FIRST).drop(columns=["kind"]), "rose_main_table", "results_main")
+st.caption(f"{N_NOTE} Avg = mean of the five template PASS rates (G-Cnt, L-Cnt, L-Clk, V-Clk, Excl-CS), as the ROSE "
+           f"spec defines it. {INTERVALS_NOTE} Published rows come from the paper as printed (no intervals).")
+st.markdown("##### Subset groups, pooled rate and validity")
+static_table(table_columns(main, metrics=SHOWN_MORE).drop(columns=["kind"]), "rose_main_table_groups",
+             "results_main_groups")
+st.caption("Glyph / Emoji / Pixel: the mean of the five template rates within the group; 'pooled' is the share of "
+           "all T1–T5 responses that pass; VALID the share that follow the answer grammar. The published rows' "
+           "Avg is shown beside the mean of their own template columns (the published Human Avg 98.8 is not the "
+           "mean of its columns, 98.4).")
 dots(main, [(m, m) for m in LABELS], "PASS per template and solver", "rose_pass_by_template", "results_fig_main",
      v.note(), connect=False)
+
+st.markdown("#### Human − model")
+diff = shown_difference(v)
+if diff.empty:
+    st.info("No model or agent beside the humans in this selection.")
+else:
+    static_table(format_frame(diff, {"human": "rate", "model": "rate", "participants": "count",
+                                     "human responses": "count", "model responses": "count", "shared items": "count",
+                                     "tied items": "count", "p undefined because": "text"},
+                              intervals=("human − model",), drop=("kind",)), "rose_human_model_difference",
+                 "results_difference")
+    st.caption("Human PASS − solver PASS in percentage points, with a 95 % interval from independent resamples of "
+               "each side (the main table's: participants for the humans, scenes for the solver). p: McNemar's exact "
+               "test (McNemar 1947) of the humans' majority answer against the solver's on the instances both "
+               "answered; instances whose participants split exactly in half have no majority ('tied items').")
 
 st.markdown("#### Perception-to-action gap")
 cond = st.toggle("Only scenes whose T1 (global count) answer was correct", key="results_conditioned")
 gap = v.shown(v.compute("gap", cond))
 if not cond:
     gap = pd.concat([gap, published_gap()], ignore_index=True)
-table(gap, "rose_gap" + ("_conditioned" if cond else ""), "results_gap", v.note(),
-      kinds={"scenes": "count", "Counting Avg": "rate", "Action Avg": "rate", "gap": "rate"})
+table(with_n(gap), "rose_gap" + ("_conditioned" if cond else ""), "results_gap", v.note(),
+      intervals=("Counting Avg", "Action Avg", "gap"), drop=N_COLUMNS)
+st.caption(f"{N_NOTE} {INTERVALS_NOTE} The gap's interval comes from the same resamples as its two means.")
 dots(gap, [("Counting Avg", "Counting Avg"), ("Action Avg", "Action Avg")],
      "Perception-to-action gap: counting vs action" + (" (scenes with a correct T1)" if cond else ""),
      "rose_gap" + ("_conditioned" if cond else ""), "results_fig_gap", v.note())
 
 st.markdown("#### Bridges")
 br = pd.concat([v.shown(v.compute("bridges")), published_bridges()], ignore_index=True)
-table(br, "rose_bridges", "results_bridges", v.note(),
-      kinds={**{c: "rate" for c in BRIDGE_RATES}, "pairs": "count", "pairs(G-Cnt, G-Clk)": "count",
-             "pairs(G-Clk, V-Clk)": "count"})
+table(with_n(br), "rose_bridges", "results_bridges", v.note(),
+      kinds={"pairs": "count", "pairs(G-Cnt, G-Clk)": "count", "pairs(G-Clk, V-Clk)": "count"},
+      intervals=BRIDGE_RATES, drop=N_COLUMNS)
 st.caption("mL-Cnt and L-Clk: PASS on the pairs (same solver unit, same scene) that answered both; "
            "L-Clk† = L-Clk on the pairs whose mL-Cnt was correct; Fail† = 100 − L-Clk†. "
            "p-values: McNemar's exact test on the paired answers (two-sided binomial test of the discordant pairs; "
-           "McNemar 1947).")
+           f"McNemar 1947). {INTERVALS_NOTE}")
 dots(br, [("G-Cnt", "G-Cnt"), ("G-Clk", "G-Clk"), ("V-Clk", "V-Clk")], "Global-click bridge: G-Cnt → G-Clk → V-Clk",
      "rose_bridge_global", "results_fig_bridge", v.note())
 

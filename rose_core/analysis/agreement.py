@@ -131,7 +131,8 @@ def human_agreement(df: pd.DataFrame, ds: Dataset) -> HumanAgreement:
     notes = []
     if not keep.any():
         return HumanAgreement(None, None, 0, 0, raters_per_item, None, None, 0,
-                              ["no instance has two or more human raters yet"])
+                              ["one rater per instance: Krippendorff's α (cell clicks and counts) and the panel are "
+                               "undefined until an instance has two or more human raters"])
     inst = inst[keep]
     passed = h["passed"].to_numpy()[keep].astype(float)
     codes, cells_of, count_of = _parse_protocols(h["protocol"][keep])
@@ -155,6 +156,9 @@ def human_agreement(df: pd.DataFrame, ds: Dataset) -> HumanAgreement:
     vc = np.stack([n - k, k], axis=1).astype(float)
     if len(vc) >= 2 and vc[:, 0].sum() and vc[:, 1].sum():
         alpha_cells = float(krippendorff.alpha(value_counts=vc, level_of_measurement="nominal"))
+    else:
+        notes.append("every cell decision was the same for every rater (no variation): α for cell clicks is "
+                     "undefined")
     wrong = (k * 2 > n) != gold
     click_insts = np.unique(c_inst)
     wrong_per_inst = np.bincount(c_inst, weights=wrong, minlength=len(ctx.ids))
@@ -292,8 +296,15 @@ def _model_pairs(ht: HumanTrials, solver: str, g: pd.DataFrame, min_trials: int)
         kappa = (c_obs - c_exp) / (1 - c_exp)
     few = n < min_trials
     undefined = ~few & (((a == n) & (b == n)) | ((a == 0) & (b == 0)))
-    skipped = np.where(few, f"fewer than {min_trials} shared trials",
-                       np.where(undefined, "c_exp = 1 (both always right or both always wrong): κ undefined", ""))
+    # One observer constant (never wrong, or never right): c_obs = c_exp whatever the other does, so κ would be
+    # 0 by construction, a number that measures nothing (issue 22: printed as 0.000 ± 0.000). Undefined, said why.
+    skipped = np.select(
+        [few, undefined, ~few & (b == n), ~few & (b == 0), ~few & (a == n), ~few & (a == 0)],
+        [f"fewer than {min_trials} shared trials", "c_exp = 1 (both always right or both always wrong): κ undefined",
+         "the solver made no error on the shared trials: κ undefined (no errors to agree on)",
+         "the solver was never right on the shared trials: κ undefined",
+         "the participant made no error on the shared trials: κ undefined (no errors to agree on)",
+         "the participant was never right on the shared trials: κ undefined"], "")
     return pd.DataFrame({
         "solver": solver, "participant_id": ht.people, "shared trials": n.astype(int),
         "κ": np.where(skipped == "", kappa, np.nan), "c_obs": np.where(few, np.nan, c_obs),
@@ -340,6 +351,8 @@ def error_consistency_summary(pairs: pd.DataFrame) -> pd.DataFrame:
             "κ median": float(np.median(k)) if len(k) else np.nan,
             "κ Q1": float(np.percentile(k, 25)) if len(k) else np.nan,
             "κ Q3": float(np.percentile(k, 75)) if len(k) else np.nan,
+            "κ undefined because": "" if len(k) else (
+                "no participant shares trials with it" if g.empty else "no pair has a κ: " + "; ".join(why.index)),
         })
     return pd.DataFrame(rows)
 
@@ -372,15 +385,20 @@ def panel_consistency(df: pd.DataFrame, humans: HumanTrials | None = None) -> pd
         hum = (acc_h >= 0.5).astype(int)
         mod = passed.astype(int)
         ec = _consistency(hum, mod)
-        both_constant = len(set(hum)) < 2 and len(set(mod)) < 2
-        ck = np.nan if both_constant else float(cohen_kappa_score(hum, mod))
+        # either side constant: both κs are 0 by construction (or 0/0), not a measured agreement
+        why = ("the solver made no error on the shared instances" if mod.min() == 1 else
+               "the solver was never right on the shared instances" if mod.max() == 0 else
+               "the majority panel made no error on the shared instances" if hum.min() == 1 else
+               "the majority panel was never right on the shared instances" if hum.max() == 0 else "")
+        ck = np.nan if why else float(cohen_kappa_score(hum, mod))
         r = np.nan
         if acc_h.std() > 0 and mod.std() > 0:
             r = float(pearsonr(acc_h, mod).statistic)
         rows.append({"solver": solver, "panel: shared items": len(shared), "panel: human acc": 100 * ec.p1,
                      "panel: model acc": 100 * ec.p2, "panel: observed consistency": ec.c_obs,
                      "panel: expected consistency": ec.c_exp,
-                     "κ vs majority panel": np.nan if ec.kappa is None else ec.kappa,
+                     "κ vs majority panel": np.nan if ec.kappa is None or why else ec.kappa,
+                     "panel κ undefined because": f"{why}: κ undefined" if why else "",
                      "Cohen's κ vs majority panel": ck, "r(human acc, model correct)": r})
     return pd.DataFrame(rows)
 

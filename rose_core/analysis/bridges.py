@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 
 from .answers import AnalysisInputError
-from .tables import REFERENCE_DIR
+from ..common.stats import interval, resample_weights, resampled_sums, solver_rng, unit_codes, unit_sums
+from .tables import BOOT, REFERENCE_DIR, SEED, n_fields, units_of, with_n_types
 
 PAIR_KEY = ["participant_id", "scene_id"]
 
@@ -76,15 +77,21 @@ class _Pairs:
 
     def outcomes(self, a: str, b: str) -> tuple[np.ndarray, np.ndarray]:
         """(template a's outcome, template b's) on each pair that answered both, or what `paired` refuses."""
+        first, second, _ = self.paired_rows(a, b)
+        return self.passed[first], self.passed[second]
+
+    def paired_rows(self, a: str, b: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The row positions of template a's and template b's answer on each pair that answered both (and the
+        pairs' keys), or what `paired` refuses."""
         sides = []
         for t in (a, b):
             on = self.of(t)
             key = self.key[on]
             if len(np.unique(key)) < len(key):
                 paired(self.g, a, b)                     # refuses, naming the repeated trial
-            sides.append((key, self.passed[on]))
-        _, ia, ib = np.intersect1d(sides[0][0], sides[1][0], assume_unique=True, return_indices=True)
-        return sides[0][1][ia], sides[1][1][ib]
+            sides.append((key, np.flatnonzero(on)))
+        keys, ia, ib = np.intersect1d(sides[0][0], sides[1][0], assume_unique=True, return_indices=True)
+        return sides[0][1][ia], sides[1][1][ib], keys
 
 
 def _share(x: np.ndarray) -> float:
@@ -92,22 +99,54 @@ def _share(x: np.ndarray) -> float:
     return 100 * (x.sum(dtype=np.float64) / len(x)) if len(x) else np.nan
 
 
-def bridge_table(df: pd.DataFrame) -> pd.DataFrame:
+BRIDGE_RATES = ("G-Cnt", "G-Clk", "V-Clk", "mL-Cnt", "L-Clk", "L-Clk†", "Fail†")
+
+
+def _bridge_resamples(pairs: _Pairs, units: np.ndarray, n_units: int, ml: tuple[np.ndarray, np.ndarray],
+                      n_boot: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Every bridge rate recomputed in each resample of whole units (participants; scenes for a run), the main
+    table's rule (`tables.row_resamples`): per unit the sums each rate is a ratio of, then one matrix product."""
+    cols, vals, codes = [], [], []
+    for k, t in enumerate(("T1", "G-Clk", "T4")):                 # G-Cnt, G-Clk, V-Clk: passed / answered
+        on = pairs.of(t)
+        codes += [units[on], units[on]]
+        cols += [np.full(on.sum(), 2 * k), np.full(on.sum(), 2 * k + 1)]
+        vals += [pairs.passed[on].astype(float), np.ones(on.sum())]
+    first, second = ml
+    a, b, u = pairs.passed[first].astype(float), pairs.passed[second].astype(float), units[first]
+    for k, v in enumerate((a, b, np.ones(len(a)), a * b)):       # mL-Cnt, L-Clk, pairs, both right
+        codes.append(u)
+        cols.append(np.full(len(u), 6 + k))
+        vals.append(v)
+    sums = unit_sums(np.concatenate(codes), n_units, np.concatenate(cols).astype(np.int64), 10, np.concatenate(vals))
+    S = resampled_sums(resample_weights(n_units, n_boot, rng), sums)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = {name: 100 * S[:, 2 * k] / S[:, 2 * k + 1] for k, name in enumerate(("G-Cnt", "G-Clk", "V-Clk"))}
+        out["mL-Cnt"], out["L-Clk"] = 100 * S[:, 6] / S[:, 8], 100 * S[:, 7] / S[:, 8]
+        out["L-Clk†"] = 100 * S[:, 9] / S[:, 6]
+        out["Fail†"] = 100 - out["L-Clk†"]
+    return out
+
+
+def bridge_table(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
     """G-Cnt -> G-Clk -> V-Clk (each template's PASS over all its answers) and matched local count-to-click
     (mL-Cnt and L-Clk over the pairs: same unit, same scene), with exact McNemar p-values of the paired differences
-    (ROSE spec, bridge controls)."""
+    (ROSE spec, bridge controls), n, and a 95% interval for every rate from a bootstrap of whole units
+    (participants; scenes for a run), each solver on its own seeded stream: the main table's rule."""
     rows = []
     for solver, g in df.groupby("solver", sort=False):
         pairs = _Pairs(g)
+        units, n_units = unit_codes(units_of(g))
 
         def pass_of(t: str) -> float:
             return _share(pairs.passed[pairs.of(t)])
 
-        ml_a, ml_b = pairs.outcomes("mL-Cnt", "T3")
+        first, second, _ = pairs.paired_rows("mL-Cnt", "T3")
+        ml_a, ml_b = pairs.passed[first], pairs.passed[second]
         given = ml_b[ml_a == 1]
         cnt_clk, clk_v = pairs.outcomes("T1", "G-Clk"), pairs.outcomes("G-Clk", "T4")
-        rows.append({
-            "solver": solver, "kind": g["solver_kind"].iloc[0],
+        row = {
+            "solver": solver, "kind": g["solver_kind"].iloc[0], **n_fields(g),
             "G-Cnt": pass_of("T1"), "G-Clk": pass_of("G-Clk"), "V-Clk": pass_of("T4"),
             # each p beside the pairs it rests on: the rates are over every answer, a p over the pairs only
             "p(G-Cnt vs G-Clk)": _mcnemar(*cnt_clk), "pairs(G-Cnt, G-Clk)": len(cnt_clk[0]),
@@ -117,8 +156,14 @@ def bridge_table(df: pd.DataFrame) -> pd.DataFrame:
             "L-Clk†": _share(given),
             "Fail†": 100 * (1 - given.sum(dtype=np.float64) / len(given)) if len(given) else np.nan,
             "pairs": len(ml_a), "p(mL-Cnt vs L-Clk)": _mcnemar(ml_a, ml_b),
-        })
-    return pd.DataFrame(rows)
+        }
+        rs = _bridge_resamples(pairs, units, n_units, (first, second), n_boot, solver_rng(seed, str(solver))) \
+            if n_units >= 2 else {}
+        for name in BRIDGE_RATES:
+            value = None if np.isnan(row[name]) else float(row[name])
+            row[f"{name} lo"], row[f"{name} hi"] = interval(rs[name], value, n_units) if rs else (np.nan, np.nan)
+        rows.append(row)
+    return with_n_types(pd.DataFrame(rows))
 
 
 def published_bridges() -> pd.DataFrame:

@@ -199,6 +199,11 @@ def format_frame(df: pd.DataFrame, kinds: Mapping[str, Kind] | None = None,
 
 
 def json_rows(table: pd.DataFrame) -> list[dict]:
-    """A table's rows for JSON: NaN (no value) as null, never a number."""
-    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-            for r in table.to_dict(orient="records")]
+    """A table's rows for JSON: NaN and a missing integer (pd.NA: a published row's n) as null, never a number;
+    integers as ints."""
+    def plain(v: Any) -> Any:
+        if v is pd.NA or (isinstance(v, float) and math.isnan(v)):
+            return None
+        return int(v) if hasattr(v, "dtype") and getattr(v.dtype, "kind", "") in "iu" else v
+
+    return [{k: plain(v) for k, v in r.items()} for r in table.to_dict(orient="records")]

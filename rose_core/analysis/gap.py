@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 
 from ..benchmarks.rose.metrics import ACTION, COUNTING
-from ..benchmarks.rose.records import TEMPLATE_LABEL
-from .tables import published_rows, summarize_frame
+from ..benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
+from ..common.stats import difference_interval, interval, solver_rng
+from .tables import BOOT, SEED, n_fields, published_rows, row_resamples, summarize_frame, units_of, with_n_types
 
 
 def _majority_correct_scenes(df: pd.DataFrame) -> np.ndarray:
@@ -22,26 +23,42 @@ def _majority_correct_scenes(df: pd.DataFrame) -> np.ndarray:
     return np.append(keep, False)[scene]          # a missing scene (code -1) is never kept
 
 
-def gap_table(df: pd.DataFrame, conditioned: bool = False) -> pd.DataFrame:
-    """Counting Avg, Action Avg and their gap per solver; conditioned=True keeps only scenes whose T1
-    answer was correct (for pooled humans: answered correctly by at least half of them)."""
+def gap_table(df: pd.DataFrame, conditioned: bool = False, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
+    """Counting Avg, Action Avg and their gap per solver, with n and 95% intervals from the main table's own
+    resampling (`tables.row_resamples`: the same units, stream and draws as the solver's main row);
+    conditioned=True keeps only scenes whose T1 answer was correct (for pooled humans: answered correctly by at
+    least half of them) and resamples the units within those scenes (the scenes kept are the observed ones)."""
     rows = []
     for solver, g in df.groupby("solver", sort=False):
-        g = g[["solver_kind", "template", "subset", "scene_id", "passed", "valid"]]   # what it reads
+        g = g[["solver_kind", "participant_id", "template", "subset", "scene_id", "passed", "valid"]].assign(
+            unit=units_of(g))
+        kind = g["solver_kind"].iloc[0]
         if conditioned:
             g = g[_majority_correct_scenes(g)]
         s = summarize_frame(g)
-        rows.append({"solver": solver, "kind": g["solver_kind"].iloc[0] if len(g) else "",
-                     "scenes": g["scene_id"].nunique(), "Counting Avg": s.counting_avg,
-                     "Action Avg": s.action_avg, "gap": s.gap})
-    return pd.DataFrame(rows)
+        main = g[g["template"].isin(MAIN_TEMPLATES)]
+        rs = row_resamples(main, n_boot, solver_rng(seed, str(solver))) if len(main) else None
+        row = {"solver": solver, "kind": kind, **(n_fields(main) if len(main) else
+                                                  {"participants": None, "scenes": 0, "responses": 0}),
+               "Counting Avg": s.counting_avg, "Action Avg": s.action_avg, "gap": s.gap}
+        for name, parts in (("Counting Avg", COUNTING), ("Action Avg", ACTION)):
+            rates = [s.pass_rate[TEMPLATE_LABEL[t]] for t in parts]
+            row[f"{name} lo"], row[f"{name} hi"] = (interval(rs.stats[name], row[name], rs.n_units, rates)
+                                                    if rs is not None and rs.stats else (np.nan, np.nan))
+        ok = rs is not None and bool(rs.stats) and s.gap is not None
+        row["gap lo"], row["gap hi"] = difference_interval(rs.stats["gap"], s.counting_avg, s.action_avg, rs.n_units,
+                                                           rs.n_units) if ok else (np.nan, np.nan)
+        if kind == "human" and row["participants"] is None:
+            row["participants"] = 0
+        rows.append(row)
+    return with_n_types(pd.DataFrame(rows))
 
 
 def published_gap() -> pd.DataFrame:
     pub = published_rows()
     c = pub[[TEMPLATE_LABEL[t] for t in COUNTING]].mean(axis=1)
     a = pub[[TEMPLATE_LABEL[t] for t in ACTION]].mean(axis=1)
-    return pd.DataFrame({"solver": pub["solver"], "kind": "published", "scenes": np.nan,
+    return pd.DataFrame({"solver": pub["solver"], "kind": "published", "scenes": pd.NA,
                          "Counting Avg": c, "Action Avg": a, "gap": c - a})
 
 

@@ -54,8 +54,11 @@ def report_from_selection(sel: Selection, published: bool = True, n_boot: int | 
     return {"scorer_versions": versions, "scorer_warning": scorer_note(versions),
             "people_warning": repeated_people_note(sel.df, sel.participants),
             "avg_definition": "mean of the five template PASS rates (T1..T5); 'pooled' is the instance rate",
-            "intervals": "Wilson 95% for rates; percentile bootstrap (95%) over participants (humans) or scenes "
-                         f"(models, agents) for Avg and Glyph/Emoji/Pixel, {n_boot} resamples, each solver's stream "
-                         f"seeded from (seed {seed}, solver name)",
+            "intervals": "95% for every cell of a row from one rule: an expanded percentile bootstrap (Hesterberg "
+                         "2015) over whole participants (humans) or whole scenes (models, agents), "
+                         f"{n_boot} resamples, each solver's stream seeded from (seed {seed}, solver name); a rate "
+                         "or mean at 0 or 100% with no spread gets Wilson's interval over those units",
+            "n": "participants (humans; null for a model or agent), scenes and responses: integers, null for a "
+                 "published row",
             "exclusions": rules.describe(), "participants_excluded": sel.n_excluded, "split": split or "all",
             "boot": n_boot, "seed": seed, "rows": rows}, table

@@ -249,3 +249,16 @@ def select(frame: pd.DataFrame, participants: pd.DataFrame, filters: Filters, ru
 def select_from_store(store: Store, filters: Filters, rules: ExclusionRules) -> Selection:
     """`select` over a database read afresh (the command line; the dashboards keep the frame cached)."""
     return select(responses_frame(store), participant_table(store, rules), filters, rules)
+
+
+def shown_participants(parts: pd.DataFrame) -> pd.DataFrame:
+    """The participant table as the pages show it: `practice_attempts` stores the practice rounds failed (0 for a
+    participant who passed the first time, which read as "never practised"), shown as the rounds completed
+    ("practice rounds": the failed ones plus the one passed), right after the study."""
+    if parts.empty or "practice_attempts" not in parts:
+        return parts
+    passed = parts["practice_passed"].map(lambda v: v is True or v == 1).astype(int)
+    out = parts.drop(columns=["practice_attempts"])
+    out.insert(out.columns.get_loc("practice_passed"), "practice rounds",
+               parts["practice_attempts"].astype(int) + passed)
+    return out

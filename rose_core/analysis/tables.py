@@ -12,7 +12,8 @@ from ..benchmarks.rose.metrics import ACTION, COUNTING, Summary, mean_of_rates, 
 from ..benchmarks.rose.records import GROUPS, MAIN_TEMPLATES, SUBSET_GROUP, TEMPLATE_LABEL
 from ..storage.connection import Store
 from .frame import responses_frame
-from ..common.stats import solver_rng, wilson
+from ..common.stats import (N_COLUMNS, interval, resample_weights, resampled_sums, sample_size, solver_rng,
+                            unit_codes, unit_sums)
 
 REFERENCE_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "reference"
 LABELS = [TEMPLATE_LABEL[t] for t in MAIN_TEMPLATES]
@@ -84,66 +85,82 @@ def summarize_frame(df: pd.DataFrame, counts: "_Counts | None" = None) -> Summar
         counting_avg=counting, action_avg=action, gap=None if counting is None or action is None else counting - action)
 
 
-def _bootstrap_means(g: pd.DataFrame, n_boot: int, rng: np.random.Generator) -> dict[str, tuple[float, float]]:
-    """95% percentile intervals of Avg and Glyph/Emoji/Pixel, resampling units (participants or scenes), from a
-    solver's frame (`solver_row` hands `_resampled_means` the codes it already has)."""
-    main = g[g["template"].isin(MAIN_TEMPLATES)]
-    codes, n_units = _unit_codes(main["unit"].to_numpy(dtype=object))
-    return _resampled_means(codes, n_units, _codes(main["template"], _MAIN_INDEX),
-                            _codes(main["subset"], _GROUP_INDEX) + 1, main["passed"].to_numpy(),
-                            main["subset"].to_numpy(), n_boot, rng)
+# Per unit, the sums a resample needs (`row_resamples`): per main template passed / answered / valid, then per
+# (group, main template) passed / answered. Column k of each block is the main template of `_MAIN_INDEX` k.
+_T = len(MAIN_TEMPLATES)
+_PASSED, _N, _VALID, _GPASSED = 0, _T, 2 * _T, 3 * _T
+_GN = _GPASSED + len(GROUPS) * _T
+_WIDTH = _GN + len(GROUPS) * _T
 
 
-def _unit_codes(units: np.ndarray) -> tuple[np.ndarray, int]:
-    """Units coded in sorted order, as a categorical codes them (the resamples draw these codes: changing the
-    order would move every interval); factorized directly, without building the categorical's text index."""
-    codes, uniques = pd.factorize(units, sort=True)
-    return codes.astype(np.int64), len(uniques)
+@dataclass(frozen=True)
+class RowResamples:
+    """One solver's bootstrap over its units (participants for humans, scenes for models and agents; `unit_of`):
+    each resample's template rates, group means, Avg, pooled and VALID, and the Counting / Action means and their
+    gap, all from the same resampled units, so every cell of the row (and the gap table) rests on one rule."""
+
+    n_units: int
+    stats: dict[str, np.ndarray]    # name -> (n_boot,) resampled values (NaN where a resample has none)
 
 
-def _resampled_means(codes: np.ndarray, n_units: int, t_idx: np.ndarray, g_idx: np.ndarray, passed: np.ndarray,
-                     subsets: np.ndarray, n_boot: int, rng: np.random.Generator) -> dict[str, tuple[float, float]]:
-    """`_bootstrap_means` of the main responses' codes: units (`_unit_codes`), templates (`_MAIN_INDEX`), groups
-    (`_GROUP_INDEX` + 1; 0 for a subset of no group, refused), outcomes and subsets (their column's own values, named
-    as such when refused)."""
+def row_resamples(g: pd.DataFrame, n_boot: int, rng: np.random.Generator,
+                  tcode: np.ndarray | None = None, gcode: np.ndarray | None = None) -> RowResamples:
+    """Resample whole units with replacement (`stats.resample_weights`) and recompute every statistic of the row
+    from the resampled units' sums. Refuses a main response whose subset belongs to no group (it would be counted
+    into no group's resamples without a word)."""
+    tcode = _codes(g["template"], _T_INDEX) if tcode is None else tcode
+    gcode = _codes(g["subset"], _GROUP_INDEX) if gcode is None else gcode
+    main = (tcode >= 0) & (tcode < _T)
+    codes, n_units = unit_codes(units_of(g))
     if n_units < 2:
-        return {}
-    cols = [(grp, t) for grp in (None, *GROUPS) for t in MAIN_TEMPLATES]
-    if (g_idx == 0).any():   # a subset of no group: never counted into another group's resamples
-        raise ValueError(f"bootstrap: subset {subsets[int(np.argmax(g_idx == 0))]!r} belongs to no group "
-                         f"of {GROUPS}")
-    passed = passed.astype(float)
-    width = len(cols)
-    flat = np.concatenate([codes * width + t_idx, codes * width + g_idx * 5 + t_idx])  # overall and per group
-    P = np.bincount(flat, weights=np.concatenate([passed, passed]), minlength=n_units * width).reshape(n_units, width)
-    N = np.bincount(flat, minlength=n_units * width).reshape(n_units, width)
-    # Each resample draws units with replacement: how often each unit is drawn is multinomial, so the
-    # resampled sums are one matrix product (memory n_boot x units, not n_boot x units x metrics).
-    draws = rng.integers(0, n_units, size=(n_boot, n_units))
-    draws += (np.arange(n_boot) * n_units)[:, None]          # in place: each resample's own range of counts
-    W = np.bincount(draws.ravel(), minlength=n_boot * n_units).reshape(n_boot, n_units)
-    del draws
-    # Outcomes 0/1 (a frame's are): every product and partial sum is then a whole number no larger than n_units × the
-    # largest count of one unit (all are non-negative). Below 2**24 single precision holds each exactly, in whatever
-    # order the product adds them, and reads half the memory: one product of both sums. Otherwise (fractional
-    # outcomes, huge counts) each sum in double precision, as before.
-    if bool((P == np.rint(P)).all()) and int(N.max(initial=0)) * n_units < 2 ** 24:
-        sums = (W.astype(np.float32) @ np.concatenate([P, N], axis=1).astype(np.float32)).astype(np.float64)
-        Ps, Ns = sums[:, :width], sums[:, width:]
-    else:
-        W = W.astype(float)
-        Ps, Ns = W @ P, W @ N.astype(float)
+        return RowResamples(n_units, {})
+    if (gcode[main] < 0).any():
+        bad = g["subset"].to_numpy()[main][int(np.argmax(gcode[main] < 0))]
+        raise ValueError(f"bootstrap: subset {bad!r} belongs to no group of {GROUPS}")
+    t, grp, u = tcode[main], gcode[main], codes[main]
+    passed = g["passed"].to_numpy()[main].astype(float)
+    valid = g["valid"].to_numpy()[main].astype(float)
+    one = np.ones(len(t))
+    cols = np.concatenate([_PASSED + t, _N + t, _VALID + t, _GPASSED + grp * _T + t, _GN + grp * _T + t])
+    sums = unit_sums(np.tile(u, 5), n_units, cols, _WIDTH, np.concatenate([passed, one, valid, passed, one]))
+    S = resampled_sums(resample_weights(n_units, n_boot, rng), sums)
     with np.errstate(invalid="ignore", divide="ignore"):
-        R = 100 * Ps / Ns
-    out = {}
-    for k, gname in enumerate((None, *GROUPS)):
-        block = R[:, k * 5:(k + 1) * 5]
-        ok = ~np.isnan(block).any(axis=1)
-        if ok.sum() >= n_boot // 2:
-            means = block[ok].mean(axis=1)
-            out["Avg" if gname is None else gname] = (float(np.percentile(means, 2.5)),
-                                                     float(np.percentile(means, 97.5)))
-    return out
+        R = 100 * S[:, _PASSED:_N] / S[:, _N:_VALID]
+        stats = {TEMPLATE_LABEL[tm]: R[:, k] for tm, k in _MAIN_INDEX.items()}
+        for gi, gname in enumerate(GROUPS):
+            gp = S[:, _GPASSED + gi * _T:_GPASSED + (gi + 1) * _T]
+            gn = S[:, _GN + gi * _T:_GN + (gi + 1) * _T]
+            stats[gname] = (100 * gp / gn).mean(axis=1)      # NaN when a resample drew no answer to one template
+        stats["Avg"] = R.mean(axis=1)
+        stats["pooled"] = 100 * S[:, _PASSED:_N].sum(axis=1) / S[:, _N:_VALID].sum(axis=1)
+        stats["VALID"] = 100 * S[:, _VALID:_GPASSED].sum(axis=1) / S[:, _N:_VALID].sum(axis=1)
+        stats["Counting Avg"] = R[:, [_MAIN_INDEX[x] for x in COUNTING]].mean(axis=1)
+        stats["Action Avg"] = R[:, [_MAIN_INDEX[x] for x in ACTION]].mean(axis=1)
+        stats["gap"] = stats["Counting Avg"] - stats["Action Avg"]
+    return RowResamples(n_units, stats)
+
+
+def units_of(g: pd.DataFrame) -> np.ndarray:
+    """Each row's resampling unit (`stats.unit_of`): the frame's `unit` column, or, for a frame built without it,
+    the participant for a human answer and the scene otherwise (as `frame` defines it)."""
+    if "unit" in g:
+        return g["unit"].to_numpy(dtype=object)
+    human = g["solver_kind"].to_numpy(dtype=object) == "human"
+    return np.where(human, g["participant_id"].to_numpy(dtype=object), g["scene_id"].to_numpy(dtype=object))
+
+
+def n_fields(g: pd.DataFrame) -> dict[str, int | None]:
+    """The solver's n (`stats.sample_size`: participants for humans, scenes and responses for everyone)."""
+    kind = str(g["solver_kind"].iloc[0]) if len(g) else ""
+    return sample_size(kind, g["participant_id"].to_numpy(dtype=object), g["scene_id"].to_numpy(dtype=object))
+
+
+def with_n_types(table: pd.DataFrame) -> pd.DataFrame:
+    """n columns as integers that may be absent (a published row, a model's participants): Int64, never 88.0."""
+    for col in N_COLUMNS:
+        if col in table:
+            table[col] = table[col].astype("Int64")
+    return table
 
 
 def published_rows() -> pd.DataFrame:
@@ -161,59 +178,89 @@ SEED = 0      # base seed of every solver's bootstrap stream
 
 def solver_row(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> dict:
     """One solver's main-table row from that solver's responses only (see `main_table`)."""
-    # each column coded once, for the counts and the bootstrap (the main templates come first in `_T_INDEX`)
     tcode, gcode = _codes(g["template"], _T_INDEX), _codes(g["subset"], _GROUP_INDEX)
     c = _Counts.of(g, tcode, gcode)
     s = summarize_frame(g, c)
-    is_main = (tcode >= 0) & (tcode < len(MAIN_TEMPLATES))
-    units, n_units = _unit_codes(g["unit"].to_numpy(dtype=object)[is_main])
-    row: dict = {"solver": solver, "kind": g["solver_kind"].iloc[0], "responses": int(is_main.sum()),
-                 "units": n_units}
+    is_main = (tcode >= 0) & (tcode < _T)
+    main = g[is_main]
+    row: dict = {"solver": solver, "kind": g["solver_kind"].iloc[0], **n_fields(main)}
     for t in MAIN_TEMPLATES:
-        lab, k = TEMPLATE_LABEL[t], _T_INDEX[t]
-        row[lab] = s.pass_rate[lab]
-        row[f"{lab} lo"], row[f"{lab} hi"] = wilson(int(c.passed[k]), int(c.n[k]))
+        row[TEMPLATE_LABEL[t]] = s.pass_rate[TEMPLATE_LABEL[t]]
     for gname in GROUPS:
         row[gname] = s.groups[gname]
     row["Avg"] = s.avg
     row["Avg (mean of templates)"] = s.avg
     row["pooled"] = s.pooled
-    main_k = [_T_INDEX[t] for t in MAIN_TEMPLATES]
-    row["pooled lo"], row["pooled hi"] = wilson(int(c.passed[main_k].sum()), row["responses"])
     row["VALID"] = s.valid
-    row["VALID lo"], row["VALID hi"] = wilson(int(c.valid[main_k].sum()), row["responses"])
-    intervals = _resampled_means(units, n_units, tcode[is_main], gcode[is_main] + 1, g["passed"].to_numpy()[is_main],
-                                 g["subset"].to_numpy()[is_main], n_boot, solver_rng(seed, solver))
-    for name, (lo, hi) in intervals.items():
+    rs = row_resamples(main, n_boot, solver_rng(seed, solver), tcode[is_main], gcode[is_main])
+    parts = {"Avg": [row[x] for x in LABELS],
+             **{gname: [rate(int(c.group_passed[gi, k]), int(c.group_n[gi, k])) for k in range(_T)]
+                for gi, gname in enumerate(GROUPS)}}
+    for name in (*LABELS, *GROUPS, "Avg", "pooled", "VALID"):
+        lo, hi = interval(rs.stats[name], row[name], rs.n_units, parts.get(name)) if rs.stats else (np.nan, np.nan)
         row[f"{name} lo"], row[f"{name} hi"] = lo, hi
     return row
 
 
 def main_rows(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
     """The measured solvers' rows, in order of first appearance (the frame's response order)."""
-    return pd.DataFrame([solver_row(str(solver), g, n_boot, seed) for solver, g in df.groupby("solver", sort=False)])
+    return with_n_types(pd.DataFrame([solver_row(str(solver), g, n_boot, seed)
+                                      for solver, g in df.groupby("solver", sort=False)]))
 
 
 def with_published(rows: pd.DataFrame, published: bool = True) -> pd.DataFrame:
-    return pd.concat([rows, published_rows()], ignore_index=True) if published else rows.reset_index(drop=True)
+    out = pd.concat([rows, published_rows()], ignore_index=True) if published else rows.reset_index(drop=True)
+    return with_n_types(out)
 
 
 def main_table(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED, published: bool = True) -> pd.DataFrame:
-    """Per solver: the five template PASS rates, Glyph/Emoji/Pixel, Avg, pooled rate and VALID, each with a
-    95% interval: Wilson (1927) score intervals for rates over instances; a nonparametric percentile
-    bootstrap (Efron & Tibshirani 1993) over participants (humans) or scenes (models, agents) for the means
-    of template rates, each solver with its own seeded stream (`solver_rng`). The dashboards assemble the
-    same table from per-solver cached `solver_row`s; a test checks both agree exactly."""
+    """Per solver: n (participants, scenes, responses), the five template PASS rates, Glyph/Emoji/Pixel, Avg,
+    pooled rate and VALID, each with a 95% interval from ONE rule: a percentile bootstrap over the solver's units,
+    whole participants for humans (their answers cluster by person: Davison & Hinkley 1997, sec. 3.8; Field &
+    Welsh 2007) and whole scenes for models and agents, each solver with its own seeded stream (`solver_rng`);
+    at 0 or 100 % (no spread to resample) Wilson's interval over the units (`stats.interval`). The dashboards
+    assemble the same table from per-solver cached `solver_row`s; a test checks both agree exactly."""
     return with_published(main_rows(df, n_boot, seed), published)
 
 
-def table_columns(table: pd.DataFrame, with_intervals: bool = True) -> pd.DataFrame:
-    """The main table as shown: 'value [lo, hi]' strings per metric (one decimal, `formats`), MISSING for no
-    value."""
+N_NOTE = ("n: participants · responses for humans (ppl), scenes · responses for models and agents (sc); the "
+          "CSV of `report --out` holds each as an integer column.")
+INTERVALS_NOTE = ("Brackets: 95 % intervals from one rule for every cell of a row: an expanded percentile bootstrap "
+                  "(Hesterberg 2015) over whole participants (humans) or whole scenes (models, agents), each solver "
+                  "on its own seeded stream; a rate or mean at 0 or 100 % with no spread to resample gets Wilson's "
+                  "interval over those units.")
+SHOWN_FIRST = ["Avg", *LABELS]                 # the dashboards' main table: Avg right after the solver and n
+SHOWN_MORE = [*GROUPS, "pooled", "VALID"]       # the second table: groups, pooled rate, validity
+
+
+def n_text(row: pd.Series) -> str:
+    """A row's n as shown in one narrow column: "8 ppl · 152" (participants · responses) for humans, "40 sc · 200"
+    (scenes · responses) for models and agents, MISSING for a published row."""
+    from .formats import MISSING, fmt_count, is_missing
+
+    if is_missing(row.get("responses")):
+        return MISSING
+    if not is_missing(row.get("participants")):
+        return f"{fmt_count(row['participants'])} ppl · {fmt_count(row['responses'])}"
+    return f"{fmt_count(row['scenes'])} sc · {fmt_count(row['responses'])}"
+
+
+def with_n(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with its n as one text column (`n_text`) right after the solver, for a page to show."""
+    out = table.copy()
+    out.insert(1 if "solver" in out else 0, "n", [n_text(r) for _, r in out.iterrows()] if len(out) else [])
+    return out
+
+
+def table_columns(table: pd.DataFrame, with_intervals: bool = True,
+                  metrics: list[str] | None = None) -> pd.DataFrame:
+    """The main table as shown: solver, n (`n_text`), then 'value [lo, hi]' strings per metric (one decimal,
+    `formats`; by default Avg and the templates first, then the groups, pooled and VALID), MISSING for no value."""
     from .formats import fmt_rate, fmt_rate_ci
 
-    metrics = LABELS + list(GROUPS) + ["Avg", "pooled", "VALID"]
-    out = table[["solver", "kind"]].copy()
+    metrics = SHOWN_FIRST + SHOWN_MORE if metrics is None else metrics
+    out = table[["solver"]].copy()
+    out["n"] = [n_text(r) for _, r in table.iterrows()] if len(table) else []
     for m in metrics:
         vals = table[m] if m in table else pd.Series(np.nan, index=table.index)
         if with_intervals:
@@ -222,8 +269,9 @@ def table_columns(table: pd.DataFrame, with_intervals: bool = True) -> pd.DataFr
             out[m] = [fmt_rate_ci(v, a, b) for v, a, b in zip(vals, lo, hi)]
         else:
             out[m] = [fmt_rate(v) for v in vals]
-    if "Avg (mean of templates)" in table:
+    if "Avg (mean of templates)" in table and "pooled" in metrics:
         out["Avg (mean of templates)"] = table["Avg (mean of templates)"].map(fmt_rate)
+    out["kind"] = table["kind"]
     return out
 
 

@@ -36,41 +36,58 @@ def open_page(page: str) -> AppTest:
     return at.run()
 
 
+def main_table_shown(at: AppTest, k: int = 0) -> pd.DataFrame:
+    """A static table of the Results page (main table 0, groups 1, human − model 2: their cells wrap after the
+    value) as plain text."""
+    return at.table[k].value.reset_index().map(lambda s: s.replace("\u00a0", " ") if isinstance(s, str) else s)
+
+
 def test_results_page(dash_env):
     at = open_page("app_pages/results.py")
     assert not at.exception, at.exception
-    main = at.dataframe[0].value
+    main = main_table_shown(at)
     assert {"Human (pilot)", "oracle (agent)", "GPT-5.5 (published)"} <= set(main["solver"])  # names its study
     assert main.set_index("solver").loc["oracle (agent)", "Avg"].startswith("100.0")
     assert "exclusions on" in at.caption[0].value and "participants excluded" in at.caption[0].value
     charts = at.get("plotly_chart")
     assert len(charts) >= 3
     assert all("participants excluded" in c.proto.spec for c in charts)  # every chart says it, also exported
-    gap = at.dataframe[1].value
-    assert "GLM-5V-Turbo (published)" in set(gap["solver"])
+    # n in view beside the solver, Avg right after it (issue 22)
+    assert list(main.columns[:3]) == ["solver", "n", "Avg"]
+    assert main.set_index("solver").loc["Human (pilot)", "n"].endswith(" ppl · " + main.set_index("solver").loc[
+        "Human (pilot)", "n"].split(" · ")[1])
+    assert main.set_index("solver").loc["oracle (agent)", "n"].split(" sc · ")[0].isdigit()
+    groups = main_table_shown(at, 1)
+    assert {"Glyph", "Emoji", "Pixel", "pooled", "VALID"} <= set(groups.columns)
+    diff = main_table_shown(at, 2)
+    assert {"human − model", "p (McNemar exact)"} <= set(diff.columns) and "oracle (agent)" in set(diff["solver"])
+    gap = at.dataframe[0].value
+    assert "GLM-5V-Turbo (published)" in set(gap["solver"]) and gap["gap"].iloc[0].count("[") == 1
     at.toggle(key="results_conditioned").set_value(True).run()
     assert not at.exception
-    assert "GLM-5V-Turbo (published)" not in set(at.dataframe[1].value["solver"])
+    assert "GLM-5V-Turbo (published)" not in set(at.dataframe[0].value["solver"])
 
 
 def test_results_main_table_equals_report_json(dash_env, small_dataset):
     """One selection path and per-solver seeded bootstraps: the page and `report --json` agree exactly."""
     from rose_core.analysis import ExclusionRules, Filters, table_columns
+    from rose_core.analysis.formats import json_rows
+    from rose_core.analysis.tables import SHOWN_FIRST
     from ui.dash import View
 
     at = open_page("app_pages/results.py")
     assert not at.exception, at.exception
-    shown = at.dataframe[0].value.reset_index(drop=True)
+    shown = main_table_shown(at)
     r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", dash_env.location, "--json"],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     rows = pd.DataFrame(report["rows"]).replace({"solver": {"Human": "Human (pilot)"}})
-    pd.testing.assert_frame_equal(shown, table_columns(rows), check_dtype=False)
+    pd.testing.assert_frame_equal(shown, table_columns(rows, metrics=SHOWN_FIRST).drop(columns=["kind"]),
+                                  check_dtype=False)
     # the unformatted numbers, from the function the page calls (assembled from per-solver cached parts)
     raw = View(Filters(), ExclusionRules(), db=dash_env, ds=small_dataset).compute("main")
-    assert json.loads(json.dumps([{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
-                                  for row in raw.to_dict(orient="records")])) == report["rows"]
+    assert json.loads(json.dumps(json_rows(raw))) == report["rows"]
     assert f"{report['participants_excluded']} participants excluded" in at.caption[0].value
 
 
@@ -93,7 +110,10 @@ def test_agreement_page(dash_env):
     labels = [m.label for m in at.metric]
     assert "Krippendorff α, cell clicks (nominal)" in labels and "Panel (majority vote) accuracy" in labels
     hm = at.dataframe[0].value.set_index("solver")
-    assert int(hm.loc["oracle (agent)", "humans"]) >= 1
+    # an agent that never errs has no κ with anyone (0 by construction): undefined, said why (issue 22)
+    assert hm.loc["oracle (agent)", "error consistency κ (mean over humans)"] == "–"
+    assert "made no error" in hm.loc["oracle (agent)", "κ undefined because"]
+    assert list(hm.reset_index().columns[:2]) == ["solver", "error consistency κ (mean over humans)"]
     assert {"error consistency κ (mean over humans)", "κ SD", "κ Q1", "κ Q3",
             "κ vs majority panel"} <= set(hm.columns)
     for param in ("subset", "PixelEdit changed pixels", "context size (cells)"):
@@ -157,22 +177,25 @@ def test_every_table_is_in_the_one_format(dash_env):
 
     at = open_page("app_pages/results.py")
     assert not at.exception, at.exception
-    main = at.dataframe[0].value.set_index("solver")
+    main = main_table_shown(at).set_index("solver")
     human = main.loc["Human (pilot)"]
-    for col in ("G-Cnt", "L-Clk", "Avg", "pooled", "VALID"):
+    for col in ("G-Cnt", "L-Clk", "Avg"):
         assert re.fullmatch(r"\d+\.\d \[\d+\.\d, \d+\.\d\]", human[col]), (col, human[col])
+    groups = main_table_shown(at, 1).set_index("solver")
+    for col in ("pooled", "VALID"):
+        assert re.fullmatch(r"\d+\.\d \[\d+\.\d, \d+\.\d\]", groups.loc["Human (pilot)", col])
     assert re.fullmatch(r"\d+\.\d", main.loc["GPT-5.5 (published)", "Avg"])
-    bridges = at.dataframe[2].value
+    bridges = at.dataframe[1].value
     for col in [c for c in bridges.columns if c.startswith("p(")]:
         assert bridges[col].str.fullmatch(r"< 0\.001|[01]\.\d{3}|–").all(), bridges[col].tolist()
-    assert bridges["G-Cnt"].str.fullmatch(r"\d+\.\d|–").all()
+    assert bridges["G-Cnt"].str.fullmatch(r"\d+\.\d( \[\d+\.\d, \d+\.\d\])?|–").all()
     # the dataframe's columns are wide enough for their longest text (no interval cut off)
     cfg = json.loads(at.dataframe[0].proto.columns)
-    assert int(cfg["Avg"]["width"]) >= 7 * max(len(v) for v in at.dataframe[0].value["Avg"])
+    assert int(cfg["gap"]["width"]) >= 7 * max(len(v) for v in at.dataframe[0].value["gap"])
     for page in PAGES:
         at.switch_page(page).run()
         assert not at.exception, (page, at.exception)
-        for df in at.dataframe:
+        for df in [*at.dataframe, *at.table]:
             frame = df.value
             assert not frame.astype(str).apply(lambda c: c.str.fullmatch(NONE_LIKE)).any().any(), (page, frame)
 
@@ -201,7 +224,7 @@ def test_all_humans_excluded_is_said_at_the_top(dash_env):
         assert at.error and "removed every participant" in at.error[0].value, page
         assert "8 in this selection" in at.error[0].value
     at.switch_page("app_pages/results.py").run()
-    assert not any(s.startswith("Human") and "published" not in s for s in at.dataframe[0].value["solver"])
+    assert not any(s.startswith("Human") and "published" not in s for s in main_table_shown(at)["solver"])
     at.sidebar.checkbox(key="dash_ex_fast").uncheck()
     at.sidebar.checkbox(key="dash_ex_streak").uncheck().run()
     assert not at.error
@@ -216,6 +239,9 @@ def test_drilldown_picker_limited_to_instances_humans_answered(dash_env):
     at.sidebar.checkbox(key="dash_ex_att").uncheck()
     at.sidebar.checkbox(key="dash_ex_fast").uncheck()
     at.sidebar.checkbox(key="dash_ex_streak").uncheck().run()
+    # opens on instances humans answered (issue 22)
+    assert set(at.selectbox(key="drill_instance").options) == humans
+    at.toggle(key="drill_humans_only").set_value(False).run()
     assert set(at.selectbox(key="drill_instance").options) == every
     at.toggle(key="drill_humans_only").set_value(True).run()
     assert not at.exception, at.exception
@@ -255,7 +281,7 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
     import_run(store, small_dataset, run("right.jsonl", lambda i: i.protocol_answer), "late-model")
 
     def late_valid(at: AppTest) -> str:
-        return at.dataframe[0].value.set_index("solver").loc["late-model", "VALID"]
+        return main_table_shown(at, 1).set_index("solver").loc["late-model", "VALID"]
 
     def restart() -> None:
         st.cache_resource.clear()
@@ -281,7 +307,7 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
     assert not again.exception, again.exception
     ui.dash.warm_up().wait(120)
     assert computed == []                        # everything read from disk (the page's and the warm-up's)
-    pd.testing.assert_frame_equal(again.dataframe[0].value, first.dataframe[0].value)
+    pd.testing.assert_frame_equal(again.table[0].value, first.table[0].value)
 
     before = store.query("SELECT count(*) AS n, max(response_id) AS last FROM responses")[0]
     import_run(store, small_dataset, run("wrong.jsonl", lambda i: "nonsense"), "late-model", replace=True)

@@ -21,9 +21,12 @@ from ..formats import Kind
 from ..gap import gap_table, published_gap
 from ..report import report_from_selection, with_runs_warning, with_sgp
 from ..selection import ExclusionRules, Filters, Selection, select_from_store
-from ..tables import LABELS
+from ..difference import human_model_difference
+from ..tables import INTERVALS_NOTE as tables_intervals_note, LABELS, N_NOTE as tables_n_note, with_n, with_n_types
 
-GAP_COLUMNS = ["solver", "kind", "scenes", "Counting Avg", "Action Avg", "gap"]
+GAP_COLUMNS = ["solver", "kind", "participants", "scenes", "responses", "Counting Avg", "Counting Avg lo",
+               "Counting Avg hi", "Action Avg", "Action Avg lo", "Action Avg hi", "gap", "gap lo", "gap hi"]
+N_NOTE, INTERVALS = tables_n_note, tables_intervals_note   # the pages' words: one definition of n and intervals
 
 
 class BundleError(ValueError):
@@ -74,60 +77,86 @@ def _rate(key: str, head: str | None = None, interval: bool = False, best: bool 
 
 
 def _main(table: pd.DataFrame) -> PaperTable:
-    cols = (Column("solver", "Solver", "text"),
+    cols = (Column("solver", "Solver", "text"), Column("n", "n", "text"),
             *(_rate(m, interval=True) for m in (*LABELS, *GROUPS, "Avg")),
             _rate("VALID", interval=True, best=False))
     return PaperTable(
         "main", "ROSE main table",
         "PASS (%) per template, per subset group (mean of the five template rates within Glyph, Emoji, Pixel), "
-        "Avg (mean of the five template rates) and VALID. Brackets: 95% Wilson intervals for template rates and "
-        "VALID; 95% percentile bootstrap over participants (humans) or scenes (models, agents) for the group "
-        "means and Avg. Published rows are the paper's printed numbers (no intervals). Bold: the best model.",
-        table, cols)
+        f"Avg (mean of the five template rates) and VALID. {INTERVALS} {N_NOTE} Published rows are the paper's "
+        "printed numbers (no intervals). Bold: the best model (models only, never an agent or a human).",
+        with_n(table), cols)
 
 
-def _gap(df: pd.DataFrame, published: bool, conditioned: bool) -> PaperTable:
-    g = gap_table(df, conditioned=conditioned).reindex(columns=GAP_COLUMNS)
+def _gap(df: pd.DataFrame, published: bool, conditioned: bool, n_boot: int, seed: int) -> PaperTable:
+    g = gap_table(df, conditioned=conditioned, n_boot=n_boot, seed=seed).reindex(columns=GAP_COLUMNS)
     if published and not conditioned:
-        g = pd.concat([g, published_gap()], ignore_index=True)
-    cols = (Column("solver", "Solver", "text"), Column("scenes", "Scenes", "count"),
-            _rate("Counting Avg", "Counting"), _rate("Action Avg", "Action"), _rate("gap", "Gap", best=False))
+        g = pd.concat([g, published_gap().reindex(columns=GAP_COLUMNS)], ignore_index=True)
+    cols = (Column("solver", "Solver", "text"), Column("n", "n", "text"),
+            _rate("Counting Avg", "Counting", interval=True), _rate("Action Avg", "Action", interval=True),
+            _rate("gap", "Gap", interval=True, best=False))
+    what = ("Counting Avg = mean(G-Cnt, L-Cnt), Action Avg = mean(L-Clk, V-Clk, Excl-CS), gap = Counting − Action "
+            "(percentage points)")
     if conditioned:
         return PaperTable("gap_conditioned", "Perception-to-action gap on scenes with a correct global count",
-                          "Counting Avg = mean(G-Cnt, L-Cnt), Action Avg = mean(L-Clk, V-Clk, Excl-CS), gap = "
-                          "Counting − Action (percentage points), only on scenes whose T1 (global count) answer was "
-                          "correct (pooled humans: correct for at least half of them).", g, cols)
+                          f"{what}, only on scenes whose T1 (global count) answer was correct (pooled humans: correct "
+                          f"for at least half of them). {INTERVALS} {N_NOTE} Bold: the best model (models only).",
+                          with_n(with_n_types(g)), cols)
     return PaperTable("gap", "Perception-to-action gap",
-                      "Counting Avg = mean(G-Cnt, L-Cnt), Action Avg = mean(L-Clk, V-Clk, Excl-CS), gap = "
-                      "Counting − Action (percentage points). Bold: the best model.", g, cols)
+                      f"{what}. {INTERVALS} {N_NOTE} Bold: the best model (models only).", with_n(with_n_types(g)), cols)
 
 
-def _bridges(df: pd.DataFrame, published: bool) -> tuple[PaperTable, PaperTable]:
-    glob_cols = ["solver", "kind", "G-Cnt", "G-Clk", "V-Clk", "p(G-Cnt vs G-Clk)", "pairs(G-Cnt, G-Clk)",
-                 "p(G-Clk vs V-Clk)", "pairs(G-Clk, V-Clk)"]
-    matched_cols = ["solver", "kind", "mL-Cnt", "L-Clk", "L-Clk†", "Fail†", "pairs", "p(mL-Cnt vs L-Clk)"]
-    br = bridge_table(df).reindex(columns=list(dict.fromkeys(glob_cols + matched_cols)))
+def _bridges(df: pd.DataFrame, published: bool, n_boot: int, seed: int) -> tuple[PaperTable, PaperTable]:
+    def iv(*names: str) -> list[str]:
+        return [f"{n} {b}" for n in names for b in ("lo", "hi")]
+
+    n_cols = ["solver", "kind", "participants", "scenes", "responses"]
+    glob_cols = [*n_cols, "G-Cnt", "G-Clk", "V-Clk", *iv("G-Cnt", "G-Clk", "V-Clk"), "p(G-Cnt vs G-Clk)",
+                 "pairs(G-Cnt, G-Clk)", "p(G-Clk vs V-Clk)", "pairs(G-Clk, V-Clk)"]
+    matched_cols = [*n_cols, "mL-Cnt", "L-Clk", "L-Clk†", "Fail†", *iv("mL-Cnt", "L-Clk", "L-Clk†", "Fail†"), "pairs",
+                    "p(mL-Cnt vs L-Clk)"]
+    br = bridge_table(df, n_boot, seed).reindex(columns=list(dict.fromkeys(glob_cols + matched_cols)))
     if published:
         br = pd.concat([br, published_bridges()], ignore_index=True)
-    glob, matched = br.reindex(columns=glob_cols), br.reindex(columns=matched_cols)
+    glob, matched = with_n(with_n_types(br.reindex(columns=glob_cols))), with_n(with_n_types(br.reindex(columns=matched_cols)))
     g = PaperTable(
         "bridge_global", "Global-click bridge: G-Cnt → G-Clk → V-Clk",
         "PASS (%) of the global count (G-Cnt), clicking every target in the whole grid (G-Clk) and in the "
         "highlighted region (V-Clk), each over all its answers; p: McNemar's exact test on the paired answers (same "
-        "solver unit, same scene), beside the number of pairs it rests on.",
+        f"solver unit, same scene), beside the number of pairs it rests on. {INTERVALS} {N_NOTE}",
         glob.reset_index(drop=True),
-        (Column("solver", "Solver", "text"), _rate("G-Cnt"), _rate("G-Clk"), _rate("V-Clk"),
+        (Column("solver", "Solver", "text"), Column("n", "n", "text"), _rate("G-Cnt", interval=True),
+         _rate("G-Clk", interval=True), _rate("V-Clk", interval=True),
          Column("p(G-Cnt vs G-Clk)", "p (G-Cnt vs G-Clk)", "p"), Column("pairs(G-Cnt, G-Clk)", "Pairs (G-Cnt, G-Clk)", "count"),
          Column("p(G-Clk vs V-Clk)", "p (G-Clk vs V-Clk)", "p"), Column("pairs(G-Clk, V-Clk)", "Pairs (G-Clk, V-Clk)", "count")))
     m = PaperTable(
         "bridge_matched", "Matched local count-to-click",
         "mL-Cnt: counting the targets of the L-Clk region; mL-Cnt and L-Clk: PASS on the pairs (same unit, same "
-        "scene) that answered both; L-Clk†: L-Clk on the pairs whose mL-Cnt was correct; Fail† = 100 − L-Clk†; p: McNemar's exact test of mL-Cnt vs L-Clk on those pairs.",
+        "scene) that answered both; L-Clk†: L-Clk on the pairs whose mL-Cnt was correct; Fail† = 100 − L-Clk†; p: "
+        f"McNemar's exact test of mL-Cnt vs L-Clk on those pairs. {INTERVALS} {N_NOTE}",
         matched.reset_index(drop=True),
-        (Column("solver", "Solver", "text"), _rate("mL-Cnt"), _rate("L-Clk"), _rate("L-Clk†"),
-         _rate("Fail†", best=False), Column("pairs", "Pairs", "count"),
+        (Column("solver", "Solver", "text"), Column("n", "n", "text"), _rate("mL-Cnt", interval=True),
+         _rate("L-Clk", interval=True), _rate("L-Clk†", interval=True),
+         _rate("Fail†", interval=True, best=False), Column("pairs", "Pairs", "count"),
          Column("p(mL-Cnt vs L-Clk)", "p (mL-Cnt vs L-Clk)", "p")))
     return g, m
+
+
+def _difference(df: pd.DataFrame, n_boot: int, seed: int) -> PaperTable:
+    d = human_model_difference(df, n_boot, seed)
+    return PaperTable(
+        "human_model_difference", "Human − model difference per template",
+        "Human PASS − solver PASS (percentage points) per template and for Avg, with a 95% interval from independent "
+        "resamples of each side (the main table's: participants for the humans, scenes for the solver); p: "
+        "McNemar's exact test (two-sided binomial test of the discordant pairs) of the humans' majority answer "
+        "(instances whose participants split exactly in half are left out: 'Tied') against the solver's, on the "
+        "instances both answered.", d,
+        (Column("solver", "Solver", "text"), Column("template", "Template", "text"), _rate("human", "Human"),
+         _rate("model", "Solver"), Column("human − model", "Human − solver", "rate", "human − model lo",
+                                          "human − model hi"),
+         Column("participants", "Participants", "count"), Column("shared items", "Shared", "count"),
+         Column("tied items", "Tied", "count"), Column("p (McNemar exact)", "p", "p"),
+         Column("p undefined because", "No p because", "text")))
 
 
 def _failures(df: pd.DataFrame) -> PaperTable:
@@ -150,7 +179,7 @@ def _agreement(df: pd.DataFrame, ds: Dataset) -> tuple[PaperTable, PaperTable]:
         "count_units": ha.count_units, "panel_items": ha.panel_items, "panel_accuracy": ha.panel_accuracy,
         "individual_accuracy": ha.individual_accuracy,
         "raters_per_item": "; ".join(f"{k} raters: {n}" for k, n in ha.raters_per_item.items()),
-        "notes": "; ".join(ha.notes)}])
+        "notes": "; ".join(ha.notes) or ""}])
     h = PaperTable("agreement_human", "Human–human agreement",
                    "Krippendorff's α over per-cell click decisions (nominal) and counts (ratio), on instances with "
                    "two or more participants; the majority-vote panel's accuracy next to the mean individual's.", hh,
@@ -158,7 +187,8 @@ def _agreement(df: pd.DataFrame, ds: Dataset) -> tuple[PaperTable, PaperTable]:
                     Column("click_units", "Cell units", "count"), Column("count_units", "Count units", "count"),
                     Column("panel_items", "Instances", "count"), _rate("panel_accuracy", "Panel acc.", best=False),
                     _rate("individual_accuracy", "Individual acc.", best=False),
-                    Column("raters_per_item", "Raters per instance", "text")))
+                    Column("raters_per_item", "Raters per instance", "text"),
+                    Column("notes", "Undefined because", "text")))
     hm = human_model_agreement(df) if len(humans) else pd.DataFrame()
     ec = "error consistency κ (mean over humans)"
     if hm.empty:
@@ -167,18 +197,23 @@ def _agreement(df: pd.DataFrame, ds: Dataset) -> tuple[PaperTable, PaperTable]:
                 "κ vs majority panel", "Cohen's κ vs majority panel", "r(human acc, model correct)"):
         if col not in hm:
             hm[col] = np.nan
+    for col in ("κ undefined because", "panel κ undefined because"):
+        hm[col] = hm[col].fillna("") if col in hm else ""
     m = PaperTable("agreement_model", "Human–model error consistency",
                    "Error consistency κ (Geirhos, Meding & Wichmann 2020) between the solver and each individual "
                    "participant on the instances both answered, averaged over participants (SD and quartiles across "
                    "them); pairs with fewer than 10 shared trials or c_exp = 1 are skipped. Then κ and Cohen's κ "
                    "against the humans' majority vote, and Pearson's r of per-instance human accuracy with the "
-                   "solver's correctness.", hm.reset_index(drop=True),
+                   "solver's correctness. A κ with an observer who never erred (or was never right) is 0 by construction and "
+                   "measures nothing: undefined, with the reason.", hm.reset_index(drop=True),
                    (Column("solver", "Solver", "text"), Column(ec, "κ (mean)", "stat"), Column("κ SD", "SD", "stat"),
                     Column("κ Q1", "Q1", "stat"), Column("κ Q3", "Q3", "stat"), Column("humans", "Humans", "count"),
                     Column("humans skipped", "Skipped", "count"), Column("shared trials", "Trials", "count"),
                     Column("κ vs majority panel", "κ (panel)", "stat"),
                     Column("Cohen's κ vs majority panel", "Cohen's κ (panel)", "stat"),
-                    Column("r(human acc, model correct)", "r", "stat")))
+                    Column("r(human acc, model correct)", "r", "stat"),
+                    Column("κ undefined because", "κ undefined because", "text"),
+                    Column("panel κ undefined because", "Panel κ undefined because", "text")))
     return h, m
 
 
@@ -244,8 +279,10 @@ def paper_report(store: Store, ds: Dataset, split: str | None = None, exclusions
     if studies:  # the human row names its studies
         main_t = replace(main_t, caption=main_t.caption + " Human: the participants of " + ", ".join(
             f"{s['name']} ({s['study_id']})" for s in study_names(store, studies)) + ", pooled.")
-    tables = (main_t, _gap(df, published, False), _gap(df, published, True), *_bridges(df, published),
-              _failures(df), *_agreement(df, ds), _difficulty(df, ds))
+    n_boot, seed = report["boot"], report["seed"]
+    tables = (main_t, _gap(df, published, False, n_boot, seed), _gap(df, published, True, n_boot, seed),
+              *_bridges(df, published, n_boot, seed), _difference(df, n_boot, seed), _failures(df),
+              *_agreement(df, ds), _difficulty(df, ds))
     report = {**with_sgp(with_runs_warning(report, store, sel), store), "dataset_hash": ds.dataset_hash,
               "tables": {t.name: {"title": t.title, "rows": t.records()} for t in tables}}
     return PaperReport(report, tables, sel)

@@ -155,18 +155,25 @@ def test_error_consistency_per_human_then_averaged_with_spread_and_skips():
             assert m.loc[pid, "skipped"] == "fewer than 10 shared trials" and np.isnan(m.loc[pid, "κ"])
             continue
         ref = error_consistency(pd.Series(ans), pd.Series(model).loc[list(ans)])
+        if pid == "perfect":     # never wrong: κ = 0 whatever the model does, so undefined (issue 22)
+            assert ref.kappa == pytest.approx(0.0) and np.isnan(m.loc[pid, "κ"])
+            assert m.loc[pid, "skipped"].startswith("the participant made no error")
+            continue
         assert m.loc[pid, "κ"] == pytest.approx(ref.kappa, abs=1e-12) and m.loc[pid, "shared trials"] == 30
     p = pairs[pairs["solver"] == "perfect-model"].set_index("participant_id")
     assert p.loc["perfect", "skipped"].startswith("c_exp = 1") and np.isnan(p.loc["perfect", "κ"])
     summ = error_consistency_summary(pairs).set_index("solver")
     kept = m.loc[m["skipped"] == "", "κ"]
-    assert summ.loc["m", "humans"] == 6 and summ.loc["m", "humans skipped"] == 1
+    assert summ.loc["m", "humans"] == 5 and summ.loc["m", "humans skipped"] == 2
     assert summ.loc["m", "error consistency κ (mean over humans)"] == pytest.approx(kept.mean())
     assert summ.loc["m", "κ SD"] == pytest.approx(kept.std(ddof=1))
     assert summ.loc["m", "κ Q1"] == pytest.approx(np.percentile(kept, 25))
-    assert summ.loc["m", "shared trials"] == 180 and "1: fewer than 10" in summ.loc["m", "skipped because"]
-    assert summ.loc["perfect-model", "error consistency κ (mean over humans)"] == pytest.approx(0.0)
+    assert summ.loc["m", "shared trials"] == 150 and "1: fewer than 10" in summ.loc["m", "skipped because"]
+    assert summ.loc["m", "κ undefined because"] == ""
+    # a model without an error: no κ with anyone, never 0.000 (issue 22)
+    assert np.isnan(summ.loc["perfect-model", "error consistency κ (mean over humans)"])
     assert "c_exp = 1" in summ.loc["perfect-model", "skipped because"]
+    assert "the solver made no error" in summ.loc["perfect-model", "κ undefined because"]
     with pytest.raises(AnalysisInputError, match="repeat a trial"):
         error_consistency_pairs(pd.concat([df, df.iloc[:1]]))
 
@@ -193,19 +200,31 @@ def test_human_model_agreement_on_the_panel(panel):
     store, _ = panel
     df = responses_frame(store)
     hm = human_model_agreement(df).set_index("solver")
-    assert hm.loc["oracle (agent)", "humans"] == len(PANEL) and hm.loc["oracle (agent)", "humans skipped"] == 0
-    # A model that is always right shares no error with anyone: κ = 0 for every human who makes errors.
-    assert hm.loc["oracle (agent)", "error consistency κ (mean over humans)"] == pytest.approx(0.0, abs=1e-12)
+    # A model that is always right shares no error with anyone: κ would be 0 by construction for every human, a
+    # number that measures nothing; it is undefined, and the reason is given (issue 22).
+    oracle = hm.loc["oracle (agent)"]
+    assert oracle["humans"] == 0 and oracle["humans skipped"] == len(PANEL)
+    assert np.isnan(oracle["error consistency κ (mean over humans)"])
+    assert "the solver made no error on the shared trials: κ undefined" in oracle["κ undefined because"]
+    assert np.isnan(oracle["κ vs majority panel"]) and np.isnan(oracle["Cohen's κ vs majority panel"])
+    assert oracle["panel κ undefined because"].startswith("the solver made no error")
     assert hm.loc["oracle (agent)", "panel: model acc"] == 100.0
     pix = hm.loc["pixel (agent)"]
     n = df.loc[df["solver_kind"] == "human", "instance_id"].nunique()
-    assert pix["shared trials"] == len(PANEL) * n and pix["shared trials per human (median)"] == n
     pairs = error_consistency_pairs(df)
+    on_pixel = pairs[pairs["solver"] == "pixel (agent)"]
+    assert on_pixel["shared trials"].sum() == len(PANEL) * n and (on_pixel["shared trials"] == n).all()
+    if pix["humans"]:
+        assert pix["shared trials"] == n * pix["humans"] and pix["κ undefined because"] == ""
+    else:
+        assert pix["κ undefined because"] and np.isnan(pix["error consistency κ (mean over humans)"])
     pixel = df[df["solver"] == "pixel (agent)"].set_index("instance_id")["passed"]
     for pid, g in df[df["solver_kind"] == "human"].groupby("participant_id"):
         ref = error_consistency(g.set_index("instance_id")["passed"], pixel.loc[g["instance_id"]])
         got = pairs[(pairs["solver"] == "pixel (agent)") & (pairs["participant_id"] == pid)].iloc[0]
         if ref.kappa is None:
             assert got["skipped"].startswith("c_exp = 1")
+        elif min(ref.p1, ref.p2) == 0 or max(ref.p1, ref.p2) == 1:   # one side constant: κ = 0 by construction
+            assert ref.kappa == pytest.approx(0.0, abs=1e-12) and "κ undefined" in got["skipped"]
         else:
             assert got["κ"] == pytest.approx(ref.kappa, abs=1e-12) and got["skipped"] == ""

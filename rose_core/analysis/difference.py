@@ -1,0 +1,84 @@
+"""Human − model: per template (and Avg) the difference of PASS rates with its 95% interval, and the paired exact
+test on the items both answered. What a reader asks of a human baseline ("are the humans better on this template,
+and by how much?") answered with the same resampling as the main table."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
+from ..common.stats import difference_interval, solver_rng
+from .answers import AnalysisInputError
+from .bridges import _mcnemar
+from .tables import BOOT, SEED, n_fields, row_resamples, summarize_frame, with_n_types
+
+DIFFERENCE_COLUMNS = ["solver", "kind", "template", "human", "model", "human − model", "human − model lo",
+                      "human − model hi", "participants", "human responses", "model responses", "shared items",
+                      "tied items", "p (McNemar exact)", "p undefined because"]
+
+
+def _majority(h: pd.DataFrame) -> pd.Series:
+    """Per instance the humans' answer as one observer: right (1) when more than half of its participants were,
+    wrong (0) when fewer than half; an instance split exactly in half has no majority and is left out."""
+    share = h.groupby("instance_id")["passed"].mean()
+    return (share[share != 0.5] > 0.5).astype(int)
+
+
+def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
+    """Per model or agent and template (then Avg): human PASS − model PASS in percentage points, a 95% percentile
+    interval of the difference from independent resamples of each side (participants for the humans, scenes for
+    the run: each side's own main-table resamples, same streams), and McNemar's exact test (McNemar 1947: a
+    two-sided binomial test of the discordant pairs) of the humans' majority answer against the model's on the
+    instances both answered. Avg has no paired test (it is a mean of five rates, not one paired outcome)."""
+    main = df[df["template"].isin(MAIN_TEMPLATES)]
+    kind = main["solver_kind"].to_numpy(dtype=object)
+    humans = main[kind == "human"]
+    if humans.empty or (kind != "human").sum() == 0:
+        return pd.DataFrame(columns=DIFFERENCE_COLUMNS)
+    h_sum = summarize_frame(humans)
+    h_rs = row_resamples(humans, n_boot, solver_rng(seed, str(humans["solver"].iloc[0])))
+    h_n = n_fields(humans)
+    for (p, i), n in humans.groupby(["participant_id", "instance_id"]).size().items():
+        if n > 1:
+            raise AnalysisInputError(f"human − model: participant {p!r} answers instance {i!r} {n} times; each "
+                                     "observer must answer a trial once")
+    rows = []
+    for solver, g in main[kind != "human"].groupby("solver", sort=False):
+        if g["instance_id"].duplicated().any():
+            raise AnalysisInputError(f"human − model ({solver}): instance "
+                                     f"{g.loc[g['instance_id'].duplicated(), 'instance_id'].iloc[0]!r} answered twice")
+        m_sum = summarize_frame(g)
+        m_rs = row_resamples(g, n_boot, solver_rng(seed, str(solver)))
+        for t in [*MAIN_TEMPLATES, "Avg"]:
+            lab = TEMPLATE_LABEL.get(t, t)
+            hv = h_sum.avg if t == "Avg" else h_sum.pass_rate[lab]
+            mv = m_sum.avg if t == "Avg" else m_sum.pass_rate[lab]
+            both = bool(h_rs.stats) and bool(m_rs.stats)
+            diff = None if hv is None or mv is None else hv - mv
+            lo, hi = difference_interval(h_rs.stats[lab] - m_rs.stats[lab], hv, mv, h_rs.n_units, m_rs.n_units) \
+                if both and diff is not None else (np.nan, np.nan)
+            row = {"solver": solver, "kind": g["solver_kind"].iloc[0], "template": lab, "human": hv, "model": mv,
+                   "human − model": diff, "human − model lo": lo, "human − model hi": hi,
+                   "participants": h_n["participants"],
+                   "human responses": int((humans["template"] == t).sum()) if t != "Avg" else h_n["responses"],
+                   "model responses": int((g["template"] == t).sum()) if t != "Avg" else len(g)}
+            if t == "Avg":
+                row.update({"shared items": None, "tied items": None, "p (McNemar exact)": None,
+                            "p undefined because": "a mean of five template rates has no paired outcome"})
+            else:
+                panel = _majority(humans[humans["template"] == t])
+                model = g[g["template"] == t].set_index("instance_id")["passed"]
+                shared = panel.index.intersection(model.index)
+                tied = humans.loc[humans["template"] == t, "instance_id"].drop_duplicates()
+                tied = int(tied.isin(model.index).sum()) - len(shared)
+                p = _mcnemar(panel.loc[shared].to_numpy(), model.loc[shared].to_numpy()) if len(shared) else None
+                row.update({"shared items": len(shared), "tied items": tied, "p (McNemar exact)": p,
+                            "p undefined because": "" if p is not None else "no instance answered by both with a "
+                                                                            "human majority"})
+            rows.append(row)
+    out = pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS)
+    for col in ("human responses", "model responses", "shared items", "tied items"):
+        out[col] = out[col].astype("Int64")
+    return with_n_types(out)
+
+
