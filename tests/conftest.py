@@ -223,6 +223,7 @@ def _populate(small_dataset, backend: str, tmp_path_factory, request) -> Store:
 
     from rose_core.benchmarks.rose.agents import run_agent
     from rose_core.instrument.ids import FakeClock, SequentialIds
+    from rose_core.instrument.config import ItemSample
     from rose_core.instrument.study import End, StudyConfig, create_study
     from rose_core.runs.importer import import_run
 
@@ -236,7 +237,9 @@ def _populate(small_dataset, backend: str, tmp_path_factory, request) -> Store:
     study = create_study(store, ds, StudyConfig(
         name="pilot", split="all", templates=["T1", "T2", "T3", "T4", "T5", "G-Clk", "mL-Cnt"],
         items_per_participant=60, target_per_instance=3, practice_items=0, attention_every=20,
-        same_scene_multiple_templates=True, seed=2), ids=ids, clock=clock)
+        same_scene_multiple_templates=True, seed=2,
+        # a designed sample (35 cells × 5), so the eight participants give items several raters, as a pilot does
+        sample=ItemSample(per_cell=5, seed=2, scenes="shared")), ids=ids, clock=clock)
     rng = _random.Random(4)
     for k in range(8):
         session = new_session(store, ds, study, f"H{k}", ids=ids, clock=clock)

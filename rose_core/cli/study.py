@@ -74,6 +74,11 @@ def cmd_create(a: argparse.Namespace) -> int:
         raise StudyError(f"{a.file}: {_toml_words(str(e))}; nothing was created") from None
     print(f"created study {study.study_id} ({study.name}), version {study.version}, dataset {study.dataset_hash}")
     print("\n".join(_link_lines(study, a.base_url)))
+    if not study.active and cfg.benchmark == "rose":
+        from ..instrument.texts import opening_problems
+
+        print("DRAFT: closed to participants until these are filled in (the study file's [info] and [texts], or the "
+              "Studies page):\n" + "\n".join(f"  {p}" for p in opening_problems(study.config)))
     return 0
 
 

@@ -70,11 +70,14 @@ def edit_study(store: Store, ds: Any, study: Study, cfg: StudyConfig, clock: Clo
             raise StudyError(f"no study {study.study_id}")
         if int(row["version"]) != study.version:
             raise StudyError(f"the study was edited meanwhile (now version {row['version']}): reload and edit again")
-        problems = edit_problems(study.config, cfg, bool(row["active"]), questionnaire.answer_count(c, study.study_id))
-        if problems:
-            raise StudyError("; ".join(problems))
+        if cfg.benchmark == "rose":   # the texts participants read (SGP pages keep their own wording)
+            problems = edit_problems(study.config, cfg, bool(row["active"]),
+                                     questionnaire.answer_count(c, study.study_id))
+            if problems:
+                raise StudyError("; ".join(problems))
         studies.update_settings(c, study.study_id, cfg.name.strip(), cfg.to_json(), version, t)
-        store_texts(c, study.study_id, cfg, version, t)   # what participants read at this version
+        if cfg.benchmark == "rose":
+            store_texts(c, study.study_id, cfg, version, t)
     return dataclasses.replace(study, name=cfg.name.strip(), config=cfg, version=version)
 
 

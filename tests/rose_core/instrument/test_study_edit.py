@@ -97,7 +97,7 @@ def test_after_the_first_participant_only_texts_change(store, small_dataset, mon
     study = create_study(store, small_dataset, sampled(), ids=SequentialIds("t"), clock=clock)
     join(store, study, "P1", "link")
     with pytest.raises(StudyError, match=r"items_per_participant, raters_per_item: the study has 1 participant; "
-                                         r"only its texts \(texts\) can change now"):
+                                         r"only its texts \(texts, info, questionnaire\) can change now"):
         edit_study(store, small_dataset, study, dataclasses.replace(study.config, target_per_instance=2,
                                                                      items_per_participant=4))
     assert get_study(store, study.study_id).version == 1
