@@ -211,8 +211,6 @@ def _screen(found: dict) -> str:
         return "wait"
     if "checkbox" in found:
         return "consent"
-    if any(b.startswith("I understand") for b in found["buttons"]):
-        return "instructions"
     if "Continue" in found["buttons"]:
         return "feedback"
     return "item" if "grid" in found else "?"
@@ -297,7 +295,7 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
                     found = {**found, "headings": ["Please wait a moment"], "auto_rerun": (fragment, every)}
                 continue
             if screen in ("instructions", "feedback"):
-                label = next(b for b in found["buttons"] if b.startswith("I understand") or b == "Continue")
+                label = "Continue"
                 await asyncio.sleep(interval * (0.5 + rng.random()))
                 await send([WidgetState(id=found["buttons"][label], trigger_value=True)], found.get("fragment", ""))
                 found = await until_screen(ws, lambda f, s=screen: _screen(f) not in ("?", s))

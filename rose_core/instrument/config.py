@@ -63,6 +63,11 @@ class StudyConfig:
     step_cap: int | None = SGP_DEFAULT_STEP_CAP  # moves per episode, invalid ones included; None = no cap
     sgp_num_geoms: list[int] = field(default_factory=list)  # episodes with these numbers of geoms (empty: all)
     sgp_c1: list[int] = field(default_factory=list)         # episodes with these shortest path lengths (empty: all)
+    # ---- the device policy: display size is part of a subtle stimulus, so a window smaller than this (CSS pixels,
+    # as the browser claims it before consent) is refused with a page saying what is needed; allow_phones lifts it.
+    min_viewport_width: int = 1024
+    min_viewport_height: int = 640
+    allow_phones: bool = False
 
     def problems(self) -> list[str]:
         out = []
@@ -86,12 +91,14 @@ class StudyConfig:
         out = []
         for name, lo in (("items_per_participant", 1), ("target_per_instance", 1), ("practice_items", 0),
                          ("practice_max_attempts", 1), ("attention_every", 0), ("time_limit_minutes", 0),
-                         ("release_after_minutes", 1)):
+                         ("release_after_minutes", 1), ("min_viewport_width", 1), ("min_viewport_height", 1)):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < lo:
                 out.append(f"{name}: expected a whole number >= {lo}, got {v!r}")
         if not 0 <= self.practice_pass_fraction <= 1:
             out.append(f"practice_pass_fraction: expected 0..1, got {self.practice_pass_fraction!r}")
+        if not isinstance(self.allow_phones, bool):
+            out.append(f"allow_phones: expected true or false, got {self.allow_phones!r}")
         if self.ordering not in ("random", "counterbalanced"):
             out.append(f"ordering: expected random or counterbalanced, got {self.ordering!r}")
         if self.completion_url and not self.completion_url.startswith(("https://", "http://")):

@@ -26,7 +26,9 @@ MAX_VALUE = 64
 MAX_MS = 24 * 3600 * 1000.0   # a client time beyond a day is absurd for one item: stored as NULL
 MAX_VIEWPORT = 20_000
 DPR_RANGE = (0.1, 16.0)
-SUBMIT_LABEL: dict[str, str] = {"count": "Submit", "click": "DONE", "click_submit": "SUBMIT"}
+# One verb for "my answer is final", whatever the item asks (the participant side says Continue between pages, DONE
+# on an item; the protocol's SUBMIT(n) is what a model writes, not a button).
+SUBMIT_LABEL: dict[str, str] = {"count": "DONE", "click": "DONE", "click_submit": "DONE"}
 COUNT_LABEL: dict[str, str] = {"count": "Number of odd cells:",
                                "click_submit": "Number of odd cells outside the excluded area:"}
 _COUNT = re.compile(r"\d{1,6}")

@@ -236,6 +236,23 @@ MIGRATIONS: dict[int, list[str]] = {
         "CHECK (origin IN ('participant', 'preview', 'simulated', 'test'))",
         "CREATE INDEX participants_origin ON participants(study_id, origin)",
     ],
+    13: [
+        # The device a participant's browser claims before consent (rose_core.storage.devices): its window in CSS
+        # pixels, device pixel ratio, touch points and pointer. A claim, never trusted: stored for the device mix and
+        # checked against the study's device policy. One row per participant (the latest claim; `reports` counts them).
+        """CREATE TABLE devices (
+            participant_id TEXT PRIMARY KEY REFERENCES participants(participant_id),
+            viewport_w INTEGER,
+            viewport_h INTEGER,
+            dpr REAL,
+            touch_points INTEGER,
+            coarse_pointer INTEGER,
+            allowed INTEGER NOT NULL,
+            reports INTEGER NOT NULL,
+            first_at REAL NOT NULL,
+            reported_at REAL NOT NULL
+        )""",
+    ],
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)
