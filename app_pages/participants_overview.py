@@ -1,9 +1,10 @@
-"""Participants (experimenters): time per item, first action, practice and attention checks, exclusions."""
+"""Participants (experimenters): time per item, first action, practice and attention checks, exclusions, devices."""
 import streamlit as st
 
 from rose_core.analysis.charts import box_figure, histogram_figure, scatter_figure
+from rose_core.analysis.devices import device_mix
 from rose_core.instrument.study import list_studies
-from ui.dash import View, chart, participants_overview
+from ui.dash import View, chart, participants_overview, table
 
 v = View()
 st.title("Participants")
@@ -41,3 +42,14 @@ fig = scatter_figure(parts.assign(excluded=parts["excluded"].replace("", "kept")
                      "main_pass_rate", "excluded", "Practice vs main accuracy", "practice PASS %", "main PASS %",
                      hover="external_id")
 chart(fig, "rose_practice_vs_main", "parts_fig_practice", v.note())
+
+# The device mix: what the browsers claimed before consent (window, device pixel ratio, touch), counted participants
+# of the chosen studies only; a browser that never reported is "not reported", never a size.
+st.subheader("Devices")
+mix = device_mix(v.db, sorted(parts["study_id"].unique()))  # the ROSE studies chosen above
+st.caption(f"Claimed by each participant's browser before consent (a claim, not verified): {mix.reported} of "
+           f"{mix.total} participants reported. Shares are of those that reported. Each study's minimum window is "
+           "its device policy (Studies page).")
+table(mix.summary, "rose_device_mix", "parts_devices", v.note(), kinds={"participants": "count", "share %": "rate"})
+with st.expander("Device per participant"):
+    table(mix.participants, "rose_devices", "parts_devices_each", v.note())
