@@ -311,9 +311,12 @@ def storage_fault_logged(action):
 
 # Layout of the pages around the item: their one forward button sits in a bar kept at the bottom of the window, so it
 # is visible without scrolling on any screen (1280×720, a 390×844 phone) whatever the text and pictures above.
+# (Streamlit wraps a keyed container in a layout wrapper of its own height: the wrapper is what sticks.)
 ACTIONS_CSS = """<style>
-.st-key-part_actions { position: sticky; bottom: 0; z-index: 90; padding: .6rem 0 .9rem;
-  background: var(--rose-page-bg, #fff); border-top: 1px solid rgba(128, 128, 128, .3); }
+[data-testid="stLayoutWrapper"]:has(> .st-key-part_actions), .st-key-part_actions { position: sticky; bottom: 0;
+  z-index: 90; }
+.st-key-part_actions { padding: .6rem 0 .9rem; background: #fff; border-top: 1px solid rgba(128, 128, 128, .3); }
+@media (prefers-color-scheme: dark) { .st-key-part_actions { background: #0e1117; } }
 </style>"""
 
 
