@@ -259,6 +259,9 @@ notice = ss.pop("part_notice", None)
 if notice:
     st.info(notice)
 
+if not isinstance(screen, (Consent, End)):  # inside the study (also while storage fails): leaving asks first
+    leave_guard()  # mounted before the item, in every run that shows one, so the item's element keeps its place
+
 if screen is None:  # storage is failing
     if isinstance(ss.get("part_item"), ItemScreen) and "part_pending" in ss:
         show_item(ss["part_item"], retrying=True)
@@ -357,8 +360,6 @@ def check_device() -> None:
 
 if isinstance(screen, Consent):
     check_device()
-elif not isinstance(screen, End):
-    leave_guard()  # inside the study: leaving by Back (or closing the tab) asks first
 
 match screen:
     case Consent(time_limit_minutes=limit):

@@ -294,7 +294,7 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
                 if _screen(found) == "?":  # the watcher found no change (a fragment run): the wait screen stays
                     found = {**found, "headings": ["Please wait a moment"], "auto_rerun": (fragment, every)}
                 continue
-            if screen in ("instructions", "feedback"):
+            if screen == "feedback":  # the instructions too: both move on with Continue
                 label = "Continue"
                 await asyncio.sleep(interval * (0.5 + rng.random()))
                 await send([WidgetState(id=found["buttons"][label], trigger_value=True)], found.get("fragment", ""))

@@ -38,9 +38,14 @@ def _visible_without_scrolling(page, name: str = "Continue") -> dict:
     """The button's box lies inside the window as first shown (no scrolling), and the button is what is drawn at
     its centre (nothing covers it)."""
     button = page.get_by_role("button", name=name, exact=True)
-    button.wait_for()
-    page.wait_for_timeout(300)  # images and fonts settle the layout
-    box = button.bounding_box()
+    box = None
+    for _ in range(50):  # the previous page's button of the same name may still be leaving: the one that stays
+        button.wait_for()
+        page.wait_for_timeout(300)  # images and fonts settle the layout
+        box = button.bounding_box()
+        if box is not None:
+            break
+    assert box is not None, "no Continue button on the page"
     vh = page.viewport_size["height"]
     on_top = page.evaluate("""([x, y]) => { const e = document.elementFromPoint(x, y);
                                return !!e && !!e.closest('button') && e.closest('button').innerText.trim(); }""",
@@ -69,7 +74,7 @@ def test_continue_is_visible_without_scrolling_on_instructions_and_feedback(live
         page.get_by_text("How it works").wait_for()
         instr = _visible_without_scrolling(page)
         page.get_by_role("button", name="Continue").click()
-        page.locator(".rg-root").wait_for()
+        page.locator(".rg-root").wait_for(timeout=60_000)  # the module's first item: a cold server, a loaded machine
         item = shown_item(store, small_dataset, study.study_id, "FIT")
         answer(page, item, right=False)  # wrong: the longest feedback (every cell listed)
         page.get_by_text("The instruction was:").wait_for()
