@@ -160,7 +160,7 @@ def send(screen: ItemScreen, sub: dict) -> str:
 
 
 def show_item(first: ItemScreen, retrying: bool = False) -> None:
-    """The item: the component shows the instruction, "Item k of n", the grid and DONE.
+    """The item: the component shows the instruction, "Item k of n", the grid and DONE/SUBMIT.
 
     The answer is stored in the component's submit callback, before the fragment reruns, and the next screen
     is computed there from the database: when it is another item, that one fragment rerun shows it (no full
@@ -387,8 +387,9 @@ match screen:
             "Depending on the screen you will **count** odd cells, or **click** them, sometimes only inside a "
             "region (a row, a column, a rectangle, a highlighted area) or only outside an excluded area. Read the "
             "instruction above each picture. Click a cell again to unselect it; **Undo** and **Clear** help. "
-            "The keyboard works too: arrow keys move, Enter or Space selects. Press **DONE** when you are "
-            "finished; if no cell fits the instruction, press DONE without clicking anything.")
+            "The keyboard works too: arrow keys move, Enter or Space selects. Press **DONE** (or **SUBMIT** when "
+            "the item asks for a number) when you are finished; if no cell fits the instruction, press DONE "
+            "without clicking anything.")
         a, b = st.columns(2)
         a.image(plain, output_format="PNG", caption="Example grid")
         b.image(solved, output_format="PNG", caption=f"The odd cells, outlined: {cells}")

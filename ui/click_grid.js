@@ -2,7 +2,7 @@
 // A click toggles the cell at once in the page. Every action is an event numbered from
 // restore.next_seq; the state "grid" carries only the events the server has not stored yet
 // (seq >= ack_seq), so each event crosses the wire until it is acknowledged and never after.
-// DONE sends the final answer with setTriggerValue and locks it until the server replies:
+// DONE / SUBMIT sends the final answer with setTriggerValue and locks it until the server replies:
 // the next item, or `refusals` going up (the server could not take it: the item unlocks). Without a
 // reply for RESEND_MS the button may send the same answer again; the selection stays locked, so
 // what the page shows is always the answer the server got. The gold answer is never in `data`: the

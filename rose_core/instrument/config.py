@@ -140,6 +140,8 @@ class StudyConfig:
         if "practice_instance_ids" in d:  # studies stored before practice rounds: one round, repeated
             ids = d.pop("practice_instance_ids")
             d.setdefault("practice_rounds", [ids] if ids else [])
+        if not {"allow_phones", "min_viewport_width", "min_viewport_height"} & set(d):
+            d["allow_phones"] = True  # stored before the device policy: it keeps admitting every window it admitted
         known = {f.name for f in fields(StudyConfig)}
         return StudyConfig(**{k: v for k, v in d.items() if k in known})
 

@@ -24,7 +24,7 @@ def test_fields_and_defaults(t5):
                   progress="Item 1 of 3")
     assert set(d) == {"view_id", "mode", "image", "width", "height", "rows", "cols", "cells", "submit_label",
                       "count_label", "instruction", "progress", "ack_seq", "restore", "refusals", "pending"}
-    assert (d["mode"], d["submit_label"], d["ack_seq"]) == ("click_submit", "DONE", 0)
+    assert (d["mode"], d["submit_label"], d["ack_seq"]) == ("click_submit", "SUBMIT", 0)
     assert d["restore"] == empty_restore()
     assert base64.b64decode(d["image"].split(",", 1)[1]) == png
     assert d["cells"] == layout.cell_boxes()

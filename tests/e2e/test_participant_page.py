@@ -137,7 +137,7 @@ STABLE = """() => new Promise(done => {
 
 @pytest.mark.parametrize("device", ["desktop", "phone"])
 def test_item_fits_without_scrolling_on_the_real_page(live, browser, small_dataset, device):
-    """The smallest and the largest grid of the dataset on T5 (grid + number field + DONE), on the real page."""
+    """The smallest and the largest grid of the dataset on T5 (grid + number field + SUBMIT), on the real page."""
     store = open_store(live.db)
     study = _study(live, small_dataset, f"fit-{device}", templates=["T5"], split="all", items_per_participant=400,
                    target_per_instance=1)
@@ -167,7 +167,7 @@ def test_item_fits_without_scrolling_on_the_real_page(live, browser, small_datas
             assert m["submit"] and m["count"] and m["undo"]
             x0, y0, x1, y1 = m["undo"]
             assert 0 <= y0 and y1 <= m["h"] + 0.5
-            assert page.locator(".rg-submit").inner_text() == "DONE"  # one verb for a final answer
+            assert page.locator(".rg-submit").inner_text() == "SUBMIT"  # the word the T5 instruction uses
             answer_in_session(session, screen)  # on to the next size
         assert targets[0] == (4, 4) and targets[1] == (8, 8)  # the small dataset's extremes, both shown
     finally:

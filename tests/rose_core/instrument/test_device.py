@@ -102,3 +102,14 @@ def test_the_responses_export_carries_each_participants_device(store, small_data
             rep["device_coarse_pointer"], rep["device_allowed"]) == (390, 844, 3.0, 5, 1, 1)
     assert df.loc["SIL"][["device_viewport_w", "device_dpr", "device_touch_points"]].isna().all()  # never 0
     assert (rep["viewport_w"], rep["device_pixel_ratio"]) == (1280, 2.0)  # the window at the answer stays
+
+
+def test_a_study_stored_before_the_device_policy_keeps_admitting_every_window():
+    import json
+
+    old = json.loads(StudyConfig(name="old").to_json())
+    for k in ("allow_phones", "min_viewport_width", "min_viewport_height"):
+        old.pop(k)
+    assert StudyConfig.from_json(json.dumps(old)).allow_phones is True   # its rules do not change mid-recruitment
+    new = StudyConfig.from_json(StudyConfig(name="new").to_json())
+    assert (new.allow_phones, new.min_viewport_width, new.min_viewport_height) == (False, 1024, 640)
