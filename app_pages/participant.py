@@ -15,6 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from rose_core.benchmarks.rose.dataset import DatasetError
+from rose_core.instrument.device import device_gate, refusal_text, report_device
 from rose_core.instrument.episode_session import study_benchmark
 from rose_core.instrument.session import OtherTab, OtherTabError, StorageError, Wait, open_session
 from rose_core.instrument.study import (
@@ -23,7 +24,7 @@ from rose_core.instrument.study import (
 from rose_core.instrument.page_data import identity_from_query, practice_feedback_png, worked_example_pictures
 from rose_core.instrument.texts import QUESTIONS, opening_problems
 from ui.click_grid import click_grid, image_url
-from ui.client import tab
+from ui.client import device_probe, leave_guard, tab
 from ui.redirect import end_page, reload_with_param
 from ui.resources import dataset, store
 
@@ -264,6 +265,9 @@ notice = ss.pop("part_notice", None)
 if notice:
     st.info(notice)
 
+if not isinstance(screen, (Consent, End)):  # inside the study (also while storage fails): leaving asks first
+    leave_guard()  # mounted before the item, in every run that shows one, so the item's element keeps its place
+
 if screen is None:  # storage is failing
     if isinstance(ss.get("part_item"), ItemScreen) and "part_pending" in ss:
         show_item(ss["part_item"], retrying=True)
@@ -298,8 +302,9 @@ def show_feedback(fb: PracticeFeedback) -> None:
     elif fb.outcome == "screened_out":
         st.info("That was the last practice round.")
     # Stored in the callback, before the rerun: that one rerun already shows the next screen.
-    st.button("Continue", type="primary", key="part_fb_btn",
-              on_click=storage_fault_logged(session.acknowledge_feedback), args=(fb.view_id,))
+    with actions():
+        st.button("Continue", type="primary", key="part_fb_btn",
+                  on_click=storage_fault_logged(session.acknowledge_feedback), args=(fb.view_id,))
 
 
 def show_examples(templates: tuple[str, ...]) -> None:
@@ -357,6 +362,55 @@ def storage_fault_logged(action):
     return run
 
 
+# Layout of the pages around the item: their one forward button sits in a bar kept at the bottom of the window, so it
+# is visible without scrolling on any screen (1280×720, a 390×844 phone) whatever the text and pictures above.
+# (Streamlit wraps a keyed container in a layout wrapper of its own height: the wrapper is what sticks.)
+ACTIONS_CSS = """<style>
+[data-testid="stLayoutWrapper"]:has(> .st-key-part_actions), .st-key-part_actions { position: sticky; bottom: 0;
+  z-index: 90; }
+.st-key-part_actions { padding: .6rem 0 .9rem; background: #fff; border-top: 1px solid rgba(128, 128, 128, .3); }
+@media (prefers-color-scheme: dark) { .st-key-part_actions { background: #0e1117; } }
+</style>"""
+
+
+def actions():
+    """The bar that holds a page's buttons (the same key on every page: one style, one place)."""
+    st.html(ACTIONS_CSS)
+    return st.container(key="part_actions")
+
+
+def check_device() -> None:
+    """Before consent: store what the browser says about its window, and stop at a page saying what is needed
+    while it is below the study's minimum (the probe reports again after a resize; the page then goes on)."""
+    pid, cfg = ss["part_pid"], session.cfg
+
+    def on_report() -> None:
+        try:
+            report_device(db, cfg, pid, (ss.get("part_device") or {}).get("device"))
+        except StorageError as e:
+            _log("storing the device", e)
+
+    device_probe("part_device", on_report)
+    try:
+        gate = device_gate(db, cfg, pid)
+    except StorageError as e:
+        _log("reading the device", e)
+        st.info(UNAVAILABLE)
+        _retry_soon(WAIT_S)
+        st.stop()
+    if gate.ok:
+        return
+    if gate.reported:
+        st.title("Please use a larger screen")
+        st.markdown(refusal_text(gate))
+    else:
+        st.caption("Checking the size of your browser window… If this message stays, please reload the page.")
+    st.stop()
+
+
+if isinstance(screen, Consent):
+    check_device()
+
 match screen:
     case Consent(time_limit_minutes=limit, text=text):
         if not text.startswith("#"):  # a text with its own heading needs no second one
@@ -364,9 +418,10 @@ match screen:
         st.markdown(text)  # the study's own text: Markdown only, raw HTML is not rendered
         if limit:
             st.info(f"The study has a time limit of {limit} minutes from the moment you agree.")
-        agree = st.checkbox("I have read the above and agree to take part.", key="part_agree")
-        st.button("Continue", type="primary", disabled=not agree, key="part_consent_btn",
-                  on_click=storage_fault_logged(session.consent))
+        with actions():
+            agree = st.checkbox("I have read the above and agree to take part.", key="part_agree")
+            st.button("Continue", type="primary", disabled=not agree, key="part_consent_btn",
+                      on_click=storage_fault_logged(session.consent))
 
     case Instructions(has_practice=has_practice, text=text, templates=templates):
         st.title("How it works")
@@ -374,8 +429,9 @@ match screen:
         show_examples(templates)
         if has_practice:
             st.markdown("First a short practice with feedback: one screen of each kind you will meet.")
-        st.button("I understand, start the practice" if has_practice else "I understand, start",
-                  type="primary", key="part_instr_btn", on_click=storage_fault_logged(session.finish_instructions))
+        with actions():
+            st.button("Continue", type="primary", key="part_instr_btn",
+                      on_click=storage_fault_logged(session.finish_instructions))
 
     case PracticeFeedback():
         show_feedback(screen)
@@ -387,8 +443,9 @@ match screen:
         st.title("This study is open in another tab")
         st.markdown("You have this study open in another tab or window. Please continue there, or continue here: "
                     "the other tab then stops. (Only one tab at a time can record your answers.)")
-        st.button("Continue here", type="primary", key="part_take_over",
-                  on_click=storage_fault_logged(session.take_over))
+        with actions():
+            st.button("Continue here", type="primary", key="part_take_over",
+                      on_click=storage_fault_logged(session.take_over))
         wait_for_change(screen)
 
     case Wait(reason=reason):

@@ -1,12 +1,14 @@
-"""Participants (experimenters): time per item, first action, practice and attention checks, exclusions."""
+"""Participants (experimenters): time per item, first action, practice and attention checks, exclusions, devices,
+the end questionnaire."""
 import pandas as pd
 import streamlit as st
 
 from rose_core.analysis.charts import box_figure, histogram_figure, scatter_figure
+from rose_core.analysis.devices import device_mix
 from rose_core.analysis.selection import counted, shown_participants
 from rose_core.instrument.study import list_studies
 from rose_core.instrument.texts import QUESTIONS, questionnaire_summary
-from ui.dash import View, chart, participants_overview, table as show_table
+from ui.dash import View, chart, participants_overview, table
 
 v = View()
 st.title("Participants")
@@ -48,6 +50,16 @@ fig = scatter_figure(parts.assign(excluded=parts["excluded"].replace("", "kept")
                      hover="external_id")
 chart(fig, "rose_practice_vs_main", "parts_fig_practice", v.note())
 
+# The device mix: what the browsers claimed before consent (window, device pixel ratio, touch), counted participants
+# of the chosen studies only; a browser that never reported is "not reported", never a size.
+st.subheader("Devices")
+mix = device_mix(v.db, sorted(parts["study_id"].unique()))  # the ROSE studies chosen above
+st.caption(f"Claimed by each participant's browser before consent (a claim, not verified): {mix.reported} of "
+           f"{mix.total} participants reported. Shares are of those that reported. Each study's minimum window is "
+           "its device policy (Studies page).")
+table(mix.summary, "rose_device_mix", "parts_devices", v.note(), kinds={"participants": "count", "share %": "rate"})
+with st.expander("Device per participant"):
+    table(mix.participants, "rose_devices", "parts_devices_each", v.note())
 
 def questionnaire_section(study_ids: list[str]) -> None:
     """The end questionnaire: each answer's count and share, per question, over real participants who stored it."""
@@ -56,14 +68,14 @@ def questionnaire_section(study_ids: list[str]) -> None:
     if not counts:
         st.caption("No answers: the chosen studies ask no end questions, or nobody has reached them yet.")
         return
-    show_table(pd.DataFrame([{"question": QUESTIONS[a.question].label, "answer": a.answer, "participants": a.n,
+    table(pd.DataFrame([{"question": QUESTIONS[a.question].label, "answer": a.answer, "participants": a.n,
                               "share": a.percent, "of": a.of} for a in counts]),
                "rose_questionnaire", "parts_questionnaire", kinds={"share": "rate", "participants": "count", "of": "count"})
     st.caption("Share: of the participants who reached the questions (those who skipped them count as no answer). "
                "Real participants only, excluded ones included.")
     if strategies:
         st.markdown("Strategies in their words:")
-        show_table(pd.DataFrame(strategies, columns=["participant_id", "strategy"]), "rose_strategies",
+        table(pd.DataFrame(strategies, columns=["participant_id", "strategy"]), "rose_strategies",
                    "parts_strategies")
 
 

@@ -161,8 +161,7 @@ match screen:
             f"as you can.\n\n{how_to_move()}\n\n{cap}")
         if has_practice:
             st.markdown("First a few practice puzzles, with feedback after each.")
-        st.button("I understand, start the practice" if has_practice else "I understand, start",
-                  type="primary", key="part_instr_btn", on_click=session.finish_instructions)
+        st.button("Continue", type="primary", key="part_instr_btn", on_click=session.finish_instructions)
 
     case EpisodeFeedback():
         show_feedback(screen)

@@ -211,8 +211,6 @@ def _screen(found: dict) -> str:
         return "wait"
     if "checkbox" in found:
         return "consent"
-    if any(b.startswith("I understand") for b in found["buttons"]):
-        return "instructions"
     if "Continue" in found["buttons"]:
         return "feedback"
     return "item" if "grid" in found else "?"
@@ -296,8 +294,8 @@ async def flow_participant(url: str, query: str, interval: float, lat: list, sta
                 if _screen(found) == "?":  # the watcher found no change (a fragment run): the wait screen stays
                     found = {**found, "headings": ["Please wait a moment"], "auto_rerun": (fragment, every)}
                 continue
-            if screen in ("instructions", "feedback"):
-                label = next(b for b in found["buttons"] if b.startswith("I understand") or b == "Continue")
+            if screen == "feedback":  # the instructions too: both move on with Continue
+                label = "Continue"
                 await asyncio.sleep(interval * (0.5 + rng.random()))
                 await send([WidgetState(id=found["buttons"][label], trigger_value=True)], found.get("fragment", ""))
                 found = await until_screen(ws, lambda f, s=screen: _screen(f) not in ("?", s))

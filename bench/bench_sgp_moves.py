@@ -65,7 +65,8 @@ def main() -> None:
                 pg.goto(f"{app.url}/?study={study.study_id}&PROLIFIC_PID=B1")
                 pg.get_by_text("I have read the above").click()
                 pg.get_by_role("button", name="Continue").click()
-                pg.get_by_role("button", name="I understand").click()
+                pg.get_by_text("I have read the above").wait_for(state="detached")  # the instructions now
+                pg.get_by_role("button", name="Continue").click()
                 pid = db.query("SELECT participant_id FROM participants")[0]["participant_id"]
                 for _ in range(a.episodes):
                     pg.locator(".sb-root").wait_for()

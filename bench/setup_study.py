@@ -31,7 +31,7 @@ def prepare(tmp: Path, participants: int, scale: float = 0.05, intro: bool = Tru
     store = open_store(db_file)
     cfg = dict(name="bench", split="all", templates=["G-Clk", "T3", "T4"], items_per_participant=1000,
                target_per_instance=10_000, practice_items=0, attention_every=0, same_scene_multiple_templates=True,
-               info=EXAMPLE_INFO)
+               info=EXAMPLE_INFO, allow_phones=True)  # the protocol-level clients run no JS, so no browser reports its window
     cfg.update(config)
     study = create_study(store, ds, StudyConfig(**cfg))
     ids = []

@@ -54,3 +54,55 @@ def tab() -> Client | None:
     headers = st.context.headers
     resumes = resumed_session(headers.get("Sec-WebSocket-Protocol") if headers is not None else None)
     return Client(tabs.client_id(ctx.session_id), address(), tabs.live, resumes)
+
+
+# The browser's own description of its window, sent once when shown and again after a resize (debounced, only when
+# it changed): window size in CSS pixels, device pixel ratio, touch points, whether a finger is the main pointer.
+# A claim: rose_core.instrument.device checks it and stores it; nothing the browser says is trusted beyond that.
+_DEVICE_JS = """
+const sent = new WeakMap(); // mount point -> the last value sent, so a rerun never sends the same claim again
+function claim() {
+  const coarse = !!(window.matchMedia && window.matchMedia("(pointer: coarse)").matches);
+  return { viewport: [window.innerWidth, window.innerHeight], dpr: window.devicePixelRatio || 1,
+           touch_points: Number(navigator.maxTouchPoints) || 0, coarse_pointer: coarse };
+}
+export default function (component) {
+  const where = component.parentElement;
+  const send = () => {
+    const v = claim(), s = JSON.stringify(v);
+    if (sent.get(where) === s) return;
+    sent.set(where, s);
+    component.setStateValue("device", v);
+  };
+  let timer = null;
+  const later = () => { clearTimeout(timer); timer = setTimeout(send, 250); };
+  send();
+  window.addEventListener("resize", later);
+  return () => { clearTimeout(timer); window.removeEventListener("resize", later); };
+}
+"""
+_DEVICE = st.components.v2.component("rose_device_probe", js=_DEVICE_JS)
+
+# While a participant is inside the study, leaving the page (Back, closing the tab, another address) asks first:
+# the browser's own "Leave site?" dialog (beforeunload; browsers show it only after the page was used). Removed as
+# soon as the element is (the end page has none), so the redirect to the platform never asks.
+_GUARD_JS = """
+function guard(e) { e.preventDefault(); e.returnValue = ""; return ""; }
+export default function (component) {
+  window.addEventListener("beforeunload", guard); // the same function twice is one listener
+  return () => window.removeEventListener("beforeunload", guard);
+}
+"""
+_GUARD = st.components.v2.component("rose_leave_guard", js=_GUARD_JS)
+
+
+def device_probe(key: str, on_report) -> dict | None:
+    """Mount the probe; `on_report()` runs (before the rerun) when the browser sends a new claim, which is then in
+    `st.session_state[key]["device"]`. Returns the latest claim, or None before the first."""
+    res = _DEVICE(key=key, data={}, on_device_change=on_report, height=0)
+    return getattr(res, "device", None)
+
+
+def leave_guard() -> None:
+    """Ask before the participant leaves the page while the study is under way."""
+    _GUARD(key="part_leave_guard", data={}, height=0)

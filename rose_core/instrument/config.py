@@ -93,6 +93,11 @@ class StudyConfig:
     items: list[str] = field(default_factory=list)   # an explicit list of instance ids (a study file's items_file)
     participants: int = 0              # planned participants who finish (0: as many as the pool needs); checks the design
     sample_ids: list[str] = field(default_factory=list)  # filled by create_study: the pool, stored so it never changes
+    # ---- the device policy: display size is part of a subtle stimulus, so a window smaller than this (CSS pixels,
+    # as the browser claims it before consent) is refused with a page saying what is needed; allow_phones lifts it.
+    min_viewport_width: int = 1024
+    min_viewport_height: int = 640
+    allow_phones: bool = False
 
     def problems(self) -> list[str]:
         out = []
@@ -144,12 +149,14 @@ class StudyConfig:
         out = structure_problems(self)
         for name, lo in (("items_per_participant", 1), ("target_per_instance", 1), ("practice_items", 0),
                          ("practice_max_attempts", 1), ("attention_every", 0), ("time_limit_minutes", 0),
-                         ("release_after_minutes", 1)):
+                         ("release_after_minutes", 1), ("min_viewport_width", 1), ("min_viewport_height", 1)):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < lo:
                 out.append(f"{name}: expected a whole number >= {lo}, got {v!r}")
         if not 0 <= self.practice_pass_fraction <= 1:
             out.append(f"practice_pass_fraction: expected 0..1, got {self.practice_pass_fraction!r}")
+        if not isinstance(self.allow_phones, bool):
+            out.append(f"allow_phones: expected true or false, got {self.allow_phones!r}")
         if self.ordering not in ("random", "counterbalanced"):
             out.append(f"ordering: expected random or counterbalanced, got {self.ordering!r}")
         if self.completion_url and not self.completion_url.startswith(("https://", "http://")):
@@ -191,6 +198,8 @@ class StudyConfig:
         if "practice_instance_ids" in d:  # studies stored before practice rounds: one round, repeated
             ids = d.pop("practice_instance_ids")
             d.setdefault("practice_rounds", [ids] if ids else [])
+        if not {"allow_phones", "min_viewport_width", "min_viewport_height"} & set(d):
+            d["allow_phones"] = True  # stored before the device policy: it keeps admitting every window it admitted
         known = {f.name for f in fields(StudyConfig)}
         if isinstance(d.get("sample"), dict):
             d["sample"] = ItemSample(**d["sample"])

@@ -10,7 +10,7 @@ from typing import Literal
 import pandas as pd
 
 from ..common.csv_safety import Format, frame_bytes
-from ..storage import events, responses
+from ..storage import devices, events, responses
 from ..storage.columns import count_rows, read_frame
 from ..storage.connection import Store
 
@@ -26,11 +26,30 @@ def table_frame(store: Store, table: Table, study_id: str | None = None) -> pd.D
     `submitted_at_utc` and `server_at_utc` are UTC timestamps."""
     with store.connect() as conn:
         df = read_frame(conn, *_query(conn, table, study_id))
+        if table == "responses":
+            df = with_device_columns(conn, df)
     for col, name in _UTC_COLUMNS.items():
         if col in df.columns:
             df[col] = pd.to_datetime(df[col], unit="s", utc=True)
             df = df.rename(columns={col: name})
     return df
+
+
+DEVICE_COLUMNS = {"viewport_w": "device_viewport_w", "viewport_h": "device_viewport_h", "dpr": "device_dpr",
+                  "touch_points": "device_touch_points", "coarse_pointer": "device_coarse_pointer",
+                  "allowed": "device_allowed"}
+
+
+def with_device_columns(conn, df: pd.DataFrame) -> pd.DataFrame:
+    """Each human response with its participant's device as claimed before consent (`storage.devices`: window in
+    CSS pixels, DPR, touch points, finger as the main pointer, met the study's minimum); empty for model rows and
+    for participants whose browser never reported. The per-response `viewport_w`/`viewport_h` stay: the window at
+    each answer."""
+    dev = devices.device_frame(conn)
+    dev = dev[dev["reports"] > 0][["participant_id", *DEVICE_COLUMNS]].rename(columns=DEVICE_COLUMNS)
+    if df.empty or "participant_id" not in df.columns:
+        return df.assign(**{c: pd.Series(dtype="float64") for c in DEVICE_COLUMNS.values()})
+    return df.merge(dev, on="participant_id", how="left")
 
 
 def table_rows(store: Store, table: Table, study_id: str | None = None) -> int:

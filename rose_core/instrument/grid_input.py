@@ -26,7 +26,10 @@ MAX_VALUE = 64
 MAX_MS = 24 * 3600 * 1000.0   # a client time beyond a day is absurd for one item: stored as NULL
 MAX_VIEWPORT = 20_000
 DPR_RANGE = (0.1, 16.0)
-SUBMIT_LABEL: dict[str, str] = {"count": "Submit", "click": "DONE", "click_submit": "SUBMIT"}
+# The words the items' own instructions use ("then press DONE"; "enter the number and submit", "then press SUBMIT"):
+# DONE ends a click answer, SUBMIT sends one with a number. With Continue between pages, Undo and Clear, that is the
+# participant side's whole vocabulary (docs/running-a-study.md, "The pages around the item").
+SUBMIT_LABEL: dict[str, str] = {"count": "SUBMIT", "click": "DONE", "click_submit": "SUBMIT"}
 COUNT_LABEL: dict[str, str] = {"count": "Number of odd cells:",
                                "click_submit": "Number of odd cells outside the excluded area:"}
 _COUNT = re.compile(r"\d{1,6}")

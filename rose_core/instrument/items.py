@@ -12,10 +12,16 @@ def attention_item_id(scene_id: str, seed: str) -> str:
     return f"ATT:{scene_id}:{seed}"
 
 
-def attention_item(ds: Dataset, item_id: str) -> RoseItem:
-    """An instructed-response item on a real image: click one named cell, whatever it shows.
+def attention_text(r: int, c: int) -> str:
+    return f"Click the cell in row R{r}, column C{c} (and nothing else), then press DONE."
 
-    Worded like any other instruction: it is not announced as a check."""
+
+def attention_item(ds: Dataset, item_id: str) -> RoseItem:
+    """An instructed-response item on a real image: click one named cell, the right answer whatever it shows.
+
+    Worded in the voice of the study's own click instructions (a named place, "(and nothing else), then press
+    DONE"), with none of the words that announce a check ("only", "whatever it shows", "attention"): a participant
+    who reads each instruction passes, one who clicks the odd cells by habit does not."""
     _, scene_id, seed = item_id.split(":", 2)
     scene = ds.scenes[scene_id]
     rng = rng_for(0, "attention", seed)
@@ -23,7 +29,7 @@ def attention_item(ds: Dataset, item_id: str) -> RoseItem:
     key = ScoreKey(instance_id=item_id, template="ATT", output="click", rows=scene.rows, cols=scene.cols,
                    gold_count=1, gold_cells=frozenset({(r, c)}), global_count=1, outside_targets=frozenset(),
                    terminal="DONE")
-    text = f"Click only the cell in row R{r}, column C{c}, whatever it shows, then press DONE."
+    text = attention_text(r, c)
     return RoseItem(item_id, scene_id, "ATT", scene.subset, scene.split, scene.images["base"], scene.layout,
                     "click", text, None, "inside", key)
 

@@ -266,7 +266,7 @@ class WorkedExample:
 
 _EXAMPLE: dict[str, tuple[str, str, str]] = {   # title, what to do, what that is on the example picture
     "count": ("Counting", "*“How many odd cells are in the grid?”* (or in a named row, column or rectangle): type "
-              "the number of odd cells in the box under the grid and press **Submit**.",
+              "the number of odd cells in the box under the grid and press **SUBMIT**.",
               "Here the odd cells are the outlined ones, so the answer is **{n_all}**."),
     "named_region": ("A named rectangle", "*“Click every odd cell in rows R2–R4, columns C1–C3”*: only that "
                      "rectangle counts; on the real screen it is named, not drawn. Click its odd cells, then press "

@@ -271,6 +271,23 @@ MIGRATIONS: dict[int, list[str]] = {
         "INSERT INTO study_versions(study_id, version, name, config, created_at) "
         "SELECT study_id, 1, name, config, created_at FROM studies",
     ],
+    13: [
+        # The device a participant's browser claims before consent (rose_core.storage.devices): its window in CSS
+        # pixels, device pixel ratio, touch points and pointer. A claim, never trusted: stored for the device mix and
+        # checked against the study's device policy. One row per participant (the latest claim; `reports` counts them).
+        """CREATE TABLE devices (
+            participant_id TEXT PRIMARY KEY REFERENCES participants(participant_id),
+            viewport_w INTEGER,
+            viewport_h INTEGER,
+            dpr REAL,
+            touch_points INTEGER,
+            coarse_pointer INTEGER,
+            allowed INTEGER NOT NULL,
+            reports INTEGER NOT NULL,
+            first_at REAL NOT NULL,
+            reported_at REAL NOT NULL
+        )""",
+    ],
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

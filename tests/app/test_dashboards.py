@@ -128,6 +128,12 @@ def test_participants_page(dash_env):
     assert metrics["Participants"] == "8" and int(metrics["Excluded"]) >= 3
     table = at.dataframe[0].value
     assert set(table["external_id"]) == {f"H{k}" for k in range(8)}
+    # The device mix, its own section: these participants were driven without a browser, so none reported a
+    # device, and the page says so instead of counting them as some size
+    assert "Devices" in [h.value for h in at.subheader]
+    mix = next(d.value for d in at.dataframe if "aspect" in d.value.columns)
+    assert set(mix["value"]) == {"not reported"} and list(mix["participants"].astype(int)) == [8, 8, 8]
+    assert any("0 of 8 participants reported" in c.value for c in at.caption)
 
 
 def test_participants_page_charts_draw_the_selection_they_name(dash_env):

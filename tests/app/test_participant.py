@@ -21,7 +21,8 @@ from tests.participants import LAB_INFO
 
 def study(ds, **kw):
     cfg = dict(name="apptest", practice_items=4, items_per_participant=3, completion_code="CODE-9",
-               completion_url="https://app.prolific.com/submissions/complete?cc=CODE-9")
+               completion_url="https://app.prolific.com/submissions/complete?cc=CODE-9",
+               allow_phones=True)  # AppTest runs no JS: no browser reports its window (the device gate: below)
     cfg.update(kw)
     return create_study(open_store(os.environ["ROSE_DB"]), ds, StudyConfig(info=LAB_INFO, **cfg))
 
@@ -195,3 +196,21 @@ def test_a_participant_never_starts_the_statistics_imports_or_the_dashboards_war
     signin = visit()
     assert not signin.exception and signin.title[0].value == "ROSE Studio"
     assert ui.preload._THREAD is not None        # the control: the sign-in form did start them
+
+
+def test_the_device_gate_comes_before_consent_and_judges_the_stored_claim(app_env):
+    """What the browser's probe stores (its callback calls report_device) decides whether consent is shown."""
+    from rose_core.instrument.device import report_device
+
+    s = study(app_env, allow_phones=False)
+    at = visit(study=s.study_id, PROLIFIC_PID="DEV1")
+    assert not at.exception and at.title == [] and not at.checkbox
+    assert any("Checking the size of your browser window" in c.value for c in at.caption)
+    db = open_store(os.environ["ROSE_DB"])
+    report_device(db, s.config, at.session_state["part_pid"], {"viewport": [800, 600], "dpr": 2})
+    at.run()
+    assert at.title[0].value == "Please use a larger screen" and not at.checkbox
+    assert "1024 × 640 pixels" in at.markdown[0].value and "800 × 600" in at.markdown[0].value
+    report_device(db, s.config, at.session_state["part_pid"], {"viewport": [1440, 900], "dpr": 2})
+    at.run()
+    assert at.title[0].value == "Welcome" and at.checkbox(key="part_agree")

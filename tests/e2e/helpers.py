@@ -54,7 +54,8 @@ def start(page, url: str) -> None:
     page.goto(url)
     page.get_by_text("I have read the above").click()
     page.get_by_role("button", name="Continue").click()
-    page.get_by_role("button", name="I understand").click()
+    page.get_by_text("I have read the above").wait_for(state="detached")  # the instructions: Continue again
+    page.get_by_role("button", name="Continue").click()
     # The click's callback runs on the server after the click returns: wait for the screen after the
     # instructions, so that what a test reads from the database next is that screen, not the instructions.
     page.locator(".rg-root, .sb-root").or_(page.get_by_text("Please wait a moment")).or_(

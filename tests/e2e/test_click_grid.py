@@ -88,7 +88,7 @@ def test_focus_ring_differs_from_selection_and_t4_highlight(desk, harness):  # n
 
 @pytest.mark.parametrize("mode,submit,label", [
     ("click", "DONE", None), ("click_submit", "SUBMIT", "Number of odd cells outside the excluded area:"),
-    ("count", "Submit", "Number of odd cells:")])
+    ("count", "SUBMIT", "Number of odd cells:")])
 def test_accessible_names(desk, harness, mode, submit, label):  # noqa: F811
     open_grid(desk, harness, rows=5, cols=5, mode=mode, view=f"names-{mode}")
     assert desk.get_by_role("button", name=submit, exact=True).count() == 1
@@ -210,14 +210,14 @@ def test_typing_is_an_action_and_the_error_goes_once_valid(desk, harness):  # no
     view = "typing"
     open_grid(desk, harness, rows=4, cols=4, mode="count", view=view)
     field = desk.get_by_label("Number of odd cells:")
-    desk.get_by_role("button", name="Submit").click()  # empty: refused in the page
+    desk.get_by_role("button", name="SUBMIT").click()  # empty: refused in the page
     err = desk.get_by_role("alert")
     assert "whole number" in err.inner_text()
     assert field.get_attribute("aria-invalid") == "true"
     field.press_sequentially("1x")
     assert "whole number" in err.inner_text()  # still not a whole number
     field.fill("99999999999999999999999")       # beyond what the server accepts: refused with the range
-    desk.get_by_role("button", name="Submit").click()
+    desk.get_by_role("button", name="SUBMIT").click()
     assert "0 to 999999" in err.inner_text()
     field.fill("1x")
     field.press("Backspace")
@@ -236,7 +236,7 @@ def test_typing_is_an_action_and_the_error_goes_once_valid(desk, harness):  # no
     assert sub["viewport"] == [1280, 720] and sub["dpr"] == 1 and sub["focus_lost"] is False
     assert sub["client_total_ms"] >= sub["active_ms"] > 0 and sub["first_action_ms"] == last["first_action_ms"]
     assert all(e["seq"] >= 0 for e in sub["events"])
-    assert desk.get_by_role("button", name="Submit").is_disabled()  # once per press
+    assert desk.get_by_role("button", name="SUBMIT").is_disabled()  # once per press
 
 
 def test_hidden_page_is_not_active_time(browser, harness):  # noqa: F811

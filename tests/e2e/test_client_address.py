@@ -15,7 +15,8 @@ def test_forwarded_for_is_read_only_from_a_trusted_proxy(small_dataset, tmp_path
     srv = start_server(small_dataset, tmp_path, ROSE_TRUSTED_PROXIES=trusted)
     try:
         store = open_store(srv.db)
-        study = create_study(store, small_dataset, StudyConfig(info=LAB_INFO, name="xff", practice_items=0))
+        study = create_study(store, small_dataset, StudyConfig(
+            info=LAB_INFO, name="xff", practice_items=0, allow_phones=True))  # a protocol-level visit runs no JS
         got = script_run(srv.port, query=f"study={study.study_id}&PROLIFIC_PID=XFF1",
                          headers={"X-Forwarded-For": "10.9.9.9, 203.0.113.9"})
         assert got["headings"] == ["Welcome"], got

@@ -38,7 +38,8 @@ def test_first_visitors_of_a_fresh_process_get_the_sign_in_page_whatever_url_the
 def test_a_participant_first_on_a_fresh_process_sees_no_experimenter_page_name(small_dataset, tmp_path, browser):
     srv = start_server(small_dataset, tmp_path)
     try:
-        study = create_study(open_store(srv.db), small_dataset, StudyConfig(info=LAB_INFO, name="fresh", practice_items=0))
+        study = create_study(open_store(srv.db), small_dataset, StudyConfig(
+            info=LAB_INFO, name="fresh", practice_items=0, allow_phones=True))  # a protocol-level visit runs no JS
         got = script_run(srv.port, query=f"study={study.study_id}&PROLIFIC_PID=FRESH1", page_name="results")
         assert got["navigation"] == [["ROSE study"]] and got["session_pages"] == 1, got
         assert got["headings"] == ["Welcome"], got

@@ -65,7 +65,7 @@ OVERSIZED = {  # refused by Streamlit before the page sees them (server.maxWidge
 def test_crafted_messages_get_a_friendly_refusal_and_nothing_is_stored(live, small_dataset):
     study = create_study(open_store(live.db), small_dataset, StudyConfig(info=LAB_INFO,
         name="crafted", split="test", practice_items=0, attention_every=0, items_per_participant=2, seed=6,
-        templates=["T3"]))
+        templates=["T3"], allow_phones=True))  # a protocol-level client runs no JS: no window claim
     store = open_store(live.db)
     query = f"study={study.study_id}&PROLIFIC_PID=CRAFT&STUDY_ID=PS&SESSION_ID=SS"
     url = f"ws://127.0.0.1:{live.port}/_stcore/stream"
@@ -115,7 +115,7 @@ def test_crafted_messages_get_a_friendly_refusal_and_nothing_is_stored(live, sma
             box = WidgetState(id=found["checkbox"], bool_value=True)
             found = await send([box])
             found = await send([box, WidgetState(id=found["buttons"]["Continue"], trigger_value=True)])
-            found = await send([WidgetState(id=found["buttons"]["I understand, start"], trigger_value=True)])
+            found = await send([WidgetState(id=found["buttons"]["Continue"], trigger_value=True)])
             wid, frag, data = found["grid"]
             for name, change in CRAFTED.items():
                 outcomes[name] = await submit(send, wid, frag, data["view_id"], change)

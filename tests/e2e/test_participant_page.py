@@ -168,7 +168,7 @@ def test_item_fits_without_scrolling_on_the_real_page(live, browser, small_datas
             assert m["submit"] and m["count"] and m["undo"]
             x0, y0, x1, y1 = m["undo"]
             assert 0 <= y0 and y1 <= m["h"] + 0.5
-            assert page.locator(".rg-submit").inner_text().upper() == "SUBMIT"
+            assert page.locator(".rg-submit").inner_text() == "SUBMIT"  # the word the T5 instruction uses
             answer_in_session(session, screen)  # on to the next size
         assert targets[0] == (4, 4) and targets[1] == (8, 8)  # the small dataset's extremes, both shown
     finally:

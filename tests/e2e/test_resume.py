@@ -41,10 +41,10 @@ def test_anonymous_id_survives_reload(server, page, small_dataset):
     page.goto(f"{server.url}/?study={study.study_id}")
     page.get_by_text("I have read the above").click()
     page.get_by_role("button", name="Continue").click()
-    page.get_by_role("button", name="I understand").wait_for()
+    page.get_by_text("How it works").wait_for()
     assert "pid=anon-" in page.url
     page.reload()
-    page.get_by_role("button", name="I understand").wait_for()  # consent remembered: same participant
+    page.get_by_text("How it works").wait_for()  # consent remembered: same participant
     rows = open_store(server.db).query("SELECT external_id, source FROM participants")
     assert len(rows) == 1 and rows[0]["source"] == "anonymous" and rows[0]["external_id"] in page.url
 

@@ -19,6 +19,7 @@ from ...instrument.texts import MARKER, questionnaire_line, questionnaire_summar
 from ...storage.participants import participant_times
 from ...storage.connection import Store
 from ..agreement import MIN_SHARED_TRIALS
+from ..devices import device_mix, device_sentence
 from ..formats import fmt_count, fmt_interval, fmt_rate, fmt_stat, is_missing
 from .paper import PaperReport
 
@@ -175,6 +176,7 @@ def checklist_items(store: Store, ds: Dataset, paper: PaperReport) -> tuple[list
         Item("Data collection", "Collection period and mode",
              f"online, unsupervised, in the participant's browser; first join {_date(p['created_at'].min() if len(p) else None)}"
              f", last finish {_date(p['finished_at'].max() if len(p) else None)} (UTC)", "database"),
+        _device_item(store, f),
         Item("Data collection", "Time limits and item order",
              f"time limit {_cfg(f, 'time_limit_minutes')} min (0 = none); ordering {_cfg(f, 'ordering')} (seed "
              f"{_cfg(f, 'seed')}); a held item is released after {_cfg(f, 'release_after_minutes')} silent minutes",
@@ -236,6 +238,18 @@ def text_items(store: Store, facts: HumanFacts, items: list[Item]) -> dict[str, 
             f"end questionnaire (real participants who reached it): {questionnaire_line(counts)}. Expertise and "
             "anything not asked: " + BLANK, "database (end questionnaire); blank")
     return out
+
+
+def _device_item(store: Store, f: HumanFacts) -> Item:
+    """The device policy each study set and the devices its participants' browsers claimed before consent."""
+    policies = sorted({"phones allowed (no minimum window)" if s["config"].get("allow_phones") else
+                       f"a window of at least {s['config'].get('min_viewport_width', 1024)} × "
+                       f"{s['config'].get('min_viewport_height', 640)} CSS pixels" for s in f.studies})
+    ids = list(f.participants["participant_id"]) if len(f.participants) else []
+    mix = device_mix(store, [s["study_id"] for s in f.studies], ids)
+    return Item("Data collection", "Devices and display size",
+                f"device policy: {' / '.join(policies) or '?'} (checked before consent on the window the browser "
+                f"claims); {device_sentence(mix)}", "study configuration, database")
 
 
 def _agreement_txt(paper: PaperReport) -> str:

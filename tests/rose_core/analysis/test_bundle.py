@@ -315,6 +315,9 @@ def test_checklist_fills_from_data_and_leaves_blanks(bundle, populated_db):
         assert by[blank]["blank"] and BLANK in by[blank]["answer"], blank
     assert not by["Same test set for humans and models"]["blank"]
     assert "one after every 20 main items" in by["Attention checks"]["answer"]
+    dev = by["Devices and display size"]["answer"]  # driven without a browser: every device "not reported"
+    assert "a window of at least 1024 × 640 CSS pixels" in dev and f"0 of {joined} participants' browsers" in dev
+    assert f"not reported {joined}" in dev and not by["Devices and display size"]["blank"]
     md = (bundle / "checklist.md").read_text()
     assert "arXiv 2506.13776" in md and md.count(BLANK) >= 6
     methods = (bundle / "methods.md").read_text()

@@ -454,3 +454,38 @@ def test_origin_is_stored_and_previews_never_shift_counterbalancing(store, small
     assert (first.origin, first.counterbalance) == ("participant", 0)   # the preview took no arrival rank
     again = join(store, study, "me", "link")                              # an existing participant keeps its origin
     assert again.origin == "preview"
+
+
+def test_the_default_practice_counts_locally_abstains_once_and_starts_easy(store, small_dataset):
+    """T1–T5 with the default 4 items per round: L-Cnt (T2) is the count practised, one item per round has
+    nothing to click or count (the right answer is DONE with no click, or 0), and the first item's scene is among
+    the easiest quarter of its candidates by the dataset's visibility figure."""
+    from rose_core.instrument.practice import is_abstention, visibility
+
+    study = make(store, small_dataset, split="test")
+    c = study.config
+    assert (c.practice_items, c.practice_max_attempts) == (4, 2)
+    for r in c.practice_rounds:
+        inst = [small_dataset.instances[i] for i in r]
+        assert [i.template for i in inst] == ["T2", "T3", "T4", "T5"]
+        abstain = [i for i in inst if is_abstention(i)]
+        assert len(abstain) == 1 and abstain[0].template in ("T3", "T4")  # "nothing to click: press DONE"
+        assert abstain[0].protocol_answer == "DONE"
+        first = inst[0]
+        assert not is_abstention(first)
+        used = {small_dataset.instances[i].scene_id for rr in c.practice_rounds for i in rr}
+        cands = sorted((visibility(small_dataset, i) for i in small_dataset.instances.values()
+                        if i.template == "T2" and i.split == "dev" and not is_abstention(i)), reverse=True)
+        assert visibility(small_dataset, first) >= cands[len(cands) // 4], (visibility(small_dataset, first), cands)
+        assert used  # every round on its own scenes is checked above
+
+
+def test_a_count_only_study_abstains_with_a_zero(store, small_dataset):
+    from rose_core.instrument.practice import is_abstention
+
+    study = make(store, small_dataset, split="test", templates=["T1", "T2"], practice_items=3)
+    for r in study.config.practice_rounds:
+        inst = [small_dataset.instances[i] for i in r]
+        assert [i.template for i in inst] == ["T2", "T1", "T2"]
+        assert [i.gold.count == 0 for i in inst].count(True) == 1 and inst[0].gold.count > 0
+        assert sum(is_abstention(i) for i in inst) == 1
