@@ -10,6 +10,8 @@ import pytest
 from rose_core.instrument.study import StudyConfig, create_study
 from rose_core.storage import open_store
 
+from tests.participants import LAB_INFO
+
 from .helpers import answer, shown_item, wait_until
 
 DESKTOP = {"width": 1280, "height": 720}
@@ -17,7 +19,8 @@ PHONE = {"width": 390, "height": 844}
 
 
 def _study(live, ds, name: str, **kw):
-    cfg = dict(name=name, split="test", practice_items=4, attention_every=0, items_per_participant=1, seed=5)
+    cfg = dict(name=name, split="test", practice_items=4, attention_every=0, items_per_participant=1, seed=5,
+               info=LAB_INFO)
     cfg.update(kw)
     return create_study(open_store(live.db), ds, StudyConfig(**cfg))
 

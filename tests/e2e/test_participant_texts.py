@@ -32,7 +32,7 @@ def test_consent_then_instructions_show_the_studys_texts(live, browser, small_da
     texts["consent"] += HOSTILE
     study = create_study(open_store(live.db), small_dataset, StudyConfig(
         info=LAB_INFO, texts=texts, name=f"texts-{size}", split="test", practice_items=0, attention_every=0,
-        items_per_participant=2, templates=["T3", "T5"], seed=2))
+        items_per_participant=2, templates=["T3", "T5"], seed=2, allow_phones=True))   # shown on a phone too
     assert study.active
     w, h = SIZES[size]
     ctx = browser.new_context(viewport={"width": w, "height": h})
@@ -60,7 +60,7 @@ def test_consent_then_instructions_show_the_studys_texts(live, browser, small_da
         page.get_by_role("tab", name="An excluded region, with a count").click()
         page.get_by_text("type how many you clicked").wait_for()
         page.screenshot(path=str(tmp_path / f"instructions-{size}.png"), full_page=True)
-        page.get_by_role("button", name="I understand").click()
+        page.get_by_role("button", name="Continue").click()
         page.locator(".rg-root").wait_for()
     finally:
         ctx.close()
