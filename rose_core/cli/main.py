@@ -188,9 +188,11 @@ def _paper_bundle(a: argparse.Namespace) -> int:
     opts = dict(split=a.split, exclusions=a.exclusions, published=not a.no_published, n_boot=a.boot, seed=a.seed)
     try:
         if a.out:
-            m = write_bundle(store, ds, Path(a.out), figures=a.figures, force=a.force, **opts)
+            m = write_bundle(store, ds, Path(a.out), figures=a.figures, force=a.force, figure_width=a.figure_width,
+                             **opts)
             print(f"wrote {a.out}: {len(m['files'])} files (tables as Markdown, LaTeX and CSV; "
-                  f"{len(m['figures']) if isinstance(m['figures'], list) else 0} figures as SVG, PDF and PNG; "
+                  f"{len(m['figures']) if isinstance(m['figures'], list) else 0} figures as SVG, PDF and PNG at "
+                  f"{m['figure_width']['inches']} in; "
                   f"checklist.md, methods.md, manifest.json)")
             report = json.loads((Path(a.out) / "report.json").read_text(encoding="utf-8"))
             if a.json:
@@ -325,6 +327,8 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     rp.add_argument("--dataset", default=str(dataset_dir()), help="the dataset build the database was scored "
                     "against (for --out and --tables)")
     rp.add_argument("--no-figures", dest="figures", action="store_false", help="with --out: no figures (no Chromium)")
+    rp.add_argument("--figure-width", choices=["single", "double"], default="single",
+                    help="with --out: figures one column wide (3.25 in, the default) or the text's width (6.75 in)")
     rp.add_argument("--force", action="store_true", help="with --out: replace the folder if it exists")
     rp.set_defaults(fn=cmd_report)
     rs = sub.add_parser("rescore", help="re-score every stored response with the current scorer (one transaction)")
