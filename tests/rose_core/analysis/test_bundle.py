@@ -258,7 +258,10 @@ def test_figures_are_drawn_at_their_size(bundle):
     manifest = json.loads((bundle / "manifest.json").read_text())
     figs = {f["name"]: f for f in manifest["figures"]}
     assert sorted(figs) == sorted(FIGURES)
+    assert manifest["figure_width"] == {"name": "single", "inches": 3.25}
     for name, f in figs.items():
+        # one column (3.25 in = 312 CSS px), but failure kinds, whose one-row legend needs the text's width
+        assert f["width"] == (648 if name == "failure_kinds" else 312) and f["inches"][0] == f["width"] / 96, name
         img = Image.open(bundle / "figures" / f"{name}.png")
         assert list(img.size) == f["png_pixels"] == [2 * f["width"], 2 * f["height"]], name
         colours = img.convert("RGB").resize((300, 200)).getcolors(maxcolors=1 << 16)
@@ -269,14 +272,81 @@ def test_figures_are_drawn_at_their_size(bundle):
             (bundle / "figures" / f"{name}.svg").read_text().count('class="bars"') > 0, name
         pdf = (bundle / "figures" / f"{name}.pdf").read_bytes()
         assert pdf.startswith(b"%PDF") and b"%%EOF" in pdf[-64:], name
+        # the PDF's page is the figure's size in points (72 per inch)
+        box = [float(x) for x in re.search(rb"/MediaBox\s*\[([^\]]*)\]", pdf).group(1).split()]
+        assert box[2] == pytest.approx(f["inches"][0] * 72, abs=1) and box[3] == pytest.approx(f["inches"][1] * 72, abs=1)
+
+
+@pytest.fixture(scope="module")
+def double_figures(paper, tmp_path_factory, chromium) -> tuple[Path, list]:
+    from rose_core.analysis.bundle.figures import paper_figures, render_figures
+
+    folder = tmp_path_factory.mktemp("double")
+    return folder, render_figures(paper_figures(paper, "double"), folder)
+
+
+def _svg_font_sizes(path: Path) -> list[float]:
+    """Every font size (px) in a Plotly SVG: its texts carry `font-size` in their style."""
+    return [float(x) for x in re.findall(r"font-size:\s*([\d.]+)px", path.read_text())]
+
+
+def test_every_text_is_at_least_7_pt_in_the_pdf_and_the_svg(bundle, double_figures):
+    from tests.pdf_fonts import smallest_text_pt, text_sizes
+
+    folder, files = double_figures
+    for where, figs in (("single", [(bundle / "figures", f["name"])
+                                    for f in json.loads((bundle / "manifest.json").read_text())["figures"]]),
+                        ("double", [(folder, f.name) for f in files])):
+        for base, name in figs:
+            pdf = base / f"{name}.pdf"
+            assert len(text_sizes(pdf)) >= 10, (where, name)          # the text is text, and was all read
+            pt_pdf = smallest_text_pt(pdf)
+            # SVG: CSS pixels, 96 per inch, at the figure's printed width: 0.75 pt per pixel
+            pt_svg = min(_svg_font_sizes(base / f"{name}.svg")) * 0.75
+            assert pt_pdf >= 7 and pt_svg >= 7, (where, name, pt_pdf, pt_svg)
+    assert {f.width for f in files} == {648}
+
+
+def test_figures_have_captions_not_titles(bundle):
+    caps = (bundle / "figures" / "captions.md").read_text()
+    tex = (bundle / "figures" / "captions.tex").read_text()
+    for name in FIGURES:
+        assert f"## {name}" in caps and f"figures/{name}.pdf" in tex, name
+        assert 'class="gtitle"' not in (bundle / "figures" / f"{name}.svg").read_text(), name
+    assert tex.count(r"\begin{figure}") == 5 and tex.count(r"\begin{figure*}") == 1   # failure kinds spans both
+    assert "Error bars: the 95% intervals printed in the table (G-Cnt, L-Cnt, L-Clk, V-Clk, Excl-CS)" in caps
+    assert "published numbers" in caps and "sorted by Avg" in caps
+
+
+def test_figures_sort_solvers_by_avg_and_draw_the_tables_intervals(paper):
+    from rose_core.analysis.bundle.figures import paper_figures, short_name
+
+    main = paper.table("main").frame
+    figs = paper_figures(paper, "single")
+    ticks = list(figs["main_pass"].figure.layout.yaxis.ticktext)
+    avg = {short_name(s): a for s, a in zip(main["solver"], main["Avg"])}
+    shown = [avg[t] for t in ticks]
+    assert shown == sorted(shown, reverse=True) and len(ticks) == len(main)
+    human = ticks.index("Human")
+    row = main[main["solver"] == "Human"].iloc[0]
+    for t in figs["main_pass"].figure.data:
+        if t.mode == "markers" and t.name in ("G-Cnt", "V-Clk"):
+            assert t.x[human] + t.error_x.array[human] == pytest.approx(row[f"{t.name} hi"])
+            assert t.x[human] - t.error_x.arrayminus[human] == pytest.approx(row[f"{t.name} lo"])
+    for name, f in figs.items():
+        (legend,) = f.figure.layout.annotations
+        assert "<br>" not in legend.text and not f.figure.layout.showlegend, name   # one legend, one line
+        assert not f.figure.layout.title.text, name
 
 
 def test_no_colour_repeats_within_a_figure(paper):
     from rose_core.analysis.bundle.figures import paper_figures
+    from rose_core.analysis.charts import PRINT_PALETTE
 
-    for name, (fig, _) in paper_figures(paper).items():
-        colours = [t.marker.color for t in fig.data if t.showlegend is not False and t.legendgroup != "kinds"]
-        assert len(colours) == len(set(colours)), name
+    for name, f in paper_figures(paper).items():
+        fig = f.figure
+        colours = [t.marker.color for t in fig.data if t.showlegend is not False]
+        assert len(colours) == len(set(colours)) and set(colours) <= set(PRINT_PALETTE), name
         # humans, agents and published rows are told apart by the marker, not only the colour
         if name != "failure_kinds":
             symbols = {s for t in fig.data if isinstance(t.marker.symbol, tuple) for s in t.marker.symbol}
