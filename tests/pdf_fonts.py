@@ -1,8 +1,8 @@
 """The font sizes a PDF really prints, read from its content streams: every `Tf` (the font size set) times the
 vertical scale of the text matrix and of the graphics state's matrix in force (`cm`, `q`/`Q`, `Tm`, `Td`), so a
 figure scaled into a page or a table shrunk by `\\resizebox` shows its true size in points. Enough of PDF for the
-files pdfTeX and Chromium (Skia) write: Flate-compressed or plain content streams, forms (`Do`) drawn at their
-matrix."""
+files pdfTeX and Chromium (Skia) write: Flate-compressed or plain content streams, object streams, forms (`Do`)
+drawn at their matrix (a form's name is resolved to the first form of that name in the file)."""
 from __future__ import annotations
 
 import math
@@ -39,6 +39,11 @@ def _streams(pdf: bytes) -> dict[int, tuple[bytes, bytes]]:
     return out
 
 
+def _dictionaries(pdf: bytes, streams: dict[int, tuple[bytes, bytes]]) -> bytes:
+    """The file's text with its object streams (pdfTeX's compressed dictionaries) unpacked beside it."""
+    return pdf + b"\n".join(data for head, data in streams.values() if b"/ObjStm" in head)
+
+
 def _page_contents(pdf: bytes) -> list[int]:
     """The content stream objects of every page (`/Contents n 0 R` or an array of them)."""
     ids = []
@@ -49,8 +54,9 @@ def _page_contents(pdf: bytes) -> list[int]:
 
 def text_sizes(path: Path | str) -> list[float]:
     """Every font size (points) a text-showing operator of the PDF's pages uses, forms included."""
-    pdf = Path(path).read_bytes()
-    streams = _streams(pdf)
+    raw = Path(path).read_bytes()
+    streams = _streams(raw)
+    pdf = _dictionaries(raw, streams)
     xobjects = {}  # a form's name is resolved loosely: any /Name n 0 R whose target is a Form stream
     for m in re.finditer(rb"/([^\s/<>\[\]]+)\s+(\d+)\s+0\s+R", pdf):
         obj = int(m.group(2))

@@ -59,7 +59,7 @@ def _write_contents(folder: Path, store: Store, ds: Dataset, paper: PaperReport,
         (tables / f"{t.name}.md").write_text(to_markdown(t), encoding="utf-8")
         (tables / f"{t.name}.tex").write_text(to_latex(t), encoding="utf-8")
         (tables / f"{t.name}.csv").write_bytes(to_csv(t))
-    (tables / "all_tables.tex").write_text(latex_document([t.name for t in paper.tables]), encoding="utf-8")
+    (tables / "all_tables.tex").write_text(latex_document(list(paper.tables)), encoding="utf-8")
     (tables / "all_tables.md").write_text("\n".join(to_markdown(t) for t in paper.tables), encoding="utf-8")
     (folder / "report.json").write_text(json.dumps(paper.report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     items, facts = checklist_items(store, ds, paper)

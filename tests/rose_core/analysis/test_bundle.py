@@ -104,15 +104,45 @@ def _md_rows(text: str) -> tuple[list[str], list[list[str]]]:
     return split[0], split[2:]
 
 
-def _tex_rows(text: str) -> list[list[str]]:
-    """The body rows of a table float (after the header's rule) or of a longtable (after its page foot)."""
+def _tex_parts(text: str) -> list[list[list[str]]]:
+    """Per part of a table (a longtable, or each tabular of a `table*`), its body rows; an interval line (ending
+    `\\[2pt]`) is joined to the row above it, each interval after its value, as `value {\scriptsize [lo, hi]}`."""
     if r"\endfoot" in text:
-        body = text.split(r"\endfoot", 1)[1].split(r"\end{longtable}")[0]
+        bodies = [text.split(r"\endfoot", 1)[1].split(r"\end{longtable}")[0]]
     else:
-        body = text.split(r"\midrule", 1)[1].split(r"\bottomrule")[0]
-    rows = [ln.rstrip().removesuffix(r"\\").strip() for ln in body.splitlines()
-            if ln.strip() and not ln.startswith(r"\midrule")]
-    return [[c.strip() for c in re.split(r"(?<!\\)&", ln)] for ln in rows]
+        bodies = [part.split(r"\midrule", 1)[1].split(r"\bottomrule")[0]
+                  for part in text.split(r"\begin{tabular}")[1:]]
+    parts = []
+    for body in bodies:
+        rows: list[list[str]] = []
+        for ln in body.splitlines():
+            ln = ln.strip()
+            if not ln or ln.startswith(r"\midrule"):
+                continue
+            cells = [c.strip() for c in re.split(r"(?<!\\)&", ln.removesuffix(r"\\[2pt]").removesuffix(r"\\"))]
+            if ln.endswith(r"\\[2pt]"):
+                assert rows and len(cells) == len(rows[-1]), ln
+                rows[-1] = [f"{v} {iv}" if iv else v for v, iv in zip(rows[-1], cells)]
+            else:
+                rows.append(cells)
+        parts.append(rows)
+    return parts
+
+
+def _tex_rows(text: str, keys: int = 1) -> list[list[str]]:
+    """The body rows of a table, its parts side by side again (each part repeats the `keys` leading columns)."""
+    parts = _tex_parts(text)
+    assert all(len(p) == len(parts[0]) for p in parts)
+    return [sum((p[k][keys:] if n else p[k] for n, p in enumerate(parts)), []) for k in range(len(parts[0]))]
+
+
+def _keys(table) -> int:
+    n = 0
+    for c in table.columns:
+        if c.kind != "text":
+            break
+        n += 1
+    return n
 
 
 def _number(cell: str, kind: str) -> tuple[str, bool, str | None]:
@@ -151,7 +181,7 @@ def test_markdown_and_latex_show_the_json_numbers(bundle, report_json, paper, na
     table = paper.table(name)
     rows = report_json["tables"][name]["rows"]
     text = (bundle / "tables" / f"{name}.{fmt}").read_text()
-    body = _md_rows(text)[1] if fmt == "md" else _tex_rows(text)
+    body = _md_rows(text)[1] if fmt == "md" else _tex_rows(text, _keys(table))
     if fmt == "md":
         assert _md_rows(text)[0] == [c.head for c in table.columns]
     assert len(body) == len(rows), (name, fmt)
@@ -204,7 +234,7 @@ def test_latex_is_syntactically_sound(bundle, name):
         depth += {"{": 1, "}": -1}.get(ch, 0)
         assert depth >= 0, name
     assert depth == 0, name
-    envs = re.findall(r"\\(begin|end)\{(\w+)\}", tex)
+    envs = re.findall(r"\\(begin|end)\{([\w*]+)\}", tex)
     stack = []
     for what, env in envs:
         if what == "begin":
@@ -212,40 +242,103 @@ def test_latex_is_syntactically_sound(bundle, name):
         else:
             assert stack and stack.pop() == env, (name, env)
     long = ("begin", "longtable") in envs
-    assert not stack and (long or {("begin", "tabular"), ("begin", "table")} <= set(envs))
-    assert long == (tex.count("&") > 0 and len(_tex_rows(tex)) > 40)  # long tables break across pages
-    assert tex.index(r"\toprule") < tex.index(r"\midrule") < tex.index(r"\bottomrule")
+    assert not stack and (long or {("begin", "tabular"), ("begin", "table*")} <= set(envs))
+    assert long == (tex.count("&") > 0 and len(_tex_parts(tex)[0]) > 40)  # long tables break across pages
+    assert "resizebox" not in tex and "scalebox" not in tex                 # nothing is shrunk
     assert "\\hline" not in tex  # booktabs rules only
-    spec = re.search(r"\\begin\{(?:tabular|longtable)\}\{([lrc]+)\}", tex).group(1)
-    head = tex.split(r"\toprule", 1)[1].split(r"\midrule", 1)[0].strip()
-    for ln in [head] + [" & ".join(r) + r" \\" for r in _tex_rows(tex)]:
-        assert ln.endswith(r"\\"), (name, ln)
-        assert len(re.split(r"(?<!\\)&", ln)) == len(spec), (name, ln)
-        # every special character in a cell is escaped
-        assert not re.search(r"(?<!\\)[_#%]", ln), (name, ln)
-        assert not re.search(r"[κα≥≤→†−±×]", ln), (name, ln)
+    for part in (tex.split(r"\begin{tabular}")[1:] if not long else [tex]):
+        assert part.index(r"\toprule") < part.index(r"\midrule") < part.index(r"\bottomrule")
+        spec = re.search(r"^\{([lrc]+)\}|\\begin\{longtable\}\{([lrc]+)\}", part, re.M)
+        spec = spec.group(1) or spec.group(2)
+        head = part.split(r"\toprule", 1)[1].split(r"\midrule", 1)[0].strip()
+        for ln in [head] + [ln.strip() for ln in part.split(r"\midrule", 1)[1].split(r"\bottomrule")[0].splitlines()
+                            if ln.strip() and not ln.strip().startswith((r"\midrule", r"\endhead", r"\multicolumn",
+                                                                         r"\toprule", r"\endfoot"))
+                            and "&" in ln]:
+            assert ln.endswith((r"\\", r"\\[2pt]")), (name, ln)
+            assert len(re.split(r"(?<!\\)&", ln)) == len(spec), (name, ln)
+            # every special character in a cell is escaped
+            assert not re.search(r"(?<!\\)[_#%]", ln), (name, ln)
+            assert not re.search(r"[κα≥≤→†−±×]", ln), (name, ln)
 
 
-@pytest.mark.latex
-def test_latex_compiles_when_a_tex_engine_is_present(bundle, tmp_path):
+def _engine() -> str:
     engine = next((e for e in ("pdflatex", "xelatex", "lualatex") if shutil.which(e)), None)
     if engine is None:
         # scripts/test.sh installs pdflatex (scripts/_latex.sh) and says so: there a missing engine is a failure
         assert not os.environ.get("ROSE_REQUIRE_TEX"), "ROSE_REQUIRE_TEX is set but no TeX engine is on PATH"
         pytest.skip("no TeX engine on this machine (scripts/test.sh installs one): the syntactic check above stands in")
+    return engine
+
+
+def _compile(work: Path, doc: str) -> str:
+    """Compile `doc` in `work` twice (floats settle), fail on any error or anything running off the page; the log."""
+    for _ in range(2):
+        r = subprocess.run([_engine(), "-interaction=nonstopmode", "-halt-on-error", doc], cwd=work,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout[-3000:]
+    log = (work / doc.replace(".tex", ".log")).read_text(errors="replace")
+    for problem in ("Missing character", "Undefined control sequence", "LaTeX Error", "Overfull \\hbox",
+                    "Float too large"):
+        assert problem not in log, (doc, problem)
+    pdf = (work / doc.replace(".tex", ".pdf")).read_bytes()
+    assert pdf.startswith(b"%PDF") and b"%%EOF" in pdf[-64:]
+    return log
+
+
+@pytest.mark.latex
+def test_all_tables_compile_in_the_papers_order_long_ones_last(bundle, tmp_path):
     work = tmp_path / "tex"
     shutil.copytree(bundle / "tables", work)
-    r = subprocess.run([engine, "-interaction=nonstopmode", "-halt-on-error", "all_tables.tex"], cwd=work,
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout[-3000:]
-    log = (work / "all_tables.log").read_text(errors="replace")
-    for problem in ("Missing character", "Undefined control sequence", "LaTeX Error"):
-        assert problem not in log, problem
-    # nothing runs off the page: wide tables are scaled to the text width, long ones break across pages
-    for problem in ("Overfull \\hbox", "Float too large"):
-        assert problem not in log, problem
-    pdf = (work / "all_tables.pdf").read_bytes()
-    assert pdf.startswith(b"%PDF") and b"%%EOF" in pdf[-64:]
+    doc = (work / "all_tables.tex").read_text()
+    inputs = re.findall(r"\\input\{(\w+)\.tex\}", doc)
+    long = [n for n in TABLES if r"\begin{longtable}" in (work / f"{n}.tex").read_text()]
+    assert "difficulty" in long
+    assert inputs == [n for n in TABLES if n not in long] + long        # the paper's order, long tables at the end
+    assert doc.index(r"\appendix") < doc.index(r"\input{difficulty.tex}")
+    _compile(work, "all_tables.tex")
+
+
+# Two test documents with the geometry of the venues' templates (their class files are not shipped here): ICML,
+# two columns of 3.25 in on letter paper, 6.75 in of text; NeurIPS, one column of 5.5 in. Both 10 pt.
+VENUES = {
+    "icml": ("\\documentclass[10pt,twocolumn]{article}\n"
+             "\\usepackage[letterpaper,textwidth=6.75in,textheight=9in,columnsep=0.25in]{geometry}\n", True),
+    "neurips": ("\\documentclass[10pt]{article}\n"
+                "\\usepackage[letterpaper,textwidth=5.5in,textheight=9in]{geometry}\n", False),
+}
+TEX_PT = 72 / 72.27   # PDF points per TeX point: pdfTeX's 7 pt font is 6.97 PDF points
+
+
+@pytest.mark.latex
+@pytest.mark.parametrize("venue", sorted(VENUES))
+def test_tables_and_figures_compile_unshrunk_in_a_venues_document(bundle, tmp_path, venue):
+    """Every table (and, in the two-column document, every figure through captions.tex) in a document of the
+    venue's geometry: nothing overfull, and the smallest text in the PDF, read from its content streams
+    (`tests/pdf_fonts.py`: each Tf size times the text and graphics matrices in force), is >= 7 pt; the main
+    table's values are at 8 pt."""
+    from tests.pdf_fonts import smallest_text_pt, text_sizes
+
+    head, figures = VENUES[venue]
+    work = tmp_path / venue
+    shutil.copytree(bundle / "tables", work / "tables")
+    shutil.copytree(bundle / "figures", work / "figures")
+    doc = (work / "tables" / "all_tables.tex").read_text()
+    body = doc.split("\\begin{document}")[1].split("\\end{document}")[0].replace("\\input{", "\\input{tables/")
+    if figures:
+        body = "\\input{figures/captions.tex}\n" + body
+    (work / "paper.tex").write_text(head + "\\usepackage[T1]{fontenc}\n\\usepackage{booktabs,longtable,graphicx}\n"
+                                    "\\begin{document}\n" + body + "\n\\end{document}\n")
+    _compile(work, "paper.tex")
+    sizes = text_sizes(work / "paper.pdf")
+    assert len(sizes) > 200
+    assert smallest_text_pt(work / "paper.pdf") >= 7 * TEX_PT - 0.01, sorted(set(round(x, 2) for x in sizes))[:5]
+    # the main table alone: its values at 8 pt (\footnotesize), its intervals at 7 pt (\scriptsize)
+    (work / "main.tex").write_text(head + "\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n\\begin{document}\n"
+                                   "\\input{tables/main.tex}\n\\end{document}\n")
+    _compile(work, "main.tex")
+    main_sizes = {round(x / TEX_PT, 1) for x in text_sizes(work / "main.pdf")}
+    assert {7.0, 8.0} <= main_sizes and min(main_sizes) >= 7.0, main_sizes
 
 
 def test_latex_escape():
@@ -451,6 +544,7 @@ def test_tables_print_numbers_in_the_one_format():
                   ["m2", MISSING, MISSING, MISSING, "-0.200"]]
     tex = _tex_rows(to_latex(t))
     assert tex[0] == ["Human", r"98.4 {\scriptsize [97.1, 99.3]}", r"\textless{} 0.001", "12,345", "0.812"]
+    assert r"\scriptsize [97.1, 99.3]} &  &  &  \\[2pt]" in to_latex(t)   # the interval on a line of its own
     assert tex[2][1] == "--" and "None" not in to_latex(t) and "nan" not in to_latex(t).lower()
 
 
