@@ -62,7 +62,7 @@ def to_markdown(t: PaperTable) -> str:
 
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
           "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
-          ">": r"\textgreater{}", "|": r"\textbar{}", "†": r"\textsuperscript{\dag}", "‡": r"\textsuperscript{\ddag}",
+          ">": r"\textgreater{}", "|": r"\textbar{}", "†": r"\dag{}", "‡": r"\ddag{}",
           "κ": r"$\kappa$", "α": r"$\alpha$", "≥": r"$\geq$", "≤": r"$\leq$", "→": r"$\rightarrow$", "–": "--",
           "—": "---", "−": r"$-$", "±": r"$\pm$", "×": r"$\times$", "’": "'", "‘": "`", "“": "``", "”": "''",
           "·": r"$\cdot$", "\n": " "}
