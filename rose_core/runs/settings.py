@@ -67,8 +67,9 @@ def check_settings(raw: dict[str, Any], where: str) -> dict[str, Any]:
             continue
         if key == "date":
             if isinstance(value, str):
-                try:
-                    value = dt.datetime.fromisoformat(value).isoformat()
+                try:   # a date stays a date, a date-time a date-time
+                    value = (dt.date.fromisoformat(value) if len(value) == 10 else
+                             dt.datetime.fromisoformat(value)).isoformat()
                 except ValueError:
                     problems.append(f"{where}: date = {value!r}: not an ISO 8601 date or date-time")
                     continue

@@ -66,7 +66,7 @@ def _write_contents(folder: Path, store: Store, ds: Dataset, paper: PaperReport,
     (folder / "checklist.md").write_text(checklist_markdown(items), encoding="utf-8")
     (folder / "checklist.json").write_text(json.dumps([asdict(i) | {"blank": i.blank} for i in items], indent=1,
                                                       ensure_ascii=False) + "\n", encoding="utf-8")
-    (folder / "methods.md").write_text(methods_paragraph(paper, facts, ds) + "\n", encoding="utf-8")
+    (folder / "methods.md").write_text(methods_paragraph(paper, facts, ds, store) + "\n", encoding="utf-8")
     figs = []
     if figures:
         drawn = paper_figures(paper, figure_width)

@@ -570,3 +570,69 @@ def test_bold_follows_the_printed_value_not_hidden_decimals():
     frame.loc[2, "G-Cnt"] = 80.24
     md = to_markdown(PaperTable("t", "T", "c", frame, t.columns))
     assert "| a | **80.3** |" in md and "| b (published) | **80.3** |" in md and "| c | 80.2 |" in md
+
+
+def test_checklist_and_methods_say_completion_practice_selection_and_run_settings(populated_db, small_dataset,
+                                                                                   fresh_location, tmp_path):
+    """A participant who stops after six good answers is analysed and counted as not finished, in the checklist
+    and in methods.md; a run imported with settings shows them, runs without any say "not recorded"."""
+    from rose_core.analysis.bundle.checklist import checklist_items, methods_paragraph
+    from rose_core.benchmarks.rose.agents import run_agent
+    from rose_core.instrument.ids import FakeClock, SequentialIds
+    from rose_core.instrument.study import End, get_study
+    from rose_core.runs.importer import import_run
+    from tests.participants import new_session, submit_payload
+
+    store = clone(populated_db, fresh_location())
+    sid = store.query("SELECT study_id FROM studies")[0]["study_id"]
+    clock = FakeClock()
+    session = new_session(store, small_dataset, get_study(store, sid), "LATE", ids=SequentialIds("late"), clock=clock)
+    for _ in range(6):
+        screen = session.screen()
+        assert not isinstance(screen, End)
+        key = screen.item.key
+        clock.advance(4.0)
+        session.submit(screen, submit_payload(screen, sorted(key.gold_cells) if screen.item.mode != "count" else [],
+                                              key.gold_count if screen.item.mode != "click" else None))
+    out = tmp_path / "oracle2.jsonl"
+    run_agent("oracle", small_dataset, out)
+    import_run(store, small_dataset, out, "oracle-2", kind="agent",
+               settings={"model": "oracle-2", "temperature": 0.0, "max_tokens": 64, "date": "2026-05-01",
+                         "prompt_variant": "instance", "endpoint": "http://127.0.0.1:8000/v1"})
+    paper = paper_report(store, small_dataset, n_boot=20, seed=1)
+    items, facts = checklist_items(store, small_dataset, paper)
+    by = {i.item: i for i in items}
+    done = by["Completion of the analysed participants"].answer
+    assert done == "6 analysed participants: 5 completed the study, 1 did not finish (left before the end: 1); " \
+                   "their answers up to then are analysed"
+    assert by["Practice outcomes (analysed participants)"].answer == "6 had no practice (none configured or not reached)"
+    settings = by["Model run settings (prompt, sampling, token limit, date, endpoint)"]
+    assert "oracle-2 (agent): model oracle-2, prompt_variant instance, temperature 0.0, max_tokens 64, date " \
+           "2026-05-01, endpoint http://127.0.0.1:8000/v1" in settings.answer
+    assert f"pixel (agent): not recorded {BLANK}" in settings.answer and settings.blank
+    sel = by["Selection analysed (split, subsets, templates)"].answer
+    assert sel.startswith("split dev, test; subsets ") and sel.endswith("templates G-Cnt, L-Cnt, L-Clk, V-Clk, Excl-CS, G-Clk, mL-Cnt")
+    # sections stay together: a row added by its own function lands in its section
+    sections = [i.section for i in items]
+    assert sections == sorted(sections, key=sections.index)
+    methods = methods_paragraph(paper, facts, small_dataset, store)
+    assert "Completion: 6 analysed participants: 5 completed the study, 1 did not finish" in methods
+    assert "Selection: split dev, test;" in methods and "Split: all" not in methods
+    assert "oracle-2 (agent): model oracle-2" in methods and "pixel (agent): not recorded" in methods
+    # a selected split is named as selected
+    test_only = paper_report(store, small_dataset, split="test", n_boot=20, seed=1)
+    chosen = {i.item: i for i in checklist_items(store, small_dataset, test_only)[0]}
+    assert chosen["Selection analysed (split, subsets, templates)"].answer.startswith("split test (selected); subsets")
+
+
+def test_selection_is_read_from_the_data_per_kind_of_solver():
+    from types import SimpleNamespace
+
+    from rose_core.analysis.bundle.checklist import selection_used
+    from rose_core.analysis.selection import Filters
+
+    df = pd.DataFrame({"solver_kind": ["human", "human", "model", "model"], "split": ["test", "test", "dev", "test"],
+                       "subset": ["PixelEdit"] * 4, "template": ["T1", "T3", "T1", "T3"]})
+    paper = SimpleNamespace(selection=SimpleNamespace(df=df, filters=Filters()))
+    assert selection_used(paper) == ("split humans test; models dev, test; subsets PixelEdit; templates G-Cnt, "
+                                     "L-Clk")
