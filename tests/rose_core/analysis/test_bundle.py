@@ -365,6 +365,14 @@ def test_figures_are_drawn_at_their_size(bundle):
             (bundle / "figures" / f"{name}.svg").read_text().count('class="bars"') > 0, name
         pdf = (bundle / "figures" / f"{name}.pdf").read_bytes()
         assert pdf.startswith(b"%PDF") and b"%%EOF" in pdf[-64:], name
+        # the legend, as the browser laid it out: one line (one line's height), inside the figure
+        legend = re.search(r'<g class="annotation".*?translate\(([-\d.]+),[-\d.]+\)"><rect class="bg" x="[\d.]+" '
+                           r'y="[\d.]+" width="([\d.]+)" height="([\d.]+)"', svg_text := (bundle / "figures" /
+                                                                                       f"{name}.svg").read_text())
+        assert legend, name
+        x, w, h = map(float, legend.groups())
+        assert x >= 0 and x + w <= f["width"] and h < 2 * 11, (name, x, w, h)
+        assert svg_text.count("\u25a0") >= 2, name
         # the PDF's page is the figure's size in points (72 per inch)
         box = [float(x) for x in re.search(rb"/MediaBox\s*\[([^\]]*)\]", pdf).group(1).split()]
         assert box[2] == pytest.approx(f["inches"][0] * 72, abs=1) and box[3] == pytest.approx(f["inches"][1] * 72, abs=1)
