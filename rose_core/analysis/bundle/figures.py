@@ -33,8 +33,7 @@ PX_PER_IN = 96          # CSS pixels per inch: what Chromium's export maps a fig
 # margin and shrinks the figure into it (0.707 pt per pixel at 3.25 in, measured), so 7.8 pt there: both >= 7 pt,
 # the smallest a venue allows, which tests/rose_core/analysis/test_bundle.py measures in the files.
 FONT_PX = 11
-SHAPES = ("Markers: circle, humans; square, models; diamond, agents; open markers on dotted lines and names marked "
-          "*, the paper's published numbers.")
+SHAPE_OF = {"human": "circle, humans", "model": "square, models", "agent": "diamond, agents"}
 PUBLISHED = " (published)"
 
 
@@ -42,6 +41,16 @@ def short_name(solver: str) -> str:
     """A solver's name on a figure's axis: "X (published)" as "X*" (the caption says what * means), so that a
     column-wide figure keeps its width for the plot."""
     return solver[:-len(PUBLISHED)] + "*" if solver.endswith(PUBLISHED) else solver
+
+
+def shapes(frame: pd.DataFrame, connect: bool) -> str:
+    """The caption's key to the marker shapes of the rows the figure shows."""
+    kinds = set(frame["kind"].astype(str)) if "kind" in frame else set()
+    bits = [text for kind, text in SHAPE_OF.items() if kind in kinds]
+    if "published" in kinds:
+        bits.append("open markers" + (" on dotted lines" if connect else "") + " and names marked *, the paper's "
+                    "published numbers")
+    return "Markers: " + "; ".join(bits) + "." if bits else ""
 
 
 def _short(frame: pd.DataFrame) -> pd.DataFrame:
@@ -109,13 +118,15 @@ def paper_figures(paper: PaperReport, width: FigureWidth = "single") -> dict[str
     def dots(table: str, metrics: list[tuple[str, str]], caption: str, connect: bool = True) -> PaperFigure:
         frame = _short(paper.table(table).frame)
         fig, height = dot_figure(frame, metrics, None, connect=connect, order=order, style=style)
-        return PaperFigure(fig, height, px, " ".join((caption, _bars(frame, [k for k, _ in metrics]), sort, SHAPES)),
-                           width == "double")
+        keys = [k for k, _ in metrics]
+        shown = frame[frame[keys].notna().any(axis=1)]
+        text = " ".join(t for t in (caption, _bars(frame, keys), sort, shapes(shown, connect)) if t)
+        return PaperFigure(fig, height, px, text, width == "double")
 
     templates = [(TEMPLATE_LABEL[t], TEMPLATE_LABEL[t]) for t in MAIN_TEMPLATES]
     counting = [("Counting Avg", "Counting"), ("Action Avg", "Action")]
     out = {
-        "main_pass": dots("main", templates, "PASS (%) per template and solver (Table: ROSE main table).",
+        "main_pass": dots("main", templates, "PASS (%) per template and solver, as in the main table.",
                           connect=False),
         "gap": dots("gap", counting, "Perception-to-action gap: Counting Avg (mean of G-Cnt, L-Cnt) and Action Avg "
                     "(mean of L-Clk, V-Clk, Excl-CS) per solver, PASS (%)."),
@@ -129,17 +140,17 @@ def paper_figures(paper: PaperReport, width: FigureWidth = "single") -> dict[str
     }
     fk = _short(paper.table("failure_kinds").frame)
     present = [k for k in FAILURES if k in set(fk["failure"])] if len(fk) else []
-    # its legend names up to eight kinds: at a column's width that is no longer one row, so the text's width
+    # up to eight kinds: at a column's width their legend is no longer one line, so this one takes the text's width
     fk_style = style
     if legend_width([(FAILURE_NAMES[k], "") for k in present], FONT_PX) > px - 16:
         fk_style = Print(round(FIGURE_WIDTHS["double"] * PX_PER_IN), FONT_PX)
     fig, height = failure_figure(fk, None, order=order, style=fk_style, names=FAILURE_NAMES)
-    out["failure_kinds"] = PaperFigure(
-        fig, height, fk_style.width, "Failure kinds: share (%) of a solver's responses to a template by primary failure kind "
-        "(the scorer's precedence)" + (": " + "; ".join(f"{FAILURE_NAMES[k]}, {k.replace('_', ' ')}"
-                                                        for k in present if FAILURE_NAMES[k] != k.replace('_', ' '))
-                                       if any(FAILURE_NAMES[k] != k.replace('_', ' ') for k in present) else "")
-        + ". " + sort, fk_style.width > round(FIGURE_WIDTHS["single"] * PX_PER_IN))
+    shortened = [f"{FAILURE_NAMES[k]}, {k.replace('_', ' ')}" for k in present
+                 if FAILURE_NAMES[k] != k.replace("_", " ")]
+    caption = ("Failure kinds: share (%) of a solver's responses to a template by primary failure kind (the "
+               "scorer's precedence)" + (": " + "; ".join(shortened) if shortened else "") + ". " + sort)
+    out["failure_kinds"] = PaperFigure(fig, height, fk_style.width, caption,
+                                       fk_style.width > round(FIGURE_WIDTHS["single"] * PX_PER_IN))
     return out
 
 

@@ -644,3 +644,14 @@ def test_selection_is_read_from_the_data_per_kind_of_solver():
     paper = SimpleNamespace(selection=SimpleNamespace(df=df, filters=Filters()))
     assert selection_used(paper) == ("split humans test; models dev, test; subsets PixelEdit; templates G-Cnt, "
                                      "L-Clk")
+
+
+def test_caption_keys_only_the_shapes_a_figure_shows():
+    from rose_core.analysis.bundle.figures import shapes, short_name
+
+    both = pd.DataFrame({"kind": ["human", "agent", "published"]})
+    assert shapes(both, connect=False) == ("Markers: circle, humans; diamond, agents; open markers and names marked "
+                                           "*, the paper's published numbers.")
+    assert "open markers on dotted lines" in shapes(both, connect=True)
+    assert shapes(pd.DataFrame({"kind": ["model"]}), connect=True) == "Markers: square, models."
+    assert short_name("GPT-5.5 (published)") == "GPT-5.5*" and short_name("oracle (agent)") == "oracle (agent)"
