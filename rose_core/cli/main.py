@@ -94,14 +94,21 @@ def cmd_import_run(a: argparse.Namespace) -> int:
     from ..runs.importer import Limits, RunImportError, import_run
     from ..storage import open_store
 
+    from ..runs.settings import RunSettingsError, read_settings, sidecar
+
     ds = Dataset.load(a.dataset)
     limits = Limits(max_expanded_bytes=a.max_expanded_mb * 2**20, max_response_chars=a.max_response_chars)
+    # --settings FILE.toml, else the file run-model wrote beside its answers, if there is one
+    settings_file = Path(a.settings) if a.settings else (sidecar(a.file) if sidecar(a.file).is_file() else None)
     try:
+        settings = read_settings(settings_file) if settings_file else None
         res = import_run(open_store(a.db), ds, a.file, a.solver, fmt=a.format, kind=a.kind, replace=a.replace,
-                         trust_ids=a.trust_ids, errored=a.errored, limits=limits, manifest=a.export_manifest)
-    except RunImportError as e:
+                         trust_ids=a.trust_ids, errored=a.errored, limits=limits, manifest=a.export_manifest,
+                         settings=settings)
+    except (RunImportError, RunSettingsError) as e:
         print(f"error: import refused, nothing was stored:\n{e}", file=sys.stderr)
         return 2
+    print(f"settings: {'from ' + str(settings_file) if settings_file else 'none recorded (--settings FILE.toml)'}")
     print(f"format: {res.format} ({res.detected})")
     print(f"imported {res.responses} responses as run {res.run_id}{' (replaced the earlier one)' if res.replaced else ''}")
     for note in res.notes:
@@ -121,10 +128,17 @@ def cmd_agent(a: argparse.Namespace) -> int:
 def cmd_run_model(a: argparse.Namespace) -> int:
     from ..runs.model import run_model
 
+    from ..runs.settings import RunSettingsError
+
     ds = Dataset.load(a.dataset)
-    res = run_model(ds, a.base_url, a.model, Path(a.out), split=a.split, templates=a.templates,
-                    concurrency=a.concurrency, max_retries=a.retries, timeout=a.timeout, max_tokens=a.max_tokens,
-                    api_key_env=a.api_key_env, limit=a.limit, progress=progress_bar(a.model))
+    try:
+        res = run_model(ds, a.base_url, a.model, Path(a.out), split=a.split, templates=a.templates,
+                        concurrency=a.concurrency, max_retries=a.retries, timeout=a.timeout, max_tokens=a.max_tokens,
+                        temperature=a.temperature, api_key_env=a.api_key_env, limit=a.limit,
+                        progress=progress_bar(a.model))
+    except RunSettingsError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return report_run(res, "answers")
 
 
@@ -194,9 +208,11 @@ def _paper_bundle(a: argparse.Namespace) -> int:
     opts = dict(split=a.split, exclusions=a.exclusions, published=not a.no_published, n_boot=a.boot, seed=a.seed)
     try:
         if a.out:
-            m = write_bundle(store, ds, Path(a.out), figures=a.figures, force=a.force, **opts)
+            m = write_bundle(store, ds, Path(a.out), figures=a.figures, force=a.force, figure_width=a.figure_width,
+                             **opts)
             print(f"wrote {a.out}: {len(m['files'])} files (tables as Markdown, LaTeX and CSV; "
-                  f"{len(m['figures']) if isinstance(m['figures'], list) else 0} figures as SVG, PDF and PNG; "
+                  f"{len(m['figures']) if isinstance(m['figures'], list) else 0} figures as SVG, PDF and PNG at "
+                  f"{m['figure_width']['inches']} in; "
                   f"checklist.md, methods.md, manifest.json)")
             report = json.loads((Path(a.out) / "report.json").read_text(encoding="utf-8"))
             if a.json:
@@ -287,6 +303,9 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     i.add_argument("--max-expanded-mb", type=int, default=512,
                    help="refuse archives (.eval, .xlsx) and .json logs larger than this once expanded")
     i.add_argument("--max-response-chars", type=int, default=1_000_000, help="refuse longer responses")
+    i.add_argument("--settings", default=None, help="the run's settings as TOML (model, endpoint, prompt_variant, "
+                   "system_prompt, temperature, top_p, max_tokens, seed, date, notes; unknown keys refused), stored "
+                   "with the run for the paper's checklist; default: FILE.settings.toml when run-model wrote one")
     i.add_argument("--dataset", default=str(dataset_dir()))
     i.add_argument("--db", default=db_location())
     i.set_defaults(fn=cmd_import_run)
@@ -308,6 +327,8 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     m.add_argument("--retries", type=int, default=5)
     m.add_argument("--timeout", type=float, default=120.0)
     m.add_argument("--max-tokens", type=int, default=2048)
+    m.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (recorded with the "
+                   "answers in OUT.settings.toml, as are the model, endpoint, prompt variant, max tokens and date)")
     m.add_argument("--limit", type=int, default=None)
     m.add_argument("--api-key-env", default="OPENAI_API_KEY")
     m.set_defaults(fn=cmd_run_model)
@@ -333,6 +354,8 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     rp.add_argument("--dataset", default=str(dataset_dir()), help="the dataset build the database was scored "
                     "against (for --out and --tables)")
     rp.add_argument("--no-figures", dest="figures", action="store_false", help="with --out: no figures (no Chromium)")
+    rp.add_argument("--figure-width", choices=["single", "double"], default="single",
+                    help="with --out: figures one column wide (3.25 in, the default) or the text's width (6.75 in)")
     rp.add_argument("--force", action="store_true", help="with --out: replace the folder if it exists")
     rp.set_defaults(fn=cmd_report)
     rs = sub.add_parser("rescore", help="re-score every stored response with the current scorer (one transaction)")

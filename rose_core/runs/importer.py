@@ -24,6 +24,7 @@ from .formats import RUN_FORMATS, detect, get
 from .formats.vlmevalkit import EXCEL_CELL_LIMIT
 from .records import Findings, ImportResult, Limits, ReadRun, RunFormat, RunImportError, RunRecord
 from .resolve import read_manifest, resolve
+from .settings import RunSettingsError, check_settings
 
 SolverKind = Literal["model", "agent"]
 ErroredPolicy = Literal["skip", "invalid"]
@@ -120,8 +121,11 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
                fmt: RunFormat | Literal["auto"] = "auto", kind: SolverKind = "model", replace: bool = False,
                meta: dict | None = None, source_name: str | None = None, trust_ids: bool = False,
                errored: ErroredPolicy = "skip", limits: Limits = Limits(),
-               manifest: Path | str | None = None) -> ImportResult:
+               manifest: Path | str | None = None, settings: dict | None = None) -> ImportResult:
     """Check, read, verify, score and store a run in one transaction; re-importing a solver needs replace=True.
+
+    settings: the run's settings (`runs.settings`: prompt variant, temperature, max tokens, date, endpoint, …),
+    checked (unknown keys refused) and stored in the run's meta under "settings" for the paper's checklist.
 
     errored="skip": harness failures (inspect sample errors, samples an inspect eval that stopped never ran,
     lmms-eval's and VLMEvalKit's API failure texts, predictions cut at Excel's cell limit) are not stored, only
@@ -136,6 +140,11 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
                               "apart 'x (model)'): choose another name"])
     if errored not in ERRORED_POLICIES:
         raise RunImportError([f"errored={errored!r}: expected one of {', '.join(ERRORED_POLICIES)}"])
+    if settings is not None:
+        try:
+            settings = check_settings(settings, "settings")
+        except RunSettingsError as e:
+            raise RunImportError(str(e).splitlines()) from None
     run_id = run_id_for(kind, solver)
     if not replace and stored_runs.run_exists(store, run_id):  # before reading a possibly large file
         raise RunImportError([f"a run for {kind} {solver!r} is already imported: choose another solver name or "
@@ -178,7 +187,8 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
     if missing:
         notes.append(f"no responses for {', '.join(missing)}")
     full_meta = {**(meta or {}), "detected": run.detected, "notes": notes, "counts": counts,
-                 "errored_policy": errored, "trust_ids": trust_ids, "failures": failures[:1000]}
+                 "errored_policy": errored, "trust_ids": trust_ids, "failures": failures[:1000],
+                 **({"settings": settings} if settings is not None else {})}
     replaced = _store_run(store, run_id, kind, solver, source_name or str(path), run.format, ds.dataset_hash,
                           full_meta, rows, replace)
     return ImportResult(run_id, solver, run.format, run.detected, len(rows), replaced, notes, counts)

@@ -4,16 +4,41 @@ Concurrent requests, retries with exponential backoff (429, 5xx, connection erro
 the output JSONL gets one line per finished instance (with the raw response and the dataset hash kept,
 per line), so a rerun of
 the same command skips what is done and retries only what failed. The API key comes from the
-environment (OPENAI_API_KEY by default), never from the command line.
+environment (OPENAI_API_KEY by default), never from the command line. The run's settings (model, endpoint,
+prompt variant, temperature, max tokens, date) go to `<out>.settings.toml` before the first request, which
+`import-run` stores with the run; resuming with other settings is refused (one file, one set of settings).
 """
 from __future__ import annotations
 
+import datetime as dt
+import os
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import Instance
 from ..common.chat import ChatEndpoint, ModelRunSummary, done_keys, image_part, run_jobs
+from .settings import PROMPT_VARIANT, RunSettingsError, check_settings, read_settings, settings_toml, sidecar
+
+SAME_RUN = ("model", "endpoint", "prompt_variant", "temperature", "max_tokens")   # what a resume must not change
+
+
+def record_settings(out: Path, settings: dict[str, Any]) -> dict[str, Any]:
+    """Write the run's settings beside `out` (first start), or check a resume against the ones written then
+    (their date, the first start's, is kept). Raises RunSettingsError when a setting differs."""
+    path = sidecar(out)
+    new = check_settings(settings, "run-model")
+    if path.exists():
+        old = read_settings(path)
+        diff = [f"{k}: {old.get(k)!r} then, {new.get(k)!r} now" for k in SAME_RUN if old.get(k) != new.get(k)]
+        if diff:
+            raise RunSettingsError(f"{out} was started with other settings ({'; '.join(diff)}; see {path}): "
+                                   "answers made with two settings cannot be one run. Write to another --out")
+        return old
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(settings_toml(new), encoding="utf-8")
+    os.replace(tmp, path)
+    return new
 
 
 def _done_ids(out: Path, dataset_hash: str) -> set[str]:
@@ -29,6 +54,9 @@ def run_model(ds: Dataset, base_url: str, model: str, out: Path | str, split: st
               progress: Callable[[int, int], None] | None = None) -> ModelRunSummary:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    record_settings(out, {"model": model, "endpoint": base_url, "prompt_variant": PROMPT_VARIANT,
+                          "temperature": float(temperature), "max_tokens": int(max_tokens),
+                          "date": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()})
     done = _done_ids(out, ds.dataset_hash)
     todo: list[Instance] = [i for i in ds.select(split=split, templates=templates) if i.instance_id not in done]
     if limit is not None:

@@ -7,6 +7,7 @@ were) is left as an explicit blank, `BLANK`, for the authors to fill: never gues
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass
 
 import pandas as pd
@@ -18,6 +19,7 @@ from ...instrument.study import get_study
 from ...instrument.texts import MARKER, questionnaire_line, questionnaire_summary, stored_texts
 from ...storage.participants import participant_times
 from ...storage.connection import Store
+from ...storage.runs import imported_run_metas
 from ..agreement import MIN_SHARED_TRIALS
 from ..devices import device_mix, device_sentence
 from ..formats import fmt_count, fmt_interval, fmt_rate, fmt_stat, is_missing
@@ -150,8 +152,8 @@ def checklist_items(store: Store, ds: Dataset, paper: PaperReport) -> tuple[list
         Item("Tasks", "Equivalent instructions and interface",
              "humans see the instance's own PNG (the bytes a model gets) with a short instruction naming the region "
              "and answer by clicking cells and typing a number; models get the same PNG with a prompt that explains "
-             "coordinates and the protocol. Whether the model prompts used (system prompt, few-shot, sampling) match: "
-             + BLANK, "instrument; blank"),
+             "coordinates and the protocol; each run's prompt variant and sampling settings: see \"Model run "
+             "settings\"", "instrument"),
         Item("Tasks", "Practice, feedback and training",
              f"practice items per round {_cfg(f, 'practice_items')}, pass fraction {_cfg(f, 'practice_pass_fraction')}, "
              f"attempts {_cfg(f, 'practice_max_attempts')}; feedback after every practice answer, none on main items",
@@ -195,8 +197,9 @@ def checklist_items(store: Store, ds: Dataset, paper: PaperReport) -> tuple[list
              "this bundle (tables as CSV, manifest with file hashes, dataset hash, code version); public URL: " + BLANK,
              "bundle; blank"),
     ]
+    items += completion_items(f, paper) + selection_items(paper) + model_settings_items(store, paper)
     mine = text_items(store, f, items)
-    return [mine.get(it.item, it) for it in items], f
+    return in_sections([mine.get(it.item, it) for it in items]), f
 
 
 def _fact(facts: HumanFacts, key: str) -> str | None:
@@ -252,6 +255,134 @@ def _device_item(store: Store, f: HumanFacts) -> Item:
                 f"claims); {device_sentence(mix)}", "study configuration, database")
 
 
+
+def in_sections(items: list[Item]) -> list[Item]:
+    """The items grouped by section, sections in the order they first appear, items in theirs (rows added by
+    separate functions land in their section, not in a second one of the same name)."""
+    order = list(dict.fromkeys(it.section for it in items))
+    return sorted(items, key=lambda it: order.index(it.section))
+
+
+def _analysed(f: HumanFacts, paper: PaperReport) -> pd.DataFrame:
+    """The participants whose responses the tables use."""
+    df = paper.selection.df
+    ids = set(df.loc[df["solver_kind"] == "human", "participant_id"])
+    p = f.participants
+    return p[p["participant_id"].isin(ids)] if len(p) else p
+
+
+def completion_facts(f: HumanFacts, paper: PaperReport) -> dict:
+    """How the analysed participants ended and how their practice went, from the participants table."""
+    a = _analysed(f, paper)
+    ended = a["end_reason"].fillna("left before the end") if len(a) else pd.Series(dtype=object)
+    passed = a["practice_passed"] if len(a) else pd.Series(dtype=object)
+    attempts = a["practice_attempts"] if len(a) else pd.Series(dtype=int)
+    first = int(((passed == True) & (attempts == 0)).sum())   # noqa: E712 (None is "no practice")
+    later = a[(passed == True) & (attempts > 0)] if len(a) else a   # noqa: E712
+    return {"analysed": len(a), "completed": int((ended == "completed").sum()),
+            "not_finished": {k: int(v) for k, v in ended[ended != "completed"].value_counts().sort_index().items()},
+            "practice_first": first,
+            "practice_repeats": {int(k): int(v) for k, v in later["practice_attempts"].value_counts().sort_index().items()}
+            if len(later) else {},
+            "practice_failed": int((passed == False).sum()),   # noqa: E712
+            "practice_none": int(passed.isna().sum())}
+
+
+def completion_text(c: dict) -> str:
+    """"N analysed participants: C completed, K did not finish (reasons)"."""
+    gone = sum(c["not_finished"].values())
+    why = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in c["not_finished"].items())
+    return (f"{c['analysed']} analysed participants: {c['completed']} completed the study, {gone} did not finish"
+            + (f" ({why}); their answers up to then are analysed" if gone else ""))
+
+
+def practice_text(c: dict) -> str:
+    parts = []
+    if c["practice_first"]:
+        parts.append(f"{c['practice_first']} passed the first practice round")
+    for k, n in c["practice_repeats"].items():
+        parts.append(f"{n} passed after {k} repeated round{'s' if k > 1 else ''}")
+    if c["practice_failed"]:
+        parts.append(f"{c['practice_failed']} did not pass")
+    if c["practice_none"]:
+        parts.append(f"{c['practice_none']} had no practice (none configured or not reached)")
+    return "; ".join(parts) or "no participant"
+
+
+def completion_items(f: HumanFacts, paper: PaperReport | None = None) -> list[Item]:
+    """Completion and practice outcomes of the participants the tables analyse: one who left early is
+    counted among the analysed, and the checklist says so."""
+    if paper is None:
+        return []
+    c = completion_facts(f, paper)
+    return [Item("Baseliner population", "Completion of the analysed participants", completion_text(c), "database"),
+            Item("Tasks", "Practice outcomes (analysed participants)", practice_text(c), "database")]
+
+
+def selection_used(paper: PaperReport) -> str:
+    """The split, subsets and templates the tables really rest on: the filter when one was set, else what the
+    selected responses hold (a test-only study is "test", not "all")."""
+    sel, df = paper.selection, paper.selection.df
+    bits = []
+    for what, key, chosen in (("split", "split", (sel.filters.split,) if sel.filters.split else ()),
+                              ("subsets", "subset", sel.filters.subsets), ("templates", "template", sel.filters.templates)):
+        if chosen:
+            bits.append(f"{what} {', '.join(TEMPLATE_LABEL.get(str(v), str(v)) for v in chosen)} (selected)")
+            continue
+        rank = {t: k for k, t in enumerate(TEMPLATE_LABEL)}   # templates in the benchmark's order, as labelled
+
+        def shown(vals: set[str]) -> list[str]:
+            return [TEMPLATE_LABEL.get(v, v) for v in sorted(vals, key=lambda v: (rank.get(v, len(rank)), v))]
+
+        per = {kind: shown(set(g[key].astype(str))) for kind, g in df.groupby("solver_kind", sort=True)}
+        values = shown({v for g in (df[key].astype(str),) for v in g})
+        if not values:
+            bits.append(f"{what}: none (no responses)")
+        elif len({tuple(v) for v in per.values()}) == 1:
+            bits.append(f"{what} {', '.join(values)}")
+        else:
+            bits.append(f"{what} " + "; ".join(f"{kind}s {', '.join(v)}" for kind, v in per.items()))
+    if sel.filters.studies:
+        bits.append("studies " + ", ".join(sel.filters.studies) + " (selected)")
+    if sel.filters.solvers:
+        bits.append("solvers " + ", ".join(sel.filters.solvers) + " (selected)")
+    return "; ".join(bits)
+
+
+def selection_items(paper: PaperReport) -> list[Item]:
+    return [Item("Tasks", "Selection analysed (split, subsets, templates)", selection_used(paper), "database")]
+
+
+SETTING_ORDER = ("model", "prompt_variant", "system_prompt", "temperature", "top_p", "max_tokens", "seed", "date",
+                 "endpoint", "notes")
+
+
+def run_settings(store: Store, paper: PaperReport) -> dict[str, dict | None]:
+    """Per model or agent solver of the selection, the settings stored with its run (None: none recorded)."""
+    df = paper.selection.df
+    runs = df.loc[df["solver_kind"] != "human", ["solver", "run_id", "solver_kind"]].drop_duplicates()
+    metas = {r["run_id"]: json.loads(r["meta"] or "{}") for r in imported_run_metas(store)}
+    return {str(r.solver): (metas.get(r.run_id) or {}).get("settings") for r in runs.itertuples()}
+
+
+def settings_text(solver: str, settings: dict | None, blank: bool = True) -> str:
+    """One run's settings in words; a run without any is "not recorded" (with the checklist's blank)."""
+    if settings is None:
+        return f"{solver}: not recorded" + (f" {BLANK} (import-run --settings FILE.toml stores them)" if blank else "")
+    return f"{solver}: " + ", ".join(f"{k} {settings[k]}" for k in SETTING_ORDER if k in settings)
+
+
+def model_settings_items(store: Store, paper: PaperReport) -> list[Item]:
+    """The settings each model or agent run was made with (`runs.settings`, stored at import)."""
+    per = run_settings(store, paper)
+    if not per:
+        return [Item("Tasks", "Model run settings (prompt, sampling, token limit, date, endpoint)",
+                     "no model or agent run in this selection", "database")]
+    return [Item("Tasks", "Model run settings (prompt, sampling, token limit, date, endpoint)",
+                 "; ".join(settings_text(s, v) for s, v in per.items()),
+                 "database" + ("; blank" if any(v is None for v in per.values()) else ""))]
+
+
 def _agreement_txt(paper: PaperReport) -> str:
     r = paper.table("agreement_human").frame.iloc[0]
     return (f"Krippendorff's α {fmt_stat(r['alpha_cells'])} (cell clicks, {fmt_count(r['click_units'])} "
@@ -284,11 +415,13 @@ def checklist_markdown(items: list[Item]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def methods_paragraph(paper: PaperReport, facts: HumanFacts, ds: Dataset) -> str:
+def methods_paragraph(paper: PaperReport, facts: HumanFacts, ds: Dataset, store: Store) -> str:
     """One paragraph for the paper's methods section, every number filled in from the data."""
     rep, p, f = paper.report, facts.participants, facts
+    settings = run_settings(store, paper)
+    done = completion_facts(f, paper)
     if not len(p):
-        return (f"No human baseline in this selection (dataset hash {ds.dataset_hash}, split {rep['split']}): no "
+        return (f"No human baseline in this selection (dataset hash {ds.dataset_hash}; {selection_used(paper)}): no "
                 "participant of any study; the tables hold only runs and published rows.")
     hr = _human_row(paper)
     completed = int((p["end_reason"] == "completed").sum()) if len(p) else 0
@@ -304,9 +437,10 @@ def methods_paragraph(paper: PaperReport, facts: HumanFacts, ds: Dataset) -> str
         f"completed; applying the exclusion rules ({rep['exclusions']}) removed {rep['participants_excluded']}, leaving "
         f"{f.analysed} participants and {f.responses:,} main responses on {f.instances} instances "
         f"({per.min() if len(per) else 0}–{per.max() if len(per) else 0} participants per instance; design target "
-        f"{_cfg(f, 'target_per_instance')}). {_sample_txt(f)}Participants answered on the same images as the models, "
-        "through a click "
+        f"{_cfg(f, 'target_per_instance')}). {_sample_txt(f)}Completion: {completion_text(done)}. Practice: "
+        f"{practice_text(done)}. Participants answered on the same images as the models, through a click "
         f"grid whose answers are converted to the models' protocol and scored by the same scorer (scorer versions: "
-        f"{', '.join(rep['scorer_versions']) or 'none'}). Split: {rep['split']}. {human}; "
-        f"{len(solvers)} model or agent runs were scored on the same instances ({', '.join(solvers) or 'none'}). "
+        f"{', '.join(rep['scorer_versions']) or 'none'}). Selection: {selection_used(paper)}. {human}; "
+        f"{len(solvers)} model or agent runs were scored on the same instances ({', '.join(solvers) or 'none'}); "
+        f"their settings: {'; '.join(settings_text(s, v, blank=False) for s, v in settings.items()) or 'none'}. "
         f"Intervals: {rep['intervals']}. {_agreement_txt(paper)}.")

@@ -62,7 +62,7 @@ def to_markdown(t: PaperTable) -> str:
 
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
           "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
-          ">": r"\textgreater{}", "|": r"\textbar{}", "†": r"\textsuperscript{\dag}", "‡": r"\textsuperscript{\ddag}",
+          ">": r"\textgreater{}", "|": r"\textbar{}", "†": r"\dag{}", "‡": r"\ddag{}",
           "κ": r"$\kappa$", "α": r"$\alpha$", "≥": r"$\geq$", "≤": r"$\leq$", "→": r"$\rightarrow$", "–": "--",
           "—": "---", "−": r"$-$", "±": r"$\pm$", "×": r"$\times$", "’": "'", "‘": "`", "“": "``", "”": "''",
           "·": r"$\cdot$", "\n": " "}
@@ -74,54 +74,120 @@ def latex_escape(s: str) -> str:
 
 
 LONG_ROWS = 40   # a table with more rows than this is a longtable: it breaks across pages instead of overflowing one
+# The narrowest text block a table must fit without shrinking: NeurIPS's 5.5 in (ICML's two columns together are
+# 6.75 in). Widths are estimated in points from Computer Modern's glyphs (digits 0.5 em; letters a little wider):
+# at 8 pt (\footnotesize in a 10 pt paper) a character takes at most CHAR_PT, at 7 pt (\scriptsize) CHAR_PT_SMALL.
+TEXT_WIDTH_PT = 5.5 * 72.27
+CHAR_PT, CHAR_PT_SMALL, TABCOLSEP_PT = 4.0, 3.5, 3.0
 
 
-def _latex_rows(t: PaperTable) -> list[str]:
-    r"""The body rows, with a \midrule wherever the kind of row changes (humans, models/agents, published)."""
+def _cell_tex(v: str, bold: bool) -> str:
+    s = latex_escape(v)
+    return rf"\textbf{{{s}}}" if bold else s
+
+
+def _col_width(t: PaperTable, k: int, rows: list[list[tuple[str, str | None, bool]]]) -> float:
+    """An upper estimate of column k's width in points: its header, values at 8 pt, intervals at 7 pt."""
+    vals = [len(r[k][0]) * CHAR_PT * (1.1 if r[k][2] else 1) for r in rows]
+    ivs = [len(r[k][1]) * CHAR_PT_SMALL for r in rows if r[k][1]]
+    return max([len(t.columns[k].head) * CHAR_PT, *vals, *ivs]) + 2 * TABCOLSEP_PT
+
+
+def column_parts(t: PaperTable, rows: list[list[tuple[str, str | None, bool]]] | None = None) -> list[list[int]]:
+    """The columns of each part of the table: all of them when they fit TEXT_WIDTH_PT; else the leading text
+    columns (the solver) repeated in every part, the others dealt out in order, as many per part as fit."""
+    rows = cells(t) if rows is None else rows
+    keys = []
+    for k, c in enumerate(t.columns):
+        if c.kind != "text":
+            break
+        keys.append(k)
+    widths = [_col_width(t, k, rows) for k in range(len(t.columns))]
+    if sum(widths) <= TEXT_WIDTH_PT or len(keys) == len(t.columns):
+        return [list(range(len(t.columns)))]
+    base = sum(widths[k] for k in keys)
+    rest = list(range(len(keys), len(t.columns)))
+    greedy: list[list[int]] = [[]]
+    for k in rest:
+        if greedy[-1] and base + sum(widths[j] for j in greedy[-1]) + widths[k] > TEXT_WIDTH_PT:
+            greedy.append([])
+        greedy[-1].append(k)
+    # as many parts as the greedy fill needs, the columns dealt out evenly when that fits too (5 + 5, not 9 + 1)
+    n = len(greedy)
+    size = -(-len(rest) // n)
+    even = [rest[i:i + size] for i in range(0, len(rest), size)]
+    fits = len(even) == n and all(base + sum(widths[j] for j in part) <= TEXT_WIDTH_PT for part in even)
+    return [keys + part for part in (even if fits else greedy)]
+
+
+def _latex_rows(t: PaperTable, cols: list[int], rows: list[list[tuple[str, str | None, bool]]]) -> list[str]:
+    r"""The body rows, with a \midrule wherever the kind of row changes (humans, models/agents, published). A
+    row with intervals is followed by a line holding them at \scriptsize under their values: the columns stay as
+    narrow as an interval, and nothing needs shrinking."""
     lines = []
     kinds = t.frame["kind"].tolist() if "kind" in t.frame else [None] * len(t.frame)
-    for k, row in enumerate(cells(t)):
+    for k, row in enumerate(rows):
         if k and kinds[k] != kinds[k - 1]:
             lines.append(r"\midrule")
-        shown = []
-        for v, iv, b in row:
-            s = latex_escape(v)
-            s = rf"\textbf{{{s}}}" if b else s
-            shown.append(rf"{s} {{\scriptsize {latex_escape(iv)}}}" if iv else s)
-        lines.append(" & ".join(shown) + r" \\")
+        lines.append(" & ".join(_cell_tex(row[j][0], row[j][2]) for j in cols) + r" \\")
+        if any(row[j][1] for j in cols):
+            lines.append(" & ".join(rf"{{\scriptsize {latex_escape(row[j][1])}}}" if row[j][1] else "" for j in cols)
+                         + r" \\[2pt]")
     return lines
 
 
 def to_latex(t: PaperTable) -> str:
-    """A booktabs table. Up to LONG_ROWS rows: a float whose tabular is scaled down to the text width when wider
-    (never cut off at the margin, never scaled up). Longer: a `longtable` that continues on the next pages with
-    its header repeated (the difficulty and failure-kind tables of a large study run to hundreds of rows)."""
-    spec = "".join("l" if c.kind == "text" else "r" for c in t.columns)
-    head = " & ".join(latex_escape(c.head) for c in t.columns) + r" \\"
+    r"""A booktabs table at \footnotesize (8 pt in a 10 pt paper), intervals at \scriptsize (7 pt) under their
+    values, never scaled. Up to LONG_ROWS rows: a `table*` (both columns of a two-column paper), in as many parts
+    one above the other as it takes to fit 5.5 in (`column_parts`). Longer: a `longtable` that continues on the
+    next pages with its header repeated (the difficulty and failure-kind tables of a large study run to hundreds
+    of rows; the bundle's all_tables.tex puts them in an appendix)."""
+    rows = cells(t)
     caption = rf"\caption{{{latex_escape(t.title)}. {latex_escape(t.caption)}}}"
     label = rf"\label{{tab:rose-{t.name.replace('_', '-')}}}"
-    needs = "booktabs, graphicx" + (", longtable" if len(t.frame) > LONG_ROWS else "")
+    long = len(t.frame) > LONG_ROWS
+    needs = "booktabs" + (", longtable" if long else "")
     lines = [f"% {latex_escape(t.title)}: written by `python -m rose_core report --out`; needs \\usepackage{{{needs}}}"]
-    if len(t.frame) > LONG_ROWS:
-        lines += [r"\begingroup", r"\small", r"\setlength{\tabcolsep}{3pt}", rf"\begin{{longtable}}{{{spec}}}",
-                  caption + label + r" \\", r"\toprule", head, r"\midrule", r"\endfirsthead",
-                  r"\multicolumn{" + str(len(t.columns)) + r"}{l}{\scriptsize (continued)} \\", r"\toprule", head,
-                  r"\midrule", r"\endhead", r"\bottomrule", r"\endfoot", *_latex_rows(t), r"\end{longtable}",
-                  r"\endgroup"]
+
+    def spec(cols: list[int]) -> str:
+        return "".join("l" if t.columns[j].kind == "text" else "r" for j in cols)
+
+    def head(cols: list[int]) -> str:
+        return " & ".join(latex_escape(t.columns[j].head) for j in cols) + r" \\"
+
+    if long:
+        cols = list(range(len(t.columns)))
+        lines += [r"\begingroup", r"\footnotesize", r"\setlength{\tabcolsep}{3pt}", rf"\begin{{longtable}}{{{spec(cols)}}}",
+                  caption + label + r" \\", r"\toprule", head(cols), r"\midrule", r"\endfirsthead",
+                  r"\multicolumn{" + str(len(cols)) + r"}{l}{\scriptsize (continued)} \\", r"\toprule", head(cols),
+                  r"\midrule", r"\endhead", r"\bottomrule", r"\endfoot", *_latex_rows(t, cols, rows),
+                  r"\end{longtable}", r"\endgroup"]
     else:
-        lines += [r"\begin{table}[t]", r"\centering", r"\small", r"\setlength{\tabcolsep}{3pt}", caption, label,
-                  rf"\sbox0{{\begin{{tabular}}{{{spec}}}", r"\toprule", head, r"\midrule", *_latex_rows(t),
-                  r"\bottomrule", r"\end{tabular}}",
-                  r"\ifdim\wd0>\linewidth\resizebox{\linewidth}{!}{\usebox0}\else\usebox0\fi", r"\end{table}"]
+        parts = column_parts(t, rows)
+        lines += [r"\begin{table*}[t]", r"\centering", r"\footnotesize", r"\setlength{\tabcolsep}{3pt}", caption, label]
+        for n, cols in enumerate(parts):
+            if n:
+                lines.append(r"\par\medskip")
+            lines += [rf"\begin{{tabular}}{{{spec(cols)}}}", r"\toprule", head(cols), r"\midrule",
+                      *_latex_rows(t, cols, rows), r"\bottomrule", r"\end{tabular}"]
+        lines.append(r"\end{table*}")
     return "\n".join(lines) + "\n"
 
 
-def latex_document(names: list[str]) -> str:
-    """A standalone document that inputs every table (compile it to check the tables, or copy the inputs)."""
-    body = "\n".join(rf"\input{{{n}.tex}}" for n in names)
-    return ("\\documentclass{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage[T1]{fontenc}\n"
-            "\\usepackage{booktabs}\n\\usepackage{graphicx}\n\\usepackage{longtable}\n"
-            "\\usepackage[margin=1.5cm,landscape]{geometry}\n\\begin{document}\n"
+def latex_document(tables: list[PaperTable]) -> str:
+    """A standalone document that inputs every table in the paper's order: the floats first, then an appendix
+    with the long tables (longtables print where they stand, so before the floats they would push Tables 2-8
+    behind pages of difficulty rows). Two columns on letter paper, as ICML: the tables are `table*`s."""
+    short = [t.name for t in tables if len(t.frame) <= LONG_ROWS]
+    long = [t.name for t in tables if len(t.frame) > LONG_ROWS]
+    body = "\n".join(rf"\input{{{n}.tex}}" for n in short)
+    if long:
+        body += "\n\\clearpage\n\\onecolumn\n\\appendix\n\\section*{Appendix: long tables}\n" + "\n".join(
+            rf"\input{{{n}.tex}}" for n in long)
+    return ("\\documentclass[10pt,twocolumn]{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage[T1]{fontenc}\n"
+            "\\usepackage{booktabs}\n\\usepackage{longtable}\n"
+            "\\usepackage[letterpaper,textwidth=6.75in,textheight=9in,columnsep=0.25in]{geometry}\n"
+            "\\begin{document}\n"
             f"{body}\n\\end{{document}}\n")
 
 

@@ -17,7 +17,8 @@ from ...benchmarks.rose.scoring import SCORER_VERSION
 from ...storage.connection import Store
 from ...instrument.texts import stored_info_json, stored_texts
 from .checklist import HumanFacts, checklist_items, checklist_markdown, methods_paragraph
-from .figures import FORMATS, PNG_SCALE, paper_figures, render_figures
+from .figures import (FIGURE_WIDTHS, FORMATS, PNG_SCALE, FigureWidth, captions_latex, captions_markdown,
+                      paper_figures, render_figures)
 from ..selection import ExclusionRules, Filters
 from .paper import BundleError, PaperReport, paper_report
 from .render import latex_document, to_csv, to_latex, to_markdown
@@ -52,23 +53,28 @@ def sha256(path: Path) -> str:
 
 
 def _write_contents(folder: Path, store: Store, ds: Dataset, paper: PaperReport, figures: bool,
-                    published: bool) -> dict:
+                    published: bool, figure_width: FigureWidth) -> dict:
     tables = folder / "tables"
     tables.mkdir()
     for t in paper.tables:
         (tables / f"{t.name}.md").write_text(to_markdown(t), encoding="utf-8")
         (tables / f"{t.name}.tex").write_text(to_latex(t), encoding="utf-8")
         (tables / f"{t.name}.csv").write_bytes(to_csv(t))
-    (tables / "all_tables.tex").write_text(latex_document([t.name for t in paper.tables]), encoding="utf-8")
+    (tables / "all_tables.tex").write_text(latex_document(list(paper.tables)), encoding="utf-8")
     (tables / "all_tables.md").write_text("\n".join(to_markdown(t) for t in paper.tables), encoding="utf-8")
     (folder / "report.json").write_text(json.dumps(paper.report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     items, facts = checklist_items(store, ds, paper)
     (folder / "checklist.md").write_text(checklist_markdown(items), encoding="utf-8")
     (folder / "checklist.json").write_text(json.dumps([asdict(i) | {"blank": i.blank} for i in items], indent=1,
                                                       ensure_ascii=False) + "\n", encoding="utf-8")
-    (folder / "methods.md").write_text(methods_paragraph(paper, facts, ds) + "\n", encoding="utf-8")
+    (folder / "methods.md").write_text(methods_paragraph(paper, facts, ds, store) + "\n", encoding="utf-8")
     write_texts(folder / "texts", store, facts)
-    figs = render_figures(paper_figures(paper), folder / "figures") if figures else []
+    figs = []
+    if figures:
+        drawn = paper_figures(paper, figure_width)
+        figs = render_figures(drawn, folder / "figures")
+        (folder / "figures" / "captions.md").write_text(captions_markdown(drawn), encoding="utf-8")
+        (folder / "figures" / "captions.tex").write_text(captions_latex(drawn, figs), encoding="utf-8")
     sel = paper.selection
     return {
         "dataset_hash": ds.dataset_hash,
@@ -80,8 +86,10 @@ def _write_contents(folder: Path, store: Store, ds: Dataset, paper: PaperReport,
                             "participants_excluded": sel.n_excluded},
         "selection": {**asdict(sel.filters), "split": sel.filters.split or "all", "published_rows": published,
                       "boot": paper.report["boot"], "seed": paper.report["seed"]},
+        "figure_width": {"name": figure_width, "inches": FIGURE_WIDTHS[figure_width]},
         "figures": [{"name": f.name, "formats": list(FORMATS), "width": f.width, "height": f.height,
-                     "png_pixels": [f.width * PNG_SCALE, f.height * PNG_SCALE]} for f in figs]
+                     "inches": [f.width_in, f.height_in], "png_pixels": [f.width * PNG_SCALE, f.height * PNG_SCALE]}
+                    for f in figs]
         if figures else "not rendered (--no-figures)",
     }
 
@@ -102,17 +110,21 @@ def write_texts(folder: Path, store: Store, facts: HumanFacts) -> None:
 
 def write_bundle(store: Store, ds: Dataset, out: Path, *, split: str | None = None, exclusions: bool = True,
                  published: bool = True, n_boot: int | None = None, seed: int | None = None, figures: bool = True,
-                 force: bool = False, filters: Filters | None = None, rules: ExclusionRules | None = None) -> dict:
+                 force: bool = False, filters: Filters | None = None, rules: ExclusionRules | None = None,
+                 figure_width: FigureWidth = "single") -> dict:
     """Write the paper bundle to `out` (refused when it exists, unless `force`); returns the manifest.
-    `filters`/`rules` (a dashboard's selection) override `split`/`exclusions`."""
+    `filters`/`rules` (a dashboard's selection) override `split`/`exclusions`; `figure_width`: the figures at a
+    column's width (3.25 in) or the text's (6.75 in)."""
     out = Path(out)
+    if figure_width not in FIGURE_WIDTHS:
+        raise BundleError(f"figure width {figure_width!r}: expected one of {', '.join(FIGURE_WIDTHS)}")
     if out.exists() and not force:
         raise BundleError(f"{out} exists: choose a new folder, or --force to replace it")
     paper = paper_report(store, ds, split, exclusions, published, n_boot, seed, filters=filters, rules=rules)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        manifest = _write_contents(tmp, store, ds, paper, figures, published)
+        manifest = _write_contents(tmp, store, ds, paper, figures, published, figure_width)
         manifest["files"] = {str(p.relative_to(tmp)): {"sha256": sha256(p), "bytes": p.stat().st_size}
                              for p in sorted(tmp.rglob("*")) if p.is_file()}
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

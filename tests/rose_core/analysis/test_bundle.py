@@ -110,15 +110,45 @@ def _md_rows(text: str) -> tuple[list[str], list[list[str]]]:
     return split[0], split[2:]
 
 
-def _tex_rows(text: str) -> list[list[str]]:
-    """The body rows of a table float (after the header's rule) or of a longtable (after its page foot)."""
+def _tex_parts(text: str) -> list[list[list[str]]]:
+    r"""Per part of a table (a longtable, or each tabular of a `table*`), its body rows; an interval line (ending
+    `\\[2pt]`) is joined to the row above it, each interval after its value, as `value {\scriptsize [lo, hi]}`."""
     if r"\endfoot" in text:
-        body = text.split(r"\endfoot", 1)[1].split(r"\end{longtable}")[0]
+        bodies = [text.split(r"\endfoot", 1)[1].split(r"\end{longtable}")[0]]
     else:
-        body = text.split(r"\midrule", 1)[1].split(r"\bottomrule")[0]
-    rows = [ln.rstrip().removesuffix(r"\\").strip() for ln in body.splitlines()
-            if ln.strip() and not ln.startswith(r"\midrule")]
-    return [[c.strip() for c in re.split(r"(?<!\\)&", ln)] for ln in rows]
+        bodies = [part.split(r"\midrule", 1)[1].split(r"\bottomrule")[0]
+                  for part in text.split(r"\begin{tabular}")[1:]]
+    parts = []
+    for body in bodies:
+        rows: list[list[str]] = []
+        for ln in body.splitlines():
+            ln = ln.strip()
+            if not ln or ln.startswith(r"\midrule"):
+                continue
+            cells = [c.strip() for c in re.split(r"(?<!\\)&", ln.removesuffix(r"\\[2pt]").removesuffix(r"\\"))]
+            if ln.endswith(r"\\[2pt]"):
+                assert rows and len(cells) == len(rows[-1]), ln
+                rows[-1] = [f"{v} {iv}" if iv else v for v, iv in zip(rows[-1], cells)]
+            else:
+                rows.append(cells)
+        parts.append(rows)
+    return parts
+
+
+def _tex_rows(text: str, keys: int = 1) -> list[list[str]]:
+    """The body rows of a table, its parts side by side again (each part repeats the `keys` leading columns)."""
+    parts = _tex_parts(text)
+    assert all(len(p) == len(parts[0]) for p in parts)
+    return [sum((p[k][keys:] if n else p[k] for n, p in enumerate(parts)), []) for k in range(len(parts[0]))]
+
+
+def _keys(table) -> int:
+    n = 0
+    for c in table.columns:
+        if c.kind != "text":
+            break
+        n += 1
+    return n
 
 
 def _number(cell: str, kind: str) -> tuple[str, bool, str | None]:
@@ -157,7 +187,7 @@ def test_markdown_and_latex_show_the_json_numbers(bundle, report_json, paper, na
     table = paper.table(name)
     rows = report_json["tables"][name]["rows"]
     text = (bundle / "tables" / f"{name}.{fmt}").read_text()
-    body = _md_rows(text)[1] if fmt == "md" else _tex_rows(text)
+    body = _md_rows(text)[1] if fmt == "md" else _tex_rows(text, _keys(table))
     if fmt == "md":
         assert _md_rows(text)[0] == [c.head for c in table.columns]
     assert len(body) == len(rows), (name, fmt)
@@ -210,7 +240,7 @@ def test_latex_is_syntactically_sound(bundle, name):
         depth += {"{": 1, "}": -1}.get(ch, 0)
         assert depth >= 0, name
     assert depth == 0, name
-    envs = re.findall(r"\\(begin|end)\{(\w+)\}", tex)
+    envs = re.findall(r"\\(begin|end)\{([\w*]+)\}", tex)
     stack = []
     for what, env in envs:
         if what == "begin":
@@ -218,53 +248,119 @@ def test_latex_is_syntactically_sound(bundle, name):
         else:
             assert stack and stack.pop() == env, (name, env)
     long = ("begin", "longtable") in envs
-    assert not stack and (long or {("begin", "tabular"), ("begin", "table")} <= set(envs))
-    assert long == (tex.count("&") > 0 and len(_tex_rows(tex)) > 40)  # long tables break across pages
-    assert tex.index(r"\toprule") < tex.index(r"\midrule") < tex.index(r"\bottomrule")
+    assert not stack and (long or {("begin", "tabular"), ("begin", "table*")} <= set(envs))
+    assert long == (tex.count("&") > 0 and len(_tex_parts(tex)[0]) > 40)  # long tables break across pages
+    assert "resizebox" not in tex and "scalebox" not in tex                 # nothing is shrunk
     assert "\\hline" not in tex  # booktabs rules only
-    spec = re.search(r"\\begin\{(?:tabular|longtable)\}\{([lrc]+)\}", tex).group(1)
-    head = tex.split(r"\toprule", 1)[1].split(r"\midrule", 1)[0].strip()
-    for ln in [head] + [" & ".join(r) + r" \\" for r in _tex_rows(tex)]:
-        assert ln.endswith(r"\\"), (name, ln)
-        assert len(re.split(r"(?<!\\)&", ln)) == len(spec), (name, ln)
-        # every special character in a cell is escaped
-        assert not re.search(r"(?<!\\)[_#%]", ln), (name, ln)
-        assert not re.search(r"[κα≥≤→†−±×]", ln), (name, ln)
+    for part in (tex.split(r"\begin{tabular}")[1:] if not long else [tex]):
+        assert part.index(r"\toprule") < part.index(r"\midrule") < part.index(r"\bottomrule")
+        spec = re.search(r"^\{([lrc]+)\}|\\begin\{longtable\}\{([lrc]+)\}", part, re.M)
+        spec = spec.group(1) or spec.group(2)
+        head = part.split(r"\toprule", 1)[1].split(r"\midrule", 1)[0].strip()
+        for ln in [head] + [ln.strip() for ln in part.split(r"\midrule", 1)[1].split(r"\bottomrule")[0].splitlines()
+                            if ln.strip() and not ln.strip().startswith((r"\midrule", r"\endhead", r"\multicolumn",
+                                                                         r"\toprule", r"\endfoot"))
+                            and "&" in ln]:
+            assert ln.endswith((r"\\", r"\\[2pt]")), (name, ln)
+            assert len(re.split(r"(?<!\\)&", ln)) == len(spec), (name, ln)
+            # every special character in a cell is escaped
+            assert not re.search(r"(?<!\\)[_#%]", ln), (name, ln)
+            assert not re.search(r"[κα≥≤→†−±×]", ln), (name, ln)
 
 
-@pytest.mark.latex
-def test_latex_compiles_when_a_tex_engine_is_present(bundle, tmp_path):
+def _engine() -> str:
     engine = next((e for e in ("pdflatex", "xelatex", "lualatex") if shutil.which(e)), None)
     if engine is None:
         # scripts/test.sh installs pdflatex (scripts/_latex.sh) and says so: there a missing engine is a failure
         assert not os.environ.get("ROSE_REQUIRE_TEX"), "ROSE_REQUIRE_TEX is set but no TeX engine is on PATH"
         pytest.skip("no TeX engine on this machine (scripts/test.sh installs one): the syntactic check above stands in")
+    return engine
+
+
+def _compile(work: Path, doc: str) -> str:
+    """Compile `doc` in `work` twice (floats settle), fail on any error or anything running off the page; the log."""
+    for _ in range(2):
+        r = subprocess.run([_engine(), "-interaction=nonstopmode", "-halt-on-error", doc], cwd=work,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout[-3000:]
+    log = (work / doc.replace(".tex", ".log")).read_text(errors="replace")
+    for problem in ("Missing character", "Undefined control sequence", "LaTeX Error", "Overfull \\hbox",
+                    "Float too large"):
+        assert problem not in log, (doc, problem)
+    pdf = (work / doc.replace(".tex", ".pdf")).read_bytes()
+    assert pdf.startswith(b"%PDF") and b"%%EOF" in pdf[-64:]
+    return log
+
+
+@pytest.mark.latex
+def test_all_tables_compile_in_the_papers_order_long_ones_last(bundle, tmp_path):
     work = tmp_path / "tex"
     shutil.copytree(bundle / "tables", work)
-    r = subprocess.run([engine, "-interaction=nonstopmode", "-halt-on-error", "all_tables.tex"], cwd=work,
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout[-3000:]
-    log = (work / "all_tables.log").read_text(errors="replace")
-    for problem in ("Missing character", "Undefined control sequence", "LaTeX Error"):
-        assert problem not in log, problem
-    # nothing runs off the page: wide tables are scaled to the text width, long ones break across pages
-    for problem in ("Overfull \\hbox", "Float too large"):
-        assert problem not in log, problem
-    pdf = (work / "all_tables.pdf").read_bytes()
-    assert pdf.startswith(b"%PDF") and b"%%EOF" in pdf[-64:]
+    doc = (work / "all_tables.tex").read_text()
+    inputs = re.findall(r"\\input\{(\w+)\.tex\}", doc)
+    long = [n for n in TABLES if r"\begin{longtable}" in (work / f"{n}.tex").read_text()]
+    assert "difficulty" in long
+    assert inputs == [n for n in TABLES if n not in long] + long        # the paper's order, long tables at the end
+    assert doc.index(r"\appendix") < doc.index(r"\input{difficulty.tex}")
+    _compile(work, "all_tables.tex")
+
+
+# Two test documents with the geometry of the venues' templates (their class files are not shipped here): ICML,
+# two columns of 3.25 in on letter paper, 6.75 in of text; NeurIPS, one column of 5.5 in. Both 10 pt.
+VENUES = {
+    "icml": ("\\documentclass[10pt,twocolumn]{article}\n"
+             "\\usepackage[letterpaper,textwidth=6.75in,textheight=9in,columnsep=0.25in]{geometry}\n", True),
+    "neurips": ("\\documentclass[10pt]{article}\n"
+                "\\usepackage[letterpaper,textwidth=5.5in,textheight=9in]{geometry}\n", False),
+}
+TEX_PT = 72 / 72.27   # PDF points per TeX point: pdfTeX's 7 pt font is 6.97 PDF points
+
+
+@pytest.mark.latex
+@pytest.mark.parametrize("venue", sorted(VENUES))
+def test_tables_and_figures_compile_unshrunk_in_a_venues_document(bundle, tmp_path, venue):
+    """Every table (and, in the two-column document, every figure through captions.tex) in a document of the
+    venue's geometry: nothing overfull, and the smallest text in the PDF, read from its content streams
+    (`tests/pdf_fonts.py`: each Tf size times the text and graphics matrices in force), is >= 7 pt; the main
+    table's values are at 8 pt."""
+    from tests.pdf_fonts import smallest_text_pt, text_sizes
+
+    head, figures = VENUES[venue]
+    work = tmp_path / venue
+    shutil.copytree(bundle / "tables", work / "tables")
+    shutil.copytree(bundle / "figures", work / "figures")
+    doc = (work / "tables" / "all_tables.tex").read_text()
+    body = doc.split("\\begin{document}")[1].split("\\end{document}")[0].replace("\\input{", "\\input{tables/")
+    if figures:
+        body = "\\input{figures/captions.tex}\n" + body
+    (work / "paper.tex").write_text(head + "\\usepackage[T1]{fontenc}\n\\usepackage{booktabs,longtable,graphicx}\n"
+                                    "\\begin{document}\n" + body + "\n\\end{document}\n")
+    _compile(work, "paper.tex")
+    sizes = text_sizes(work / "paper.pdf")
+    assert len(sizes) > 200
+    assert smallest_text_pt(work / "paper.pdf") >= 7 * TEX_PT - 0.01, sorted(set(round(x, 2) for x in sizes))[:5]
+    # the main table alone: its values at 8 pt (\footnotesize), its intervals at 7 pt (\scriptsize)
+    (work / "main.tex").write_text(head + "\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n\\begin{document}\n"
+                                   "\\input{tables/main.tex}\n\\end{document}\n")
+    _compile(work, "main.tex")
+    main_sizes = {round(x / TEX_PT, 1) for x in text_sizes(work / "main.pdf")}
+    assert {7.0, 8.0} <= main_sizes and min(main_sizes) >= 7.0, main_sizes
 
 
 def test_latex_escape():
     assert latex_escape("a_b & 50% #1 {x} ~^\\") == \
         r"a\_b \& 50\% \#1 \{x\} \textasciitilde{}\textasciicircum{}\textbackslash{}"
-    assert latex_escape("L-Clk† κ ≥ α") == r"L-Clk\textsuperscript{\dag} $\kappa$ $\geq$ $\alpha$"
+    assert latex_escape("L-Clk† κ ≥ α") == r"L-Clk\dag{} $\kappa$ $\geq$ $\alpha$"   # a dagger at full size, not a 6 pt superscript
 
 
 def test_figures_are_drawn_at_their_size(bundle):
     manifest = json.loads((bundle / "manifest.json").read_text())
     figs = {f["name"]: f for f in manifest["figures"]}
     assert sorted(figs) == sorted(FIGURES)
+    assert manifest["figure_width"] == {"name": "single", "inches": 3.25}
     for name, f in figs.items():
+        # one column (3.25 in = 312 CSS px), but failure kinds, whose one-row legend needs the text's width
+        assert f["width"] == (648 if name == "failure_kinds" else 312) and f["inches"][0] == f["width"] / 96, name
         img = Image.open(bundle / "figures" / f"{name}.png")
         assert list(img.size) == f["png_pixels"] == [2 * f["width"], 2 * f["height"]], name
         colours = img.convert("RGB").resize((300, 200)).getcolors(maxcolors=1 << 16)
@@ -275,14 +371,89 @@ def test_figures_are_drawn_at_their_size(bundle):
             (bundle / "figures" / f"{name}.svg").read_text().count('class="bars"') > 0, name
         pdf = (bundle / "figures" / f"{name}.pdf").read_bytes()
         assert pdf.startswith(b"%PDF") and b"%%EOF" in pdf[-64:], name
+        # the legend, as the browser laid it out: one line (one line's height), inside the figure
+        legend = re.search(r'<g class="annotation".*?translate\(([-\d.]+),[-\d.]+\)"><rect class="bg" x="[\d.]+" '
+                           r'y="[\d.]+" width="([\d.]+)" height="([\d.]+)"', svg_text := (bundle / "figures" /
+                                                                                       f"{name}.svg").read_text())
+        assert legend, name
+        x, w, h = map(float, legend.groups())
+        assert x >= 0 and x + w <= f["width"] and h < 2 * 11, (name, x, w, h)
+        assert svg_text.count("\u25a0") >= 2, name
+        # the PDF's page is the figure's size in points (72 per inch)
+        box = [float(x) for x in re.search(rb"/MediaBox\s*\[([^\]]*)\]", pdf).group(1).split()]
+        assert box[2] == pytest.approx(f["inches"][0] * 72, abs=1) and box[3] == pytest.approx(f["inches"][1] * 72, abs=1)
+
+
+@pytest.fixture(scope="module")
+def double_figures(paper, tmp_path_factory, chromium) -> tuple[Path, list]:
+    from rose_core.analysis.bundle.figures import paper_figures, render_figures
+
+    folder = tmp_path_factory.mktemp("double")
+    return folder, render_figures(paper_figures(paper, "double"), folder)
+
+
+def _svg_font_sizes(path: Path) -> list[float]:
+    """Every font size (px) in a Plotly SVG: its texts carry `font-size` in their style."""
+    return [float(x) for x in re.findall(r"font-size:\s*([\d.]+)px", path.read_text())]
+
+
+def test_every_text_is_at_least_7_pt_in_the_pdf_and_the_svg(bundle, double_figures):
+    from tests.pdf_fonts import smallest_text_pt, text_sizes
+
+    folder, files = double_figures
+    for where, figs in (("single", [(bundle / "figures", f["name"])
+                                    for f in json.loads((bundle / "manifest.json").read_text())["figures"]]),
+                        ("double", [(folder, f.name) for f in files])):
+        for base, name in figs:
+            pdf = base / f"{name}.pdf"
+            assert len(text_sizes(pdf)) >= 10, (where, name)          # the text is text, and was all read
+            pt_pdf = smallest_text_pt(pdf)
+            # SVG: CSS pixels, 96 per inch, at the figure's printed width: 0.75 pt per pixel
+            pt_svg = min(_svg_font_sizes(base / f"{name}.svg")) * 0.75
+            assert pt_pdf >= 7 and pt_svg >= 7, (where, name, pt_pdf, pt_svg)
+    assert {f.width for f in files} == {648}
+
+
+def test_figures_have_captions_not_titles(bundle):
+    caps = (bundle / "figures" / "captions.md").read_text()
+    tex = (bundle / "figures" / "captions.tex").read_text()
+    for name in FIGURES:
+        assert f"## {name}" in caps and f"figures/{name}.pdf" in tex, name
+        assert 'class="gtitle"' not in (bundle / "figures" / f"{name}.svg").read_text(), name
+    assert tex.count(r"\begin{figure}") == 5 and tex.count(r"\begin{figure*}") == 1   # failure kinds spans both
+    assert "Error bars: the 95% intervals printed in the table (G-Cnt, L-Cnt, L-Clk, V-Clk, Excl-CS)" in caps
+    assert "published numbers" in caps and "sorted by Avg" in caps
+
+
+def test_figures_sort_solvers_by_avg_and_draw_the_tables_intervals(paper):
+    from rose_core.analysis.bundle.figures import paper_figures, short_name
+
+    main = paper.table("main").frame
+    figs = paper_figures(paper, "single")
+    ticks = list(figs["main_pass"].figure.layout.yaxis.ticktext)
+    avg = {short_name(s): a for s, a in zip(main["solver"], main["Avg"])}
+    shown = [avg[t] for t in ticks]
+    assert shown == sorted(shown, reverse=True) and len(ticks) == len(main)
+    human = ticks.index("Human")
+    row = main[main["solver"] == "Human"].iloc[0]
+    for t in figs["main_pass"].figure.data:
+        if t.mode == "markers" and t.name in ("G-Cnt", "V-Clk"):
+            assert t.x[human] + t.error_x.array[human] == pytest.approx(row[f"{t.name} hi"])
+            assert t.x[human] - t.error_x.arrayminus[human] == pytest.approx(row[f"{t.name} lo"])
+    for name, f in figs.items():
+        (legend,) = f.figure.layout.annotations
+        assert "<br>" not in legend.text and not f.figure.layout.showlegend, name   # one legend, one line
+        assert not f.figure.layout.title.text, name
 
 
 def test_no_colour_repeats_within_a_figure(paper):
     from rose_core.analysis.bundle.figures import paper_figures
+    from rose_core.analysis.charts import PRINT_PALETTE
 
-    for name, (fig, _) in paper_figures(paper).items():
-        colours = [t.marker.color for t in fig.data if t.showlegend is not False and t.legendgroup != "kinds"]
-        assert len(colours) == len(set(colours)), name
+    for name, f in paper_figures(paper).items():
+        fig = f.figure
+        colours = [t.marker.color for t in fig.data if t.showlegend is not False]
+        assert len(colours) == len(set(colours)) and set(colours) <= set(PRINT_PALETTE), name
         # humans, agents and published rows are told apart by the marker, not only the colour
         if name != "failure_kinds":
             symbols = {s for t in fig.data if isinstance(t.marker.symbol, tuple) for s in t.marker.symbol}
@@ -391,6 +562,7 @@ def test_tables_print_numbers_in_the_one_format():
                   ["m2", MISSING, MISSING, MISSING, "-0.200"]]
     tex = _tex_rows(to_latex(t))
     assert tex[0] == ["Human", r"98.4 {\scriptsize [97.1, 99.3]}", r"\textless{} 0.001", "12,345", "0.812"]
+    assert r"\scriptsize [97.1, 99.3]} &  &  &  \\[2pt]" in to_latex(t)   # the interval on a line of its own
     assert tex[2][1] == "--" and "None" not in to_latex(t) and "nan" not in to_latex(t).lower()
 
 
@@ -416,3 +588,80 @@ def test_bold_follows_the_printed_value_not_hidden_decimals():
     frame.loc[2, "G-Cnt"] = 80.24
     md = to_markdown(PaperTable("t", "T", "c", frame, t.columns))
     assert "| a | **80.3** |" in md and "| b (published) | **80.3** |" in md and "| c | 80.2 |" in md
+
+
+def test_checklist_and_methods_say_completion_practice_selection_and_run_settings(populated_db, small_dataset,
+                                                                                   fresh_location, tmp_path):
+    """A participant who stops after six good answers is analysed and counted as not finished, in the checklist
+    and in methods.md; a run imported with settings shows them, runs without any say "not recorded"."""
+    from rose_core.analysis.bundle.checklist import checklist_items, methods_paragraph
+    from rose_core.benchmarks.rose.agents import run_agent
+    from rose_core.instrument.ids import FakeClock, SequentialIds
+    from rose_core.instrument.study import End, get_study
+    from rose_core.runs.importer import import_run
+    from tests.participants import new_session, submit_payload
+
+    store = clone(populated_db, fresh_location())
+    sid = store.query("SELECT study_id FROM studies")[0]["study_id"]
+    clock = FakeClock()
+    session = new_session(store, small_dataset, get_study(store, sid), "LATE", ids=SequentialIds("late"), clock=clock)
+    for _ in range(6):
+        screen = session.screen()
+        assert not isinstance(screen, End)
+        key = screen.item.key
+        clock.advance(4.0)
+        session.submit(screen, submit_payload(screen, sorted(key.gold_cells) if screen.item.mode != "count" else [],
+                                              key.gold_count if screen.item.mode != "click" else None))
+    out = tmp_path / "oracle2.jsonl"
+    run_agent("oracle", small_dataset, out)
+    import_run(store, small_dataset, out, "oracle-2", kind="agent",
+               settings={"model": "oracle-2", "temperature": 0.0, "max_tokens": 64, "date": "2026-05-01",
+                         "prompt_variant": "instance", "endpoint": "http://127.0.0.1:8000/v1"})
+    paper = paper_report(store, small_dataset, n_boot=20, seed=1)
+    items, facts = checklist_items(store, small_dataset, paper)
+    by = {i.item: i for i in items}
+    done = by["Completion of the analysed participants"].answer
+    assert done == "6 analysed participants: 5 completed the study, 1 did not finish (left before the end: 1); " \
+                   "their answers up to then are analysed"
+    assert by["Practice outcomes (analysed participants)"].answer == "6 had no practice (none configured or not reached)"
+    settings = by["Model run settings (prompt, sampling, token limit, date, endpoint)"]
+    assert "oracle-2 (agent): model oracle-2, prompt_variant instance, temperature 0.0, max_tokens 64, date " \
+           "2026-05-01, endpoint http://127.0.0.1:8000/v1" in settings.answer
+    assert f"pixel (agent): not recorded {BLANK}" in settings.answer and settings.blank
+    sel = by["Selection analysed (split, subsets, templates)"].answer
+    assert sel.startswith("split dev, test; subsets ") and sel.endswith("templates G-Cnt, L-Cnt, L-Clk, V-Clk, Excl-CS, G-Clk, mL-Cnt")
+    # sections stay together: a row added by its own function lands in its section
+    sections = [i.section for i in items]
+    assert sections == sorted(sections, key=sections.index)
+    methods = methods_paragraph(paper, facts, small_dataset, store)
+    assert "Completion: 6 analysed participants: 5 completed the study, 1 did not finish" in methods
+    assert "Selection: split dev, test;" in methods and "Split: all" not in methods
+    assert "oracle-2 (agent): model oracle-2" in methods and "pixel (agent): not recorded" in methods
+    # a selected split is named as selected
+    test_only = paper_report(store, small_dataset, split="test", n_boot=20, seed=1)
+    chosen = {i.item: i for i in checklist_items(store, small_dataset, test_only)[0]}
+    assert chosen["Selection analysed (split, subsets, templates)"].answer.startswith("split test (selected); subsets")
+
+
+def test_selection_is_read_from_the_data_per_kind_of_solver():
+    from types import SimpleNamespace
+
+    from rose_core.analysis.bundle.checklist import selection_used
+    from rose_core.analysis.selection import Filters
+
+    df = pd.DataFrame({"solver_kind": ["human", "human", "model", "model"], "split": ["test", "test", "dev", "test"],
+                       "subset": ["PixelEdit"] * 4, "template": ["T1", "T3", "T1", "T3"]})
+    paper = SimpleNamespace(selection=SimpleNamespace(df=df, filters=Filters()))
+    assert selection_used(paper) == ("split humans test; models dev, test; subsets PixelEdit; templates G-Cnt, "
+                                     "L-Clk")
+
+
+def test_caption_keys_only_the_shapes_a_figure_shows():
+    from rose_core.analysis.bundle.figures import shapes, short_name
+
+    both = pd.DataFrame({"kind": ["human", "agent", "published"]})
+    assert shapes(both, connect=False) == ("Markers: circle, humans; diamond, agents; open markers and names marked "
+                                           "*, the paper's published numbers.")
+    assert "open markers on dotted lines" in shapes(both, connect=True)
+    assert shapes(pd.DataFrame({"kind": ["model"]}), connect=True) == "Markers: square, models."
+    assert short_name("GPT-5.5 (published)") == "GPT-5.5*" and short_name("oracle (agent)") == "oracle (agent)"

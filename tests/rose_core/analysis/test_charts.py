@@ -59,3 +59,92 @@ def test_line_figure_one_line_per_series():
                        "n": [3, 4, 5, 6]})
     fig = line_figure(df, "value", "PASS", "solver", "t", "x", "y", hover="n")
     assert [t.name for t in fig.data] == ["a", "b"] and list(fig.data[1].customdata) == [5, 6]
+
+
+# Machado, Oliveira & Fernandes (2009), "A physiologically-based model for simulation of color vision deficiency",
+# severity 1.0 (dichromacy), applied to linear RGB.
+PROTANOPIA = np.array([[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
+                       [-0.003882, -0.048116, 1.051998]])
+DEUTERANOPIA = np.array([[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413],
+                         [-0.011820, 0.042940, 0.968881]])
+SRGB_TO_XYZ = np.array([[0.4124564, 0.3575761, 0.1804375], [0.2126729, 0.7151522, 0.0721750],
+                        [0.0193339, 0.1191920, 0.9503041]])
+D65 = np.array([0.95047, 1.0, 1.08883])
+
+
+def _linear(hex_colour: str) -> np.ndarray:
+    c = np.array([int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)])
+    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+
+
+def _lab(rgb: np.ndarray) -> np.ndarray:
+    x = SRGB_TO_XYZ @ np.clip(rgb, 0, 1) / D65
+    f = np.where(x > (6 / 29) ** 3, np.cbrt(x), x / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def _views(hex_colour: str) -> dict[str, np.ndarray]:
+    rgb = _linear(hex_colour)
+    return {"normal": _lab(rgb), "deuteranopia": _lab(DEUTERANOPIA @ rgb), "protanopia": _lab(PROTANOPIA @ rgb)}
+
+
+def _grey_lightness(hex_colour: str) -> float:
+    """L* of the colour printed in greyscale (its luminance Y)."""
+    y = float(SRGB_TO_XYZ[1] @ _linear(hex_colour))
+    return 116 * (y ** (1 / 3) if y > (6 / 29) ** 3 else y / (3 * (6 / 29) ** 2) + 4 / 29) - 16
+
+
+def test_cvd_simulation_matches_known_values():
+    # the simulation itself: greys stay grey, and red and green (apart for a normal eye) collapse for dichromats
+    assert np.allclose(_views("#808080")["deuteranopia"], _views("#808080")["normal"], atol=0.5)
+    red, green = _views("#CC3333"), _views("#339933")
+    assert np.linalg.norm(red["normal"] - green["normal"]) > 80
+    assert np.linalg.norm(red["deuteranopia"] - green["deuteranopia"]) < 45
+    assert _grey_lightness("#000000") == pytest.approx(0, abs=1e-6) and _grey_lightness("#FFFFFF") == pytest.approx(100)
+
+
+def test_print_palette_stays_apart_for_colour_blind_eyes_and_in_greyscale():
+    from itertools import combinations
+
+    from rose_core.analysis.charts import PRINT_PALETTE, PRINT_PICK, print_colours
+
+    lightness = [_grey_lightness(c) for c in PRINT_PALETTE]
+    assert lightness == sorted(lightness) and lightness[-1] < 85     # ordered, none too pale for a white page
+    for a, b in combinations(PRINT_PALETTE, 2):
+        va, vb = _views(a), _views(b)
+        for eye in va:
+            assert np.linalg.norm(va[eye] - vb[eye]) >= 16, (a, b, eye)
+        assert abs(_grey_lightness(a) - _grey_lightness(b)) >= 7.5, (a, b)
+    # the fewer colours a figure needs, the further apart in greyscale they are
+    need = {2: 40, 3: 30, 4: 15, 5: 15, 6: 9, 7: 7.5, 8: 7.5}
+    for k, want in need.items():
+        chosen = list(print_colours([f"m{i}" for i in range(k)]).values())
+        assert len(set(chosen)) == k == len(PRINT_PICK[k])
+        assert min(abs(_grey_lightness(a) - _grey_lightness(b)) for a, b in combinations(chosen, 2)) >= want, k
+    with pytest.raises(ValueError, match="print palette"):
+        print_colours([str(k) for k in range(9)])
+
+
+def test_print_figure_has_no_title_bars_from_the_rows_and_one_legend_line():
+    from rose_core.analysis.charts import Print, legend_width
+
+    df = pd.DataFrame({"solver": ["a", "b", "c"], "kind": ["model", "human", "model"],
+                       "Counting Avg": [50.0, 90.0, 70.0], "Counting Avg lo": [40.0, 85.0, np.nan],
+                       "Counting Avg hi": [61.0, 94.0, np.nan], "Action Avg": [10.0, 80.0, 30.0]})
+    style = Print(312, 11)
+    fig, height = dot_figure(df, [("Counting Avg", "Counting"), ("Action Avg", "Action")], None,
+                             order=["b", "c", "a"], style=style)
+    assert not fig.layout.title.text and fig.layout.width == 312 and fig.layout.height == height
+    assert list(fig.layout.yaxis.ticktext) == ["b", "c", "a"]
+    counting = next(t for t in fig.data if t.name == "Counting")
+    assert list(counting.x) == [90.0, 70.0, 50.0]
+    assert list(counting.error_x.array) == [pytest.approx(4.0), None, pytest.approx(11.0)]
+    assert list(counting.error_x.arrayminus) == [pytest.approx(5.0), None, pytest.approx(10.0)]
+    assert next(t for t in fig.data if t.name == "Action").error_x.array is None   # no interval column: no bars
+    assert fig.layout.showlegend is False
+    (legend,) = fig.layout.annotations
+    assert "<br>" not in legend.text and legend.text.count("\u25a0") == 2
+    assert legend_width([("Counting", ""), ("Action", "")], 11) < 312
+    for size in (fig.layout.font.size, fig.layout.xaxis.tickfont.size, fig.layout.yaxis.tickfont.size,
+                 legend.font.size, fig.layout.xaxis.title.font.size):
+        assert size == 11

@@ -68,6 +68,33 @@ def test_retries_failures_resume_and_import(api, small_dataset, tmp_path, monkey
     assert res.format == "jsonl" and res.responses == len(insts)
 
 
+def test_settings_are_written_kept_on_resume_and_stored_by_import(api, small_dataset, tmp_path):
+    import subprocess
+    import sys
+
+    from rose_core.runs.settings import RunSettingsError, read_settings, sidecar
+
+    api.fail_excluded = False
+    out = tmp_path / "run.jsonl"
+    kw = dict(split="dev", templates=["T1"], backoff_base=0.01, limit=2, max_tokens=512)
+    run_model(small_dataset, api.url.replace("http://", "http://user:secret@") + "?key=x", "fake-vlm", out,
+              temperature=0.2, **kw)
+    first = read_settings(sidecar(out))
+    assert first["model"] == "fake-vlm" and first["temperature"] == 0.2 and first["max_tokens"] == 512
+    assert first["prompt_variant"] == "instance" and first["date"].endswith("+00:00")
+    assert "secret" not in first["endpoint"] and "key=" not in first["endpoint"] and first["endpoint"].endswith("/v1")
+    run_model(small_dataset, api.url, "fake-vlm", out, temperature=0.2, **{**kw, "limit": 3})   # a resume: kept
+    assert read_settings(sidecar(out)) == first
+    with pytest.raises(RunSettingsError, match="temperature: 0.2 then, 0.7 now"):
+        run_model(small_dataset, api.url, "fake-vlm", out, temperature=0.7, **kw)
+    db = tmp_path / "rose.db"
+    r = subprocess.run([sys.executable, "-m", "rose_core", "import-run", str(out), "--solver", "fake-vlm",
+                        "--dataset", str(small_dataset.root), "--db", str(db)], capture_output=True, text=True)
+    assert r.returncode == 0 and f"settings: from {sidecar(out)}" in r.stdout, r.stderr
+    meta = json.loads(open_store(db).query("SELECT meta FROM runs WHERE run_id = 'model:fake-vlm'")[0]["meta"])
+    assert meta["settings"] == first
+
+
 def test_resume_refuses_a_file_of_another_build(small_dataset, tmp_path):
     out = tmp_path / "run.jsonl"
     iid = small_dataset.select(split="dev", templates=["T1"])[0].instance_id
