@@ -274,7 +274,7 @@ class View:
 
     def note(self) -> str:
         """Short: goes into every chart's subtitle and every exported file name."""
-        if self.rules == ExclusionRules(False, None, None):
+        if self.rules.is_off:
             return "exclusions off"
         return f"exclusions on: {self.n_excluded} participants excluded"
 
@@ -288,7 +288,7 @@ class View:
         if f.studies:
             bits.append(f"{len(f.studies)} studies")
         ex = f"exclusions on ({self.rules.describe()}): {self.n_excluded} participants excluded" \
-            if self.rules != ExclusionRules(False, None, None) else "exclusions off: every participant kept"
+            if not self.rules.is_off else "exclusions off: every participant kept"
         scored = ", ".join(f"scorer {v}" for v in self._parts.versions) or "no responses"
         return f"{len(self.df):,} responses ({scored}) · " + " · ".join(bits) + " · " + ex
 
@@ -315,7 +315,8 @@ class View:
 CHOICES = "dash_choices"  # the one place the sidebar's choices live: every analysis page reads and writes it
 DEFAULT_CHOICES = {"dash_split": "all", "dash_subsets": [], "dash_templates": [], "dash_studies": [],
                    "dash_solvers": [], "dash_ex_att": True, "dash_ex_fast": True, "dash_ex_fast_s": 1.5,
-                   "dash_ex_streak": True, "dash_ex_streak_n": 10}
+                   "dash_ex_streak": True, "dash_ex_streak_n": 10,
+                   "dash_ex_completed": True, "dash_ex_by_hand": True}
 
 
 def _remember(key: str) -> None:
@@ -349,6 +350,10 @@ def sidebar(df: pd.DataFrame) -> tuple[Filters, ExclusionRules]:
     solvers = sb.multiselect("Solvers", solver_options, **_kept("dash_solvers", solver_options))
     sb.markdown("### Participant exclusions")
     sb.caption("Chosen once, applied on every analysis page.")
+    completed = sb.checkbox("Completed the study only", **_kept("dash_ex_completed"),
+                            help="Leave out participants who did not finish (still working, timed out, screened out)")
+    by_hand = sb.checkbox("Excluded by the experimenter", **_kept("dash_ex_by_hand"),
+                          help="The exclusions made on the Studies page, each with its reason")
     att = sb.checkbox("Failed an attention check", **_kept("dash_ex_att"))
     fast_on = sb.checkbox("Too fast", **_kept("dash_ex_fast"))
     fast = sb.number_input("… median seconds per item below", 0.1, 60.0, **_kept("dash_ex_fast_s")) if fast_on else None
@@ -356,7 +361,7 @@ def sidebar(df: pd.DataFrame) -> tuple[Filters, ExclusionRules]:
     streak = sb.number_input("… answers in a row saying the same", 2, 100, **_kept("dash_ex_streak_n")) \
         if streak_on else None
     return (Filters(None if split == "all" else split, tuple(subsets), tuple(templates), tuple(chosen), tuple(solvers)),
-            ExclusionRules(att, fast * 1000 if fast else None, int(streak) if streak else None))
+            ExclusionRules(att, fast * 1000 if fast else None, int(streak) if streak else None, completed, by_hand))
 
 
 def study_names(db: Store | None = None) -> dict[str, str]:

@@ -15,7 +15,7 @@ def report_data(store: Store, split: str | None = None, exclusions: bool = True,
                 n_boot: int | None = None, seed: int | None = None) -> tuple[dict, pd.DataFrame]:
     """(the JSON report, the main table). Defaults are the dashboards': standard exclusions, BOOT resamples,
     base seed SEED."""
-    rules = ExclusionRules() if exclusions else ExclusionRules(False, None, None)
+    rules = ExclusionRules() if exclusions else ExclusionRules.off()
     sel = select_from_store(store, Filters(split=split), rules)
     report, table = report_from_selection(sel, published, n_boot, seed)
     return with_sgp(with_runs_warning(report, store, sel), store), table

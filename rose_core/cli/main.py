@@ -339,6 +339,13 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     from ..analysis.plan import add_command as add_plan_command
 
     add_plan_command(sub, db_location(), str(dataset_dir()))
+    # The `study` group (its other commands: cli/study.py, joined at the merge).
+    st = sub.add_parser("study", help="a study's approvals and management")
+    study_sub = st.add_subparsers(dest="study_cmd", required=True)
+    from . import approvals, manage
+
+    approvals.add_parser(study_sub)
+    manage.add_parser(study_sub)
     return ap
 
 

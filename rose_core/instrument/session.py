@@ -115,6 +115,19 @@ class Consent:
 
 
 @dataclass(frozen=True)
+class Deadline:
+    """When the study's time limit runs out (server clock, epoch seconds), and the server's time when the screen
+    was computed: the page counts down `ends_at - now` from there (it only displays; the server decides)."""
+
+    ends_at: float
+    now: float
+
+    @property
+    def seconds_left(self) -> float:
+        return max(0.0, self.ends_at - self.now)
+
+
+@dataclass(frozen=True)
 class Instructions:
     has_practice: bool
 
@@ -128,6 +141,7 @@ class ItemScreen:
     progress_fraction: float
     ack_seq: int
     restore: Restore
+    deadline: Deadline | None = None    # the time limit's countdown, when the study has one
 
     def component_data(self, image: bytes | str, stored_seq: int = -1, refusals: int = 0,
                        pending: bool = False) -> dict[str, Any]:
@@ -182,9 +196,24 @@ class Wait:
 
 @dataclass(frozen=True)
 class End:
+    """The end screen: why, and what the participant takes back to the platform. A completed participant gets the
+    completion code / URL, a screened-out one the screen-out code / URL (`code`, `url` say which applies);
+    `attention`: screened out by a failed attention check rather than the practice."""
+
     reason: EndReason
     completion_code: str
     completion_url: str
+    screen_out_code: str = ""
+    screen_out_url: str = ""
+    attention: bool = False
+
+    @property
+    def code(self) -> str:
+        return {"completed": self.completion_code, "screened_out": self.screen_out_code}.get(self.reason, "")
+
+    @property
+    def url(self) -> str:
+        return {"completed": self.completion_url, "screened_out": self.screen_out_url}.get(self.reason, "")
 
 
 Screen = Union[Consent, Instructions, PracticeFeedback, ItemScreen, OtherTab, Wait, End]
@@ -368,8 +397,18 @@ class ParticipantSession:
         return next((a for a in participants.participant_assignments(c, pid)
                      if view_id_for(pid, a.kind, a.attempt, a.position) == view_id), None)
 
-    def _end(self, reason: EndReason) -> End:
-        return End(reason, self.cfg.completion_code, self.cfg.completion_url)
+    def _end(self, reason: EndReason, p: participants.Participant | None = None) -> End:
+        """`p`: the participant, to tell a screen-out by attention check from one at the practice."""
+        cfg = self.cfg
+        attention = bool(reason == "screened_out" and p is not None
+                         and (p.practice_passed or not cfg.practice_rounds))
+        return End(reason, cfg.completion_code, cfg.completion_url, cfg.screen_out_code, cfg.screen_out_url,
+                   attention)
+
+    def _deadline(self, p: participants.Participant, t: float) -> Deadline | None:
+        if not self.cfg.time_limit_minutes or p.consent_at is None:
+            return None
+        return Deadline(p.consent_at + 60 * self.cfg.time_limit_minutes, t)
 
     def _screen(self, c) -> Screen:
         cfg, t, pid = self.cfg, self.clock(), self.participant_id
@@ -378,7 +417,7 @@ class ParticipantSession:
             raise StudyError(f"unknown participant {pid!r}")
         participants.touch(c, pid, t)
         if p.finished_at is not None and p.end_reason != "screened_out":
-            return self._end(p.end_reason)
+            return self._end(p.end_reason, p)
         if not self._claim(c, p):
             return OtherTab()
         if p.consent_at is None:
@@ -394,7 +433,7 @@ class ParticipantSession:
         if pending:
             return self._feedback(c, p, pending[0], assigns)
         if p.finished_at is not None:
-            return self._end(p.end_reason)
+            return self._end(p.end_reason, p)
         if cfg.practice_rounds and not p.practice_passed:
             return self._practice(c, p, assigns, t)
         return self._main(c, p, assigns, t)
@@ -406,7 +445,9 @@ class ParticipantSession:
             raise ItemUnavailable(a, f"{self.ds.root / item.image}: {problem}")
         view = view_id_for(a.participant_id, a.kind, a.attempt, a.position)
         restored = restore([GridEvent(*e) for e in view_events(c, a.participant_id, view)])
-        return ItemScreen(view, a.kind, item, progress, fraction, restored.next_seq, restored)
+        p = participants.get_participant(c, a.participant_id) if self.cfg.time_limit_minutes else None
+        return ItemScreen(view, a.kind, item, progress, fraction, restored.next_seq, restored,
+                          self._deadline(p, self.clock()) if p is not None else None)
 
     def _round(self, attempt: int) -> list[str]:
         rounds = self.cfg.practice_rounds
@@ -581,6 +622,9 @@ class ParticipantSession:
             participants.touch(c, pid, t)
             if a.kind == "practice":
                 self._close_round(c, pid, a.attempt, t)
+            elif a.kind == "attention" and not result.passed and self.cfg.attention_screen_out:
+                participants.finish(c, pid, "screened_out", t)
+                participants.release_holds(c, [pid], t)
         return Recorded(result, duplicate=False)
 
     def _refusal(self, c, a: participants.Assignment | None, t: float) -> Refusal | None:
