@@ -141,7 +141,6 @@ class ItemScreen:
     progress_fraction: float
     ack_seq: int
     restore: Restore
-    deadline: Deadline | None = None    # the time limit's countdown, when the study has one
 
     def component_data(self, image: bytes | str, stored_seq: int = -1, refusals: int = 0,
                        pending: bool = False) -> dict[str, Any]:
@@ -405,10 +404,17 @@ class ParticipantSession:
         return End(reason, cfg.completion_code, cfg.completion_url, cfg.screen_out_code, cfg.screen_out_url,
                    attention)
 
-    def _deadline(self, p: participants.Participant, t: float) -> Deadline | None:
-        if not self.cfg.time_limit_minutes or p.consent_at is None:
+    def deadline(self) -> Deadline | None:
+        """When this participant's time runs out (the study's limit, from their consent), for the page's countdown;
+        None without a limit, before consent or after the end. The server alone decides: `screen()` ends the
+        participant as timed out once it has passed, and refuses a later answer."""
+        if not self.cfg.time_limit_minutes:
             return None
-        return Deadline(p.consent_at + 60 * self.cfg.time_limit_minutes, t)
+        with storage(self.store), self.store.connect() as c:
+            p = participants.get_participant(c, self.participant_id)
+        if p is None or p.consent_at is None or p.finished_at is not None:
+            return None
+        return Deadline(p.consent_at + 60 * self.cfg.time_limit_minutes, self.clock())
 
     def _screen(self, c) -> Screen:
         cfg, t, pid = self.cfg, self.clock(), self.participant_id
@@ -445,9 +451,7 @@ class ParticipantSession:
             raise ItemUnavailable(a, f"{self.ds.root / item.image}: {problem}")
         view = view_id_for(a.participant_id, a.kind, a.attempt, a.position)
         restored = restore([GridEvent(*e) for e in view_events(c, a.participant_id, view)])
-        p = participants.get_participant(c, a.participant_id) if self.cfg.time_limit_minutes else None
-        return ItemScreen(view, a.kind, item, progress, fraction, restored.next_seq, restored,
-                          self._deadline(p, self.clock()) if p is not None else None)
+        return ItemScreen(view, a.kind, item, progress, fraction, restored.next_seq, restored)
 
     def _round(self, attempt: int) -> list[str]:
         rounds = self.cfg.practice_rounds
