@@ -72,6 +72,7 @@ def review(store: Store, study: Study, rules: ExclusionRules | None = None) -> R
     out = []
     for _, p in prolific.iterrows():
         pid, end = p["participant_id"], p["end_reason"]
+        end = None if end is None or pd.isna(end) else str(end)
         f = facts.loc[pid] if pid in facts.index else None
         reasons = [r for r in (f["excluded"].split(", ") if f is not None and f["excluded"] else [])
                    if r != "unfinished"]
@@ -99,7 +100,7 @@ def review(store: Store, study: Study, rules: ExclusionRules | None = None) -> R
             status, reason = "approve", ""
         started = p["created_at"]
         done = p["finished_at"]
-        out.append({"participant_id": p["external_id"], "submission_id": p["prolific_session_id"] or "",
+        out.append({"participant_id": p["external_id"], "submission_id": "" if pd.isna(p["prolific_session_id"]) else p["prolific_session_id"],
                     "status": status, "reason": reason, "rejection_category": category,
                     "time_taken_s": None if done is None or pd.isna(done) else round(float(done - started), 1),
                     "main_items": int(f["main_items"]) if f is not None else None, "end_reason": end or "",
