@@ -154,9 +154,16 @@ def test_end_page_shows_code_and_redirect(app_env):
 
 
 def test_screened_out_page(app_env):
-    at = _end(app_env, "screened_out")
-    assert any("criterion" in i.value for i in at.info)
+    at = _end(app_env, "screened_out")   # no practice in this study: screened out by an attention check
+    assert any("attention check" in i.value for i in at.info)
     assert not any("CODE-9" in m.value for m in at.markdown)
+    assert any("return your submission" in m.value for m in at.markdown)   # no screen-out code: the advice
+
+
+def test_screened_out_page_gives_the_screen_out_code(app_env):
+    at = _end(app_env, "screened_out", screen_out_code="OUT-7")
+    assert any("OUT-7" in m.value for m in at.markdown)
+    assert not any("CODE-9" in m.value or "return your submission" in m.value for m in at.markdown)
 
 
 def test_time_limit_end_page_says_time_limit(app_env):
@@ -167,7 +174,9 @@ def test_time_limit_end_page_says_time_limit(app_env):
         c.execute("UPDATE participants SET consent_at = consent_at - 120")
     at.run()
     assert at.title[0].value == "Thank you!"
-    assert [i.value for i in at.info] == ["The time limit for this study has passed. Thank you for your time."]
+    assert [i.value for i in at.info] == ["The time limit for this study has passed, so the study ends here; the "
+                                          "answers you gave before it are kept. Thank you for your time."]
+    assert any("return your submission" in m.value for m in at.markdown)   # no code to give: the advice
 
 
 def test_a_participant_never_starts_the_statistics_imports_or_the_dashboards_warm_up(app_env, monkeypatch):
