@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -18,28 +16,6 @@ from .helpers import participant_id, shown_item, start, wait_until
 from .helpers import answer as answer_item
 
 SIZES = {"desktop": {"width": 1280, "height": 720}, "phone": {"width": 390, "height": 844}}
-
-
-class _Landing(BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802
-        body = f"landed {self.path}".encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def landing():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Landing)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
 
 
 def _shot(page, name: str) -> None:
