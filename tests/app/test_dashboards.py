@@ -80,6 +80,9 @@ def test_exclusions_and_filters_change_the_numbers(dash_env):
     at.sidebar.checkbox(key="dash_ex_att").uncheck()
     at.sidebar.checkbox(key="dash_ex_fast").uncheck()
     at.sidebar.checkbox(key="dash_ex_streak").uncheck().run()
+    assert "exclusions on (did not complete the study; excluded by the experimenter)" in at.caption[0].value
+    at.sidebar.checkbox(key="dash_ex_completed").uncheck()
+    at.sidebar.checkbox(key="dash_ex_by_hand").uncheck().run()
     assert "exclusions off: every participant kept" in at.caption[0].value and with_ex != at.caption[0].value
     at.sidebar.selectbox(key="dash_split").select("dev")
     at.sidebar.multiselect(key="dash_templates").set_value(["T1", "T3"]).run()
