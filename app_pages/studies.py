@@ -138,7 +138,8 @@ def delete_section(study) -> None:
     """Delete the study and everything it stored, after its name is typed."""
     with st.expander("Delete this study"):
         st.warning("Deletes the study, its participants, their answers and events, for good. Export first.")
-        typed = st.text_input(f"Type the study's name ({study.name}) to confirm", key=f"studies_del_{study.study_id}")
+        st.markdown(f"To confirm, type its name: **`{study.name}`**")
+        typed = st.text_input("Name, exactly", key=f"studies_del_{study.study_id}")
         if st.button("Delete the study", type="primary", disabled=typed != study.name,
                      key=f"studies_del_btn_{study.study_id}"):
             try:

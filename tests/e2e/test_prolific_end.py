@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from rose_core.instrument.ids import FakeClock
+from rose_core.instrument.session import End, PracticeFeedback
 from rose_core.instrument.study import StudyConfig, create_study
 from rose_core.storage import open_store
 
@@ -99,5 +101,71 @@ def test_countdown_runs_and_the_end_says_the_time_ran_out(live, browser, small_d
         assert page.get_by_test_id("rose-countdown").count() == 0
         wait_until(lambda: store.query("SELECT end_reason FROM participants WHERE participant_id = ?", (pid,)),
                    lambda rows: rows[0]["end_reason"] == "timed_out", what="timed_out stored")
+    finally:
+        ctx.close()
+
+
+def test_preview_from_the_studies_page_then_the_approvals_csv(live, browser, small_dataset):
+    """The experimenter previews the study from its page (a real participant flow in a new tab), two Prolific
+    participants take part (one screened out at practice), and the approvals CSV the page sends holds the two
+    of them, never the preview."""
+    import csv
+    import io
+
+    from tests.participants import answer, new_session, run_to_end
+
+    from .conftest import PASSWORD
+    from .helpers import sign_in
+    from .test_experimenter_pages import _choose_study
+
+    store = open_store(live.db)
+    study = create_study(store, small_dataset, StudyConfig(
+        name="preview and approvals", split="test", items_per_participant=2, practice_items=4,
+        practice_max_attempts=1, attention_every=0, seed=6, completion_code="OK-1", screen_out_code="OUT-1"))
+    ctx = browser.new_context(viewport=SIZES["desktop"], accept_downloads=True)
+    page = ctx.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        sign_in(page, live.url, PASSWORD)
+        _choose_study(page, study)
+        page.get_by_role("button", name="Open the study as a participant").click()
+        link = page.get_by_role("link", name="Start the preview (new tab)")
+        link.wait_for()
+        url = link.get_attribute("href")
+        assert url.startswith(f"{live.url}/?study={study.study_id}&pid=preview-"), url
+        pid = url.rsplit("pid=", 1)[1]
+        visitor = ctx.new_page()
+        start(visitor, url)
+        for _ in range(12):   # the practice (with feedback) and the main items, answered right
+            visitor.locator(".rg-root").or_(visitor.get_by_role("button", name="Continue")).or_(
+                visitor.get_by_text("Thank you!")).first.wait_for()
+            if visitor.get_by_text("Thank you!").count():
+                break
+            if visitor.get_by_role("button", name="Continue").count():
+                button = visitor.get_by_role("button", name="Continue")
+                button.click()
+                button.wait_for(state="detached")
+                continue
+            answer_item(visitor, shown_item(store, small_dataset, study.study_id, pid))
+        visitor.get_by_text("OK-1").wait_for()
+        assert store.query("SELECT origin, end_reason FROM participants WHERE external_id = ?", (pid,)) == [
+            {"origin": "preview", "end_reason": "completed"}]
+        clock = FakeClock()
+        run_to_end(new_session(store, small_dataset, study, "PROLIFIC-A", clock=clock),
+                   on_item=lambda screen: clock.advance(5.0))   # server time per item: not "too fast"
+        b = new_session(store, small_dataset, study, "PROLIFIC-B")
+        while not isinstance(screen := b.screen(), End):
+            if isinstance(screen, PracticeFeedback):
+                b.acknowledge_feedback(screen.view_id)
+            else:
+                answer(b, screen, right=False)
+        sign_in(page, live.url, PASSWORD)   # a new page load is a new session: signed in again
+        _choose_study(page, study)
+        with page.expect_download() as dl:
+            page.get_by_role("button", name="Approvals CSV").click()
+        rows = list(csv.DictReader(io.StringIO(open(dl.value.path(), encoding="utf-8").read())))
+        assert [(r["participant_id"], r["status"]) for r in rows] == [("PROLIFIC-A", "approve"),
+                                                                       ("PROLIFIC-B", "screened_out")]
+        _shot(page, "studies-page-desktop")
     finally:
         ctx.close()
