@@ -201,3 +201,29 @@ def test_a_participant_never_starts_the_statistics_imports_or_the_dashboards_war
     signin = visit()
     assert not signin.exception and signin.title[0].value == "ROSE Studio"
     assert ui.preload._THREAD is not None        # the control: the sign-in form did start them
+
+
+def test_a_closed_study_opens_for_its_preview_only(app_env):
+    from rose_core.instrument import manage
+    from rose_core.instrument.study import set_active
+
+    s = study(app_env)
+    db = open_store(os.environ["ROSE_DB"])
+    preview = manage.open_preview(db, s)
+    set_active(db, s.study_id, False)
+    at = visit(study=s.study_id, pid=preview.external_id)
+    assert not at.exception and not at.error and at.title[0].value == "Welcome"
+    assert at.session_state["part_pid"] == preview.participant_id
+    at = visit(study=s.study_id, PROLIFIC_PID="REAL1")
+    assert at.error and "closed" in at.error[0].value
+    at = visit(study=s.study_id, pid="preview-guessed")
+    assert at.error and "closed" in at.error[0].value
+
+
+def test_the_countdown_shows_after_consent_only(app_env):
+    s = study(app_env, practice_items=0, time_limit_minutes=5)
+    at = visit(study=s.study_id, PROLIFIC_PID="CD1")
+    assert not any("rose_countdown" in str(getattr(e, "proto", "")) for e in at.get("bidi_component"))
+    at = through_intro(at)
+    shown = [e for e in at.get("bidi_component") if "rose_countdown" in str(getattr(e, "proto", ""))]
+    assert shown, "no countdown after consent"
