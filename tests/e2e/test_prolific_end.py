@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from rose_core.instrument.ids import FakeClock
-from rose_core.instrument.session import End, PracticeFeedback
 from rose_core.instrument.study import StudyConfig, create_study
 from rose_core.storage import open_store
 
@@ -112,7 +111,7 @@ def test_preview_from_the_studies_page_then_the_approvals_csv(live, browser, sma
     import csv
     import io
 
-    from tests.participants import answer, new_session, run_to_end
+    from tests.participants import fail_to_the_end, new_session, run_to_end
 
     from .conftest import PASSWORD
     from .helpers import sign_in
@@ -153,12 +152,7 @@ def test_preview_from_the_studies_page_then_the_approvals_csv(live, browser, sma
         clock = FakeClock()
         run_to_end(new_session(store, small_dataset, study, "PROLIFIC-A", clock=clock),
                    on_item=lambda screen: clock.advance(5.0))   # server time per item: not "too fast"
-        b = new_session(store, small_dataset, study, "PROLIFIC-B")
-        while not isinstance(screen := b.screen(), End):
-            if isinstance(screen, PracticeFeedback):
-                b.acknowledge_feedback(screen.view_id)
-            else:
-                answer(b, screen, right=False)
+        assert fail_to_the_end(new_session(store, small_dataset, study, "PROLIFIC-B")).reason == "screened_out"
         sign_in(page, live.url, PASSWORD)   # a new page load is a new session: signed in again
         _choose_study(page, study)
         with page.expect_download() as dl:

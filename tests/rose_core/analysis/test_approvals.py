@@ -8,10 +8,10 @@ from rose_core.analysis.approvals import COLUMNS, review
 from rose_core.analysis.selection import ExclusionRules
 from rose_core.instrument import manage
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.session import End, ParticipantSession, PracticeFeedback, join
+from rose_core.instrument.session import ParticipantSession, join
 from rose_core.instrument.study import StudyConfig, create_study
 from rose_core.storage import open_store
-from tests.participants import answer, new_session, run_to_end
+from tests.participants import fail_to_the_end, new_session, run_to_end
 
 
 def _study(store, ds):
@@ -36,13 +36,7 @@ def _people(store, ds, study):
 
     run_to_end(person("GOOD"), on_item=slow)
     run_to_end(person("INATTENTIVE"), right=lambda screen: screen.kind != "attention", on_item=slow)
-    s = person("FAILS_PRACTICE")
-    while not isinstance(screen := s.screen(), End):
-        if isinstance(screen, PracticeFeedback):
-            s.acknowledge_feedback(screen.view_id)
-        else:
-            clock.advance(4.0)
-            answer(s, screen, right=False)
+    fail_to_the_end(person("FAILS_PRACTICE"), before=slow)
     s = person("SLOW")
     s.screen()
     clock.advance(31 * 60)

@@ -3,9 +3,9 @@ failed attention check, the time limit's deadline and what happens when it runs 
 import pytest
 
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.session import Deadline, End, ItemScreen, PracticeFeedback
+from rose_core.instrument.session import Deadline, ItemScreen, PracticeFeedback
 from rose_core.instrument.study import StudyConfig, StudyError, create_study, get_participant
-from tests.participants import answer, new_session, run_to_end
+from tests.participants import answer, fail_to_the_end, new_session, run_to_end
 
 CODES = dict(completion_code="C0MPLETE", completion_url="https://app.prolific.com/submissions/complete?cc=C0MPLETE",
              screen_out_code="SCR33N", screen_out_url="https://app.prolific.com/submissions/complete?cc=SCR33N")
@@ -35,12 +35,7 @@ def test_a_completed_participant_gets_the_completion_code(store, small_dataset):
 
 def test_failed_practice_gets_the_screen_out_code_never_the_completion_code(store, small_dataset):
     study = make(store, small_dataset)
-    s = new_session(store, small_dataset, study, "FAIL")
-    while not isinstance(screen := s.screen(), End):
-        if isinstance(screen, PracticeFeedback):
-            s.acknowledge_feedback(screen.view_id)
-        else:
-            answer(s, screen, right=False)
+    screen = fail_to_the_end(new_session(store, small_dataset, study, "FAIL"))
     assert screen.reason == "screened_out" and not screen.attention
     assert (screen.code, screen.url) == (CODES["screen_out_code"], CODES["screen_out_url"])
     assert CODES["completion_code"] not in (screen.code, screen.url)
