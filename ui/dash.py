@@ -63,6 +63,14 @@ def _participant_stats(db: str, version: tuple) -> pd.DataFrame:
     return _on_disk(db, ("participant_stats", version), lambda: participant_stats(store_at(db)))
 
 
+def _excluded_key(parts: pd.DataFrame) -> str:
+    """Which participants the exclusions leave out now, as a short digest (the selection's cache key)."""
+    if parts.empty:
+        return ""
+    out = parts.loc[parts["excluded"] != "", "participant_id"]
+    return hashlib.sha256("\n".join(sorted(map(str, out))).encode()).hexdigest()[:16]
+
+
 def _signature(g: pd.DataFrame, generation: int, stamps: dict[str, float]) -> tuple:
     """A solver's rows: count, last id, the verdicts generation (a rescore rewrites rows in place) and its runs'
     import times (a run replaced by one of the same size reuses the freed ids)."""
@@ -224,7 +232,10 @@ class View:
         hv = human_version(db)
         stats = _participant_stats(db.location, hv)
         self.participants = participant_table(db, rules, stats=stats)   # the participants' own rows: always fresh
-        chosen = _selected(db.location, self.version, hv, filters, rules, everything, self.participants, stamps)
+        # keyed by who is excluded too: an exclusion by hand, a participant finishing or timing out changes no
+        # response, so neither the frame's version nor the participants' data version sees it
+        chosen = _selected(db.location, self.version, (hv, _excluded_key(self.participants)), filters, rules,
+                           everything, self.participants, stamps)
         self._parts = chosen
         self.df, self.n_excluded = chosen.df, chosen.n_excluded
         self.selection = Selection(self.df, self.participants, filters, rules, self.n_excluded)

@@ -322,3 +322,31 @@ def test_every_analysis_page_warns_of_a_run_that_left_errored_samples_out(dash_e
         at = open_page(page)
         assert not at.exception, at.exception
         assert any("model:flaky: 2 errored" in w.value for w in at.warning), (page, [w.value for w in at.warning])
+
+
+def test_an_exclusion_by_hand_reaches_an_open_dashboard(small_dataset, populated_db, fresh_location, monkeypatch):
+    """No response changes when a participant is excluded by hand: the selection must see it all the same."""
+    import re
+
+    from rose_core.instrument import manage
+    from tests.backends import clone
+
+    store = clone(populated_db, fresh_location())
+    monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
+    monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
+    monkeypatch.setenv("ROSE_DB", store.location)
+    monkeypatch.chdir(ROOT)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    try:
+        at = open_page("app_pages/results.py")
+        excluded = lambda: int(re.search(r"(\d+) participants excluded", at.caption[0].value).group(1))  # noqa: E731
+        before = excluded()
+        (h0,) = store.query("SELECT participant_id FROM participants WHERE external_id = 'H0'")
+        manage.exclude(store, h0["participant_id"], "a colleague's pilot", "JD")
+        at.run()
+        assert not at.exception and excluded() == before + 1
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()
+        store.close()
