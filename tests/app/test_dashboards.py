@@ -9,22 +9,15 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from .conftest import PASSWORD, ROOT
+from .conftest import PASSWORD, ROOT, pages_on
 
 PAGES = ["app_pages/results.py", "app_pages/agreement.py", "app_pages/participants_overview.py", "app_pages/drilldown.py"]
 
 
 @pytest.fixture
 def dash_env(small_dataset, populated_db, monkeypatch):
-    monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
-    monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
-    monkeypatch.setenv("ROSE_DB", populated_db.location)
-    monkeypatch.chdir(ROOT)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield populated_db
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    with pages_on(monkeypatch, small_dataset, populated_db.location):
+        yield populated_db
 
 
 def open_page(page: str) -> AppTest:
@@ -332,13 +325,7 @@ def test_an_exclusion_by_hand_reaches_an_open_dashboard(small_dataset, populated
     from tests.backends import clone
 
     store = clone(populated_db, fresh_location())
-    monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
-    monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
-    monkeypatch.setenv("ROSE_DB", store.location)
-    monkeypatch.chdir(ROOT)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    try:
+    with pages_on(monkeypatch, small_dataset, store.location):
         at = open_page("app_pages/results.py")
         excluded = lambda: int(re.search(r"(\d+) participants excluded", at.caption[0].value).group(1))  # noqa: E731
         before = excluded()
@@ -346,7 +333,4 @@ def test_an_exclusion_by_hand_reaches_an_open_dashboard(small_dataset, populated
         manage.exclude(store, h0["participant_id"], "a colleague's pilot", "JD")
         at.run()
         assert not at.exception and excluded() == before + 1
-    finally:
-        st.cache_resource.clear()
-        st.cache_data.clear()
-        store.close()
+    store.close()
