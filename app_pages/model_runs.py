@@ -78,9 +78,18 @@ st.caption("Avg = mean of the five template PASS rates (T1..T5); pooled = share 
            "Human rows pool the study's participants (main items only).")
 meta = {r["run_id"]: r for r in list_runs(db)}
 removable = [r for r, m in meta.items() if m["solver_kind"] != "human"]
+
+
+def delete_section(removable: list[str]) -> None:
+    """Remove a model or agent run, only after its id is typed (a click alone never deletes)."""
+    with st.expander("Remove a run"):
+        victim = st.selectbox("Run", removable, key="runs_delete_pick")
+        typed = st.text_input(f"Type the run's id ({victim}) to confirm", key="runs_delete_confirm")
+        if st.button("Remove the run", type="primary", disabled=typed != victim, key="runs_delete_btn"):
+            delete_run(db, victim)
+            st.session_state.pop("runs_delete_confirm", None)
+            st.rerun()
+
+
 if removable:
-    c1, c2 = st.columns([3, 1])
-    victim = c1.selectbox("Remove a run", removable, key="runs_delete_pick")
-    if c2.button("Remove", key="runs_delete_btn"):
-        delete_run(db, victim)
-        st.rerun()
+    delete_section(removable)

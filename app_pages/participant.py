@@ -22,9 +22,11 @@ from rose_core.instrument.study import (
     Consent, End, Instructions, ItemScreen, PracticeFeedback, Questionnaire, StudyError, get_study, join,
 )
 from rose_core.instrument.page_data import identity_from_query, practice_feedback_png, worked_example_pictures
+from rose_core.instrument.manage import is_preview
 from rose_core.instrument.texts import QUESTIONS, opening_problems
 from ui.click_grid import click_grid, image_url
 from ui.client import device_probe, leave_guard, tab
+from ui.countdown import countdown
 from ui.redirect import end_page, reload_with_param
 from ui.resources import dataset, store
 
@@ -78,7 +80,7 @@ if "part_pid" not in ss:
         st.info(UNAVAILABLE)
         _retry_soon(WAIT_S)
         st.stop()
-    if study is None or not study.active:
+    if study is None or not (study.active or is_preview(db, study.study_id, ident.external_id)):
         st.error("This study link is not valid or the study is closed. Please check the link you were given.")
         st.stop()
     not_ready = opening_problems(study.config)
@@ -408,6 +410,32 @@ def check_device() -> None:
     st.stop()
 
 
+def show_deadline() -> None:
+    """The time limit's countdown (server time; the page only displays it), and a timer that reruns the page just
+    after it runs out, where the server ends the participant as timed out and the end page says so."""
+    try:
+        dl = session.deadline()
+    except StorageError as e:
+        _log("storage", e)
+        return
+    if dl is None:
+        return
+    countdown(dl.seconds_left)
+    ss["part_deadline_armed"] = False
+
+    @st.fragment(run_every=max(1.0, dl.seconds_left + 1.0))
+    def deadline_timer() -> None:
+        if ss.get("part_deadline_armed"):
+            st.rerun(scope="app")
+        ss["part_deadline_armed"] = True
+
+    deadline_timer()
+
+
+if not isinstance(screen, (Consent, End)):
+    show_deadline()
+
+
 if isinstance(screen, Consent):
     check_device()
 
@@ -417,7 +445,9 @@ match screen:
             st.title("Welcome")
         st.markdown(text)  # the study's own text: Markdown only, raw HTML is not rendered
         if limit:
-            st.info(f"The study has a time limit of {limit} minutes from the moment you agree.")
+            st.info(f"The study has a time limit of {limit} minutes from the moment you agree; a clock in the top "
+                    "right corner shows the time left. When it runs out the study ends: the answers you gave until "
+                    "then are kept, and an answer sent after it is not counted.")
         with actions():
             agree = st.checkbox("I have read the above and agree to take part.", key="part_agree")
             st.button("Continue", type="primary", disabled=not agree, key="part_consent_btn",

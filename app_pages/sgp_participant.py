@@ -12,6 +12,7 @@ from rose_core.instrument.episode_session import (
     EpisodeFeedback, EpisodeScreen, EpisodeSession, board_component_data, png_size,
 )
 from rose_core.instrument.study import Consent, End, Instructions, StudyError, get_study, join
+from rose_core.instrument.manage import is_preview
 from rose_core.instrument.page_data import identity_from_query
 from ui.click_grid import image_url
 from ui.redirect import end_page, reload_with_param
@@ -27,7 +28,7 @@ sgp = sgp_dataset()
 if "part_pid" not in ss:
     ident = identity_from_query(st.query_params.to_dict())
     study = get_study(db, ident.study_id) if ident.study_id else None
-    if study is None or not study.active:
+    if study is None or not (study.active or is_preview(db, study.study_id, ident.external_id)):
         st.error("This study link is not valid or the study is closed. Please check the link you were given.")
         st.stop()
     if study.dataset_hash != sgp.dataset_hash:

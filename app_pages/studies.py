@@ -18,6 +18,10 @@ from rose_core.instrument.study_file import dump_study, load_study_text, toml_me
 from rose_core.instrument.texts import (
     INFO_FIELDS, OPTIONAL_TEXTS, QUESTIONS, TEXT_KEYS, full_texts, opening_problems, texts_version,
 )
+from rose_core.analysis.approvals import review
+from rose_core.common.csv_safety import frame_bytes
+from rose_core.instrument import manage
+from rose_core.instrument.monitor import uncounted_frame
 from rose_core.instrument.page_data import PUBLIC_URL_ENV, app_base_url, participant_links
 from ui.dash import table as show_table, table_downloads, warm_up
 from ui.resources import dataset, store
@@ -169,6 +173,12 @@ def study_form(key: str, initial: StudyConfig, submit: str) -> StudyConfig | Non
         code = c1.text_input("Completion code", c.completion_code, key=f"{key}_code")
         url = c2.text_input("Completion URL (e.g. https://app.prolific.com/submissions/complete?cc=CODE)",
                             c.completion_url, key=f"{key}_url")
+        c1, c2, c3 = st.columns([1, 2, 1])
+        so_code = c1.text_input("Screen-out code", c.screen_out_code, key=f"{key}_so_code",
+                                help="Prolific's code for participants screened out at the practice")
+        so_url = c2.text_input("Screen-out URL", c.screen_out_url, key=f"{key}_so_url")
+        att_so = c3.checkbox("A failed attention check screens out", c.attention_screen_out, key=f"{key}_att_so",
+                             help="Ends the study at once, with the same screen-out code and URL")
         if not st.form_submit_button(submit, type="primary"):
             return None
     return dataclasses.replace(
@@ -179,7 +189,8 @@ def study_form(key: str, initial: StudyConfig, submit: str) -> StudyConfig | Non
         practice_items=int(practice), practice_pass_fraction=float(pass_frac), practice_max_attempts=int(attempts),
         attention_every=int(attention), ordering=ordering, seed=int(seed), same_scene_multiple_templates=same_scene,
         time_limit_minutes=int(time_limit), release_after_minutes=int(release), completion_code=code.strip(),
-        completion_url=url.strip())
+        completion_url=url.strip(), screen_out_code=so_code.strip(), screen_out_url=so_url.strip(),
+        attention_screen_out=att_so)
 
 
 def create_section(have_studies: bool) -> None:
@@ -243,6 +254,103 @@ def manage_section(study: Study) -> None:
                 st.error(f"Cannot save: {toml_message(str(e))}")
 
 
+def preview_section(study, base: str | None) -> None:
+    """Open the study as a participant: a preview participant (stored, never counted) and its link."""
+    st.markdown("#### Preview")
+    st.caption("Go through the study as a participant would. Your answers are stored as a preview: they never reach "
+               "a number, an export, the approvals or the checklist, and take no participant's place. A closed study "
+               "can be previewed too.")
+    key = f"studies_preview_{study.study_id}"
+    if st.button("Open the study as a participant", key=f"{key}_btn"):
+        st.session_state[key] = manage.open_preview(db, study).external_id
+    pid = st.session_state.get(key)
+    if pid and base is not None:
+        st.link_button("Start the preview (new tab)", f"{base}/?study={study.study_id}&pid={pid}", type="primary")
+    elif pid:
+        st.warning(f"The app's public address is unknown: open /?study={study.study_id}&pid={pid} on this server.")
+
+
+def approvals_section(study) -> None:
+    """The approvals CSV for Prolific's review: one row per Prolific id, following the exclusion rules (built when
+    asked: the rules read every participant's answers)."""
+    st.markdown("#### Approvals (Prolific)")
+    st.caption("One row per Prolific id: approve, reject (with the reason and Prolific's rejection category), "
+               "return, screened out or still working. Reasons follow the analyses' standard exclusion rules and "
+               "your own exclusions; paste the approve rows' participant_id into Prolific's bulk approve.")
+    st.download_button("Approvals CSV", lambda: frame_bytes(review(db, study).rows, "csv"),
+                       f"{study.study_id}-approvals.csv", "text/csv", key=f"studies_approvals_{study.study_id}",
+                       on_click="ignore")
+    if st.toggle("Show the approvals here", key=f"studies_approvals_show_{study.study_id}"):
+        r = review(db, study)
+        counts = r.counts()
+        st.caption(("By status: " + ", ".join(f"{k}: {v}" for k, v in counts.items()) if counts
+                    else "No Prolific participant yet.")
+                   + (f" · {r.left_out} participants not from Prolific are not in it." if r.left_out else ""))
+        if len(r.rows):
+            show_table(r.rows, f"{study.study_id}-approvals", "studies_approvals_table")
+
+
+def exclusion_section(study, parts: pd.DataFrame) -> None:
+    """Exclude a participant by hand (reason, who, when), lift it, or mark a participant as a test."""
+    st.markdown("#### Exclude or mark participants")
+    others = uncounted_frame(db, study)
+    tests = others[others["origin"] == "test"] if len(others) else others
+    people = pd.concat([parts, tests], ignore_index=True) if len(tests) else parts
+    if people.empty:
+        st.caption("Nobody to exclude yet.")
+        return
+    by = st.text_input("Your name or initials (kept with each decision)", key="studies_by")
+    labels = {r["participant_id"]: f"{r['external_id']} ({r.get('origin', 'participant')})"
+              for _, r in people.iterrows()}
+    pick = st.selectbox("Participant", list(labels), format_func=labels.get, key=f"studies_ex_pick_{study.study_id}")
+    c1, c2, c3 = st.columns([3, 1, 1])
+    reason = c1.text_input("Reason (goes to the approvals and the exports)", key=f"studies_ex_reason_{study.study_id}")
+    try:
+        if c2.button("Exclude", key=f"studies_ex_btn_{study.study_id}", disabled=not reason.strip() or not by.strip()):
+            manage.exclude(db, pick, reason, by)
+            st.rerun()
+        if c2.button("Lift exclusion", key=f"studies_unex_btn_{study.study_id}", disabled=not by.strip()):
+            manage.lift_exclusion(db, pick, by)
+            st.rerun()
+        is_test = labels[pick].endswith("(test)")
+        if c3.button("Count again" if is_test else "Mark as test", key=f"studies_test_btn_{study.study_id}",
+                     disabled=not by.strip()):
+            manage.mark_test(db, pick, not is_test, by)
+            st.rerun()
+    except StudyError as e:
+        st.error(str(e))
+    history = manage.exclusion_history(db, study.study_id)
+    if history:
+        ids = dict(zip(people["participant_id"], people["external_id"]))
+        show_table(pd.DataFrame([{"participant": ids.get(h.participant_id, h.participant_id), "reason": h.reason,
+                                  "excluded_by": h.excluded_by,
+                                  "excluded_at": pd.to_datetime(h.excluded_at, unit="s", utc=True),
+                                  "lifted_by": h.revoked_by or "",
+                                  "lifted_at": pd.to_datetime(h.revoked_at, unit="s", utc=True)}
+                                 for h in history]), f"{study.study_id}-exclusions", "studies_ex_history")
+    if len(others):
+        st.caption("Previews, simulated and test participants (never counted):")
+        show_table(others, f"{study.study_id}-uncounted", "studies_uncounted")
+
+
+def delete_section(study) -> None:
+    """Delete the study and everything it stored, after its name is typed."""
+    with st.expander("Delete this study"):
+        st.warning("Deletes the study, its participants, their answers and events, for good. Export first.")
+        st.markdown(f"To confirm, type its name: **`{study.name}`**")
+        typed = st.text_input("Name, exactly", key=f"studies_del_{study.study_id}")
+        if st.button("Delete the study", type="primary", disabled=typed != study.name,
+                     key=f"studies_del_btn_{study.study_id}"):
+            try:
+                gone = manage.delete_study(db, study.study_id, typed)
+            except StudyError as e:
+                st.error(str(e))
+            else:
+                st.session_state.pop("studies_pick", None)
+                st.success(f"Deleted {gone.name}.")
+                st.rerun()
+
+
 warm_up()  # experimenters land here: prepare the analysis pages in the background (first: it starts reading rows)
 db, ds = store(), dataset()
 st.title("Studies")
@@ -283,8 +391,11 @@ if st.toggle("Open for participants", value=study.active, key=f"studies_active_{
     else:
         st.rerun()
 
+preview_section(study, base)
 if cfg.benchmark == "sgp":  # its own episode pool, participants and tables
     sgp_study_monitor(db, sgp_dataset(), study)
+    approvals_section(study)
+    delete_section(study)
     st.stop()
 texts_section(study)
 cov = coverage(db, ds, study)
@@ -310,9 +421,13 @@ if parts.empty:
 else:
     show_table(parts, f"{sid}-participants", "studies_parts")
 
+exclusion_section(study, parts)
+approvals_section(study)
+
 st.markdown("#### Export")
 table_downloads(db, ("responses", "events"), sid, "studies")
 with st.expander("Configuration"):
     st.json(pd.Series(cfg.__dict__).to_dict())
+delete_section(study)
 
 plan_section(study)

@@ -92,3 +92,16 @@ def run_to_end(session: ParticipantSession, right=lambda screen: True, on_item=N
         assert not rec.duplicate
         kinds.append(screen.kind)
     raise AssertionError("no end reached")
+
+
+def fail_to_the_end(session: ParticipantSession, before=None) -> End:
+    """Answer every item wrong (acknowledging feedback) until the end: a failed practice screens out. `before`:
+    called before each answer (e.g. to move a fake clock)."""
+    while not isinstance(screen := session.screen(), End):
+        if isinstance(screen, PracticeFeedback):
+            session.acknowledge_feedback(screen.view_id)
+            continue
+        if before:
+            before(screen)
+        answer(session, screen, right=False)
+    return screen

@@ -63,6 +63,14 @@ def _participant_stats(db: str, version: tuple) -> pd.DataFrame:
     return _on_disk(db, ("participant_stats", version), lambda: participant_stats(store_at(db)))
 
 
+def _excluded_key(parts: pd.DataFrame) -> str:
+    """Which participants the exclusions leave out now, as a short digest (the selection's cache key)."""
+    if parts.empty:
+        return ""
+    out = parts.loc[parts["excluded"] != "", "participant_id"]
+    return hashlib.sha256("\n".join(sorted(map(str, out))).encode()).hexdigest()[:16]
+
+
 def _signature(g: pd.DataFrame, generation: int, stamps: dict[str, float]) -> tuple:
     """A solver's rows: count, last id, the verdicts generation (a rescore rewrites rows in place) and its runs'
     import times (a run replaced by one of the same size reuses the freed ids)."""
@@ -224,7 +232,10 @@ class View:
         hv = human_version(db)
         stats = _participant_stats(db.location, hv)
         self.participants = participant_table(db, rules, stats=stats)   # the participants' own rows: always fresh
-        chosen = _selected(db.location, self.version, hv, filters, rules, everything, self.participants, stamps)
+        # keyed by who is excluded too: an exclusion by hand, a participant finishing or timing out changes no
+        # response, so neither the frame's version nor the participants' data version sees it
+        chosen = _selected(db.location, self.version, (hv, _excluded_key(self.participants)), filters, rules,
+                           everything, self.participants, stamps)
         self._parts = chosen
         self.df, self.n_excluded = chosen.df, chosen.n_excluded
         self.selection = Selection(self.df, self.participants, filters, rules, self.n_excluded)
@@ -274,7 +285,7 @@ class View:
 
     def note(self) -> str:
         """Short: goes into every chart's subtitle and every exported file name."""
-        if self.rules == ExclusionRules(False, None, None):
+        if self.rules.is_off:
             return "exclusions off"
         return f"exclusions on: {self.n_excluded} participants excluded"
 
@@ -288,7 +299,7 @@ class View:
         if f.studies:
             bits.append(f"{len(f.studies)} studies")
         ex = f"exclusions on ({self.rules.describe()}): {self.n_excluded} participants excluded" \
-            if self.rules != ExclusionRules(False, None, None) else "exclusions off: every participant kept"
+            if not self.rules.is_off else "exclusions off: every participant kept"
         scored = ", ".join(f"scorer {v}" for v in self._parts.versions) or "no responses"
         return f"{len(self.df):,} responses ({scored}) · " + " · ".join(bits) + " · " + ex
 
@@ -315,7 +326,8 @@ class View:
 CHOICES = "dash_choices"  # the one place the sidebar's choices live: every analysis page reads and writes it
 DEFAULT_CHOICES = {"dash_split": "all", "dash_subsets": [], "dash_templates": [], "dash_studies": [],
                    "dash_solvers": [], "dash_ex_att": True, "dash_ex_fast": True, "dash_ex_fast_s": 1.5,
-                   "dash_ex_streak": True, "dash_ex_streak_n": 10, "dash_simulated": False}
+                   "dash_ex_streak": True, "dash_ex_streak_n": 10, "dash_simulated": False,
+                   "dash_ex_completed": True, "dash_ex_by_hand": True}
 
 
 def _remember(key: str) -> None:
@@ -354,6 +366,10 @@ def sidebar(df: pd.DataFrame) -> tuple[Filters, ExclusionRules]:
         sb.warning("Simulated participants are counted on every page: a dry run, not for publication.")
     sb.markdown("### Participant exclusions")
     sb.caption("Chosen once, applied on every analysis page.")
+    completed = sb.checkbox("Completed the study only", **_kept("dash_ex_completed"),
+                            help="Leave out participants who did not finish (still working, timed out, screened out)")
+    by_hand = sb.checkbox("Excluded by the experimenter", **_kept("dash_ex_by_hand"),
+                          help="The exclusions made on the Studies page, each with its reason")
     att = sb.checkbox("Failed an attention check", **_kept("dash_ex_att"))
     fast_on = sb.checkbox("Too fast", **_kept("dash_ex_fast"))
     fast = sb.number_input("… median seconds per item below", 0.1, 60.0, **_kept("dash_ex_fast_s")) if fast_on else None
@@ -362,7 +378,7 @@ def sidebar(df: pd.DataFrame) -> tuple[Filters, ExclusionRules]:
         if streak_on else None
     return (Filters(None if split == "all" else split, tuple(subsets), tuple(templates), tuple(chosen), tuple(solvers),
                     ("participant", "simulated") if simulated else ("participant",)),
-            ExclusionRules(att, fast * 1000 if fast else None, int(streak) if streak else None))
+            ExclusionRules(att, fast * 1000 if fast else None, int(streak) if streak else None, completed, by_hand))
 
 
 def study_names(db: Store | None = None) -> dict[str, str]:

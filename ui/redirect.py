@@ -62,30 +62,45 @@ def reload_with_param(name: str, value: str) -> None:
     _WITH_PARAM(key="reload_with_param", data={"name": name, "value": value}, height=0)
 
 
+SCREEN_OUT_TEXT = ("Thank you for your time. Your {practice} did not reach the study's criterion, so the study ends "
+                   "here.")
+ATTENTION_TEXT = "Thank you for your time. An attention check was not answered as asked, so the study ends here."
+RETURN_ADVICE = ("If you came from Prolific, please **return your submission** (\"Return submission\" on the study's "
+                 "page on Prolific) so that it does not count against you.")
+
+
 def end_page(end, practice: str = "practice answers", exhausted: str = "Every item of this study already has enough "
              "answers.", text: str = "") -> None:
-    """The end screen of any study (ROSE or SGP): completion code and the redirect back to the platform, or the
-    reason it ended. `practice` and `exhausted` word the benchmark's own units. `text`: the study's own end page
-    (its screen-out page when screened out; Markdown, no raw HTML), shown in place of the built-in sentence when
-    screened out and below the reason otherwise."""
+    """The end screen of any study (ROSE or SGP): the code and the redirect back to the platform (the completion
+    code when completed, the screen-out code when screened out: `end.code`, `end.url`), or the reason it ended and
+    the advice to return the submission when there is no code. `practice` and `exhausted` word the benchmark's own
+    units. `text`: the study's own end page (its screen-out page when screened out; Markdown, no raw HTML), shown
+    in place of the built-in sentence when screened out and below the reason otherwise."""
     st.title("Thank you!")
     if end.reason == "completed":
         st.success("You have finished the study.")
-        if end.completion_code:
-            st.markdown(f"Your completion code is **`{end.completion_code}`**.")
-        if end.completion_url:
-            st.link_button("Return to the study platform", end.completion_url, type="primary")
-            st.caption("You will be redirected in a few seconds.")
-            redirect(end.completion_url)
-    elif end.reason == "screened_out" and text:
-        st.markdown(text)
-        text = ""
+        if end.code:
+            st.markdown(f"Your completion code is **`{end.code}`**.")
     elif end.reason == "screened_out":
-        st.info(f"Thank you for your time. Your {practice} did not reach the study's criterion, so the study ends "
-                "here.")
+        default = ATTENTION_TEXT if getattr(end, "attention", False) else SCREEN_OUT_TEXT.format(practice=practice)
+        if text:
+            st.markdown(text)
+            text = ""
+        else:
+            st.info(default)
+        if end.code:
+            st.markdown(f"Your screen-out code is **`{end.code}`**: enter it on Prolific so that your time is "
+                        "paid as the study's screen-out payment.")
     elif end.reason == "timed_out":
-        st.info("The time limit for this study has passed. Thank you for your time.")
+        st.info("The time limit for this study has passed, so the study ends here; the answers you gave before it "
+                "are kept. Thank you for your time.")
     else:
         st.info(f"{exhausted} Thank you for your time.")
+    if end.reason in ("completed", "screened_out") and end.url:
+        st.link_button("Return to the study platform", end.url, type="primary")
+        st.caption("You will be redirected in a few seconds.")
+        redirect(end.url)
+    elif end.reason != "completed" and not end.code:
+        st.markdown(RETURN_ADVICE)
     if text:
         st.markdown(text)

@@ -60,7 +60,7 @@ def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
         cols = main_response_columns(conn, _RESPONSE_PART, after_id)
         runs = run_solvers(conn)
         if cols is None:   # a value the column read cannot carry: rows, as plain tuples
-            names, rows = read_response_rows(conn, _COLUMNS, kind="main", after_id=after_id)
+            names, rows = read_response_rows(conn, _COLUMNS, kind="main", after_id=after_id, analysable=True)
             df = pd.DataFrame(rows, columns=names, dtype=object) if rows else pd.DataFrame(
                 {c: pd.Series(dtype=object) for c in names})
             del rows
@@ -90,7 +90,8 @@ def parsed_records(store: Store, rows: pd.DataFrame) -> list[str | None]:
     with store.connect() as conn, read_snapshot(conn):
         for k in range(0, len(ids), 500):
             chunk = ids[k:k + 500]
-            _, got = read_response_rows(conn, ("response_id", *_IDENTITY, "parsed"), response_ids=chunk)
+            _, got = read_response_rows(conn, ("response_id", *_IDENTITY, "parsed"), response_ids=chunk,
+                                        analysable=True)
             found.update((int(r[0]), tuple(r[1:])) for r in got)
     missing = [i for i in ids if i not in found]
     if missing:

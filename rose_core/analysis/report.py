@@ -18,7 +18,7 @@ def report_data(store: Store, split: str | None = None, exclusions: bool = True,
     """(the JSON report, the main table). Defaults are the dashboards': standard exclusions, BOOT resamples,
     base seed SEED, real participants only (`include_simulated`: a dry run's simulated ones too, said loudly in
     "simulated_warning")."""
-    rules = ExclusionRules() if exclusions else ExclusionRules(False, None, None)
+    rules = ExclusionRules() if exclusions else ExclusionRules.off()
     origins = ("participant", "simulated") if include_simulated else ("participant",)
     sel = select_from_store(store, Filters(split=split, origins=origins), rules)
     report, table = report_from_selection(sel, published, n_boot, seed)

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..storage.connection import Store
+from ..storage.exclusions import standing_reasons
 from ..storage.participants import participant_rows
 from ..storage.responses import read_response_rows
 from .answers import decode_answer
@@ -41,14 +42,31 @@ class Filters:
 
 @dataclass(frozen=True)
 class ExclusionRules:
-    """Pre-registrable participant exclusions; each can be switched off."""
+    """Pre-registrable participant exclusions; each can be switched off. `completed_only`: a participant who did
+    not finish (still working, timed out, screened out, the pool ran out before any answer) is left out, so a
+    half-done session never weighs in; `by_hand`: the experimenter's own exclusions (`instrument.manage`)."""
 
     failed_attention: bool = True
     too_fast_ms: float | None = 1500.0   # median time per main item below this
     streak: int | None = 10              # this many answers in a row that say the same (same clicks and count)
+    completed_only: bool = True
+    by_hand: bool = True
+
+    @staticmethod
+    def off() -> ExclusionRules:
+        """Every participant kept (finished or not, excluded by hand or not)."""
+        return ExclusionRules(False, None, None, False, False)
+
+    @property
+    def is_off(self) -> bool:
+        return self == ExclusionRules.off()
 
     def describe(self) -> str:
         parts = []
+        if self.completed_only:
+            parts.append("did not complete the study")
+        if self.by_hand:
+            parts.append("excluded by the experimenter")
         if self.failed_attention:
             parts.append("failed an attention check")
         if self.too_fast_ms:
@@ -143,13 +161,18 @@ def participant_table(store: Store, rules: ExclusionRules, stats: pd.DataFrame |
     out = parts.set_index("participant_id").join(stats).reset_index()
     for col in ("main_items", "longest_streak", "attention_checks", "attention_passed"):
         out[col] = out[col].fillna(0).astype(int)
+    with store.connect() as conn:
+        by_hand = standing_reasons(conn)
+    out["excluded_by_hand"] = [by_hand.get(p, "") for p in out["participant_id"]]
     why = pd.DataFrame(index=out.index)
+    why["unfinished"] = rules.completed_only & (out["end_reason"].fillna("") != "completed")
+    why["by hand"] = rules.by_hand & (out["excluded_by_hand"] != "")
     why["attention"] = rules.failed_attention and (out["attention_passed"] < out["attention_checks"])
     why["too fast"] = bool(rules.too_fast_ms) and (out["median_item_s"] * 1000 < (rules.too_fast_ms or 0)) \
         & out["median_item_s"].notna()
     why["streak"] = bool(rules.streak) and (out["longest_streak"] >= (rules.streak or 0))
     reasons = np.full(len(out), "", dtype=object)
-    for name in why.columns:  # "attention, too fast, streak": the reasons that hold, in this order
+    for name in why.columns:  # "unfinished, by hand, attention, too fast, streak": those that hold, in this order
         hit = why[name].to_numpy(dtype=bool)
         reasons = np.where(hit & (reasons == ""), name, np.where(hit, reasons + ", " + name, reasons))
     out["excluded"] = reasons

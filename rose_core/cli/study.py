@@ -21,7 +21,7 @@ from ..instrument.config import Study, StudyError
 from ..instrument.page_data import PUBLIC_URL_ENV, participant_links
 from ..storage.connection import database_exists, db_location, masked
 
-EXTENSIONS: tuple[str, ...] = ("simulate",)   # modules of this package adding `study` sub-commands
+EXTENSIONS: tuple[str, ...] = ("simulate", "approvals", "manage")   # modules of this package adding `study` sub-commands
 DEFAULT_ACCURACY = 0.9             # `study show`'s expected accuracy for the planner's interval widths
 
 

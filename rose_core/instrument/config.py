@@ -68,6 +68,11 @@ class StudyConfig:
     same_scene_multiple_templates: bool = False
     completion_code: str = ""
     completion_url: str = ""
+    # Prolific's screen-out: a participant who failed the practice (and, with attention_screen_out, an attention
+    # check) gets this code / is sent to this URL, and is asked to return the submission if they have no code.
+    screen_out_code: str = ""
+    screen_out_url: str = ""
+    attention_screen_out: bool = False  # a failed attention check ends the study at once, screened out (same code)
     time_limit_minutes: int = 0        # 0 = no limit
     release_after_minutes: int = 30    # a participant silent this long loses their held item
     practice_rounds: list[list[str]] = field(default_factory=list)
@@ -159,8 +164,16 @@ class StudyConfig:
             out.append(f"allow_phones: expected true or false, got {self.allow_phones!r}")
         if self.ordering not in ("random", "counterbalanced"):
             out.append(f"ordering: expected random or counterbalanced, got {self.ordering!r}")
-        if self.completion_url and not self.completion_url.startswith(("https://", "http://")):
-            out.append("completion_url: expected an http(s) URL")
+        for name in ("completion_url", "screen_out_url"):
+            if getattr(self, name) and not getattr(self, name).startswith(("https://", "http://")):
+                out.append(f"{name}: expected an http(s) URL")
+        if self.screen_out_code and self.screen_out_code == self.completion_code:
+            out.append("screen_out_code: must differ from completion_code (Prolific would pay a screened-out "
+                       "participant as one who completed)")
+        if self.screen_out_url and self.screen_out_url == self.completion_url:
+            out.append("screen_out_url: must differ from completion_url")
+        if not isinstance(self.attention_screen_out, bool):
+            out.append(f"attention_screen_out: expected true or false, got {self.attention_screen_out!r}")
         return out
 
     def _sgp_problems(self) -> list[str]:

@@ -18,12 +18,15 @@ Table = Literal["responses", "events", "episode_results", "episode_steps"]
 TABLES: tuple[str, ...] = Table.__args__  # type: ignore[attr-defined]
 
 # Epoch-second columns read from the database, exported as UTC times under a name that says so.
-_UTC_COLUMNS = {"submitted_at": "submitted_at_utc", "server_ts": "server_at_utc"}
+_UTC_COLUMNS = {"submitted_at": "submitted_at_utc", "server_ts": "server_at_utc", "excluded_at": "excluded_at_utc"}
 
 def table_frame(store: Store, table: Table, study_id: str | None = None) -> pd.DataFrame:
     """A table as exported (one study's rows, or all). `total_ms` is the server's assigned → answered (or, for an
     episode, shown → ended) time, `client_total_ms`, `first_action_ms` and `active_ms` the page's own;
-    `submitted_at_utc` and `server_at_utc` are UTC timestamps."""
+    `submitted_at_utc` and `server_at_utc` are UTC timestamps. Every participant row carries the participant's
+    completion state (`end_reason`: empty while still working) and standing exclusion by hand
+    (`excluded_reason`, `excluded_by`, `excluded_at_utc`); previews, simulated and test participants are never
+    in it."""
     with store.connect() as conn:
         df = read_frame(conn, *_query(conn, table, study_id))
         if table == "responses":

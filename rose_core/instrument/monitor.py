@@ -13,9 +13,11 @@ from .config import Study
 from .policy import main_pool
 
 
-def participants_frame(store: Store, study: Study) -> pd.DataFrame:
+def participants_frame(store: Store, study: Study, counted: bool = True) -> pd.DataFrame:
+    """The study's counted participants (or, `counted=False`, its previews, simulated and test ones), one row each
+    with their progress and status."""
     with store.connect() as c:
-        df = pd.DataFrame(participants.participants_summary(c, study))
+        df = pd.DataFrame(participants.participants_summary(c, study, counted))
     if df.empty:
         return df
     df["status"] = df.apply(lambda r: r["end_reason"] or ("active" if time.time() - r["last_seen_at"] < 600
@@ -23,6 +25,11 @@ def participants_frame(store: Store, study: Study) -> pd.DataFrame:
     for col in ("created_at", "last_seen_at", "consent_at", "finished_at"):
         df[col] = pd.to_datetime(df[col], unit="s", utc=True)
     return df
+
+
+def uncounted_frame(store: Store, study: Study) -> pd.DataFrame:
+    """Previews, simulated and test participants of the study, listed apart from the counted ones."""
+    return participants_frame(store, study, counted=False)
 
 
 def coverage(store: Store, ds: Dataset, study: Study) -> dict:

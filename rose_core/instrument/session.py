@@ -121,6 +121,19 @@ class Consent:
 
 
 @dataclass(frozen=True)
+class Deadline:
+    """When the study's time limit runs out (server clock, epoch seconds), and the server's time when the screen
+    was computed: the page counts down `ends_at - now` from there (it only displays; the server decides)."""
+
+    ends_at: float
+    now: float
+
+    @property
+    def seconds_left(self) -> float:
+        return max(0.0, self.ends_at - self.now)
+
+
+@dataclass(frozen=True)
 class Instructions:
     """`text`: the study's instructions; `templates`: what the worked examples cover (one per output kind)."""
 
@@ -199,13 +212,27 @@ class Wait:
 
 @dataclass(frozen=True)
 class End:
-    """`text`: the study's end page (its screen-out page when screened out); `debrief`: "" when none."""
+    """The end screen: why, and what the participant takes back to the platform. A completed participant gets the
+    completion code / URL, a screened-out one the screen-out code / URL (`code`, `url` say which applies);
+    `attention`: screened out by a failed attention check rather than the practice. `text`: the study's end page
+    (its screen-out page when screened out); `debrief`: "" when none."""
 
     reason: EndReason
     completion_code: str
     completion_url: str
+    screen_out_code: str = ""
+    screen_out_url: str = ""
+    attention: bool = False
     text: str = field(default="", compare=False)
     debrief: str = field(default="", compare=False)
+
+    @property
+    def code(self) -> str:
+        return {"completed": self.completion_code, "screened_out": self.screen_out_code}.get(self.reason, "")
+
+    @property
+    def url(self) -> str:
+        return {"completed": self.completion_url, "screened_out": self.screen_out_url}.get(self.reason, "")
 
 
 Screen = Union[Consent, Instructions, PracticeFeedback, ItemScreen, OtherTab, Wait, Questionnaire, End]
@@ -426,13 +453,28 @@ class ParticipantSession:
         return next((a for a in participants.participant_assignments(c, pid)
                      if view_id_for(pid, a.kind, a.attempt, a.position) == view_id), None)
 
-    def _end(self, c, reason: EndReason) -> End | Questionnaire:
-        """The end page, or first the study's questionnaire (completed participants who have not answered it)."""
+    def _end(self, c, reason: EndReason, p: participants.Participant | None = None) -> End | Questionnaire:
+        """The end page, or first the study's questionnaire (completed participants who have not answered it).
+        `p`: the participant, to tell a screen-out by attention check from one at the practice."""
         cfg = self.cfg
         if reason == "completed" and cfg.questionnaire and not q_store.answered(c, self.participant_id):
             return Questionnaire(tuple(cfg.questionnaire))
-        return End(reason, cfg.completion_code, cfg.completion_url,
-                   page_text(cfg, "screen_out" if reason == "screened_out" else "end"), page_text(cfg, "debrief"))
+        attention = bool(reason == "screened_out" and p is not None
+                         and (p.practice_passed or not cfg.practice_rounds))
+        return End(reason, cfg.completion_code, cfg.completion_url, cfg.screen_out_code, cfg.screen_out_url,
+                   attention, page_text(cfg, "screen_out" if reason == "screened_out" else "end"),
+                   page_text(cfg, "debrief"))
+    def deadline(self) -> Deadline | None:
+        """When this participant's time runs out (the study's limit, from their consent), for the page's countdown;
+        None without a limit, before consent or after the end. The server alone decides: `screen()` ends the
+        participant as timed out once it has passed, and refuses a later answer."""
+        if not self.cfg.time_limit_minutes:
+            return None
+        with storage(self.store), self.store.connect() as c:
+            p = participants.get_participant(c, self.participant_id)
+        if p is None or p.consent_at is None or p.finished_at is not None:
+            return None
+        return Deadline(p.consent_at + 60 * self.cfg.time_limit_minutes, self.clock())
 
     def _screen(self, c) -> Screen:
         cfg, t, pid = self.cfg, self.clock(), self.participant_id
@@ -441,7 +483,7 @@ class ParticipantSession:
             raise StudyError(f"unknown participant {pid!r}")
         participants.touch(c, pid, t)
         if p.finished_at is not None and p.end_reason != "screened_out":
-            return self._end(c, p.end_reason)
+            return self._end(c, p.end_reason, p)
         if not self._claim(c, p):
             return OtherTab()
         if p.consent_at is None:
@@ -457,7 +499,7 @@ class ParticipantSession:
         if pending:
             return self._feedback(c, p, pending[0], assigns)
         if p.finished_at is not None:
-            return self._end(c, p.end_reason)
+            return self._end(c, p.end_reason, p)
         if cfg.practice_rounds and not p.practice_passed:
             return self._practice(c, p, assigns, t)
         return self._main(c, p, assigns, t)
@@ -644,6 +686,9 @@ class ParticipantSession:
             participants.touch(c, pid, t)
             if a.kind == "practice":
                 self._close_round(c, pid, a.attempt, t)
+            elif a.kind == "attention" and not result.passed and self.cfg.attention_screen_out:
+                participants.finish(c, pid, "screened_out", t)
+                participants.release_holds(c, [pid], t)
         return Recorded(result, duplicate=False)
 
     def _refusal(self, c, a: participants.Assignment | None, t: float) -> Refusal | None:

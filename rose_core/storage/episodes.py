@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from .columns import read_frame
+from .participants import NOT_COUNTED
 from .connection import Connection
 from dataclasses import astuple, dataclass, fields
 from typing import Any, Literal, Sequence
@@ -106,13 +107,13 @@ def practice_round_solved(conn: Connection, run_id: str, participant_id: str, at
 
 def main_result_counts(conn: Connection, run_id: str) -> dict[str, int]:
     return dict(conn.execute("SELECT episode_id, count(*) FROM episode_results WHERE run_id = ? AND kind = 'main' "
-                             "GROUP BY episode_id", (run_id,)).fetchall())
+                             f"AND participant_id NOT IN ({NOT_COUNTED}) GROUP BY episode_id", (run_id,)).fetchall())
 
 
 def results(conn: Connection, run_ids: Sequence[str] | None = None, kind: str = "main") -> list[dict]:
     """Finished episodes (every run, or these), oldest first, with the run's solver."""
     sql = ("SELECT e.*, r.solver_kind, r.solver_name, r.study_id FROM episode_results e JOIN runs r USING (run_id) "
-           "WHERE e.kind = ?")
+           f"WHERE e.kind = ? AND e.participant_id NOT IN ({NOT_COUNTED})")
     params: list[Any] = [kind]
     if run_ids is not None:
         if not run_ids:
@@ -136,7 +137,8 @@ def participants_summary(conn: Connection, run_id: str, study_id: str) -> list[d
                   avg(CASE WHEN e.kind = 'main' THEN e.passed END) AS main_solved_rate,
                   avg(CASE WHEN e.kind = 'practice' THEN e.passed END) AS practice_solved_rate
            FROM participants p LEFT JOIN episode_results e ON e.participant_id = p.participant_id AND e.run_id = ?
-           WHERE p.study_id = ? GROUP BY p.participant_id ORDER BY p.created_at, p.participant_id""",
+           WHERE p.study_id = ? AND p.origin = 'participant' GROUP BY p.participant_id
+           ORDER BY p.created_at, p.participant_id""",
         (run_id, study_id))
     return [dict(r) for r in rows]
 
@@ -145,16 +147,16 @@ _HUMAN_RESULTS = """
 SELECT e.result_id, e.run_id, r.study_id, r.dataset_hash, e.participant_id, e.episode_id, e.modality, e.step_cap,
        e.ended, e.steps, e.response, e.parsed, e.passed, e.total_ms, e.view_id, e.submitted_at
 FROM episode_results e JOIN runs r USING (run_id)
-WHERE e.kind = 'main' AND r.solver_kind = 'human'
+WHERE e.kind = 'main' AND r.solver_kind = 'human' AND e.participant_id NOT IN ({NOT_COUNTED})
 ORDER BY e.result_id
-"""
+""".format(NOT_COUNTED=NOT_COUNTED)
 _MAIN_STEPS = """
 SELECT s.run_id, s.participant_id, s.view_id, s.seq, s.command, s.outcome, s.distance, s.state, s.client_ms
 FROM episode_steps s JOIN episode_results e
   ON e.run_id = s.run_id AND e.participant_id = s.participant_id AND e.view_id = s.view_id
-WHERE e.kind = 'main'
+WHERE e.kind = 'main' AND e.participant_id NOT IN ({NOT_COUNTED})
 ORDER BY s.run_id, s.participant_id, s.view_id, s.seq
-"""
+""".format(NOT_COUNTED=NOT_COUNTED)
 
 
 def human_results_frame(conn: Connection) -> Any:
@@ -178,9 +180,11 @@ def export_query(table: str, one_run: bool) -> str:
     if table not in EXPORT_TABLES:
         raise ValueError(f"unknown table {table!r}: expected one of {', '.join(EXPORT_TABLES)}")
     order = "t.result_id" if table == "episode_results" else "t.run_id, t.participant_id, t.view_id, t.seq"
-    return (f"SELECT t.*, r.study_id, p.external_id FROM {table} t JOIN runs r ON r.run_id = t.run_id "
+    return (f"SELECT t.*, r.study_id, p.external_id, p.end_reason, x.reason AS excluded_reason, x.excluded_by, "
+            f"x.excluded_at FROM {table} t JOIN runs r ON r.run_id = t.run_id "
             f"LEFT JOIN participants p ON p.participant_id = t.participant_id "
-            f"{'WHERE t.run_id = ?' if one_run else ''} ORDER BY {order}")
+            f"LEFT JOIN participant_exclusions x ON x.participant_id = t.participant_id AND x.revoked_at IS NULL "
+            f"WHERE t.participant_id NOT IN ({NOT_COUNTED}) {'AND t.run_id = ?' if one_run else ''} ORDER BY {order}")
 
 
 def export_rows(conn: Connection, table: str, run_id: str | None = None) -> list[dict]:

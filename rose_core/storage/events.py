@@ -34,15 +34,19 @@ def view_event_count(conn: Connection, participant_id: str, view_id: str) -> int
 
 _EXPORT = """
 SELECT e.participant_id, p.external_id, p.study_id, e.instance_id, e.view_id, e.seq, e.type, e.row, e.col, e.value,
-       e.client_ts AS client_ms_since_shown, e.active_ms, e.server_ts
-FROM events e JOIN participants p USING (participant_id) {where} ORDER BY e.participant_id, e.server_ts, e.seq
+       e.client_ts AS client_ms_since_shown, e.active_ms, e.server_ts, p.end_reason, x.reason AS excluded_reason,
+       x.excluded_by, x.excluded_at
+FROM events e JOIN participants p USING (participant_id)
+LEFT JOIN participant_exclusions x ON x.participant_id = p.participant_id AND x.revoked_at IS NULL
+WHERE p.origin = 'participant' {where} ORDER BY e.participant_id, e.server_ts, e.seq
 """
 
 
 def export_query(study_id: str | None = None) -> tuple[str, tuple]:
     """The SELECT of the events experimenters export (every study's, or one's) with its parameters, with the
-    participant's external id and study."""
-    return _EXPORT.format(where="WHERE p.study_id = ?" if study_id else ""), (study_id,) if study_id else ()
+    participant's external id, study, end reason and standing exclusion; counted participants only (never a
+    preview's, a simulation's or a test's)."""
+    return _EXPORT.format(where="AND p.study_id = ?" if study_id else ""), (study_id,) if study_id else ()
 
 
 def instance_events(conn: Connection, participant_id: str, instance_id: str) -> list[dict[str, Any]]:

@@ -23,7 +23,17 @@ from typing import Any, Iterable
 from .columns import read_frame
 from .connection import Connection, dialect
 
-
+# The participants whose rows never reach a number, an export, the approvals or the checklist: previews, simulated
+# and test participants (migration 9). Every reader of human rows leaves out `participant_id IN (NOT_COUNTED)`;
+# model and agent responses (participant_id '') are never in it.
+NOT_COUNTED = "SELECT participant_id FROM participants WHERE origin != 'participant'"
+# The participants no analysis ever reads: previews and tests. A dry run's simulated participants are read into the
+# analyses' frame and dropped there unless a dry run is asked for (`report --include-simulated`, the dashboards'
+# switch): the frame readers (`storage.responses`, analysable=True) leave out only these.
+NEVER_ANALYSED = "SELECT participant_id FROM participants WHERE origin IN ('preview', 'test')"
+# Origins whose assignments do not use up an instance's target: a preview or a test never takes a real rater's
+# place (simulated participants do: a simulation fills its own study as real people would).
+_TARGET_FREE = "('preview', 'test')"
 
 # --------------------------------------------------------------------------- participants
 
@@ -151,39 +161,82 @@ def set_practice(conn: Connection, participant_id: str, passed: bool | None, att
                  (None if passed is None else int(passed), attempts, participant_id))
 
 
-def participants_summary(conn: Connection, study: Any) -> list[dict]:
-    """One row per participant with main answers, pass rates and attention results (the Studies page)."""
+def participants_summary(conn: Connection, study: Any, counted: bool = True) -> list[dict]:
+    """One row per participant with main answers, pass rates and attention results (the Studies page): the
+    counted participants, or (`counted=False`) the previews, simulated and test ones, listed apart."""
     rows = conn.execute(
-        """SELECT p.participant_id, p.external_id, p.source, p.counterbalance, p.created_at, p.last_seen_at,
-                  p.consent_at, p.practice_attempts, p.practice_passed, p.finished_at, p.end_reason,
+        f"""SELECT p.participant_id, p.external_id, p.source, p.origin, p.counterbalance, p.created_at,
+                  p.last_seen_at, p.consent_at, p.practice_attempts, p.practice_passed, p.finished_at, p.end_reason,
                   count(CASE WHEN r.kind = 'main' THEN 1 END) AS main_answered,
                   avg(CASE WHEN r.kind = 'main' THEN r.passed END) AS main_pass_rate,
                   avg(CASE WHEN r.kind = 'attention' THEN r.passed END) AS attention_pass_rate
            FROM participants p LEFT JOIN responses r ON r.participant_id = p.participant_id AND r.run_id = ?
-           WHERE p.study_id = ? GROUP BY p.participant_id ORDER BY p.created_at, p.participant_id""",
+           WHERE p.study_id = ? AND p.origin {'=' if counted else '!='} 'participant'
+           GROUP BY p.participant_id ORDER BY p.created_at, p.participant_id""",
         (study.run_id, study.study_id))
     return [dict(r) for r in rows]
 
 
 def participant_rows(conn: Connection) -> list[dict[str, Any]]:
-    """Every participant of every study with the study's name (participant_id, study_id, study, external_id,
-    source, practice_attempts, practice_passed, end_reason, origin), ordered by study, external id, participant
-    id: a total order that does not depend on the (random) participant ids."""
+    """Every participant the analyses may count, of every study, with the study's name (participant_id, study_id,
+    study, external_id, source, practice_attempts, practice_passed, end_reason, origin): real ones and a dry run's
+    simulated ones (the analyses drop those unless asked, `analysis.selection.counted`), never a preview or a
+    test. Ordered by study, external id, participant id: a total order that does not depend on the (random)
+    participant ids."""
     return [dict(r) for r in conn.execute(
         "SELECT p.participant_id, p.study_id, s.name AS study, p.external_id, p.source, p.practice_attempts, "
         "p.practice_passed, p.end_reason, p.origin FROM participants p JOIN studies s USING (study_id) "
-        "ORDER BY p.study_id, p.external_id, p.participant_id")]
+        f"WHERE p.participant_id NOT IN ({NEVER_ANALYSED}) ORDER BY p.study_id, p.external_id, p.participant_id")]
+
+
+
+def review_rows(conn: Connection, study_id: str) -> list[dict[str, Any]]:
+    """The counted participants of one study as the approvals need them (participant_id, external_id, source,
+    prolific_session_id, created_at, consent_at, finished_at, last_seen_at, end_reason, practice_passed), by
+    arrival."""
+    return [dict(r) for r in conn.execute(
+        "SELECT participant_id, external_id, source, prolific_session_id, created_at, consent_at, finished_at, "
+        "last_seen_at, end_reason, practice_passed FROM participants WHERE study_id = ? AND origin = 'participant' "
+        "ORDER BY created_at, participant_id", (study_id,))]
 
 
 def participant_times(conn: Connection) -> Any:
-    """Every participant's times (participant_id, created_at, consent_at, finished_at), as a pandas DataFrame."""
-    return read_frame(conn, "SELECT participant_id, created_at, consent_at, finished_at FROM participants")
+    """Every counted participant's times (participant_id, created_at, consent_at, finished_at), as a pandas
+    DataFrame."""
+    return read_frame(conn, "SELECT participant_id, created_at, consent_at, finished_at FROM participants "
+                            "WHERE origin = 'participant'")
 
 
 def status_counts(conn: Connection, study_id: str) -> dict[str, int]:
-    """Participants per end reason ('in progress' while not finished)."""
+    """Counted participants per end reason ('in progress' while not finished)."""
     return dict(conn.execute("SELECT coalesce(end_reason, 'in progress'), count(*) FROM participants "
-                             "WHERE study_id = ? GROUP BY 1", (study_id,)).fetchall())
+                             "WHERE study_id = ? AND origin = 'participant' GROUP BY 1", (study_id,)).fetchall())
+
+
+def set_origin(conn: Connection, participant_id: str, origin: str) -> int:
+    """Mark a participant as a test (origin 'test') or back as a real one ('participant'); rows changed."""
+    return conn.execute("UPDATE participants SET origin = ? WHERE participant_id = ? AND origin IN "
+                        "('participant', 'test')", (origin, participant_id)).rowcount
+
+
+def delete_study_rows(conn: Connection, study_id: str, run_id: str) -> dict[str, int]:
+    """Everything a study stored, inside the caller's transaction: its responses, events, episodes, assignments,
+    flags, exclusions, participants, run and the study itself. Returns rows deleted per table."""
+    pids = "SELECT participant_id FROM participants WHERE study_id = ?"
+    out = {}
+    for table, sql, params in (
+            ("responses", "DELETE FROM responses WHERE run_id = ?", (run_id,)),
+            ("episode_steps", "DELETE FROM episode_steps WHERE run_id = ?", (run_id,)),
+            ("episode_results", "DELETE FROM episode_results WHERE run_id = ?", (run_id,)),
+            ("events", f"DELETE FROM events WHERE participant_id IN ({pids})", (study_id,)),
+            ("assignments", f"DELETE FROM assignments WHERE participant_id IN ({pids})", (study_id,)),
+            ("participant_exclusions", "DELETE FROM participant_exclusions WHERE study_id = ?", (study_id,)),
+            ("participant_flags", "DELETE FROM participant_flags WHERE study_id = ?", (study_id,)),
+            ("participants", "DELETE FROM participants WHERE study_id = ?", (study_id,)),
+            ("runs", "DELETE FROM runs WHERE run_id = ?", (run_id,)),
+            ("studies", "DELETE FROM studies WHERE study_id = ?", (study_id,))):
+        out[table] = conn.execute(sql, params).rowcount
+    return out
 
 
 def origin_counts(conn: Connection, study_id: str) -> dict[str, int]:
@@ -313,7 +366,8 @@ def main_answered_counts(conn: Connection, study_id: str) -> dict[str, int]:
     """Answered main items per instance (what a held item may still free up is not in it)."""
     return dict(conn.execute(
         "SELECT a.instance_id, count(*) FROM assignments a JOIN participants q ON q.participant_id = a.participant_id "
-        "WHERE q.study_id = ? AND a.kind = 'main' AND a.answered_at IS NOT NULL GROUP BY a.instance_id",
+        f"WHERE q.study_id = ? AND a.kind = 'main' AND a.answered_at IS NOT NULL AND q.origin NOT IN {_TARGET_FREE} "
+        "GROUP BY a.instance_id",
         (study_id,)).fetchall())
 
 
@@ -321,7 +375,8 @@ def main_assignment_counts(conn: Connection, study_id: str) -> dict[str, int]:
     """Live main assignments per instance (answered or held, not released): what the target caps."""
     return dict(conn.execute(
         "SELECT a.instance_id, count(*) FROM assignments a JOIN participants q USING (participant_id) "
-        "WHERE q.study_id = ? AND a.kind = 'main' AND a.released_at IS NULL GROUP BY a.instance_id",
+        f"WHERE q.study_id = ? AND a.kind = 'main' AND a.released_at IS NULL AND q.origin NOT IN {_TARGET_FREE} "
+        "GROUP BY a.instance_id",
         (study_id,)).fetchall())
 
 
@@ -343,7 +398,8 @@ def live_main_count(conn: Connection, study_id: str, instance_id: str) -> int:
     """Live main assignments of one instance in a study (answered or held, not released)."""
     return int(conn.execute(
         "SELECT count(*) FROM assignments a JOIN participants q USING (participant_id) WHERE q.study_id = ? "
-        "AND a.instance_id = ? AND a.kind = 'main' AND a.released_at IS NULL", (study_id, instance_id)).fetchone()[0])
+        f"AND a.instance_id = ? AND a.kind = 'main' AND a.released_at IS NULL AND q.origin NOT IN {_TARGET_FREE}",
+        (study_id, instance_id)).fetchone()[0])
 
 
 def claim_instance(conn: Connection, study_id: str, candidates: Iterable[str], target: int) -> Claim:

@@ -15,6 +15,7 @@ from typing import Any, Literal, Sequence
 
 from .columns import fetch_columns, fetch_rows
 from .connection import Connection, Store
+from .participants import NEVER_ANALYSED, NOT_COUNTED
 
 ResponseKind = Literal["practice", "main", "attention"]
 
@@ -106,13 +107,23 @@ RESPONSE_TYPES: dict[str, str] = {"response_id": "int",
 # The run's columns a reader may ask for beside a response's (an inner join on `runs`), and the participant's (a
 # left join: model and agent responses have none).
 RUN_COLUMNS: tuple[str, ...] = ("solver_kind", "solver_name", "study_id", "dataset_hash")
-PARTICIPANT_COLUMNS: tuple[str, ...] = ("external_id",)
+PARTICIPANT_COLUMNS: tuple[str, ...] = ("external_id", "end_reason")
+# A participant's standing exclusion by hand (`storage.exclusions`), left-joined like the participant's columns.
+EXCLUSION_COLUMNS: dict[str, str] = {"excluded_reason": "x.reason", "excluded_by": "x.excluded_by",
+                                     "excluded_at": "x.excluded_at"}
+# Counted participants' rows only (never a preview's, a simulation's or a test's): model and agent rows have
+# participant_id '', which is never in NOT_COUNTED.
+COUNTED_ONLY = f"participant_id NOT IN ({NOT_COUNTED})"
+# What the analyses' frame reads: everything but previews' and tests' rows (a dry run's simulated rows are dropped
+# by the analyses unless asked for: `analysis.selection.counted`).
+ANALYSABLE = f"participant_id NOT IN ({NEVER_ANALYSED})"
 # What the experimenters' export holds (`instrument.exports`), in its order.
 EXPORT_COLUMNS: tuple[str, ...] = (
     "response_id", "run_id", "solver_kind", "solver_name", "study_id", "participant_id", "external_id",
     "instance_id", "kind", "attempt", "template", "subset", "split", "scene_id", "response", "protocol", "parsed",
     "valid", "passed", "failure", "errors", "scorer_version", "first_action_ms", "total_ms", "active_ms",
-    "client_total_ms", "viewport_w", "viewport_h", "device_pixel_ratio", "focus_lost", "view_id", "submitted_at")
+    "client_total_ms", "viewport_w", "viewport_h", "device_pixel_ratio", "focus_lost", "view_id", "submitted_at",
+    "end_reason", "excluded_reason", "excluded_by", "excluded_at")
 _ORDERS = {"response_id": "r.response_id",
            "participant": "r.participant_id, r.submitted_at, r.response_id"}
 
@@ -121,17 +132,22 @@ def responses_query(columns: Sequence[str] = RESPONSE_COLUMNS, *, run_id: str | 
                     participant_id: str | None = None, instance_id: str | None = None, kind: str | None = None,
                     attempt: int | None = None, study_id: str | None = None, solver_kind: str | None = None,
                     after_id: int | None = None, response_ids: Sequence[int] | None = None,
-                    participants_only: bool = False, timed: bool = False,
+                    participants_only: bool = False, timed: bool = False, analysable: bool = False,
                     order: Literal["response_id", "participant"] = "response_id") -> tuple[str, tuple]:
     """The SELECT of response rows and its parameters: `columns` (of `RESPONSE_COLUMNS`, `RUN_COLUMNS`,
-    `PARTICIPANT_COLUMNS`); of one run, participant, instance, kind, attempt; of the runs of one study or solver
-    kind; after a response id; of these ids; of participants only (not model or agent runs); with a server time
-    only (`total_ms` > 0); ordered by response id or by participant then time."""
+    `PARTICIPANT_COLUMNS`, `EXCLUSION_COLUMNS`); of one run, participant, instance, kind, attempt; of the runs of
+    one study or solver kind; after a response id; of these ids; of participants only (not model or agent runs);
+    with a server time only (`total_ms` > 0); ordered by response id or by participant then time.
+
+    Never a preview's, a simulated or a test participant's row (`COUNTED_ONLY`), unless `participant_id` names
+    that participant: their own session reads its answers back through here (practice feedback, a round's
+    verdicts). `analysable`: the analyses' frame, which also reads a dry run's simulated rows (`ANALYSABLE`)."""
     unknown = [c for c in columns if c not in RESPONSE_TYPES and c not in RUN_COLUMNS
-               and c not in PARTICIPANT_COLUMNS]
+               and c not in PARTICIPANT_COLUMNS and c not in EXCLUSION_COLUMNS]
     if unknown:
         raise ValueError(f"not a column of a response: {', '.join(unknown)}")
-    where: list[str] = []
+    where: list[str] = ([] if participant_id is not None else [f"r.{ANALYSABLE}"] if analysable
+                        else [f"r.{COUNTED_ONLY}"])
     params: list[Any] = []
     for name, value in (("run_id", run_id), ("participant_id", participant_id), ("instance_id", instance_id),
                         ("kind", kind), ("attempt", attempt)):
@@ -156,11 +172,14 @@ def responses_query(columns: Sequence[str] = RESPONSE_COLUMNS, *, run_id: str | 
         params += list(response_ids)
     run = any(c in RUN_COLUMNS for c in columns) or study_id is not None or solver_kind is not None
     person = any(c in PARTICIPANT_COLUMNS for c in columns)
-    cols = ", ".join(f"runs.{c}" if c in RUN_COLUMNS else f"p.{c}" if c in PARTICIPANT_COLUMNS else f"r.{c}"
-                     for c in columns)
+    excluded = any(c in EXCLUSION_COLUMNS for c in columns)
+    cols = ", ".join(f"runs.{c}" if c in RUN_COLUMNS else f"p.{c}" if c in PARTICIPANT_COLUMNS
+                     else f"{EXCLUSION_COLUMNS[c]} AS {c}" if c in EXCLUSION_COLUMNS else f"r.{c}" for c in columns)
     sql = (f"SELECT {cols} FROM responses r"
            + (" JOIN runs USING (run_id)" if run else "")
            + (" LEFT JOIN participants p ON p.participant_id = r.participant_id" if person else "")
+           + (" LEFT JOIN participant_exclusions x ON x.participant_id = r.participant_id AND x.revoked_at IS NULL"
+              if excluded else "")
            + (f" WHERE {' AND '.join(where)}" if where else "")
            + f" ORDER BY {_ORDERS[order]}")
     return sql, tuple(params)
@@ -180,29 +199,34 @@ def main_response_columns(conn: Connection, columns: Sequence[str], after_id: in
     if unknown or "response_id" not in columns:
         raise ValueError(f"not a column of the responses table: {', '.join(unknown) or 'response_id missing'}")
     of = {kind: tuple(c for c in columns if RESPONSE_TYPES[c] == kind) for kind in ("text", "int", "float")}
-    return fetch_columns(conn, "responses WHERE kind = 'main' AND response_id > ?", "response_id",
+    return fetch_columns(conn, f"responses WHERE kind = 'main' AND response_id > ? AND {ANALYSABLE}", "response_id",
                          text=of["text"], ints=of["int"], floats=of["float"], params=(after_id,))
 
 
 def main_responses_extent(conn: Connection) -> tuple[int, int]:
-    """(how many main responses are stored, the last one's id or 0): the frame's data version, without reading a
-    row."""
-    rows, last = conn.execute("SELECT count(*), coalesce(max(response_id), 0) FROM responses "
-                              "WHERE kind = 'main'").fetchone()
-    return int(rows), int(last)
+    """(how many main responses the analyses read are stored (all but previews' and tests'), the last main response's id or 0): the frame's data version,
+    without reading a row. Counted = all minus the uncounted participants' (found through their index: a count
+    with the origin filter on every row cost twice as long), and the last id is any participant's: a preview's
+    answer only makes the frame look for new rows and find none."""
+    rows, last, uncounted = conn.execute(
+        "SELECT count(*), coalesce(max(response_id), 0), (SELECT count(*) FROM responses WHERE kind = 'main' AND "
+        f"participant_id IN ({NEVER_ANALYSED})) FROM responses WHERE kind = 'main'").fetchone()
+    return int(rows) - int(uncounted), int(last)
 
 
 def participant_responses_extent(conn: Connection) -> tuple[int, int]:
-    """(how many participants' responses are stored, of every kind, the last one's id or 0)."""
-    rows, last = conn.execute("SELECT count(*), coalesce(max(response_id), 0) FROM responses "
-                              "WHERE participant_id != ''").fetchone()
-    return int(rows), int(last)
+    """(how many counted participants' responses are stored, of every kind, the last one's id or 0), as
+    `main_responses_extent` counts them."""
+    rows, last, uncounted = conn.execute(
+        "SELECT count(*), coalesce(max(response_id), 0), (SELECT count(*) FROM responses WHERE participant_id IN "
+        f"({NEVER_ANALYSED})) FROM responses WHERE participant_id != ''").fetchone()
+    return int(rows) - int(uncounted), int(last)
 
 
 def main_answer_counts(conn: Connection, run_id: str) -> dict[str, int]:
-    """Main responses per instance of one run."""
+    """Counted main responses per instance of one run."""
     return dict(conn.execute("SELECT instance_id, count(*) FROM responses WHERE run_id = ? AND kind = 'main' "
-                             "GROUP BY instance_id", (run_id,)).fetchall())
+                             f"AND {COUNTED_ONLY} GROUP BY instance_id", (run_id,)).fetchall())
 
 
 def response_of(conn: Connection, run_id: str, participant_id: str, instance_id: str, kind: str,

@@ -288,6 +288,24 @@ MIGRATIONS: dict[int, list[str]] = {
             reported_at REAL NOT NULL
         )""",
     ],
+    12: [
+        # Participants an experimenter excluded by hand, with the reason, who and when; reversible: lifting an
+        # exclusion stamps revoked_by / revoked_at and keeps the row, so the audit trail is never rewritten. At most
+        # one standing (not revoked) exclusion per participant.
+        """CREATE TABLE participant_exclusions (
+            exclusion_id INTEGER PRIMARY KEY,
+            participant_id TEXT NOT NULL REFERENCES participants(participant_id),
+            study_id TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            excluded_by TEXT NOT NULL,
+            excluded_at REAL NOT NULL,
+            revoked_by TEXT,
+            revoked_at REAL
+        )""",
+        "CREATE UNIQUE INDEX participant_exclusions_standing ON participant_exclusions(participant_id) "
+        "WHERE revoked_at IS NULL",
+        "CREATE INDEX participant_exclusions_study ON participant_exclusions(study_id)",
+    ],
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

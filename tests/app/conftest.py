@@ -1,6 +1,8 @@
 """App tests run the real page scripts through Streamlit's AppTest on a small real dataset."""
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 import streamlit as st
@@ -17,6 +19,23 @@ def backend(request) -> str:
     if name == "postgresql":
         request.getfixturevalue("pg_server")
     return name
+
+
+@contextmanager
+def pages_on(monkeypatch, dataset, location: str) -> Iterator[None]:
+    """The app's pages on this dataset and database, signed in with PASSWORD, with Streamlit's caches (which
+    survive between AppTest instances) cleared before and after."""
+    monkeypatch.setenv("ROSE_DATASET_DIR", str(dataset.root))
+    monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
+    monkeypatch.setenv("ROSE_DB", location)
+    monkeypatch.chdir(ROOT)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    try:
+        yield
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()
 
 
 @pytest.fixture

@@ -9,22 +9,15 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from .conftest import PASSWORD, ROOT
+from .conftest import PASSWORD, ROOT, pages_on
 
 PAGES = ["app_pages/results.py", "app_pages/agreement.py", "app_pages/participants_overview.py", "app_pages/drilldown.py"]
 
 
 @pytest.fixture
 def dash_env(small_dataset, populated_db, monkeypatch):
-    monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
-    monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
-    monkeypatch.setenv("ROSE_DB", populated_db.location)
-    monkeypatch.chdir(ROOT)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield populated_db
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    with pages_on(monkeypatch, small_dataset, populated_db.location):
+        yield populated_db
 
 
 def open_page(page: str) -> AppTest:
@@ -97,6 +90,9 @@ def test_exclusions_and_filters_change_the_numbers(dash_env):
     at.sidebar.checkbox(key="dash_ex_att").uncheck()
     at.sidebar.checkbox(key="dash_ex_fast").uncheck()
     at.sidebar.checkbox(key="dash_ex_streak").uncheck().run()
+    assert "exclusions on (did not complete the study; excluded by the experimenter)" in at.caption[0].value
+    at.sidebar.checkbox(key="dash_ex_completed").uncheck()
+    at.sidebar.checkbox(key="dash_ex_by_hand").uncheck().run()
     assert "exclusions off: every participant kept" in at.caption[0].value and with_ex != at.caption[0].value
     at.sidebar.selectbox(key="dash_split").select("dev")
     at.sidebar.multiselect(key="dash_templates").set_value(["T1", "T3"]).run()
@@ -389,3 +385,20 @@ def test_a_dry_run_counts_only_when_the_sidebar_includes_it(small_dataset, fresh
     finally:
         st.cache_resource.clear()
         st.cache_data.clear()
+def test_an_exclusion_by_hand_reaches_an_open_dashboard(small_dataset, populated_db, fresh_location, monkeypatch):
+    """No response changes when a participant is excluded by hand: the selection must see it all the same."""
+    import re
+
+    from rose_core.instrument import manage
+    from tests.backends import clone
+
+    store = clone(populated_db, fresh_location())
+    with pages_on(monkeypatch, small_dataset, store.location):
+        at = open_page("app_pages/results.py")
+        excluded = lambda: int(re.search(r"(\d+) participants excluded", at.caption[0].value).group(1))  # noqa: E731
+        before = excluded()
+        (h0,) = store.query("SELECT participant_id FROM participants WHERE external_id = 'H0'")
+        manage.exclude(store, h0["participant_id"], "a colleague's pilot", "JD")
+        at.run()
+        assert not at.exception and excluded() == before + 1
+    store.close()

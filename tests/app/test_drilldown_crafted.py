@@ -1,7 +1,6 @@
 """The Drill-down page stays up on events no browser of ours sends (stored by an older version, or written into
 the database by hand): a click with no row or column, a cell outside the grid, a single event."""
 import pytest
-import streamlit as st
 
 from rose_core.analysis.formats import MISSING
 from tests.backends import clone
@@ -11,7 +10,7 @@ from .test_dashboards import open_page
 
 @pytest.fixture
 def crafted_env(small_dataset, populated_db, monkeypatch, fresh_location):
-    from .conftest import PASSWORD, ROOT
+    from .conftest import pages_on
 
     store = clone(populated_db, fresh_location())
     row = store.query("SELECT instance_id, participant_id FROM responses WHERE kind = 'main' "
@@ -19,15 +18,8 @@ def crafted_env(small_dataset, populated_db, monkeypatch, fresh_location):
     with store.write() as c:
         c.execute("DELETE FROM events WHERE participant_id = ? AND instance_id = ?",
                   (row["participant_id"], row["instance_id"]))
-    monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
-    monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
-    monkeypatch.setenv("ROSE_DB", store.location)
-    monkeypatch.chdir(ROOT)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield store, row
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    with pages_on(monkeypatch, small_dataset, store.location):
+        yield store, row
 
 
 def _store_events(store, row, events):

@@ -32,8 +32,16 @@ def test_agents_from_the_page_and_the_runs_table(app_env):
     oracle = table[table["solver"] == "oracle"].iloc[0]
     assert oracle["Avg"] == "100.0" and oracle["VALID"] == "100.0"  # the one number format: one decimal
     at.selectbox(key="runs_delete_pick").select("agent:oracle")
+    at.run()
+    assert at.button(key="runs_delete_btn").disabled  # a click alone never deletes: the id is typed first
+    at.text_input(key="runs_delete_confirm").input("agent:orac")
+    at.run()
+    assert at.button(key="runs_delete_btn").disabled
+    at.text_input(key="runs_delete_confirm").input("agent:oracle")
+    at.run()
     at.button(key="runs_delete_btn").click()
     at.run()
+    assert not at.exception
     assert [r["run_id"] for r in list_runs(open_store(os.environ["ROSE_DB"]))] == ["agent:region-ignoring"]
 
 

@@ -161,6 +161,13 @@ def test_screened_out_page(app_env):
     at = _end(app_env, "screened_out")  # the study's screen-out text (the default, facts filled in)
     assert any("**return your submission**" in m.value and "Dr Ada Example" in m.value for m in at.markdown)
     assert not any("CODE-9" in m.value for m in at.markdown)
+    assert any("return your submission" in m.value for m in at.markdown)   # no screen-out code: the advice
+
+
+def test_screened_out_page_gives_the_screen_out_code(app_env):
+    at = _end(app_env, "screened_out", screen_out_code="OUT-7")
+    assert any("OUT-7" in m.value for m in at.markdown)
+    assert not any("CODE-9" in m.value or "return your submission" in m.value for m in at.markdown)
 
 
 def test_time_limit_end_page_says_time_limit(app_env):
@@ -171,7 +178,9 @@ def test_time_limit_end_page_says_time_limit(app_env):
         c.execute("UPDATE participants SET consent_at = consent_at - 120")
     at.run()
     assert at.title[0].value == "Thank you!"
-    assert [i.value for i in at.info] == ["The time limit for this study has passed. Thank you for your time."]
+    assert [i.value for i in at.info] == ["The time limit for this study has passed, so the study ends here; the "
+                                          "answers you gave before it are kept. Thank you for your time."]
+    assert any("return your submission" in m.value for m in at.markdown)   # no code to give: the advice
 
 
 def test_a_participant_never_starts_the_statistics_imports_or_the_dashboards_warm_up(app_env, monkeypatch):
@@ -214,3 +223,27 @@ def test_the_device_gate_comes_before_consent_and_judges_the_stored_claim(app_en
     report_device(db, s.config, at.session_state["part_pid"], {"viewport": [1440, 900], "dpr": 2})
     at.run()
     assert at.title[0].value == "Welcome" and at.checkbox(key="part_agree")
+def test_a_closed_study_opens_for_its_preview_only(app_env):
+    from rose_core.instrument import manage
+    from rose_core.instrument.study import set_active
+
+    s = study(app_env)
+    db = open_store(os.environ["ROSE_DB"])
+    preview = manage.open_preview(db, s)
+    set_active(db, s.study_id, False)
+    at = visit(study=s.study_id, pid=preview.external_id)
+    assert not at.exception and not at.error and at.title[0].value == "Welcome"
+    assert at.session_state["part_pid"] == preview.participant_id
+    at = visit(study=s.study_id, PROLIFIC_PID="REAL1")
+    assert at.error and "closed" in at.error[0].value
+    at = visit(study=s.study_id, pid="preview-guessed")
+    assert at.error and "closed" in at.error[0].value
+
+
+def test_the_countdown_shows_after_consent_only(app_env):
+    s = study(app_env, practice_items=0, time_limit_minutes=5)
+    at = visit(study=s.study_id, PROLIFIC_PID="CD1")
+    assert not any("rose_countdown" in str(getattr(e, "proto", "")) for e in at.get("bidi_component"))
+    at = through_intro(at)
+    shown = [e for e in at.get("bidi_component") if "rose_countdown" in str(getattr(e, "proto", ""))]
+    assert shown, "no countdown after consent"

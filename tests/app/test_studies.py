@@ -169,3 +169,64 @@ def test_form_creates_a_sampled_study_then_edits_it_in_versions_and_clones_it(ap
     twin = next(s for s in list_studies(db) if s.name == "Sampled again")
     assert twin.config.sample_ids == study.config.sample_ids and twin.version == 1
     assert settings(load_study_text(dump_study(twin.config), "x", None)) == settings(twin.config)
+def _study_with_people(app_env):
+    from rose_core.instrument.study import StudyConfig, create_study
+    from tests.participants import new_session, run_to_end
+
+    store = open_store(os.environ["ROSE_DB"])
+    study = create_study(store, app_env, StudyConfig(name="Managed", split="dev", items_per_participant=3,
+                                                     practice_items=4, attention_every=0, seed=2))
+    run_to_end(new_session(store, app_env, study, "PX1"))
+    return store, study
+
+
+def test_preview_from_the_studies_page_is_never_counted(app_env, monkeypatch):
+    monkeypatch.setenv("ROSE_PUBLIC_URL", "https://rose.example.org/")
+    store, study = _study_with_people(app_env)
+    at = signed_in()
+    at.button(key=f"studies_preview_{study.study_id}_btn").click()
+    at.run()
+    assert not at.exception
+    (p,) = [r for r in store.query("SELECT external_id, origin FROM participants") if r["origin"] == "preview"]
+    assert p["external_id"].startswith("preview-")
+    links = [b for b in at.get("link_button") if "preview" in str(b.proto.url)]
+    assert links and links[0].proto.url == f"https://rose.example.org/?study={study.study_id}&pid={p['external_id']}"
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Participants completed"].startswith("1 / ")   # the preview is not a participant
+
+
+def test_exclude_lift_and_mark_test_on_the_studies_page(app_env):
+    store, study = _study_with_people(app_env)
+    at = signed_in()
+    sid = study.study_id
+    assert at.button(key=f"studies_ex_btn_{sid}").disabled          # no name, no reason: nothing to store
+    at.text_input(key="studies_by").input("JD")
+    at.text_input(key=f"studies_ex_reason_{sid}").input("pilot colleague")
+    at.run()
+    at.button(key=f"studies_ex_btn_{sid}").click()
+    at.run()
+    assert not at.exception
+    row = store.query("SELECT reason, excluded_by, revoked_at FROM participant_exclusions")[0]
+    assert (row["reason"], row["excluded_by"], row["revoked_at"]) == ("pilot colleague", "JD", None)
+    at.button(key=f"studies_unex_btn_{sid}").click()
+    at.run()
+    assert store.query("SELECT revoked_by FROM participant_exclusions")[0]["revoked_by"] == "JD"
+    at.button(key=f"studies_test_btn_{sid}").click()
+    at.run()
+    assert store.query("SELECT origin FROM participants")[0]["origin"] == "test"
+
+
+def test_delete_a_study_on_the_studies_page_needs_its_name(app_env):
+    store, study = _study_with_people(app_env)
+    at = signed_in()
+    sid = study.study_id
+    assert at.button(key=f"studies_del_btn_{sid}").disabled
+    at.text_input(key=f"studies_del_{sid}").input("managed")
+    at.run()
+    assert at.button(key=f"studies_del_btn_{sid}").disabled
+    at.text_input(key=f"studies_del_{sid}").input("Managed")
+    at.run()
+    at.button(key=f"studies_del_btn_{sid}").click()
+    at.run()
+    assert not at.exception
+    assert list_studies(store) == [] and store.query("SELECT count(*) AS n FROM responses")[0]["n"] == 0

@@ -1,6 +1,8 @@
 """End-to-end fixtures: the real Streamlit server (subprocess) and Debian's Chromium via Playwright."""
 from __future__ import annotations
 
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -59,3 +61,28 @@ def page(browser):
     pg.set_default_timeout(20_000)
     yield pg
     ctx.close()
+
+
+class _Landing(BaseHTTPRequestHandler):
+    """A page to be sent to (a completion or screen-out URL): says which path it was asked for."""
+
+    def do_GET(self):  # noqa: N802
+        body = f"landed {self.path}".encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def landing():
+    """A loopback HTTP server standing in for Prolific's redirect targets; its base URL."""
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Landing)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()

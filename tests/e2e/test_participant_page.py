@@ -27,7 +27,6 @@ from .helpers import (
     wait_until,
 )
 from .test_click_grid_fit import check_fits
-from .test_redirect import landing  # noqa: F401  (fixture)
 from tests.participants import LAB_INFO
 
 

@@ -1,37 +1,11 @@
 """The end page's automatic redirect reaches its URL in headless Chromium; only http(s) URLs are followed."""
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 
 from ui.redirect import redirect_target
 
 from .grid_harness import DESKTOP, harness  # noqa: F401  (fixture)
-
-
-class _Landing(BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802
-        body = f"landed {self.path}".encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def landing():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Landing)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
 
 
 def test_redirect_reaches_a_loopback_url(browser, harness, landing):  # noqa: F811

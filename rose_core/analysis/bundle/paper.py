@@ -270,7 +270,7 @@ def paper_report(store: Store, ds: Dataset, split: str | None = None, exclusions
     precision: what `report --json --tables` prints."""
     check_dataset(store, ds)
     if rules is None:
-        rules = ExclusionRules() if exclusions else ExclusionRules(False, None, None)
+        rules = ExclusionRules() if exclusions else ExclusionRules.off()
     sel = select_from_store(store, filters or Filters(split=split), rules)
     report, main = report_from_selection(sel, published, n_boot, seed)
     df = sel.df

@@ -15,7 +15,7 @@ def test_exclusions_switch_and_count(populated_db):
     df = responses_frame(populated_db)
     kept, n = apply_exclusions(df, on)
     assert n >= 3 and len(kept) < len(df)
-    off = participant_table(populated_db, ExclusionRules(False, None, None))
+    off = participant_table(populated_db, ExclusionRules.off())
     assert apply_exclusions(df, off)[1] == 0
 
 

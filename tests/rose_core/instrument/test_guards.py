@@ -81,6 +81,7 @@ def test_a_bot_fast_on_the_server_clock_is_excluded_whatever_the_page_reports(st
             payload = submit_payload(screen, cells, count)
             payload.update(client_total_ms=9000.0, active_ms=8500.0, first_action_ms=3000.0)  # the bot's claim
             assert not s.submit(screen, payload).duplicate
+    assert [s.screen().reason for s in (bot, human)] == ["completed", "completed"]   # both finished
     rows = {r["participant_id"]: r for r in responses(store)}
     assert rows[bot.participant_id]["total_ms"] == pytest.approx(40.0)       # server: assigned -> answered
     assert rows[bot.participant_id]["client_total_ms"] == 9000.0              # the page's figure, kept beside

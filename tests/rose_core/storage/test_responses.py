@@ -7,7 +7,7 @@ import pytest
 
 from rose_core.analysis import frame
 from rose_core.storage import responses
-from rose_core.storage.responses import (EXPORT_COLUMNS, PARTICIPANT_COLUMNS, RESPONSE_COLUMNS, RESPONSE_TYPES,
+from rose_core.storage.responses import (EXCLUSION_COLUMNS, EXPORT_COLUMNS, PARTICIPANT_COLUMNS, RESPONSE_COLUMNS, RESPONSE_TYPES,
                                          RUN_COLUMNS, ResponseRow, main_response_columns,
                                          main_responses_extent, participant_responses_extent, read_response_rows,
                                          responses_query)
@@ -82,7 +82,8 @@ def test_the_filters_select_as_written(populated_db):
 
 
 def test_the_export_columns_join_the_run_and_the_participant(populated_db):
-    assert set(EXPORT_COLUMNS) == set(RESPONSE_COLUMNS) | set(RUN_COLUMNS) - {"dataset_hash"} | set(PARTICIPANT_COLUMNS)
+    assert set(EXPORT_COLUMNS) == (set(RESPONSE_COLUMNS) | set(RUN_COLUMNS) - {"dataset_hash"} | set(PARTICIPANT_COLUMNS)
+                                   | set(EXCLUSION_COLUMNS))
     with populated_db.connect() as conn:
         names, rows = read_response_rows(conn, EXPORT_COLUMNS)
         assert names == list(EXPORT_COLUMNS)
