@@ -299,7 +299,7 @@ def exclusion_section(study, parts: pd.DataFrame) -> None:
     if people.empty:
         st.caption("Nobody to exclude yet.")
         return
-    by = st.text_input("Your name or initials (kept with each decision)", key="studies_by")
+    by = st.text_input("Your name or initials (kept with each decision)", key="studies_decided_by")
     labels = {r["participant_id"]: f"{r['external_id']} ({r.get('origin', 'participant')})"
               for _, r in people.iterrows()}
     pick = st.selectbox("Participant", list(labels), format_func=labels.get, key=f"studies_ex_pick_{study.study_id}")

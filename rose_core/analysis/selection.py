@@ -125,7 +125,7 @@ def participant_stats(store: Store) -> pd.DataFrame:
         # re-encode them (most of a cold page's participant statistics)
         cols, rows = read_response_rows(
             conn, ("participant_id", "kind", "passed", "parsed", "total_ms", "first_action_ms"),
-            participants_only=True, order="participant")
+            participants_only=True, analysable=True, order="participant")
     resp = pd.DataFrame(rows, columns=cols, dtype=object) if rows else pd.DataFrame(
         {c: pd.Series(dtype=object) for c in cols})
     del rows

@@ -81,8 +81,8 @@ Thank you for taking part. If you have a question, or want your answers withdraw
     "screen_out": """\
 Thank you for your time. Your practice answers did not reach what this study needs, so it ends here: this says \
 nothing about you, the task is simply hard to learn in a few screens. If you came from a recruitment platform \
-such as Prolific, please **return your submission** there rather than submitting it. Questions: {researcher}, \
-{contact}.
+such as Prolific: when a screen-out code is shown below, enter it there; otherwise please **return your \
+submission** rather than submitting it. Questions: {researcher}, {contact}.
 """,
     "debrief": """\
 **About this study.** The pictures you saw come from ROSE, a benchmark that tests whether AI models can find \

@@ -66,3 +66,9 @@ def device_frame(conn: Connection, study_ids: list[str] | None = None) -> Any:
                             "d.touch_points, d.coarse_pointer, d.allowed, coalesce(d.reports, 0) AS reports "
                             "FROM participants p LEFT JOIN devices d ON d.participant_id = p.participant_id "
                             f"WHERE {where} ORDER BY p.study_id, p.participant_id", tuple(params))
+
+
+def delete_of(conn: Connection, participants_sql: str, params: tuple) -> int:
+    """Inside the caller's transaction: the rows of the participants `participants_sql` selects (a study being
+    deleted, a dry run being cleared), before the participants themselves go (a foreign key)."""
+    return conn.execute(f"DELETE FROM devices WHERE participant_id IN ({participants_sql})", params).rowcount

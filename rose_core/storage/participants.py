@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from . import devices, questionnaire, study_texts, study_versions
 from .columns import read_frame
 from .connection import Connection, dialect
 
@@ -232,10 +233,14 @@ def delete_study_rows(conn: Connection, study_id: str, run_id: str) -> dict[str,
             ("assignments", f"DELETE FROM assignments WHERE participant_id IN ({pids})", (study_id,)),
             ("participant_exclusions", "DELETE FROM participant_exclusions WHERE study_id = ?", (study_id,)),
             ("participant_flags", "DELETE FROM participant_flags WHERE study_id = ?", (study_id,)),
+            ("devices", devices.delete_of, (pids, (study_id,))),
+            ("questionnaire_answers", questionnaire.delete_of, (pids, (study_id,))),
             ("participants", "DELETE FROM participants WHERE study_id = ?", (study_id,)),
+            ("study_texts", study_texts.delete_study, (study_id,)),
+            ("study_versions", study_versions.delete_study, (study_id,)),
             ("runs", "DELETE FROM runs WHERE run_id = ?", (run_id,)),
             ("studies", "DELETE FROM studies WHERE study_id = ?", (study_id,))):
-        out[table] = conn.execute(sql, params).rowcount
+        out[table] = sql(conn, *params) if callable(sql) else conn.execute(sql, params).rowcount
     return out
 
 
@@ -253,9 +258,11 @@ def delete_of_origin(conn: Connection, study_id: str, origin: str) -> dict[str, 
     """Inside the caller's transaction, after their responses, events and episode rows are gone: the study's
     participants of this origin, their assignments and their flags. Returns rows deleted per table."""
     out = {}
-    for table in ("assignments", "participant_flags"):
+    for table in ("assignments", "participant_flags", "participant_exclusions"):
         out[table] = conn.execute(f"DELETE FROM {table} WHERE participant_id IN ({OF_ORIGIN})",
                                   (study_id, origin)).rowcount
+    out["devices"] = devices.delete_of(conn, OF_ORIGIN, (study_id, origin))
+    out["questionnaire_answers"] = questionnaire.delete_of(conn, OF_ORIGIN, (study_id, origin))
     out["participants"] = conn.execute("DELETE FROM participants WHERE study_id = ? AND origin = ?",
                                        (study_id, origin)).rowcount
     return out

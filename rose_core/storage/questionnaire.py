@@ -37,3 +37,9 @@ def answer_rows(conn: Connection, study_ids: Sequence[str]) -> list[Any]:
         "SELECT p.study_id, q.participant_id, q.question, q.answer FROM questionnaire_answers q JOIN participants p "
         f"ON p.participant_id = q.participant_id WHERE p.origin = 'participant' AND p.study_id IN "
         f"({','.join('?' * len(study_ids))}) ORDER BY p.study_id, q.participant_id, q.question", list(study_ids)))
+
+
+def delete_of(conn: Connection, participants_sql: str, params: tuple) -> int:
+    """Inside the caller's transaction: the rows of the participants `participants_sql` selects (a study being
+    deleted, a dry run being cleared), before the participants themselves go (a foreign key)."""
+    return conn.execute(f"DELETE FROM questionnaire_answers WHERE participant_id IN ({participants_sql})", params).rowcount

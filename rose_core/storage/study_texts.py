@@ -35,3 +35,8 @@ def texts_of(conn: Connection, study_ids: Sequence[str]) -> list[StoredText]:
     rows = conn.execute(f"SELECT study_id, version, key, markdown, stored_at FROM study_texts WHERE study_id IN "
                         f"({','.join('?' * len(study_ids))}) ORDER BY study_id, version, key", list(study_ids))
     return [StoredText(r[0], int(r[1]), r[2], r[3], float(r[4])) for r in rows]
+
+
+def delete_study(conn: Connection, study_id: str) -> int:
+    """Inside the caller's transaction, before the study's row goes (a foreign key)."""
+    return conn.execute("DELETE FROM study_texts WHERE study_id = ?", (study_id,)).rowcount

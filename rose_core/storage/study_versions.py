@@ -14,3 +14,8 @@ def insert_version(conn: Connection, study_id: str, version: int, name: str, con
 def version_rows(conn: Connection, study_id: str) -> list[Any]:
     """The study's versions, oldest first (study_id, version, name, config, created_at)."""
     return list(conn.execute("SELECT * FROM study_versions WHERE study_id = ? ORDER BY version", (study_id,)))
+
+
+def delete_study(conn: Connection, study_id: str) -> int:
+    """Inside the caller's transaction, before the study's row goes (a foreign key)."""
+    return conn.execute("DELETE FROM study_versions WHERE study_id = ?", (study_id,)).rowcount

@@ -200,7 +200,7 @@ def test_exclude_lift_and_mark_test_on_the_studies_page(app_env):
     at = signed_in()
     sid = study.study_id
     assert at.button(key=f"studies_ex_btn_{sid}").disabled          # no name, no reason: nothing to store
-    at.text_input(key="studies_by").input("JD")
+    at.text_input(key="studies_decided_by").input("JD")
     at.text_input(key=f"studies_ex_reason_{sid}").input("pilot colleague")
     at.run()
     at.button(key=f"studies_ex_btn_{sid}").click()

@@ -4,6 +4,8 @@ numbers (CSV at full precision, Markdown and LaTeX rounded) equal to `report --j
 a manifest whose hashes match, and a checklist that leaves what the data cannot tell blank."""
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import io
 import json
@@ -617,7 +619,14 @@ def test_checklist_and_methods_say_completion_practice_selection_and_run_setting
     import_run(store, small_dataset, out, "oracle-2", kind="agent",
                settings={"model": "oracle-2", "temperature": 0.0, "max_tokens": 64, "date": "2026-05-01",
                          "prompt_variant": "instance", "endpoint": "http://127.0.0.1:8000/v1"})
-    paper = paper_report(store, small_dataset, n_boot=20, seed=1)
+    from rose_core.analysis.selection import ExclusionRules
+
+    default = paper_report(store, small_dataset, n_boot=20, seed=1)   # completed-only (on) leaves LATE out
+    assert {i.item: i for i in checklist_items(store, small_dataset, default)[0]}[
+        "Completion of the analysed participants"].answer == "5 analysed participants: 5 completed the study, 0 did not finish"
+    # with completed-only off, LATE is analysed and said not to have finished
+    paper = paper_report(store, small_dataset, n_boot=20, seed=1,
+                         rules=dataclasses.replace(ExclusionRules(), completed_only=False))
     items, facts = checklist_items(store, small_dataset, paper)
     by = {i.item: i for i in items}
     done = by["Completion of the analysed participants"].answer

@@ -28,10 +28,11 @@ def test_the_exclusion_rules_remove_exactly_the_simulated_careless(store, small_
     assert len(truth_fast) == 6 and len(truth_attention) >= 5      # the careless the simulator made
     assert {p for p, r in reasons.items() if "too fast" in r} == truth_fast
     assert {p for p, r in reasons.items() if "attention" in r} == truth_attention
-    excluded = {p for p, r in reasons.items() if r}
-    assert excluded == {p.participant_id for p in sim.participants if p.should_be_excluded}
-    # nobody else: the attentive and the drop-outs are kept (no streak, no slip)
-    assert all(reasons[p.participant_id] == "" for p in sim.participants if p.role in ("attentive", "drop_out"))
+    careless = {p for p, r in reasons.items() if r.replace("unfinished", "").strip(", ")}
+    assert careless == {p.participant_id for p in sim.participants if p.should_be_excluded}
+    # nobody else: the attentive are kept; the drop-outs only by the completed-only rule (no streak, no slip)
+    assert all(reasons[p.participant_id] == "" for p in sim.participants if p.role == "attentive")
+    assert all(reasons[p.participant_id] == "unfinished" for p in sim.participants if p.role == "drop_out")
 
 
 def test_simulated_answers_count_only_when_asked_for(store, small_dataset):
@@ -45,9 +46,11 @@ def test_simulated_answers_count_only_when_asked_for(store, small_dataset):
     assert set(humans["participant_id"]) == {real.participant_id}
     assert set(real_only.participants["participant_id"]) == {real.participant_id} and real_only.n_excluded == 0
     dry = select_from_store(store, Filters(origins=("participant", "simulated")), rules)
-    counted = {p.participant_id for p in sim.participants if p.main_answered and not p.should_be_excluded}
+    # completed-only (on by default) also leaves out the drop-outs
+    counted = {p.participant_id for p in sim.participants
+               if p.main_answered and not p.should_be_excluded and p.role != "drop_out"}
     assert set(dry.df.loc[dry.df["solver_kind"] == "human", "participant_id"]) == counted | {real.participant_id}
-    assert dry.n_excluded == sum(p.should_be_excluded for p in sim.participants)
+    assert dry.n_excluded == sum(p.should_be_excluded or p.role == "drop_out" for p in sim.participants)
     report, _ = report_data(store, n_boot=50)
     assert report["simulated_warning"] is None
     report, table = report_data(store, n_boot=50, include_simulated=True)
