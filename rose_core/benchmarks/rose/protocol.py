@@ -82,18 +82,35 @@ _TOKEN = re.compile(
 )
 # Anything that looks like a click (safety net, run over the final answer's region after parsing):
 # group 1 a click-ish word followed closely by something coordinate-like, groups 2-3 a bare `(Rr,Cc)`.
-_JSON_CELL_KEY = (r'"(?:coordinates?|coords?|x|y|rows?|cols?|columns?|cells?|position|point|targets?)"'
-                  r'\s*:\s*[\[{(]?\s*"?[+-]?\d')
+_JSON_CELL_KEY = (r'"(?:coordinates?|coords?|x|y|r|c|rows?|cols?|columns?|cells?|position|point|targets?)"'
+                  r'\s*:\s*[\[{(]?\s*"?\s*(?:r\s*)?[+-]?\d')
+# Number words a cell may be written with ("the third row, first column", "row three, column one").
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+             "eleventh", "twelfth")
+_CARDINALS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_NUMBER_WORDS = {w: i for words in (_ORDINALS, _CARDINALS) for i, w in enumerate(words, 1)}
+_ORD = r"(?:" + "|".join(_ORDINALS) + r"|\d{1,3}(?:st|nd|rd|th))"
+_NUM = r"(?:\d{1,3}|" + "|".join(_CARDINALS) + r")"
+# Click words in Chinese, Japanese and Korean (click, tap, select).
+_CJK_CLICK = "点击|點擊|单击|單擊|点選|クリック|タップ|클릭|선택"
 _CLICK_LIKE = re.compile(
-    r"(?=[ctspmCTSPM(\"])(?:"
-    r"(?<![a-zA-Z])((?:click(?:s|ed|ing)?|tap|select|press|pick|mark)(?![a-z])(?:(?!click)[^\n]){0,16}?"
-    r"(?:[(\[<{]\s*r?\s*[+-]?\d|(?<![a-z])r\s*\d|(?<![a-z])row(?![a-z])|\d+\s*,\s*\d+)"
+    r"(?=[ctspmCTSPM(\"点點单單クタ클선])(?:"
+    r"(?<![a-zA-Z])((?:click(?:s|ed|ing)?|tap|select|press|pick|mark|" + _CJK_CLICK + r")(?![a-z])"
+    r"(?:(?!click)[^\n]){0,16}?"
+    r"(?:[(\[<{]\s*r?\s*[+-]?\d|(?<![a-z])r\s*\d|(?<![a-z])row(?![a-z])|\d+\s*[,/\-–]\s*\d+|第\s*\d|\d+\s*(?:行|행)"
+    r"|(?<![a-z])cell\s*\d|(?<![a-z])" + _ORD + r"\s+(?:row|col))"
     r"|" + _JSON_CELL_KEY + r")"  # a tool call's or JSON answer's cell: `{"action": "left_click", "coordinate": [2, 3]}`
     r"|\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)"
+    # a tool call that clicks: `{"name": "click", ...}`, `"function": {"name": "left_click"`, `{"select_cell": ...}`
+    r"|(\"(?:left_|right_|double_)?(?:click|tap|select|press)(?:_cell|_at)?\"\s*[,}:\]])"
     r")",
     re.IGNORECASE,
 )
 _JSON_CELL = re.compile(_JSON_CELL_KEY, re.IGNORECASE)
+# A DONE written as a tool call's name (`{"name": "done"}`, `"function": {"name": "done"`): the answer is a tool call,
+# and so are the calls before it, whatever paragraph they stand in.
+_TOOL_DONE = re.compile(r'"(?:name|action|type|function|tool|tool_name|command)"\s*:\s*"$', re.IGNORECASE)
+_CJK_CLICK_RE = re.compile(_CJK_CLICK)
 # A click-ish word written as a call (`TAP(`, `SELECT[`): never a description of cells.
 _CALL_LIKE = re.compile(r"[a-z]+\s*[(\[<{]", re.IGNORECASE)
 # A keyword written as its own token: `**CLICK**(R2,C3)`, `` `CLICK`(R2,C3) ``, `\text{CLICK}(R2,C3)`.
@@ -147,7 +164,7 @@ _BULLET = _symbol_class(
 # alternatives matters: a label is tried before the emphasis characters it may start with).
 _GAP = re.compile(
     r"(?:```[a-z]*|\|[ \t]*\d{1,3}[ \t]*(?=\|)|\s|\[[ xX]\](?=\s)|"
-    r"(?<!\S)(?:[-+*•][ \t]+)?[*_]{0,3}(?:step|action|move|click)[ \t]*\d{0,3}[ \t]*:[*_]{0,3}|"
+    r"(?<!\S)(?:[-+*•][ \t]+)?[*_]{0,3}(?:steps?|actions?|moves?|clicks?|submit|finish|done|end)[ \t]*\d{0,3}[ \t]*:[*_]{0,3}|"
     r"[;,.:*_~`\"'\[\]|>—–]|->|=>|→|"
     r"\b(?:and|then|y|luego|despu[eé]s|und|dann|et|puis|ensuite|e|poi|depois|\u0438|\u0437a\u0442e\u043c|\u043fo\u0442o\u043c)\b|"
     r"和|然后|以及|并且|そして|と|그리고|및|<\|?/?(?:answer|final_answer|br|p|b|strong|code|box|begin_of_box|end_of_box)\s*/?\|?>|"
@@ -173,14 +190,25 @@ _REASONING = re.compile(
 # A cell written without CLICK: `R5C2`, `R5, C2`, `(R5,C2)`, `(5,2)`, `row 5, column 2`. It begins at its `(` or its
 # `r`, never at white space before it: where it begins decides whether it heads its line, and an engine trying
 # every position of a long blank run (each attempt scanning the rest of the run) took quadratic time.
+# Also (scorer 7) `R3-C1`, `R3/C1`, `cell 4-1`, `row three, column one`, `the third row, first column`, `第3行第2列`,
+# `4行目3列目`, `3행 2열` and a bare `2,6`.
 _CELL_REF = re.compile(
-    r"(?<![a-z0-9])(?:(?:\(\s*)?r\s*(\d{1,3})\s*[,;]?\s*c\s*(\d{1,3})\s*\)?|\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)"
-    r"|(?:\(\s*)?row\s*(\d{1,3})\s*,?\s*col(?:umn)?\s*(\d{1,3})\s*\)?)(?![a-z0-9])",
+    r"(?<![a-z0-9])(?:(?:\(\s*)?r\s*(\d{1,3})\s*[,;/\-–]?\s*c\s*(\d{1,3})\s*\)?|\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)"
+    r"|(?:\(\s*)?row\s*(" + _NUM + r")\s*,?\s*(?:and\s+)?col(?:umn)?\s*(" + _NUM + r")\s*\)?"
+    r"|cell\s*(\d{1,3})\s*[-–,/]\s*(\d{1,3})"
+    r"|(?:the\s+)?(" + _ORD + r")\s+row\s*,?\s*(?:and\s+|in\s+)?(?:the\s+)?(" + _ORD + r")\s+col(?:umn)?"
+    r"|(?:第\s*)?(\d{1,3})\s*(?:行目?|행)\s*,?\s*(?:第\s*)?(\d{1,3})\s*(?:列目?|열)"
+    # a bare pair: not one of a list of numbers (`rows 1, 3, 5`), not rows or columns named by number
+    r"|(?<![\d,])(?<![\d,]\s)(?<!rows\s)(?<!cols\s)(?<!columns\s)(\d{1,2})\s*,\s*(\d{1,2})(?!\s*,\s*\d))(?![a-z0-9])",
     re.IGNORECASE,
 )
 # A click said not to have been made, right before the click word: "I did not click R1C1", "would not CLICK(R1,C1)",
 # "never click", "no need to click", "without clicking". After an answer such a mention is commentary (rule 6).
-_NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bno\s+need\s+to|\bwithout)\s+(?:to\s+)?$", re.IGNORECASE)
+_NEGATED = re.compile(
+    r"(?:\bnot|n't|\bnever|\bno\s+need\s+to|\bwithout|\bavoid(?:ed|ing|s)?|\bconsider(?:ed|ing|s)?|\bcould|\bmight"
+    r"|\bmay|\bcan|\btempted|\brather\s+than|\binstead\s+of|\bthought\s+(?:about|of))"
+    r"\s+(?:(?:also|still|briefly|even|just|then|optionally)\s+)?(?:to\s+)?(?:click(?:ing)?\s+(?:on\s+)?)?$",
+    re.IGNORECASE)
 _SEPARATORS = " \t\r\n;,"
 _DECORATION = ("*", "_", "`")
 _HEAD_CHARS = 80
@@ -317,14 +345,15 @@ def _start(m: re.Match) -> int:
 
 def _negated(text: str, pos: int) -> bool:
     """A negation right before the click word at `pos` (`_NEGATED`)."""
-    return _NEGATED.search(text, max(0, pos - 20), pos) is not None
+    return _NEGATED.search(text, max(0, pos - 48), pos) is not None
 
 
 def _suspect(text: str, clicks_read: int) -> bool:
     """A `click` that is not a CLICK call read, or another click-ish word: run the full safety net."""
     low = text.lower()
     return low.count("click") != clicks_read or "tap" in low or "select" in low or "press" in low \
-        or "pick" in low or "mark" in low or '"' in text and _JSON_CELL.search(text) is not None
+        or "pick" in low or "mark" in low or '"' in text and _JSON_CELL.search(text) is not None \
+        or not text.isascii() and _CJK_CLICK_RE.search(text) is not None
 
 
 def _keyword(m: re.Match) -> str:
@@ -358,11 +387,23 @@ def _joined_ref(text: str, answer_start: int, cells: set | tuple) -> bool:
     for m in reversed(refs):
         if not _joined(text, m.end(), pos):
             return False
-        r, c = (g for g in m.groups() if g is not None)
-        if (int(r), int(c)) not in cells:
+        if _ref_cell(m) not in cells:
             return True
         pos = m.start()
     return False
+
+
+def _ref_cell(m: re.Match) -> tuple[int, int]:
+    """The (row, col) a `_CELL_REF` match names, number words read."""
+    r, c = (_word_number(g) for g in m.groups() if g is not None)
+    return r, c
+
+
+def _word_number(word: str) -> int:
+    low = word.lower()
+    if low[-2:] in ("st", "nd", "rd", "th") and low[0].isdigit():
+        low = low[:-2]
+    return int(low) if low.isdigit() else _NUMBER_WORDS[low]
 
 
 def _heads_answer(text: str, ref: re.Match, answer_start: int) -> bool:
@@ -391,11 +432,18 @@ def _unread_click(text: str, answer_start: int, answer_end: int, answer: list, c
     end = text.find("\n\n", answer_end)
     para_end = len(text) if end < 0 else end
     pos = _region_start(text, answer_start)
+    if pos and _TOOL_DONE.search(text, max(0, answer_start - 40), answer_start) is not None:
+        pos = 0  # the answer a tool call (`{"name": "done"}`): the calls before it are the answer's, blank lines or not
     cells = {(_as_int(r), _as_int(c)) for r, c in answer if r is not None}
     while True:
         m = _CLICK_LIKE.search(text, pos)
         if m is None:
             return False
+        if m.lastindex == 4:
+            if not count:
+                return True  # a click as a tool call: not the protocol's form, and never dropped
+            pos = m.end()
+            continue
         if m.lastindex == 1 and m.start() >= answer_end and _negated(text, m.start()):
             pos = m.end()  # "I did not click R1C1" after the answer: commentary (as the reader skipped it)
             continue
@@ -483,7 +531,8 @@ def _read(text: str, cut: bool) -> Parsed:
                 and (run[-1] is None or not _annotated(text, last_click, run_end, s)):
             strays.append((run_start, run_end, run))
             run = []  # prose since the last CLICK breaks the sequence
-        if (li == 4 or li == 5 or li == 12) and not run and answer is not None and _negated(text, s):
+        if (li == 4 or li == 5 or li == 12) and not run and (answer is not None or weak >= 0) \
+                and _negated(text, s):
             clicks_read += li == 4
             continue  # "I did not click R1C1" after an answer: commentary naming a cell it did not click
         if li == 4 or li == 5:

@@ -377,3 +377,88 @@ DECORATED = st.builds(lambda d, w, tail: d + w + d + tail, st.sampled_from(["*",
 def test_the_decoration_prefilter_never_skips_a_decorated_keyword(text):
     if not protocol._maybe_decorated(text):
         assert protocol._KEYWORD_DECOR.sub(protocol._keyword, text) == text, text
+
+
+# --- Scorer 7: answers a reader of the spec alone wrote (issue 23) -----------------------------------------------
+# Each class: on an abstention item the click-like text never passes, on an item with targets it is refused as
+# malformed_click (never dropped), and commentary after a correct answer changes nothing.
+
+TOOL_CALLS = [
+    '{{"name": "click", "arguments": {{"cell": "R{r},C{c}"}}}}\n{{"name": "done", "arguments": {{}}}}',
+    '{{"name": "click", "arguments": {{"r": {r}, "c": {c}}}}}\n{{"name": "done"}}',
+    '<tool_call>\n{{"name": "click", "arguments": {{"row": {r}, "col": {c}}}}}\n</tool_call>\n'
+    '<tool_call>\n{{"name": "done", "arguments": {{}}}}\n</tool_call>',
+    '<tool_call>{{"name": "click", "arguments": {{"cell": "R{r},C{c}"}}}}</tool_call>\n\n'
+    '<tool_call>{{"name": "done"}}</tool_call>',
+    '[{{"type": "tool_use", "id": "toolu_01", "name": "click", "input": {{"cell": "R{r},C{c}"}}}},\n'
+    ' {{"type": "tool_use", "id": "toolu_02", "name": "done", "input": {{}}}}]',
+    '{{"functionCall": {{"name": "click", "args": {{"r": {r}, "c": {c}}}}}}}\n{{"functionCall": {{"name": "done", "args": {{}}}}}}',
+    '{{"tool_calls": [{{"id": "call_1", "type": "function", "function": {{"name": "click", "arguments": '
+    '"{{\\"cell\\": \\"R{r},C{c}\\"}}"}}}}, {{"id": "call_2", "type": "function", "function": {{"name": "done", '
+    '"arguments": "{{}}"}}}}]}}',
+    '<tool_call>{{"name": "left_click", "arguments": {{"cell": [{r}, {c}]}}}}</tool_call>\nDONE',
+    '{{"name": "select_cell", "arguments": {{"r": {r}, "c": {c}}}}}\nSUBMIT(1)',
+]
+CJK_CELLS = ["点击第{r}行第{c}列\nDONE", "点击 第{r}行第{c}列，然后 DONE", "クリック: {r}行目{c}列目\nDONE",
+             "第{r}行第{c}列\nDONE", "答案：点击（第{r}行，第{c}列），完成。\nDONE", "{r}行目{c}列目をクリック。\nDONE",
+             "- 第{r}行第{c}列\n- DONE", "{r}행 {c}열 클릭\nDONE"]
+OTHER_SPELLINGS = ["Click R{r}-C{c}, then DONE", "Click cell {r}-{c}.\nDONE", "Final answer: cell {r}-{c}\nDONE",
+                   "Click the cell in the {o} row, first column.\nDONE", "Answer: {r},{c}\nDONE",
+                   "- {r},{c}\n- DONE", "Click {r},{c} then DONE", "Click R{r}/C{c}; DONE",
+                   "Final answer: row {w}, column one, then DONE"]
+ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth"}
+WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+
+
+def _cases(shapes: list, r: int, c: int) -> list:
+    return [s.format(r=r, c=c, o=ORDINALS[r], w=WORDS[r]) for s in shapes]
+
+
+def test_tool_call_clicks_are_refused_never_dropped():
+    for r, c in ((2, 3), (1, 4)):
+        for text in _cases(TOOL_CALLS, r, c):
+            p = parse(text)
+            assert p.problem == "malformed_click", text
+            assert not score(ABSTAIN, text).passed, text
+
+
+def test_cells_written_in_chinese_or_japanese_are_refused():
+    for text in _cases(CJK_CELLS, 3, 2):
+        assert parse(text).problem == "malformed_click", text
+
+
+def test_other_cell_spellings_in_the_final_answer_are_refused():
+    for text in _cases(OTHER_SPELLINGS, 3, 1):
+        assert parse(text).problem == "malformed_click", text
+
+
+COMMENTARY = ["I briefly considered clicking R7,C4, but it matches the majority.", "Avoid clicking R7,C4: it is outside.",
+              "You could click R7,C4 to verify.", "You could also click CLICK(R7,C4) to double-check.",
+              "One might click (R7,C4) by mistake: it only looks darker.", "I was tempted to click R7C4.",
+              "Rather than clicking R7,C4, I left it.", "You may click R7,C4 if unsure."]
+
+
+def test_commentary_after_the_answer_changes_nothing():
+    for note in COMMENTARY:
+        for answer, want in (("DONE", ()), ("CLICK(R2,C3); DONE", ((2, 3),))):
+            for sep in ("\n\n", "\n", " "):
+                p = parse(answer + "." * (sep == " ") + sep + note)
+                assert (p.action, p.clicks, p.problem) == ("DONE", want, None), answer + sep + note
+    # an assertion of another click stays refused; "would click" at the end stays a cut-off answer
+    assert parse("CLICK(R2,C3); DONE\nI clicked R1C1 too").problem == "malformed_click"
+    assert parse("DONE\nI would click R1C1.").problem == "no_terminal"
+
+
+LABELLED = {
+    "**Clicks:**\n- CLICK(R2,C3)\n- CLICK(R5,C3)\n\n**Submit:** SUBMIT(2)": ("SUBMIT", ((2, 3), (5, 3))),
+    "**Actions:**\n1. CLICK(R2,C3)\n2. CLICK(R5,C3)\n\n**Finish:** DONE": ("DONE", ((2, 3), (5, 3))),
+    "**Clicks:** CLICK(R2,C3), CLICK(R5,C3)\n**Submit:** SUBMIT(2)": ("SUBMIT", ((2, 3), (5, 3))),
+    "Clicks:\n- CLICK(R2,C3)\n- CLICK(R5,C3)\n\nDone: DONE": ("DONE", ((2, 3), (5, 3))),
+    "**Actions:** CLICK(R2,C3)\n**Done:** DONE": ("DONE", ((2, 3),)),
+}
+
+
+def test_labelled_groups_are_one_answer():
+    for text, (action, clicks) in LABELLED.items():
+        p = parse(text)
+        assert (p.action, p.clicks, p.problem) == (action, clicks, None), text
