@@ -96,9 +96,9 @@ _CJK_CLICK = "点击|點擊|单击|單擊|点選|クリック|タップ|클릭|�
 _CLICK_LIKE = re.compile(
     r"(?=[ctspmCTSPM(\"点點单單クタ클선])(?:"
     r"(?<![a-zA-Z])((?:click(?:s|ed|ing)?|tap|select|press|pick|mark|" + _CJK_CLICK + r")(?![a-z])"
-    r"(?:(?!click)[^\n]){0,16}?"
+    r"(?:(?!click)[^\n点點单單クタ클선]){0,16}?"
     r"(?:[(\[<{]\s*r?\s*[+-]?\d|(?<![a-z])r\s*\d|(?<![a-z])row(?![a-z])|\d+\s*[,/\-–]\s*\d+|第\s*\d|\d+\s*(?:行|행)"
-    r"|(?<![a-z])cell\s*\d|(?<![a-z])" + _ORD + r"\s+(?:row|col))"
+    r"|(?<![a-z])cell\s*\d)"
     r"|" + _JSON_CELL_KEY + r")"  # a tool call's or JSON answer's cell: `{"action": "left_click", "coordinate": [2, 3]}`
     r"|\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)"
     # a tool call that clicks: `{"name": "click", ...}`, `"function": {"name": "left_click"`, `{"select_cell": ...}`
@@ -193,7 +193,7 @@ _REASONING = re.compile(
 # Also (scorer 7) `R3-C1`, `R3/C1`, `cell 4-1`, `row three, column one`, `the third row, first column`, `第3行第2列`,
 # `4行目3列目`, `3행 2열` and a bare `2,6`.
 _CELL_REF = re.compile(
-    r"(?<![a-z0-9])(?:(?:\(\s*)?r\s*(\d{1,3})\s*[,;/\-–]?\s*c\s*(\d{1,3})\s*\)?|\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)"
+    r"(?=[(rcfsten\d第])(?<![a-z0-9])(?:(?:\(\s*)?r\s*(\d{1,3})\s*[,;/\-–]?\s*c\s*(\d{1,3})\s*\)?|\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)"
     r"|(?:\(\s*)?row\s*(" + _NUM + r")\s*,?\s*(?:and\s+)?col(?:umn)?\s*(" + _NUM + r")\s*\)?"
     r"|cell\s*(\d{1,3})\s*[-–,/]\s*(\d{1,3})"
     r"|(?:the\s+)?(" + _ORD + r")\s+row\s*,?\s*(?:and\s+|in\s+)?(?:the\s+)?(" + _ORD + r")\s+col(?:umn)?"

@@ -183,7 +183,13 @@ def test_megabyte_responses_parse():
     for text in ("CLICK(" + " " * 1_000_000, "CLICK(R" + "1" * 1_000_000, "COUNT(" * 200_000,
                  "CLICK(R1,C1); " * 70_000 + "DONE", "x" * 1_000_000 + "COUNT(2)", "CLICK(R1,C1)" + "*`_" * 300_000,
                  "CLICK(R1,C1)" + "```" * 300_000 + "x", "- CLICK(R1,C1) " + "y" * 1_000_000,
-                 "done " * 200_000, "<think>" * 100_000, "CLICK(R1,C1) x " * 70_000 + "DONE"):
+                 "done " * 200_000, "<think>" * 100_000, "CLICK(R1,C1) x " * 70_000 + "DONE",
+                 # scorer 7's shapes: CJK cells and click words, bare pairs, tool calls, commentary, labels
+                 "\u7b2c" * 1_000_000 + "DONE", "1\u884c" * 500_000 + "\nDONE", "1," * 500_000 + "\nDONE",
+                 "1" + " " * 1_000_000 + "x\nDONE", '"click"' + " " * 1_000_000 + "\nDONE",
+                 '{"name": "click"}, ' * 50_000 + '{"name": "done"}', "DONE\n" + "could " * 160_000 + "click R1C1",
+                 "the first row " * 70_000 + "\nDONE", "cell 1-" * 140_000 + "\nDONE",
+                 "CLICK(R1,C1)\n**Submit:** " * 40_000 + "SUBMIT(1)", "\u70b9\u51fb " * 330_000 + "\nDONE"):
         parse(text)
     assert len(parse("CLICK(R1,C1); " * 70_000 + "DONE").clicks) == 70_000
 
@@ -234,8 +240,16 @@ def formatted_answer(draw, clicks: list, terminal: str) -> str:
                                   "kw-latex", "kw-colon", "kw-on", "kw-angle", "confusable"]))
     case = draw(st.sampled_from(["upper", "lower", "title", "spaced"]))
     actions = [_fmt_click(style, case, r, c) for r, c in clicks] + [_fmt_terminal(style, case, terminal)]
-    layout = draw(st.sampled_from(["inline", "list", "numbered", "lines", "steps", "actions", "tasks", "br"]))
-    if layout == "inline":
+    layout = draw(st.sampled_from(["inline", "list", "numbered", "lines", "steps", "actions", "tasks", "br",
+                                   "labelled"]))
+    if layout == "labelled":  # scorer 7: `**Clicks:**` list, then `**Submit:** SUBMIT(2)` / `**Finish:** DONE`
+        head, tail = draw(st.sampled_from([("**Clicks:**", "**Submit:**" if "(" in terminal else "**Finish:**"),
+                                           ("**Actions:**", "**Finish:**"),
+                                           ("Clicks:", "Submit:" if "(" in terminal else "Done:")]))
+        blank = draw(st.sampled_from(["\n", "\n\n"]))
+        body = (head + "\n" + "\n".join("- " + a for a in actions[:-1]) + blank if len(actions) > 1 else "") \
+            + tail + " " + actions[-1]
+    elif layout == "inline":
         sep = draw(st.sampled_from(SEPARATORS))
         body = sep.join(actions)
     elif layout == "list":
@@ -275,7 +289,11 @@ def response(draw, clicks: list, terminal: str) -> str:
                                   "\n\nI am done.", "RESTATE",
                                   # scorer 6: a click said not to have been made, after the answer, is commentary
                                   "\n\nI did not click R4C4 because it matches the majority.",
-                                  "\n\nNo need to click (R4,C4): it only looks darker."]))
+                                  "\n\nNo need to click (R4,C4): it only looks darker.",
+                                  # scorer 7: a click only considered, avoided or offered, after the answer
+                                  "\n\nI briefly considered clicking R4,C4, but it matches the majority.",
+                                  "\nAvoid clicking R4,C4: it is outside the region.",
+                                  "\n\nYou could click CLICK(R4,C4) to verify."]))
     answer = draw(formatted_answer(clicks, terminal))
     if after == "RESTATE":  # the bare terminal written again: a restatement, the answer keeps its clicks
         after = draw(st.sampled_from(["\n\n", ".\n", "\n"])) + terminal
@@ -316,7 +334,16 @@ UNREADABLE = ["CLICK({r},{c})", "CLICK(R{r})", "CLICK(row {r}, col {c})", "CLICK
               # scorer 5: a note after a cell written without CLICK; a tool call's cell far from its click word
               "R{r}C{c} – the odd stroke", "R{r}C{c} (odd stroke)", "Row {r}, Column {c}: the mirrored glyph",
               '{{"action": "left_click", "coordinate": [{r}, {c}]}}', '{{"action": "click", "x": {r}, "y": {c}}}',
-              '{{"name": "computer_use", "arguments": {{"action": "left_click", "coordinate": [{r}, {c}]}}}}']
+              '{{"name": "computer_use", "arguments": {{"action": "left_click", "coordinate": [{r}, {c}]}}}}',
+              # scorer 7: tool calls with a string cell or short keys, CJK cells, other cell spellings
+              '{{"name": "click", "arguments": {{"cell": "R{r},C{c}"}}}}', '{{"name": "click", "arguments": {{"r": {r}, "c": {c}}}}}',
+              '<tool_call>{{"name": "click", "arguments": {{"r": {r}, "c": {c}}}}}</tool_call>',
+              '{{"type": "tool_use", "name": "click", "input": {{"cell": "R{r},C{c}"}}}}',
+              '{{"functionCall": {{"name": "click", "args": {{"r": {r}, "c": {c}}}}}}}',
+              '{{"function": {{"name": "click", "arguments": "{{\\"cell\\": \\"R{r},C{c}\\"}}"}}}}',
+              "点击第{r}行第{c}列", "第{r}行第{c}列", "クリック: {r}行目{c}列目", "{r}行目{c}列目", "点击（第{r}行，第{c}列）",
+              "Click R{r}-C{c}", "R{r}-C{c}", "cell {r}-{c}", "Click cell {r}-{c}", "{r},{c}", "click {r},{c}",
+              "the {r}th row, {c}th column", "Click the cell in the {r}th row, {c}th column", "row {r}, column {c}"]
 
 
 @given(st.data())
