@@ -24,7 +24,8 @@ decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
    space, `;` `,` `.` `:`, `and`, `then`, `和`, `然后`, `以及`, `->`, `=>`, `→`,
    dashes, markdown emphasis, quotes and code (`*` `_` `~` `` ` `` `>`, fences),
    brackets (JSON-ish lists), table bars with a step number, list markers (`-` `+`
-   `•` `1.` `1)`), task boxes `[x]`, line labels `Step N:` `Action:`, tags `<answer>` `<br>`. A CLICK that begins its line (after a list marker, emphasis or a
+   `•` `1.` `1)`), task boxes `[x]`, line labels `Step N:` `Action:` and group labels `Clicks:` `Actions:`
+   `Submit:` `Finish:` `Done:`, tags `<answer>` `<br>`. A CLICK that begins its line (after a list marker, emphasis or a
    `Label:`) may carry an annotation up to the end of that line
    ("- CLICK(R2,C3) – the odd stroke").
 5. DONE is a terminal when it closes CLICKs, when it stands alone on its line
@@ -35,7 +36,8 @@ decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
 6. The final answer is the last sequence. Earlier candidates are discarded; a
    restatement after it (same cells) changes nothing; commentary after it is ignored, and a click
    said not to have been made after it (`I did not click R1C1`, `would not CLICK(R1,C1)`, `no need to
-   click`, `without clicking`: a negation right before the click word) is commentary.
+   click`, `without clicking`: a negation right before the click word) is commentary, and so is a click only
+   considered, avoided or offered ("I briefly considered clicking R7,C4", "You could click R7,C4 to verify").
    A bare terminal right after the answer (only white space, punctuation, emphasis, closing
    brackets or tags between) restates it when it is the same terminal (same number) or DONE
    after a COUNT/SUBMIT answer: the answer keeps its clicks.
@@ -47,7 +49,11 @@ decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
    - clicks after the final answer that end the text, or a cut-off action at the
      end (the response was cut while writing a new answer): `no_terminal`;
    - safety net (`_unread_click`): any other click-like text in the answer's region
-     (`TAP(R6,C1)`, `Clicks: (R6,C1)`, a bare `(R6,C1)` beside a DONE): `malformed_click`.
+     (`TAP(R6,C1)`, `Clicks: (R6,C1)`, a bare `(R6,C1)` beside a DONE, `点击第3行第2列`): `malformed_click`;
+   - a click written as a tool call (`{"name": "click", ...}`, `<tool_call>`, `tool_use`, `functionCall`,
+     `tool_calls`): `malformed_click` (the protocol's actions are text; a vendor's schema is not read);
+   - a cell written without CLICK joined to the answer (`R5C2`, `R3-C1`, `cell 4-1`, `the third row, first
+     column`, `第3行第2列`, `4行目3列目`, a bare `2,6`): `malformed_click`.
 
 One compiled token regex over the text plus bounded checks of the gaps between
 tokens: linear time on any input, and `parse` never raises.
