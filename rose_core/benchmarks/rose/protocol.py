@@ -97,6 +97,8 @@ _CARDINALS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "n
 _NUMBER_WORDS = {w: i for words in (_ORDINALS, _CARDINALS) for i, w in enumerate(words, 1)}
 _ORD = r"(?:" + "|".join(_ORDINALS) + r"|\d{1,3}(?:st|nd|rd|th))"
 _NUM = r"(?:\d{1,3}|" + "|".join(_CARDINALS) + r")"
+_HAN_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_HAN = r"(?:\d{1,3}|十?[一二两三四五六七八九]|[一二三四五六七八九]?十)"  # 1-99 written 3, 三, 十二, 二十
 # Click words in Chinese, Japanese and Korean (click, tap, select).
 _CJK_CLICK = "点击|點擊|单击|單擊|点選|クリック|タップ|클릭|선택"
 _CLICK_LIKE = re.compile(
@@ -108,7 +110,7 @@ _CLICK_LIKE = re.compile(
     r"|" + _JSON_CELL_KEY + r")"  # a tool call's or JSON answer's cell: `{"action": "left_click", "coordinate": [2, 3]}`
     r"|\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)"
     # a tool call that clicks: `{"name": "click", ...}`, `"function": {"name": "left_click"`, `{"select_cell": ...}`
-    r"|(\"(?:left_|right_|double_)?(?:click|tap|select|press)(?:_cell|_at)?\"\s*[,}:\]])"
+    r"|(\"(?:left_|right_|double_)?(?:click|tap|select|press)(?:[_ ]?(?:cell|at|on|grid))?\"\s*[,}:\]])"
     r")",
     re.IGNORECASE,
 )
@@ -170,7 +172,7 @@ _BULLET = _symbol_class(
 # alternatives matters: a label is tried before the emphasis characters it may start with).
 _GAP = re.compile(
     r"(?:```[a-z]*|\|[ \t]*\d{1,3}[ \t]*(?=\|)|\s|\[[ xX]\](?=\s)|"
-    r"(?<!\S)(?:[-+*•][ \t]+)?[*_]{0,3}(?:steps?|actions?|moves?|clicks?|submit|finish|done|end)[ \t]*\d{0,3}[ \t]*:[*_]{0,3}|"
+    r"(?<!\S)(?:[-+*•][ \t]+)?[*_]{0,3}(?:steps?|actions?|moves?|clicks?|submit(?:[ \t]+count)?|finish(?:ed)?|done|end|terminal|terminate|stop)[ \t]*\d{0,3}[ \t]*:[*_]{0,3}|"
     r"[;,.:*_~`\"'\[\]|>—–]|->|=>|→|"
     r"\b(?:and|then|y|luego|despu[eé]s|und|dann|et|puis|ensuite|e|poi|depois|\u0438|\u0437a\u0442e\u043c|\u043fo\u0442o\u043c)\b|"
     r"和|然后|以及|并且|そして|と|그리고|및|<\|?/?(?:answer|final_answer|br|p|b|strong|code|box|begin_of_box|end_of_box)\s*/?\|?>|"
@@ -199,20 +201,23 @@ _REASONING = re.compile(
 # Also (scorer 7) `R3-C1`, `R3/C1`, `cell 4-1`, `row three, column one`, `the third row, first column`, `第3行第2列`,
 # `4行目3列目`, `3행 2열` and a bare `2,6`.
 _CELL_REF = re.compile(
-    r"(?=[(rcfsten\d第])(?<![a-z0-9])(?:(?:\(\s*)?r\s*(\d{1,3})\s*[,;/\-–]?\s*c\s*(\d{1,3})\s*\)?|\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)"
+    r"(?=[(rcfsten\d第一二两三四五六七八九十])(?<![a-z0-9])(?:(?:\(\s*)?r\s*(\d{1,3})\s*[,;/\-–]?\s*c\s*(\d{1,3})\s*\)?|\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)"
     r"|(?:\(\s*)?row\s*(" + _NUM + r")\s*,?\s*(?:and\s+)?col(?:umn)?\s*(" + _NUM + r")\s*\)?"
     r"|cell\s*(\d{1,3})\s*[-–,/]\s*(\d{1,3})"
     r"|(?:the\s+)?(" + _ORD + r")\s+row\s*,?\s*(?:and\s+|in\s+)?(?:the\s+)?(" + _ORD + r")\s+col(?:umn)?"
-    r"|(?:第\s*)?(\d{1,3})\s*(?:行目?|행)\s*,?\s*(?:第\s*)?(\d{1,3})\s*(?:列目?|열)"
+    r"|(?:第\s*)?(" + _HAN + r")\s*(?:行目?|행)\s*,?\s*(?:第\s*)?(" + _HAN + r")\s*(?:列目?|열)"
     # a bare pair: not one of a list of numbers (`rows 1, 3, 5`), not rows or columns named by number
-    r"|(?<![\d,])(?<![\d,]\s)(?<!rows\s)(?<!cols\s)(?<!columns\s)(\d{1,2})\s*,\s*(\d{1,2})(?!\s*,\s*\d))(?![a-z0-9])",
+    r"|(?<![\d,])(?<![\d,]\s)(?<!rows\s)(?<!cols\s)(?<!columns\s)(\d{1,2})\s*,\s*(\d{1,2})(?!\s*,\s*\d)"
+    # column first (`column 1, row 3`, `the first column, third row`): the last alternative, read swapped
+    r"|(?:the\s+)?(?:col(?:umn)?\s*(" + _NUM + r")|(" + _ORD + r")\s+col(?:umn)?)\s*,?\s*(?:and\s+|of\s+|in\s+)?"
+    r"(?:the\s+)?(?:row\s*(" + _NUM + r")|(" + _ORD + r")\s+row))(?![a-z0-9])",
     re.IGNORECASE,
 )
 # A click said not to have been made, right before the click word: "I did not click R1C1", "would not CLICK(R1,C1)",
 # "never click", "no need to click", "without clicking". After an answer such a mention is commentary (rule 6).
 _NEGATED = re.compile(
     r"(?:\bnot|n't|\bnever|\bno\s+need\s+to|\bwithout|\bavoid(?:ed|ing|s)?|\bconsider(?:ed|ing|s)?|\bcould|\bmight"
-    r"|\bmay|\bcan|\btempted|\brather\s+than|\binstead\s+of|\bthought\s+(?:about|of))"
+    r"|\bmay|\bcan|\btempted|\brather\s+than|\binstead\s+of|\bthought\s+(?:about|of)|\bif\s+(?:you|i|we|one))"
     r"\s+(?:(?:also|still|briefly|even|just|then|optionally)\s+)?(?:to\s+)?(?:click(?:ing)?\s+(?:on\s+)?)?$",
     re.IGNORECASE)
 _SEPARATORS = " \t\r\n;,"
@@ -402,11 +407,14 @@ def _joined_ref(text: str, answer_start: int, cells: set | tuple) -> bool:
 def _ref_cell(m: re.Match) -> tuple[int, int]:
     """The (row, col) a `_CELL_REF` match names, number words read."""
     r, c = (_word_number(g) for g in m.groups() if g is not None)
-    return r, c
+    return (c, r) if m.lastindex is not None and m.lastindex > _CELL_REF.groups - 4 else (r, c)
 
 
 def _word_number(word: str) -> int:
     low = word.lower()
+    if low[0] in _HAN_DIGITS or low[0] == "十":
+        tens, _, ones = low.rpartition("十")
+        return (_HAN_DIGITS.get(tens, 1) * 10 if "十" in low else 0) + _HAN_DIGITS.get(ones, 0)
     if low[-2:] in ("st", "nd", "rd", "th") and low[0].isdigit():
         low = low[:-2]
     return int(low) if low.isdigit() else _NUMBER_WORDS[low]

@@ -424,15 +424,17 @@ TOOL_CALLS = [
     '"{{\\"cell\\": \\"R{r},C{c}\\"}}"}}}}, {{"id": "call_2", "type": "function", "function": {{"name": "done", '
     '"arguments": "{{}}"}}}}]}}',
     '<tool_call>{{"name": "left_click", "arguments": {{"cell": [{r}, {c}]}}}}</tool_call>\nDONE',
+    '{{"name": "clickCell", "arguments": {{"r": {r}, "c": {c}}}}}\n{{"name": "done"}}',
     '{{"name": "select_cell", "arguments": {{"r": {r}, "c": {c}}}}}\nSUBMIT(1)',
 ]
 CJK_CELLS = ["点击第{r}行第{c}列\nDONE", "点击 第{r}行第{c}列，然后 DONE", "クリック: {r}行目{c}列目\nDONE",
              "第{r}行第{c}列\nDONE", "答案：点击（第{r}行，第{c}列），完成。\nDONE", "{r}行目{c}列目をクリック。\nDONE",
-             "- 第{r}行第{c}列\n- DONE", "{r}행 {c}열 클릭\nDONE"]
+             "- 第{r}行第{c}列\n- DONE", "{r}행 {c}열 클릭\nDONE", "点击第三行第二列\nDONE", "第十二行第十列，然后 DONE"]
 OTHER_SPELLINGS = ["Click R{r}-C{c}, then DONE", "Click cell {r}-{c}.\nDONE", "Final answer: cell {r}-{c}\nDONE",
                    "Click the cell in the {o} row, first column.\nDONE", "Answer: {r},{c}\nDONE",
                    "- {r},{c}\n- DONE", "Click {r},{c} then DONE", "Click R{r}/C{c}; DONE",
-                   "Final answer: row {w}, column one, then DONE"]
+                   "Final answer: row {w}, column one, then DONE", "Click column {c}, row {r}.\nDONE",
+                   "the first column, {o} row, then DONE"]
 ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth"}
 WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 
@@ -462,7 +464,8 @@ def test_other_cell_spellings_in_the_final_answer_are_refused():
 COMMENTARY = ["I briefly considered clicking R7,C4, but it matches the majority.", "Avoid clicking R7,C4: it is outside.",
               "You could click R7,C4 to verify.", "You could also click CLICK(R7,C4) to double-check.",
               "One might click (R7,C4) by mistake: it only looks darker.", "I was tempted to click R7C4.",
-              "Rather than clicking R7,C4, I left it.", "You may click R7,C4 if unsure."]
+              "Rather than clicking R7,C4, I left it.", "You may click R7,C4 if unsure.",
+              "If you click R7,C4 you will see it matches."]
 
 
 def test_commentary_after_the_answer_changes_nothing():
@@ -482,6 +485,7 @@ LABELLED = {
     "**Clicks:** CLICK(R2,C3), CLICK(R5,C3)\n**Submit:** SUBMIT(2)": ("SUBMIT", ((2, 3), (5, 3))),
     "Clicks:\n- CLICK(R2,C3)\n- CLICK(R5,C3)\n\nDone: DONE": ("DONE", ((2, 3), (5, 3))),
     "**Actions:** CLICK(R2,C3)\n**Done:** DONE": ("DONE", ((2, 3),)),
+    "**Clicks:** CLICK(R2,C3)\n**Terminal:** DONE": ("DONE", ((2, 3),)),
 }
 
 
