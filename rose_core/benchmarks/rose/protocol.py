@@ -103,7 +103,8 @@ _HAN = r"(?:\d{1,3}|十?[一二两三四五六七八九]|[一二三四五六七�
 _CJK_CLICK = "点击|點擊|单击|單擊|点選|クリック|タップ|클릭|선택"
 _CLICK_LIKE = re.compile(
     r"(?=[ctspmCTSPM(\"点點单單クタ클선])(?:"
-    r"(?<![a-zA-Z])((?:click(?:s|ed|ing)?|tap|select|press|pick|mark|" + _CJK_CLICK + r")(?![a-z])"
+    r"(?<![a-zA-Z])((?:click(?:s|ed|ing)?|tap(?:s|ped|ping)?|select(?:s|ed|ing)?|press(?:es|ed|ing)?"
+    r"|pick(?:s|ed|ing)?|mark(?:s|ed|ing)?|" + _CJK_CLICK + r")(?![a-z])"
     r"(?:(?!click)[^\n点點单單クタ클선]){0,16}?"
     r"(?:[(\[<{]\s*r?\s*[+-]?\d|(?<![a-z])r\s*\d|(?<![a-z])row(?![a-z])|\d+\s*[,/\-–]\s*\d+|第\s*\d|\d+\s*(?:行|행)"
     r"|(?<![a-z])cell\s*\d)"
@@ -220,6 +221,7 @@ _NEGATED = re.compile(
     r"|\bmay|\bcan|\btempted|\brather\s+than|\binstead\s+of|\bthought\s+(?:about|of)|\bif\s+(?:you|i|we|one))"
     r"\s+(?:(?:also|still|briefly|even|just|then|optionally)\s+)?(?:to\s+)?(?:click(?:ing)?\s+(?:on\s+)?)?$",
     re.IGNORECASE)
+_GERUND = re.compile(r"(?:click|tapp|select|press|pick|mark)ing(?![a-z])", re.IGNORECASE)
 _SEPARATORS = " \t\r\n;,"
 _DECORATION = ("*", "_", "`")
 _HEAD_CHARS = 80
@@ -359,6 +361,12 @@ def _negated(text: str, pos: int) -> bool:
     return _NEGATED.search(text, max(0, pos - 48), pos) is not None
 
 
+def _gerund(text: str, pos: int) -> bool:
+    """A click word at `pos` written as a gerund (`clicking R7,C4`, `tapping`, `selecting`): a click talked about,
+    never an action; after the answer it is commentary ("Note: clicking R1,C1 would be wrong")."""
+    return _GERUND.match(text, pos) is not None
+
+
 def _suspect(text: str, clicks_read: int) -> bool:
     """A `click` that is not a CLICK call read, or another click-ish word: run the full safety net."""
     low = text.lower()
@@ -458,8 +466,8 @@ def _unread_click(text: str, answer_start: int, answer_end: int, answer: list, c
                 return True  # a click as a tool call: not the protocol's form, and never dropped
             pos = m.end()
             continue
-        if m.lastindex == 1 and m.start() >= answer_end and _negated(text, m.start()):
-            pos = m.end()  # "I did not click R1C1" after the answer: commentary (as the reader skipped it)
+        if m.lastindex == 1 and m.start() >= answer_end and (_negated(text, m.start()) or _gerund(text, m.start())):
+            pos = m.end()  # "I did not click R1C1", "clicking R1C1 would be wrong" after the answer: commentary
             continue
         if m.lastindex == 1:
             if count and text[m.start()] == '"':

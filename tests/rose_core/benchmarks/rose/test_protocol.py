@@ -465,7 +465,8 @@ COMMENTARY = ["I briefly considered clicking R7,C4, but it matches the majority.
               "You could click R7,C4 to verify.", "You could also click CLICK(R7,C4) to double-check.",
               "One might click (R7,C4) by mistake: it only looks darker.", "I was tempted to click R7C4.",
               "Rather than clicking R7,C4, I left it.", "You may click R7,C4 if unsure.",
-              "If you click R7,C4 you will see it matches."]
+              "If you click R7,C4 you will see it matches.", "Note: clicking R7,C4 would be wrong, it is outside.",
+              "Selecting (R7,C4) would be a mistake."]
 
 
 def test_commentary_after_the_answer_changes_nothing():
@@ -477,6 +478,7 @@ def test_commentary_after_the_answer_changes_nothing():
     # an assertion of another click stays refused; "would click" at the end stays a cut-off answer
     assert parse("CLICK(R2,C3); DONE\nI clicked R1C1 too").problem == "malformed_click"
     assert parse("DONE\nI would click R1C1.").problem == "no_terminal"
+    assert parse("DONE\nAlso click R6,C1, it is odd.").problem == "malformed_click"  # an instruction, not a mention
 
 
 LABELLED = {
