@@ -110,15 +110,14 @@ _CLICK_LIKE = re.compile(
     r"|(?<![a-z])cell\s*\d)"
     r"|" + _JSON_CELL_KEY + r")"  # a tool call's or JSON answer's cell: `{"action": "left_click", "coordinate": [2, 3]}`
     r"|\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)"
-    # a tool call that clicks: `{"name": "click", ...}`, `"function": {"name": "left_click"`, `{"select_cell": ...}`
-    r"|(\"(?:left_|right_|double_)?(?:click|tap|select|press)(?:[_ ]?(?:cell|at|on|grid))?\"\s*[,}:\]])"
     r")",
     re.IGNORECASE,
 )
 _JSON_CELL = re.compile(_JSON_CELL_KEY, re.IGNORECASE)
-# A DONE written as a tool call's name (`{"name": "done"}`, `"function": {"name": "done"`): the answer is a tool call,
-# and so are the calls before it, whatever paragraph they stand in.
-_TOOL_DONE = re.compile(r'"(?:name|action|type|function|tool|tool_name|command)"\s*:\s*"$', re.IGNORECASE)
+# A tool call that clicks: `{"name": "click", ...}`, `"function": {"name": "left_click"`, `{"select_cell": ...}`. An
+# action the model took, not a candidate answer: refused wherever it stands after the reasoning (scorer 7).
+_TOOL_CLICK = re.compile(r'"(?:left_|right_|double_)?(?:click|tap|select|press)(?:[_ ]?(?:cell|at|on|grid))?"\s*[,}:\]]',
+                         re.IGNORECASE)
 _CJK_CLICK_RE = re.compile(_CJK_CLICK)
 # A click-ish word written as a call (`TAP(`, `SELECT[`): never a description of cells.
 _CALL_LIKE = re.compile(r"[a-z]+\s*[(\[<{]", re.IGNORECASE)
@@ -453,19 +452,14 @@ def _unread_click(text: str, answer_start: int, answer_end: int, answer: list, c
     para = 0 if para < 0 else para + 2
     end = text.find("\n\n", answer_end)
     para_end = len(text) if end < 0 else end
+    if '"' in text and _TOOL_CLICK.search(text) is not None:
+        return True  # a click as a tool call: not the protocol's form, and never dropped
     pos = _region_start(text, answer_start)
-    if pos and _TOOL_DONE.search(text, max(0, answer_start - 40), answer_start) is not None:
-        pos = 0  # the answer a tool call (`{"name": "done"}`): the calls before it are the answer's, blank lines or not
     cells = {(_as_int(r), _as_int(c)) for r, c in answer if r is not None}
     while True:
         m = _CLICK_LIKE.search(text, pos)
         if m is None:
             return False
-        if m.lastindex == 4:
-            if not count:
-                return True  # a click as a tool call: not the protocol's form, and never dropped
-            pos = m.end()
-            continue
         if m.lastindex == 1 and m.start() >= answer_end and (_negated(text, m.start()) or _gerund(text, m.start())):
             pos = m.end()  # "I did not click R1C1", "clicking R1C1 would be wrong" after the answer: commentary
             continue

@@ -426,6 +426,9 @@ TOOL_CALLS = [
     '<tool_call>{{"name": "left_click", "arguments": {{"cell": [{r}, {c}]}}}}</tool_call>\nDONE',
     '{{"name": "clickCell", "arguments": {{"r": {r}, "c": {c}}}}}\n{{"name": "done"}}',
     '{{"name": "select_cell", "arguments": {{"r": {r}, "c": {c}}}}}\nSUBMIT(1)',
+    # an action taken, wherever it stands after the reasoning, and beside a COUNT too
+    '<tool_call>{{"name": "click", "arguments": {{"cell": "R{r},C{c}"}}}}</tool_call>\n\nThe cell is odd.\n\nDONE',
+    '{{"name": "click", "arguments": {{"r": {r}, "c": {c}}}}}\nCOUNT(1)',
 ]
 CJK_CELLS = ["点击第{r}行第{c}列\nDONE", "点击 第{r}行第{c}列，然后 DONE", "クリック: {r}行目{c}列目\nDONE",
              "第{r}行第{c}列\nDONE", "答案：点击（第{r}行，第{c}列），完成。\nDONE", "{r}行目{c}列目をクリック。\nDONE",
