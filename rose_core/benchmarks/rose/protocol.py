@@ -116,7 +116,7 @@ _CLICK_LIKE = re.compile(
 _JSON_CELL = re.compile(_JSON_CELL_KEY, re.IGNORECASE)
 # A tool call that clicks: `{"name": "click", ...}`, `"function": {"name": "left_click"`, `{"select_cell": ...}`. An
 # action the model took, not a candidate answer: refused wherever it stands after the reasoning (scorer 7).
-_TOOL_CLICK = re.compile(r'"(?:left_|right_|double_)?(?:click|tap|select|press)(?:[_ ]?(?:cell|at|on|grid))?"\s*[,}:\]]',
+_TOOL_CLICK = re.compile(r'"(?:left_|right_|double_)?(?:click|tap|select|press)(?:[_ ]?(?:cell|at|on|grid))?"\s*[,}:\]>/)]',
                          re.IGNORECASE)
 _CJK_CLICK_RE = re.compile(_CJK_CLICK)
 # A click-ish word written as a call (`TAP(`, `SELECT[`): never a description of cells.
@@ -168,11 +168,14 @@ _BULLET = _symbol_class(
     frozenset({0x2610, 0x2612, 0x2613, 0x26A0, 0x26D4, 0x2715, 0x2716, 0x2717, 0x2718, 0x274C, 0x274E, 0x2753,
                0x2754, 0x2755, 0x2756, 0x2757, 0x1F44E, 0x1F645, 0x1F6AB, 0x1F6D1}),
 ) + "\ufe0f?|\\d\ufe0f?\u20e3"
+# A label of an action or a group of actions (`Step 1:`, `**Clicks:**`, `**Submit:**`, `**Finish:**`, `### Clicks`).
+_LABEL = r"(?:steps?|actions?|moves?|clicks?|submit(?:[ \t]+count)?|finish(?:ed)?|done|end|terminal|terminate|stop)"
 # What may stand between two actions of one sequence (possessive: no backtracking; the order of the
 # alternatives matters: a label is tried before the emphasis characters it may start with).
 _GAP = re.compile(
     r"(?:```[a-z]*|\|[ \t]*\d{1,3}[ \t]*(?=\|)|\s|\[[ xX]\](?=\s)|"
-    r"(?<!\S)(?:[-+*•][ \t]+)?[*_]{0,3}(?:steps?|actions?|moves?|clicks?|submit(?:[ \t]+count)?|finish(?:ed)?|done|end|terminal|terminate|stop)[ \t]*\d{0,3}[ \t]*:[*_]{0,3}|"
+    r"(?<!\S)(?:[-+*•][ \t]+)?[*_]{0,3}" + _LABEL + r"[ \t]*\d{0,3}[ \t]*:[*_]{0,3}|"
+    r"(?<!\S)#{1,6}[ \t]+" + _LABEL + r"[ \t]*:?(?=[ \t]*\n)|"  # a Markdown heading `### Submit`
     r"[;,.:*_~`\"'\[\]|>—–]|->|=>|→|"
     r"\b(?:and|then|y|luego|despu[eé]s|und|dann|et|puis|ensuite|e|poi|depois|\u0438|\u0437a\u0442e\u043c|\u043fo\u0442o\u043c)\b|"
     r"和|然后|以及|并且|そして|と|그리고|및|<\|?/?(?:answer|final_answer|br|p|b|strong|code|box|begin_of_box|end_of_box)\s*/?\|?>|"
@@ -201,11 +204,13 @@ _REASONING = re.compile(
 # Also (scorer 7) `R3-C1`, `R3/C1`, `cell 4-1`, `row three, column one`, `the third row, first column`, `第3行第2列`,
 # `4行目3列目`, `3행 2열` and a bare `2,6`.
 _CELL_REF = re.compile(
-    r"(?=[(rcfsten\d第一二两三四五六七八九十])(?<![a-z0-9])(?:(?:\(\s*)?r\s*(\d{1,3})\s*[,;/\-–]?\s*c\s*(\d{1,3})\s*\)?|\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)"
-    r"|(?:\(\s*)?row\s*(" + _NUM + r")\s*,?\s*(?:and\s+)?col(?:umn)?\s*(" + _NUM + r")\s*\)?"
+    r"(?=[(rcfsten\d第一二两三四五六七八九十行])(?<![a-z0-9])"
+    r"(?:(?:\(\s*)?r\s*[=:]?\s*(\d{1,3})\s*[,;/\-–]?\s*c\s*[=:]?\s*(\d{1,3})\s*\)?|\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)"
+    r"|(?:\(\s*)?row\s*[=:#]?\s*(" + _NUM + r")\s*[,/]?\s*(?:and\s+)?col(?:umn)?\s*[=:#]?\s*(" + _NUM + r")\s*\)?"
     r"|cell\s*(\d{1,3})\s*[-–,/]\s*(\d{1,3})"
     r"|(?:the\s+)?(" + _ORD + r")\s+row\s*,?\s*(?:and\s+|in\s+)?(?:the\s+)?(" + _ORD + r")\s+col(?:umn)?"
     r"|(?:第\s*)?(" + _HAN + r")\s*(?:行目?|행)\s*,?\s*(?:第\s*)?(" + _HAN + r")\s*(?:列目?|열)"
+    r"|行\s*(" + _HAN + r")\s*,?\s*列\s*(" + _HAN + r")"
     # a bare pair: not one of a list of numbers (`rows 1, 3, 5`), not rows or columns named by number
     r"|(?<![\d,])(?<![\d,]\s)(?<!rows\s)(?<!cols\s)(?<!columns\s)(\d{1,2})\s*,\s*(\d{1,2})(?!\s*,\s*\d)"
     # column first (`column 1, row 3`, `the first column, third row`): the last alternative, read swapped

@@ -429,15 +429,19 @@ TOOL_CALLS = [
     # an action taken, wherever it stands after the reasoning, and beside a COUNT too
     '<tool_call>{{"name": "click", "arguments": {{"cell": "R{r},C{c}"}}}}</tool_call>\n\nThe cell is odd.\n\nDONE',
     '{{"name": "click", "arguments": {{"r": {r}, "c": {c}}}}}\nCOUNT(1)',
+    '<function_calls>\n<invoke name="click">\n<parameter name="cell">R{r},C{c}</parameter>\n</invoke>\n'
+    '<invoke name="done">\n</invoke>\n</function_calls>',
 ]
 CJK_CELLS = ["点击第{r}行第{c}列\nDONE", "点击 第{r}行第{c}列，然后 DONE", "クリック: {r}行目{c}列目\nDONE",
              "第{r}行第{c}列\nDONE", "答案：点击（第{r}行，第{c}列），完成。\nDONE", "{r}行目{c}列目をクリック。\nDONE",
-             "- 第{r}行第{c}列\n- DONE", "{r}행 {c}열 클릭\nDONE", "点击第三行第二列\nDONE", "第十二行第十列，然后 DONE"]
+             "- 第{r}行第{c}列\n- DONE", "{r}행 {c}열 클릭\nDONE", "点击第三行第二列\nDONE", "第十二行第十列，然后 DONE",
+             "行{r}列{c}\nDONE", "点击R{r}C{c}\nDONE"]
 OTHER_SPELLINGS = ["Click R{r}-C{c}, then DONE", "Click cell {r}-{c}.\nDONE", "Final answer: cell {r}-{c}\nDONE",
                    "Click the cell in the {o} row, first column.\nDONE", "Answer: {r},{c}\nDONE",
                    "- {r},{c}\n- DONE", "Click {r},{c} then DONE", "Click R{r}/C{c}; DONE",
                    "Final answer: row {w}, column one, then DONE", "Click column {c}, row {r}.\nDONE",
-                   "the first column, {o} row, then DONE"]
+                   "the first column, {o} row, then DONE", "Click r={r}, c={c} then DONE",
+                   "Row {r} / Column {c}\nDONE", "Click the {r}rd row, {c}st column.\nDONE"]
 ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth"}
 WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 
@@ -491,6 +495,7 @@ LABELLED = {
     "Clicks:\n- CLICK(R2,C3)\n- CLICK(R5,C3)\n\nDone: DONE": ("DONE", ((2, 3), (5, 3))),
     "**Actions:** CLICK(R2,C3)\n**Done:** DONE": ("DONE", ((2, 3),)),
     "**Clicks:** CLICK(R2,C3)\n**Terminal:** DONE": ("DONE", ((2, 3),)),
+    "### Clicks\n- CLICK(R2,C3)\n- CLICK(R5,C3)\n\n### Submit\nSUBMIT(2)": ("SUBMIT", ((2, 3), (5, 3))),
 }
 
 
