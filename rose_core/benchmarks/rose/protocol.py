@@ -203,21 +203,27 @@ _REASONING = re.compile(
 # every position of a long blank run (each attempt scanning the rest of the run) took quadratic time.
 # Also (scorer 7) `R3-C1`, `R3/C1`, `cell 4-1`, `row three, column one`, `the third row, first column`, `第3行第2列`,
 # `4行目3列目`, `3행 2열` and a bare `2,6`.
-_CELL_REF = re.compile(
-    r"(?=[(rcfsten\d第一二两三四五六七八九十行])(?<![a-z0-9])"
-    r"(?:(?:\(\s*)?r\s*[=:]?\s*(\d{1,3})\s*[,;/\-–]?\s*c\s*[=:]?\s*(\d{1,3})\s*\)?|\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)"
-    r"|(?:\(\s*)?row\s*[=:#]?\s*(" + _NUM + r")\s*[,/]?\s*(?:and\s+)?col(?:umn)?\s*[=:#]?\s*(" + _NUM + r")\s*\)?"
+_CELL_BASIC = (
+    r"(?:\(\s*)?r\s*[=:]?\s*(\d{1,3})\s*[,;/\-–]?\s*c\s*[=:]?\s*(\d{1,3})\s*\)?|\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)"
     r"|cell\s*(\d{1,3})\s*[-–,/]\s*(\d{1,3})"
-    r"|(?:the\s+)?(" + _ORD + r")\s+row\s*,?\s*(?:and\s+|in\s+)?(?:the\s+)?(" + _ORD + r")\s+col(?:umn)?"
     r"|(?:第\s*)?(" + _HAN + r")\s*(?:行目?|행)\s*,?\s*(?:第\s*)?(" + _HAN + r")\s*(?:列目?|열)"
     r"|行\s*(" + _HAN + r")\s*,?\s*列\s*(" + _HAN + r")"
     # a bare pair: not one of a list of numbers (`rows 1, 3, 5`), not rows or columns named by number
     r"|(?<![\d,])(?<![\d,]\s)(?<!rows\s)(?<!cols\s)(?<!columns\s)(\d{1,2})\s*,\s*(\d{1,2})(?!\s*,\s*\d)"
+)
+# Without the word "row" the forms that name it cannot match: the cheaper regex (its first characters are rarer).
+_CELL_REF_NO_ROW = re.compile(
+    r"(?=[(rc\d第一二两三四五六七八九十行])(?<![a-z0-9])(?:" + _CELL_BASIC + r")(?![a-z0-9])", re.IGNORECASE)
+_CELL_REF = re.compile(
+    r"(?=[(rcfsten\d第一二两三四五六七八九十行])(?<![a-z0-9])(?:" + _CELL_BASIC
+    + r"|(?:\(\s*)?row\s*[=:#]?\s*(" + _NUM + r")\s*[,/]?\s*(?:and\s+)?col(?:umn)?\s*[=:#]?\s*(" + _NUM + r")\s*\)?"
+    r"|(?:the\s+)?(" + _ORD + r")\s+row\s*,?\s*(?:and\s+|in\s+)?(?:the\s+)?(" + _ORD + r")\s+col(?:umn)?"
     # column first (`column 1, row 3`, `the first column, third row`): the last alternative, read swapped
     r"|(?:the\s+)?(?:col(?:umn)?\s*(" + _NUM + r")|(" + _ORD + r")\s+col(?:umn)?)\s*,?\s*(?:and\s+|of\s+|in\s+)?"
     r"(?:the\s+)?(?:row\s*(" + _NUM + r")|(" + _ORD + r")\s+row))(?![a-z0-9])",
     re.IGNORECASE,
 )
+_ROW_WORD = re.compile("row", re.IGNORECASE)
 # A click said not to have been made, right before the click word: "I did not click R1C1", "would not CLICK(R1,C1)",
 # "never click", "no need to click", "without clicking". After an answer such a mention is commentary (rule 6).
 _NEGATED = re.compile(
@@ -403,7 +409,9 @@ def _joined_ref(text: str, answer_start: int, cells: set | tuple) -> bool:
     """A cell written without CLICK (`R5C2`, `(5,2)`, `row 5, column 2`) joined to the final answer by
     separators only (`Final answer: R5C2, then DONE`, a list item before `- DONE`) that is not one of its cells:
     a click the answer holds but cannot be read."""
-    refs = list(_CELL_REF.finditer(text, _region_start(text, answer_start), answer_start))
+    lo = _region_start(text, answer_start)
+    cell_ref = _CELL_REF if _ROW_WORD.search(text, lo, answer_start) is not None else _CELL_REF_NO_ROW
+    refs = list(cell_ref.finditer(text, lo, answer_start))
     if not cells and refs and _heads_answer(text, refs[-1], answer_start):
         return True  # `- R2C3 – the odd one` + `- DONE`: a note after the cell does not make it prose
     pos = answer_start
@@ -419,7 +427,7 @@ def _joined_ref(text: str, answer_start: int, cells: set | tuple) -> bool:
 def _ref_cell(m: re.Match) -> tuple[int, int]:
     """The (row, col) a `_CELL_REF` match names, number words read."""
     r, c = (_word_number(g) for g in m.groups() if g is not None)
-    return (c, r) if m.lastindex is not None and m.lastindex > _CELL_REF.groups - 4 else (r, c)
+    return (c, r) if m.re is _CELL_REF and m.lastindex is not None and m.lastindex > _CELL_REF.groups - 4 else (r, c)
 
 
 def _word_number(word: str) -> int:

@@ -503,3 +503,19 @@ def test_labelled_groups_are_one_answer():
     for text, (action, clicks) in LABELLED.items():
         p = parse(text)
         assert (p.action, p.clicks, p.problem) == (action, clicks, None), text
+
+
+CELL_PIECES = ["R3C1", "R3-C1", "r=3, c=1", "(3,1)", "cell 4-1", "第3行第2列", "第三行", "二列", "4行目3列目", "行3列2",
+               "2,6", "1, 3, 5", "rows ", "column 1", "the first", "third", " col ", "row", "ro", "w", " ", ",", "\n",
+               "x", "3", "and ", "the ", "first column, third "]
+
+
+@given(st.lists(st.sampled_from(CELL_PIECES), max_size=14).map("".join))
+@settings(NO_DEADLINE, derandomize=True, max_examples=1500)
+def test_the_cell_regex_without_row_words_equals_the_full_one_where_no_row_is_written(text):
+    """`_joined_ref` uses the cheaper regex when its region has no "row": the two must then find the same cells."""
+    if "row" in text.lower():
+        return
+    full = [(m.span(), protocol._ref_cell(m)) for m in protocol._CELL_REF.finditer(text)]
+    cheap = [(m.span(), protocol._ref_cell(m)) for m in protocol._CELL_REF_NO_ROW.finditer(text)]
+    assert full == cheap, text
