@@ -206,7 +206,11 @@ _REASONING = re.compile(
 _CELL_BASIC = (
     r"(?:\(\s*)?r\s*[=:]?\s*(\d{1,3})\s*[,;/\-–]?\s*c\s*[=:]?\s*(\d{1,3})\s*\)?|\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)"
     r"|cell\s*(\d{1,3})\s*[-–,/]\s*(\d{1,3})"
-    r"|(?:第\s*)?(" + _HAN + r")\s*(?:行目?|행)\s*,?\s*(?:第\s*)?(" + _HAN + r")\s*(?:列目?|열)"
+    # `第3行第2列`, `4行目3列目` (ordinal: a cell); an unmarked `6行6列` may be the grid's size (`网格为6行6列`): a
+    # cell only where it starts a phrase (after white space, `:`, `(`, a list marker or emphasis)
+    r"|第\s*(" + _HAN + r")\s*行\s*,?\s*(?:第\s*)?(" + _HAN + r")\s*列"
+    r"|(" + _HAN + r")\s*行目\s*,?\s*(" + _HAN + r")\s*列目?"
+    r"|(?<![^\s:(\[*_\-])(" + _HAN + r")\s*(?:行|행)\s*,?\s*(" + _HAN + r")\s*(?:列|열)"
     r"|行\s*(" + _HAN + r")\s*,?\s*列\s*(" + _HAN + r")"
     # a bare pair: not one of a list of numbers (`rows 1, 3, 5`), not rows or columns named by number
     r"|(?<![\d,])(?<![\d,]\s)(?<!rows\s)(?<!cols\s)(?<!columns\s)(\d{1,2})\s*,\s*(\d{1,2})(?!\s*,\s*\d)"

@@ -519,3 +519,11 @@ def test_the_cell_regex_without_row_words_equals_the_full_one_where_no_row_is_wr
     full = [(m.span(), protocol._ref_cell(m)) for m in protocol._CELL_REF.finditer(text)]
     cheap = [(m.span(), protocol._ref_cell(m)) for m in protocol._CELL_REF_NO_ROW.finditer(text)]
     assert full == cheap, text
+
+
+def test_an_unmarked_chinese_row_column_pair_is_a_cell_only_where_it_starts_a_phrase():
+    # `网格为6行6列` is the grid's size; `第6行第6列`, `6行目6列目` and a phrase-initial `6行6列` name a cell
+    assert score(ABSTAIN, "网格为6行6列。区域内所有字形都相同。\nDONE").passed
+    assert score(ABSTAIN, "网格为6行6列。\nDONE").passed
+    for text in ("6行6列\nDONE", "答案：6行6列\nDONE", "- 6行6列\n- DONE", "第6行第6列。\nDONE", "6行目6列目。\nDONE"):
+        assert parse(text).problem == "malformed_click", text
