@@ -24,7 +24,8 @@ decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
    space, `;` `,` `.` `:`, `and`, `then`, `和`, `然后`, `以及`, `->`, `=>`, `→`,
    dashes, markdown emphasis, quotes and code (`*` `_` `~` `` ` `` `>`, fences),
    brackets (JSON-ish lists), table bars with a step number, list markers (`-` `+`
-   `•` `1.` `1)`), task boxes `[x]`, line labels `Step N:` `Action:`, tags `<answer>` `<br>`. A CLICK that begins its line (after a list marker, emphasis or a
+   `•` `1.` `1)`), task boxes `[x]`, line labels `Step N:` `Action:` and group labels `Clicks:` `Actions:`
+   `Submit:` `Finish:` `Done:`, tags `<answer>` `<br>`. A CLICK that begins its line (after a list marker, emphasis or a
    `Label:`) may carry an annotation up to the end of that line
    ("- CLICK(R2,C3) – the odd stroke").
 5. DONE is a terminal when it closes CLICKs, when it stands alone on its line
@@ -35,7 +36,8 @@ decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
 6. The final answer is the last sequence. Earlier candidates are discarded; a
    restatement after it (same cells) changes nothing; commentary after it is ignored, and a click
    said not to have been made after it (`I did not click R1C1`, `would not CLICK(R1,C1)`, `no need to
-   click`, `without clicking`: a negation right before the click word) is commentary.
+   click`, `without clicking`: a negation right before the click word) is commentary, and so is a click only
+   considered, avoided or offered ("I briefly considered clicking R7,C4", "You could click R7,C4 to verify").
    A bare terminal right after the answer (only white space, punctuation, emphasis, closing
    brackets or tags between) restates it when it is the same terminal (same number) or DONE
    after a COUNT/SUBMIT answer: the answer keeps its clicks.
@@ -47,7 +49,11 @@ decision table; tests/rose_core/data/model_outputs.jsonl the realistic cases):
    - clicks after the final answer that end the text, or a cut-off action at the
      end (the response was cut while writing a new answer): `no_terminal`;
    - safety net (`_unread_click`): any other click-like text in the answer's region
-     (`TAP(R6,C1)`, `Clicks: (R6,C1)`, a bare `(R6,C1)` beside a DONE): `malformed_click`.
+     (`TAP(R6,C1)`, `Clicks: (R6,C1)`, a bare `(R6,C1)` beside a DONE, `点击第3行第2列`): `malformed_click`;
+   - a click written as a tool call (`{"name": "click", ...}`, `<tool_call>`, `tool_use`, `functionCall`,
+     `tool_calls`): `malformed_click` (the protocol's actions are text; a vendor's schema is not read);
+   - a cell written without CLICK joined to the answer (`R5C2`, `R3-C1`, `cell 4-1`, `the third row, first
+     column`, `第3行第2列`, `4行目3列目`, a bare `2,6`): `malformed_click`.
 
 One compiled token regex over the text plus bounded checks of the gaps between
 tokens: linear time on any input, and `parse` never raises.
@@ -82,18 +88,37 @@ _TOKEN = re.compile(
 )
 # Anything that looks like a click (safety net, run over the final answer's region after parsing):
 # group 1 a click-ish word followed closely by something coordinate-like, groups 2-3 a bare `(Rr,Cc)`.
-_JSON_CELL_KEY = (r'"(?:coordinates?|coords?|x|y|rows?|cols?|columns?|cells?|position|point|targets?)"'
-                  r'\s*:\s*[\[{(]?\s*"?[+-]?\d')
+_JSON_CELL_KEY = (r'"(?:coordinates?|coords?|x|y|r|c|rows?|cols?|columns?|cells?|position|point|targets?)"'
+                  r'\s*:\s*[\[{(]?\s*"?\s*(?:r\s*)?[+-]?\d')
+# Number words a cell may be written with ("the third row, first column", "row three, column one").
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+             "eleventh", "twelfth")
+_CARDINALS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_NUMBER_WORDS = {w: i for words in (_ORDINALS, _CARDINALS) for i, w in enumerate(words, 1)}
+_ORD = r"(?:" + "|".join(_ORDINALS) + r"|\d{1,3}(?:st|nd|rd|th))"
+_NUM = r"(?:\d{1,3}|" + "|".join(_CARDINALS) + r")"
+_HAN_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_HAN = r"(?:\d{1,3}|十?[一二两三四五六七八九]|[一二三四五六七八九]?十)"  # 1-99 written 3, 三, 十二, 二十
+# Click words in Chinese, Japanese and Korean (click, tap, select).
+_CJK_CLICK = "点击|點擊|单击|單擊|点選|クリック|タップ|클릭|선택"
 _CLICK_LIKE = re.compile(
-    r"(?=[ctspmCTSPM(\"])(?:"
-    r"(?<![a-zA-Z])((?:click(?:s|ed|ing)?|tap|select|press|pick|mark)(?![a-z])(?:(?!click)[^\n]){0,16}?"
-    r"(?:[(\[<{]\s*r?\s*[+-]?\d|(?<![a-z])r\s*\d|(?<![a-z])row(?![a-z])|\d+\s*,\s*\d+)"
+    r"(?=[ctspmCTSPM(\"点點单單クタ클선])(?:"
+    r"(?<![a-zA-Z])((?:click(?:s|ed|ing)?|tap(?:s|ped|ping)?|select(?:s|ed|ing)?|press(?:es|ed|ing)?"
+    r"|pick(?:s|ed|ing)?|mark(?:s|ed|ing)?|" + _CJK_CLICK + r")(?![a-z])"
+    r"(?:(?!click)[^\n点點单單クタ클선]){0,16}?"
+    r"(?:[(\[<{]\s*r?\s*[+-]?\d|(?<![a-z])r\s*\d|(?<![a-z])row(?![a-z])|\d+\s*[,/\-–]\s*\d+|第\s*\d|\d+\s*(?:行|행)"
+    r"|(?<![a-z])cell\s*\d)"
     r"|" + _JSON_CELL_KEY + r")"  # a tool call's or JSON answer's cell: `{"action": "left_click", "coordinate": [2, 3]}`
     r"|\(\s*r\s*([+-]?\d+)\s*,\s*c\s*([+-]?\d+)\s*\)"
     r")",
     re.IGNORECASE,
 )
 _JSON_CELL = re.compile(_JSON_CELL_KEY, re.IGNORECASE)
+# A tool call that clicks: `{"name": "click", ...}`, `"function": {"name": "left_click"`, `{"select_cell": ...}`. An
+# action the model took, not a candidate answer: refused wherever it stands after the reasoning (scorer 7).
+_TOOL_CLICK = re.compile(r'"(?:left_|right_|double_)?(?:click|tap|select|press)(?:[_ ]?(?:cell|at|on|grid))?"\s*[,}:\]>/)]',
+                         re.IGNORECASE)
+_CJK_CLICK_RE = re.compile(_CJK_CLICK)
 # A click-ish word written as a call (`TAP(`, `SELECT[`): never a description of cells.
 _CALL_LIKE = re.compile(r"[a-z]+\s*[(\[<{]", re.IGNORECASE)
 # A keyword written as its own token: `**CLICK**(R2,C3)`, `` `CLICK`(R2,C3) ``, `\text{CLICK}(R2,C3)`.
@@ -143,11 +168,14 @@ _BULLET = _symbol_class(
     frozenset({0x2610, 0x2612, 0x2613, 0x26A0, 0x26D4, 0x2715, 0x2716, 0x2717, 0x2718, 0x274C, 0x274E, 0x2753,
                0x2754, 0x2755, 0x2756, 0x2757, 0x1F44E, 0x1F645, 0x1F6AB, 0x1F6D1}),
 ) + "\ufe0f?|\\d\ufe0f?\u20e3"
+# A label of an action or a group of actions (`Step 1:`, `**Clicks:**`, `**Submit:**`, `**Finish:**`, `### Clicks`).
+_LABEL = r"(?:steps?|actions?|moves?|clicks?|submit(?:[ \t]+count)?|finish(?:ed)?|done|end|terminal|terminate|stop)"
 # What may stand between two actions of one sequence (possessive: no backtracking; the order of the
 # alternatives matters: a label is tried before the emphasis characters it may start with).
 _GAP = re.compile(
     r"(?:```[a-z]*|\|[ \t]*\d{1,3}[ \t]*(?=\|)|\s|\[[ xX]\](?=\s)|"
-    r"(?<!\S)(?:[-+*•][ \t]+)?[*_]{0,3}(?:step|action|move|click)[ \t]*\d{0,3}[ \t]*:[*_]{0,3}|"
+    r"(?<!\S)(?:[-+*•][ \t]+)?[*_]{0,3}" + _LABEL + r"[ \t]*\d{0,3}[ \t]*:[*_]{0,3}|"
+    r"(?<!\S)#{1,6}[ \t]+" + _LABEL + r"[ \t]*:?(?=[ \t]*\n)|"  # a Markdown heading `### Submit`
     r"[;,.:*_~`\"'\[\]|>—–]|->|=>|→|"
     r"\b(?:and|then|y|luego|despu[eé]s|und|dann|et|puis|ensuite|e|poi|depois|\u0438|\u0437a\u0442e\u043c|\u043fo\u0442o\u043c)\b|"
     r"和|然后|以及|并且|そして|と|그리고|및|<\|?/?(?:answer|final_answer|br|p|b|strong|code|box|begin_of_box|end_of_box)\s*/?\|?>|"
@@ -173,14 +201,41 @@ _REASONING = re.compile(
 # A cell written without CLICK: `R5C2`, `R5, C2`, `(R5,C2)`, `(5,2)`, `row 5, column 2`. It begins at its `(` or its
 # `r`, never at white space before it: where it begins decides whether it heads its line, and an engine trying
 # every position of a long blank run (each attempt scanning the rest of the run) took quadratic time.
+# Also (scorer 7) `R3-C1`, `R3/C1`, `cell 4-1`, `row three, column one`, `the third row, first column`, `第3行第2列`,
+# `4行目3列目`, `3행 2열` and a bare `2,6`.
+_CELL_BASIC = (
+    r"(?:\(\s*)?r\s*[=:]?\s*(\d{1,3})\s*[,;/\-–]?\s*c\s*[=:]?\s*(\d{1,3})\s*\)?|\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)"
+    r"|cell\s*(\d{1,3})\s*[-–,/]\s*(\d{1,3})"
+    # `第3行第2列`, `4行目3列目` (ordinal: a cell); an unmarked `6行6列` may be the grid's size (`网格为6行6列`): a
+    # cell only where it starts a phrase (after white space, `:`, `(`, a list marker or emphasis)
+    r"|第\s*(" + _HAN + r")\s*行\s*,?\s*(?:第\s*)?(" + _HAN + r")\s*列"
+    r"|(" + _HAN + r")\s*行目\s*,?\s*(" + _HAN + r")\s*列目?"
+    r"|(?<![^\s:(\[*_\-])(" + _HAN + r")\s*(?:行|행)\s*,?\s*(" + _HAN + r")\s*(?:列|열)"
+    r"|行\s*(" + _HAN + r")\s*,?\s*列\s*(" + _HAN + r")"
+    # a bare pair: not one of a list of numbers (`rows 1, 3, 5`), not rows or columns named by number
+    r"|(?<![\d,])(?<![\d,]\s)(?<!rows\s)(?<!cols\s)(?<!columns\s)(\d{1,2})\s*,\s*(\d{1,2})(?!\s*,\s*\d)"
+)
+# Without the word "row" the forms that name it cannot match: the cheaper regex (its first characters are rarer).
+_CELL_REF_NO_ROW = re.compile(
+    r"(?=[(rc\d第一二两三四五六七八九十行])(?<![a-z0-9])(?:" + _CELL_BASIC + r")(?![a-z0-9])", re.IGNORECASE)
 _CELL_REF = re.compile(
-    r"(?<![a-z0-9])(?:(?:\(\s*)?r\s*(\d{1,3})\s*[,;]?\s*c\s*(\d{1,3})\s*\)?|\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)"
-    r"|(?:\(\s*)?row\s*(\d{1,3})\s*,?\s*col(?:umn)?\s*(\d{1,3})\s*\)?)(?![a-z0-9])",
+    r"(?=[(rcfsten\d第一二两三四五六七八九十行])(?<![a-z0-9])(?:" + _CELL_BASIC
+    + r"|(?:\(\s*)?row\s*[=:#]?\s*(" + _NUM + r")\s*[,/]?\s*(?:and\s+)?col(?:umn)?\s*[=:#]?\s*(" + _NUM + r")\s*\)?"
+    r"|(?:the\s+)?(" + _ORD + r")\s+row\s*,?\s*(?:and\s+|in\s+)?(?:the\s+)?(" + _ORD + r")\s+col(?:umn)?"
+    # column first (`column 1, row 3`, `the first column, third row`): the last alternative, read swapped
+    r"|(?:the\s+)?(?:col(?:umn)?\s*(" + _NUM + r")|(" + _ORD + r")\s+col(?:umn)?)\s*,?\s*(?:and\s+|of\s+|in\s+)?"
+    r"(?:the\s+)?(?:row\s*(" + _NUM + r")|(" + _ORD + r")\s+row))(?![a-z0-9])",
     re.IGNORECASE,
 )
+_ROW_WORD = re.compile("row", re.IGNORECASE)
 # A click said not to have been made, right before the click word: "I did not click R1C1", "would not CLICK(R1,C1)",
 # "never click", "no need to click", "without clicking". After an answer such a mention is commentary (rule 6).
-_NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bno\s+need\s+to|\bwithout)\s+(?:to\s+)?$", re.IGNORECASE)
+_NEGATED = re.compile(
+    r"(?:\bnot|n't|\bnever|\bno\s+need\s+to|\bwithout|\bavoid(?:ed|ing|s)?|\bconsider(?:ed|ing|s)?|\bcould|\bmight"
+    r"|\bmay|\bcan|\btempted|\brather\s+than|\binstead\s+of|\bthought\s+(?:about|of)|\bif\s+(?:you|i|we|one))"
+    r"\s+(?:(?:also|still|briefly|even|just|then|optionally)\s+)?(?:to\s+)?(?:click(?:ing)?\s+(?:on\s+)?)?$",
+    re.IGNORECASE)
+_GERUND = re.compile(r"(?:click|tapp|select|press|pick|mark)ing(?![a-z])", re.IGNORECASE)
 _SEPARATORS = " \t\r\n;,"
 _DECORATION = ("*", "_", "`")
 _HEAD_CHARS = 80
@@ -317,14 +372,21 @@ def _start(m: re.Match) -> int:
 
 def _negated(text: str, pos: int) -> bool:
     """A negation right before the click word at `pos` (`_NEGATED`)."""
-    return _NEGATED.search(text, max(0, pos - 20), pos) is not None
+    return _NEGATED.search(text, max(0, pos - 48), pos) is not None
+
+
+def _gerund(text: str, pos: int) -> bool:
+    """A click word at `pos` written as a gerund (`clicking R7,C4`, `tapping`, `selecting`): a click talked about,
+    never an action; after the answer it is commentary ("Note: clicking R1,C1 would be wrong")."""
+    return _GERUND.match(text, pos) is not None
 
 
 def _suspect(text: str, clicks_read: int) -> bool:
     """A `click` that is not a CLICK call read, or another click-ish word: run the full safety net."""
     low = text.lower()
     return low.count("click") != clicks_read or "tap" in low or "select" in low or "press" in low \
-        or "pick" in low or "mark" in low or '"' in text and _JSON_CELL.search(text) is not None
+        or "pick" in low or "mark" in low or '"' in text and _JSON_CELL.search(text) is not None \
+        or not text.isascii() and _CJK_CLICK_RE.search(text) is not None
 
 
 def _keyword(m: re.Match) -> str:
@@ -351,18 +413,35 @@ def _joined_ref(text: str, answer_start: int, cells: set | tuple) -> bool:
     """A cell written without CLICK (`R5C2`, `(5,2)`, `row 5, column 2`) joined to the final answer by
     separators only (`Final answer: R5C2, then DONE`, a list item before `- DONE`) that is not one of its cells:
     a click the answer holds but cannot be read."""
-    refs = list(_CELL_REF.finditer(text, _region_start(text, answer_start), answer_start))
+    lo = _region_start(text, answer_start)
+    cell_ref = _CELL_REF if _ROW_WORD.search(text, lo, answer_start) is not None else _CELL_REF_NO_ROW
+    refs = list(cell_ref.finditer(text, lo, answer_start))
     if not cells and refs and _heads_answer(text, refs[-1], answer_start):
         return True  # `- R2C3 – the odd one` + `- DONE`: a note after the cell does not make it prose
     pos = answer_start
     for m in reversed(refs):
         if not _joined(text, m.end(), pos):
             return False
-        r, c = (g for g in m.groups() if g is not None)
-        if (int(r), int(c)) not in cells:
+        if _ref_cell(m) not in cells:
             return True
         pos = m.start()
     return False
+
+
+def _ref_cell(m: re.Match) -> tuple[int, int]:
+    """The (row, col) a `_CELL_REF` match names, number words read."""
+    r, c = (_word_number(g) for g in m.groups() if g is not None)
+    return (c, r) if m.re is _CELL_REF and m.lastindex is not None and m.lastindex > _CELL_REF.groups - 4 else (r, c)
+
+
+def _word_number(word: str) -> int:
+    low = word.lower()
+    if low[0] in _HAN_DIGITS or low[0] == "十":
+        tens, _, ones = low.rpartition("十")
+        return (_HAN_DIGITS.get(tens, 1) * 10 if "十" in low else 0) + _HAN_DIGITS.get(ones, 0)
+    if low[-2:] in ("st", "nd", "rd", "th") and low[0].isdigit():
+        low = low[:-2]
+    return int(low) if low.isdigit() else _NUMBER_WORDS[low]
 
 
 def _heads_answer(text: str, ref: re.Match, answer_start: int) -> bool:
@@ -390,14 +469,16 @@ def _unread_click(text: str, answer_start: int, answer_end: int, answer: list, c
     para = 0 if para < 0 else para + 2
     end = text.find("\n\n", answer_end)
     para_end = len(text) if end < 0 else end
+    if '"' in text and _TOOL_CLICK.search(text) is not None:
+        return True  # a click as a tool call: not the protocol's form, and never dropped
     pos = _region_start(text, answer_start)
     cells = {(_as_int(r), _as_int(c)) for r, c in answer if r is not None}
     while True:
         m = _CLICK_LIKE.search(text, pos)
         if m is None:
             return False
-        if m.lastindex == 1 and m.start() >= answer_end and _negated(text, m.start()):
-            pos = m.end()  # "I did not click R1C1" after the answer: commentary (as the reader skipped it)
+        if m.lastindex == 1 and m.start() >= answer_end and (_negated(text, m.start()) or _gerund(text, m.start())):
+            pos = m.end()  # "I did not click R1C1", "clicking R1C1 would be wrong" after the answer: commentary
             continue
         if m.lastindex == 1:
             if count and text[m.start()] == '"':
@@ -483,7 +564,8 @@ def _read(text: str, cut: bool) -> Parsed:
                 and (run[-1] is None or not _annotated(text, last_click, run_end, s)):
             strays.append((run_start, run_end, run))
             run = []  # prose since the last CLICK breaks the sequence
-        if (li == 4 or li == 5 or li == 12) and not run and answer is not None and _negated(text, s):
+        if (li == 4 or li == 5 or li == 12) and not run and (answer is not None or weak >= 0) \
+                and _negated(text, s):
             clicks_read += li == 4
             continue  # "I did not click R1C1" after an answer: commentary naming a cell it did not click
         if li == 4 or li == 5:

@@ -47,8 +47,13 @@ INVALID_REASONS: tuple[InvalidReason, ...] = (
 # to click", "without clicking") is commentary: scorer 5 refused the answer (`no_terminal` / `malformed_click`); a cell
 # written without CLICK at the start of a line heads it whatever ends the line before (scorer 5 let
 # "The grid is uniform.\nR5C2 – odd\nDONE" pass an abstention item, and refused it without the full stop).
+# "7": clicks as tool calls (`{"name": "click", ...}`, `<tool_call>`, Claude `tool_use`, Gemini `functionCall`, OpenAI
+# `tool_calls`) and cells written `第3行第2列`, `4行目3列目`, `R3-C1`, `cell 4-1`, `the third row, first column`, `2,6`
+# refused as malformed_click (scorer 6 let them PASS an abstention item); a click said to be only considered,
+# avoided or possible after the answer ("You could click R7,C4 to verify") is commentary, and labelled groups
+# (`**Clicks:**` list + `**Submit:** SUBMIT(2)`) are one answer (scorer 6 refused both as malformed_click).
 # Bump it whenever a response could get another verdict; `python -m rose_core rescore` re-scores.
-SCORER_VERSION = "6"
+SCORER_VERSION = "7"
 _TERMINAL: dict[Output, str] = {"count": "COUNT", "click": "DONE", "click_submit": "SUBMIT"}
 
 

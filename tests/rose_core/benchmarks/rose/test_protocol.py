@@ -183,7 +183,13 @@ def test_megabyte_responses_parse():
     for text in ("CLICK(" + " " * 1_000_000, "CLICK(R" + "1" * 1_000_000, "COUNT(" * 200_000,
                  "CLICK(R1,C1); " * 70_000 + "DONE", "x" * 1_000_000 + "COUNT(2)", "CLICK(R1,C1)" + "*`_" * 300_000,
                  "CLICK(R1,C1)" + "```" * 300_000 + "x", "- CLICK(R1,C1) " + "y" * 1_000_000,
-                 "done " * 200_000, "<think>" * 100_000, "CLICK(R1,C1) x " * 70_000 + "DONE"):
+                 "done " * 200_000, "<think>" * 100_000, "CLICK(R1,C1) x " * 70_000 + "DONE",
+                 # scorer 7's shapes: CJK cells and click words, bare pairs, tool calls, commentary, labels
+                 "\u7b2c" * 1_000_000 + "DONE", "1\u884c" * 500_000 + "\nDONE", "1," * 500_000 + "\nDONE",
+                 "1" + " " * 1_000_000 + "x\nDONE", '"click"' + " " * 1_000_000 + "\nDONE",
+                 '{"name": "click"}, ' * 50_000 + '{"name": "done"}', "DONE\n" + "could " * 160_000 + "click R1C1",
+                 "the first row " * 70_000 + "\nDONE", "cell 1-" * 140_000 + "\nDONE",
+                 "CLICK(R1,C1)\n**Submit:** " * 40_000 + "SUBMIT(1)", "\u70b9\u51fb " * 330_000 + "\nDONE"):
         parse(text)
     assert len(parse("CLICK(R1,C1); " * 70_000 + "DONE").clicks) == 70_000
 
@@ -234,8 +240,16 @@ def formatted_answer(draw, clicks: list, terminal: str) -> str:
                                   "kw-latex", "kw-colon", "kw-on", "kw-angle", "confusable"]))
     case = draw(st.sampled_from(["upper", "lower", "title", "spaced"]))
     actions = [_fmt_click(style, case, r, c) for r, c in clicks] + [_fmt_terminal(style, case, terminal)]
-    layout = draw(st.sampled_from(["inline", "list", "numbered", "lines", "steps", "actions", "tasks", "br"]))
-    if layout == "inline":
+    layout = draw(st.sampled_from(["inline", "list", "numbered", "lines", "steps", "actions", "tasks", "br",
+                                   "labelled"]))
+    if layout == "labelled":  # scorer 7: `**Clicks:**` list, then `**Submit:** SUBMIT(2)` / `**Finish:** DONE`
+        head, tail = draw(st.sampled_from([("**Clicks:**", "**Submit:**" if "(" in terminal else "**Finish:**"),
+                                           ("**Actions:**", "**Finish:**"),
+                                           ("Clicks:", "Submit:" if "(" in terminal else "Done:")]))
+        blank = draw(st.sampled_from(["\n", "\n\n"]))
+        body = (head + "\n" + "\n".join("- " + a for a in actions[:-1]) + blank if len(actions) > 1 else "") \
+            + tail + " " + actions[-1]
+    elif layout == "inline":
         sep = draw(st.sampled_from(SEPARATORS))
         body = sep.join(actions)
     elif layout == "list":
@@ -275,7 +289,11 @@ def response(draw, clicks: list, terminal: str) -> str:
                                   "\n\nI am done.", "RESTATE",
                                   # scorer 6: a click said not to have been made, after the answer, is commentary
                                   "\n\nI did not click R4C4 because it matches the majority.",
-                                  "\n\nNo need to click (R4,C4): it only looks darker."]))
+                                  "\n\nNo need to click (R4,C4): it only looks darker.",
+                                  # scorer 7: a click only considered, avoided or offered, after the answer
+                                  "\n\nI briefly considered clicking R4,C4, but it matches the majority.",
+                                  "\nAvoid clicking R4,C4: it is outside the region.",
+                                  "\n\nYou could click CLICK(R4,C4) to verify."]))
     answer = draw(formatted_answer(clicks, terminal))
     if after == "RESTATE":  # the bare terminal written again: a restatement, the answer keeps its clicks
         after = draw(st.sampled_from(["\n\n", ".\n", "\n"])) + terminal
@@ -316,7 +334,16 @@ UNREADABLE = ["CLICK({r},{c})", "CLICK(R{r})", "CLICK(row {r}, col {c})", "CLICK
               # scorer 5: a note after a cell written without CLICK; a tool call's cell far from its click word
               "R{r}C{c} – the odd stroke", "R{r}C{c} (odd stroke)", "Row {r}, Column {c}: the mirrored glyph",
               '{{"action": "left_click", "coordinate": [{r}, {c}]}}', '{{"action": "click", "x": {r}, "y": {c}}}',
-              '{{"name": "computer_use", "arguments": {{"action": "left_click", "coordinate": [{r}, {c}]}}}}']
+              '{{"name": "computer_use", "arguments": {{"action": "left_click", "coordinate": [{r}, {c}]}}}}',
+              # scorer 7: tool calls with a string cell or short keys, CJK cells, other cell spellings
+              '{{"name": "click", "arguments": {{"cell": "R{r},C{c}"}}}}', '{{"name": "click", "arguments": {{"r": {r}, "c": {c}}}}}',
+              '<tool_call>{{"name": "click", "arguments": {{"r": {r}, "c": {c}}}}}</tool_call>',
+              '{{"type": "tool_use", "name": "click", "input": {{"cell": "R{r},C{c}"}}}}',
+              '{{"functionCall": {{"name": "click", "args": {{"r": {r}, "c": {c}}}}}}}',
+              '{{"function": {{"name": "click", "arguments": "{{\\"cell\\": \\"R{r},C{c}\\"}}"}}}}',
+              "点击第{r}行第{c}列", "第{r}行第{c}列", "クリック: {r}行目{c}列目", "{r}行目{c}列目", "点击（第{r}行，第{c}列）",
+              "Click R{r}-C{c}", "R{r}-C{c}", "cell {r}-{c}", "Click cell {r}-{c}", "{r},{c}", "click {r},{c}",
+              "the {r}th row, {c}th column", "Click the cell in the {r}th row, {c}th column", "row {r}, column {c}"]
 
 
 @given(st.data())
@@ -377,3 +404,126 @@ DECORATED = st.builds(lambda d, w, tail: d + w + d + tail, st.sampled_from(["*",
 def test_the_decoration_prefilter_never_skips_a_decorated_keyword(text):
     if not protocol._maybe_decorated(text):
         assert protocol._KEYWORD_DECOR.sub(protocol._keyword, text) == text, text
+
+
+# --- Scorer 7: answers a reader of the spec alone wrote (issue 23) -----------------------------------------------
+# Each class: on an abstention item the click-like text never passes, on an item with targets it is refused as
+# malformed_click (never dropped), and commentary after a correct answer changes nothing.
+
+TOOL_CALLS = [
+    '{{"name": "click", "arguments": {{"cell": "R{r},C{c}"}}}}\n{{"name": "done", "arguments": {{}}}}',
+    '{{"name": "click", "arguments": {{"r": {r}, "c": {c}}}}}\n{{"name": "done"}}',
+    '<tool_call>\n{{"name": "click", "arguments": {{"row": {r}, "col": {c}}}}}\n</tool_call>\n'
+    '<tool_call>\n{{"name": "done", "arguments": {{}}}}\n</tool_call>',
+    '<tool_call>{{"name": "click", "arguments": {{"cell": "R{r},C{c}"}}}}</tool_call>\n\n'
+    '<tool_call>{{"name": "done"}}</tool_call>',
+    '[{{"type": "tool_use", "id": "toolu_01", "name": "click", "input": {{"cell": "R{r},C{c}"}}}},\n'
+    ' {{"type": "tool_use", "id": "toolu_02", "name": "done", "input": {{}}}}]',
+    '{{"functionCall": {{"name": "click", "args": {{"r": {r}, "c": {c}}}}}}}\n{{"functionCall": {{"name": "done", "args": {{}}}}}}',
+    '{{"tool_calls": [{{"id": "call_1", "type": "function", "function": {{"name": "click", "arguments": '
+    '"{{\\"cell\\": \\"R{r},C{c}\\"}}"}}}}, {{"id": "call_2", "type": "function", "function": {{"name": "done", '
+    '"arguments": "{{}}"}}}}]}}',
+    '<tool_call>{{"name": "left_click", "arguments": {{"cell": [{r}, {c}]}}}}</tool_call>\nDONE',
+    '{{"name": "clickCell", "arguments": {{"r": {r}, "c": {c}}}}}\n{{"name": "done"}}',
+    '{{"name": "select_cell", "arguments": {{"r": {r}, "c": {c}}}}}\nSUBMIT(1)',
+    # an action taken, wherever it stands after the reasoning, and beside a COUNT too
+    '<tool_call>{{"name": "click", "arguments": {{"cell": "R{r},C{c}"}}}}</tool_call>\n\nThe cell is odd.\n\nDONE',
+    '{{"name": "click", "arguments": {{"r": {r}, "c": {c}}}}}\nCOUNT(1)',
+    '<function_calls>\n<invoke name="click">\n<parameter name="cell">R{r},C{c}</parameter>\n</invoke>\n'
+    '<invoke name="done">\n</invoke>\n</function_calls>',
+]
+CJK_CELLS = ["点击第{r}行第{c}列\nDONE", "点击 第{r}行第{c}列，然后 DONE", "クリック: {r}行目{c}列目\nDONE",
+             "第{r}行第{c}列\nDONE", "答案：点击（第{r}行，第{c}列），完成。\nDONE", "{r}行目{c}列目をクリック。\nDONE",
+             "- 第{r}行第{c}列\n- DONE", "{r}행 {c}열 클릭\nDONE", "点击第三行第二列\nDONE", "第十二行第十列，然后 DONE",
+             "行{r}列{c}\nDONE", "点击R{r}C{c}\nDONE"]
+OTHER_SPELLINGS = ["Click R{r}-C{c}, then DONE", "Click cell {r}-{c}.\nDONE", "Final answer: cell {r}-{c}\nDONE",
+                   "Click the cell in the {o} row, first column.\nDONE", "Answer: {r},{c}\nDONE",
+                   "- {r},{c}\n- DONE", "Click {r},{c} then DONE", "Click R{r}/C{c}; DONE",
+                   "Final answer: row {w}, column one, then DONE", "Click column {c}, row {r}.\nDONE",
+                   "the first column, {o} row, then DONE", "Click r={r}, c={c} then DONE",
+                   "Row {r} / Column {c}\nDONE", "Click the {r}rd row, {c}st column.\nDONE"]
+ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth"}
+WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+
+
+def _cases(shapes: list, r: int, c: int) -> list:
+    return [s.format(r=r, c=c, o=ORDINALS[r], w=WORDS[r]) for s in shapes]
+
+
+def test_tool_call_clicks_are_refused_never_dropped():
+    for r, c in ((2, 3), (1, 4)):
+        for text in _cases(TOOL_CALLS, r, c):
+            p = parse(text)
+            assert p.problem == "malformed_click", text
+            assert not score(ABSTAIN, text).passed, text
+
+
+def test_cells_written_in_chinese_or_japanese_are_refused():
+    for text in _cases(CJK_CELLS, 3, 2):
+        assert parse(text).problem == "malformed_click", text
+
+
+def test_other_cell_spellings_in_the_final_answer_are_refused():
+    for text in _cases(OTHER_SPELLINGS, 3, 1):
+        assert parse(text).problem == "malformed_click", text
+
+
+COMMENTARY = ["I briefly considered clicking R7,C4, but it matches the majority.", "Avoid clicking R7,C4: it is outside.",
+              "You could click R7,C4 to verify.", "You could also click CLICK(R7,C4) to double-check.",
+              "One might click (R7,C4) by mistake: it only looks darker.", "I was tempted to click R7C4.",
+              "Rather than clicking R7,C4, I left it.", "You may click R7,C4 if unsure.",
+              "If you click R7,C4 you will see it matches.", "Note: clicking R7,C4 would be wrong, it is outside.",
+              "Selecting (R7,C4) would be a mistake."]
+
+
+def test_commentary_after_the_answer_changes_nothing():
+    for note in COMMENTARY:
+        for answer, want in (("DONE", ()), ("CLICK(R2,C3); DONE", ((2, 3),))):
+            for sep in ("\n\n", "\n", " "):
+                p = parse(answer + "." * (sep == " ") + sep + note)
+                assert (p.action, p.clicks, p.problem) == ("DONE", want, None), answer + sep + note
+    # an assertion of another click stays refused; "would click" at the end stays a cut-off answer
+    assert parse("CLICK(R2,C3); DONE\nI clicked R1C1 too").problem == "malformed_click"
+    assert parse("DONE\nI would click R1C1.").problem == "no_terminal"
+    assert parse("DONE\nAlso click R6,C1, it is odd.").problem == "malformed_click"  # an instruction, not a mention
+
+
+LABELLED = {
+    "**Clicks:**\n- CLICK(R2,C3)\n- CLICK(R5,C3)\n\n**Submit:** SUBMIT(2)": ("SUBMIT", ((2, 3), (5, 3))),
+    "**Actions:**\n1. CLICK(R2,C3)\n2. CLICK(R5,C3)\n\n**Finish:** DONE": ("DONE", ((2, 3), (5, 3))),
+    "**Clicks:** CLICK(R2,C3), CLICK(R5,C3)\n**Submit:** SUBMIT(2)": ("SUBMIT", ((2, 3), (5, 3))),
+    "Clicks:\n- CLICK(R2,C3)\n- CLICK(R5,C3)\n\nDone: DONE": ("DONE", ((2, 3), (5, 3))),
+    "**Actions:** CLICK(R2,C3)\n**Done:** DONE": ("DONE", ((2, 3),)),
+    "**Clicks:** CLICK(R2,C3)\n**Terminal:** DONE": ("DONE", ((2, 3),)),
+    "### Clicks\n- CLICK(R2,C3)\n- CLICK(R5,C3)\n\n### Submit\nSUBMIT(2)": ("SUBMIT", ((2, 3), (5, 3))),
+}
+
+
+def test_labelled_groups_are_one_answer():
+    for text, (action, clicks) in LABELLED.items():
+        p = parse(text)
+        assert (p.action, p.clicks, p.problem) == (action, clicks, None), text
+
+
+CELL_PIECES = ["R3C1", "R3-C1", "r=3, c=1", "(3,1)", "cell 4-1", "第3行第2列", "第三行", "二列", "4行目3列目", "行3列2",
+               "2,6", "1, 3, 5", "rows ", "column 1", "the first", "third", " col ", "row", "ro", "w", " ", ",", "\n",
+               "x", "3", "and ", "the ", "first column, third "]
+
+
+@given(st.lists(st.sampled_from(CELL_PIECES), max_size=14).map("".join))
+@settings(NO_DEADLINE, derandomize=True, max_examples=1500)
+def test_the_cell_regex_without_row_words_equals_the_full_one_where_no_row_is_written(text):
+    """`_joined_ref` uses the cheaper regex when its region has no "row": the two must then find the same cells."""
+    if "row" in text.lower():
+        return
+    full = [(m.span(), protocol._ref_cell(m)) for m in protocol._CELL_REF.finditer(text)]
+    cheap = [(m.span(), protocol._ref_cell(m)) for m in protocol._CELL_REF_NO_ROW.finditer(text)]
+    assert full == cheap, text
+
+
+def test_an_unmarked_chinese_row_column_pair_is_a_cell_only_where_it_starts_a_phrase():
+    # `网格为6行6列` is the grid's size; `第6行第6列`, `6行目6列目` and a phrase-initial `6行6列` name a cell
+    assert score(ABSTAIN, "网格为6行6列。区域内所有字形都相同。\nDONE").passed
+    assert score(ABSTAIN, "网格为6行6列。\nDONE").passed
+    for text in ("6行6列\nDONE", "答案：6行6列\nDONE", "- 6行6列\n- DONE", "第6行第6列。\nDONE", "6行目6列目。\nDONE"):
+        assert parse(text).problem == "malformed_click", text
