@@ -44,8 +44,9 @@ def sign_in() -> None:
     try:
         password, source = resolve_password(_configured_password())
         policy = policy_from_env()
-    except PasswordUnavailable as e:
-        st.error(f"Sign-in is unavailable: {e}")
+    except PasswordUnavailable as e:  # anyone can open this page: the server's paths only in its terminal
+        log.error("sign-in is unavailable: %s", e)
+        st.error(f"Sign-in is unavailable: {e.public}")
         return
     except Exception:  # never a traceback on this page: the details go to the server's terminal
         log.exception("resolving the experimenter password failed")

@@ -82,7 +82,7 @@ def test_the_right_password_is_refused_during_a_lockout_from_any_session_of_the_
         other.goto(srv.url)
         other.get_by_label("Experimenter password").fill(PASSWORD)
         other.get_by_role("button", name="Sign in").click()
-        other.get_by_text("Too many failed sign-ins from this address: try again in").wait_for()
+        other.get_by_text("Too many failed sign-ins from this address or for this account: try again in").wait_for()
         assert other.get_by_role("link", name="Studies").count() == 0
         rows = _log(srv.db)
         assert [r["outcome"] for r in rows] == ["wrong"] * 3 + ["refused"]
