@@ -59,7 +59,7 @@ def sign_in() -> None:
                 st.error("Enter the password.")
             else:
                 try:
-                    res = attempt_sign_in(store(), given, password, client=client_address() or "local",
+                    res = attempt_sign_in(store(), given, password, client=client_address(),
                                           session=_session_id(), policy=policy)
                 except Exception:
                     log.exception("recording a sign-in attempt failed")

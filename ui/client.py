@@ -32,8 +32,8 @@ def trusted_proxies() -> TrustedProxies:
     return trusted
 
 
-def address() -> str | None:
-    """The browser's address; None when it connects over loopback (or there is no browser: a script run)."""
+def address() -> str:
+    """The browser's address; `LOOPBACK` when it connects over loopback (or there is no browser: a script run)."""
     headers = st.context.headers
     forwarded = headers.get_all("X-Forwarded-For") if headers is not None else []
     peer = st.context.ip_address

@@ -7,6 +7,7 @@ import os
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from rose_core.instrument.client_address import LOOPBACK
 from rose_core.instrument.auth import HIDDEN_PATH, PASSWORD_ENV, PASSWORD_FILE_ENV, POLICY_ENV
 from rose_core.storage import open_store
 
@@ -89,7 +90,7 @@ def test_guesses_are_slowed_refused_and_logged(app_env, tmp_path, monkeypatch):
     rows = open_store(os.environ["ROSE_DB"]).query("SELECT client, session_id, outcome FROM sign_in_attempts "
                                               "ORDER BY attempted_at")
     assert [r["outcome"] for r in rows] == ["wrong"] * 5 + ["refused"]  # the blank entry is not an attempt
-    assert {r["client"] for r in rows} == {"local"} and all(r["session_id"] for r in rows)
+    assert {r["client"] for r in rows} == {LOOPBACK} and all(r["session_id"] for r in rows)
 
 
 def test_a_dataset_that_cannot_be_built_is_named_on_the_sign_in_page_not_a_traceback(app_env, monkeypatch, tmp_path):
