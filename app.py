@@ -15,8 +15,10 @@ from rose_core.instrument.client_address import ProxyConfigError
 from ui.client import address as client_address, trusted_proxies
 from ui.preload import statistics_libraries
 from ui.resources import dataset, store
+from ui import uploads
 
 st.set_page_config(page_title="ROSE Studio", page_icon="🌹", layout="wide")
+uploads.install()  # Streamlit's upload endpoint: signed-in experimenters' sessions only (ui/uploads.py)
 log = logging.getLogger("rose_studio.sign_in")
 
 
@@ -105,6 +107,7 @@ elif st.session_state.get("auth_experimenter"):
 else:
     nav = st.navigation([st.Page(sign_in, title="Sign in", icon="🔑")])
 if not participant and st.session_state.get("auth_experimenter"):
+    uploads.allow(_session_id())
     from ui.dash import PRIORITY   # every experimenter page imports it anyway; participants never do
 
     # the dashboards' background warm-up computes its analyses between experimenter reruns, not during one (the
