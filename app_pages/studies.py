@@ -203,7 +203,7 @@ else:
     show_table(parts, f"{sid}-participants", "studies_parts")
 
 st.markdown("#### Export")
-table_downloads(db, ("responses", "events"), sid, "studies")
+table_downloads(db, ("responses", "events", "participant_flags"), sid, "studies")
 with st.expander("Configuration"):
     st.json(pd.Series(cfg.__dict__).to_dict())
 

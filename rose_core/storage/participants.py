@@ -113,6 +113,14 @@ def record_flag(conn: Connection, study_id: str, participant_id: str | None, ext
                  "VALUES (?,?,?,?,?,?)", (study_id, participant_id, external_id, kind, detail[:500], t))
 
 
+def flags_export_query(study_id: str | None) -> tuple[str, tuple]:
+    """Every flag (refused requests: takeover attempts, late answers, damaged images…) of one study, or all, for
+    the export and the Participants page; `flagged_at` in epoch seconds."""
+    where, params = (" WHERE study_id = ?", (study_id,)) if study_id else ("", ())
+    return ("SELECT study_id, participant_id, external_id, kind, detail, at AS flagged_at FROM participant_flags"
+            f"{where} ORDER BY at, kind, participant_id", params)
+
+
 def flags(conn: Connection, study_id: str) -> list[dict]:
     return [dict(r) for r in conn.execute("SELECT * FROM participant_flags WHERE study_id = ? ORDER BY at, kind",
                                           (study_id,))]
