@@ -61,10 +61,10 @@ try:
         runpy.run_path(str(Path(__file__).with_name("sgp_participant.py")))  # iVISPAR's puzzle: its own flow
         st.stop()
     ds = dataset()
-except DatasetError as e:
-    _log("dataset", e)
-    st.error(UNAVAILABLE)
-    st.caption(f"For the researcher: {e}")
+except Exception as e:  # a damaged dataset, or a database that cannot be opened: the details (paths) in the log only
+    _log("dataset or database", e)
+    st.info(UNAVAILABLE)
+    _retry_soon(30.0)
     st.stop()
 
 # -- who is this? ------------------------------------------------------------------------------
