@@ -280,9 +280,15 @@ def show_feedback(fb: PracticeFeedback) -> None:
         st.success("Correct, well done.")
     else:
         st.warning("Not quite. Here is the right answer next to yours.")
-    st.image(practice_feedback_png(ds, fb.item, fb.clicked), output_format="PNG", caption=(
-        "Green: the right cells. Blue dot: your clicks. Orange: the region the instruction names; "
-        "red: the excluded region."))
+    try:
+        picture = practice_feedback_png(ds, fb.item, fb.clicked)
+    except DatasetError as e:  # missing or changed on disk since it was shown: the feedback without its picture
+        _log("practice feedback picture", e)
+        st.caption("The picture cannot be shown right now; the right cells are listed below.")
+    else:
+        st.image(picture, output_format="PNG", caption=(
+            "Green: the right cells. Blue dot: your clicks. Orange: the region the instruction names; "
+            "red: the excluded region."))
     if fb.gold_count is not None:
         st.markdown(f"Your number: **{'—' if fb.count is None else fb.count}** · the right number: "
                     f"**{fb.gold_count}**")
