@@ -34,6 +34,24 @@ UNAVAILABLE = ("The study cannot be shown right now because of a problem on our 
                "itself; you can also come back later with the same link.")
 
 
+UNREADABLE = "the page sent something it should not have"
+
+
+def _grid_raw(name: str) -> object:
+    """What the browser sent under `name` in the grid's value (anything: nothing a browser sends is trusted)."""
+    value = ss.get("part_grid")
+    try:
+        return value.get(name) if value is not None and hasattr(value, "get") else None
+    except Exception:
+        return None
+
+
+def _grid_value(name: str) -> dict | None:
+    """The grid's `grid` (live state) or `submit` (the answer) when it is a JSON object, else None."""
+    value = _grid_raw(name)
+    return value if isinstance(value, dict) else None
+
+
 def _log(what: str, e: BaseException) -> None:
     """For the operator, in the server's log; a full disk may refuse even that, which must not reach the page."""
     try:
@@ -144,8 +162,10 @@ def send(screen: ItemScreen, sub: dict) -> str:
         _log("storing an answer", e)
         ss["part_pending"] = (screen, sub)
         return "pending"
-    except StudyError as e:
-        ss["part_grid_error"] = str(e)
+    except Exception as e:  # StudyError: said as is; anything else is a message no browser of ours sends
+        if not isinstance(e, StudyError):
+            _log("a submit the page could not read", e)
+        ss["part_grid_error"] = str(e) if isinstance(e, StudyError) else UNREADABLE
         refusals = ss.setdefault("part_refusals", {})
         refusals[screen.view_id] = refusals.get(screen.view_id, 0) + 1  # the item unlocks for another answer
         return "unreadable"
@@ -181,7 +201,7 @@ def show_item(first: ItemScreen, retrying: bool = False) -> None:
         callback. The item on screen is `part_item`: a late message of an answered item names another view and
         stores nothing."""
         screen: ItemScreen = ss["part_item"]
-        state = (ss.get("part_grid") or {}).get("grid")
+        state = _grid_value("grid")
         if not state:
             return
         try:
@@ -192,10 +212,16 @@ def show_item(first: ItemScreen, retrying: bool = False) -> None:
             _log("storing events", e)
         except StudyError as e:
             ss["part_grid_error"] = str(e)
+        except Exception as e:  # a message no browser of ours sends: said on the item, never a traceback
+            _log("a grid state the page could not read", e)
+            ss["part_grid_error"] = UNREADABLE
 
     def on_submit(screen: ItemScreen) -> None:
-        sub = (ss.get("part_grid") or {}).get("submit")
-        if not sub or sub.get("view_id") != screen.view_id:
+        sub = _grid_value("submit")
+        if sub is None or sub.get("view_id") != screen.view_id:
+            if (ss.get("part_grid") or {}) and sub is None and _grid_raw("submit") is not None:
+                _log("a submit the page could not read", TypeError(type(_grid_raw("submit")).__name__))
+                ss["part_grid_error"] = UNREADABLE
             return
         outcome = send(screen, sub)
         if outcome == "rerun" or (outcome == "pending" and not retrying):
