@@ -10,7 +10,7 @@ import threading
 import time
 import urllib.request
 
-from tools.cluster import HAPROXY, haproxy_config
+from tools.cluster import haproxy_config
 from tools.serve import free_port
 
 
