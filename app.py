@@ -110,32 +110,31 @@ else:
 
 
 def fault_page(e: Exception) -> None:
-    """Any fault a page did not handle (a database file that is corrupt or in a read-only folder at start, a
-    damaged dataset, a message no browser sends): a calm page with a reference, the details in the server's log
-    under the same reference; never a traceback or a server path on the page (`client.showErrorDetails` is
-    "none" as well, for a fault outside this script: a fragment's rerun)."""
+    """A fault a participant's or a visitor's page did not handle (a database file that is corrupt or cannot be
+    created at start, a damaged dataset): a calm page with a reference, the details in the server's log under the
+    same reference; never a traceback or a server path. Experimenter pages keep Streamlit's own handling, which
+    `client.showErrorDetails = "none"` reduces to a short notice with the details in the log (and page tests keep
+    seeing their exceptions)."""
     ref = secrets.token_hex(4)
-    log.error("page fault %s (%s): %s", ref, "participant" if participant else "experimenter", type(e).__name__,
+    log.error("page fault %s (%s): %s", ref, "participant" if participant else "sign-in", type(e).__name__,
               exc_info=e)
-    if participant:
-        st.error("The study cannot be shown right now because of a problem on our side. Please reload the page in "
-                 "a minute, or come back later with the same link: what you answered so far is kept. "
-                 f"(Reference {ref})")
-    else:
-        st.error(f"This page failed because of a server error (reference {ref}); the details are in the server's "
-                 "terminal under that reference.")
+    st.error("The study cannot be shown right now because of a problem on our side. Please reload the page in "
+             "a minute, or come back later with the same link: what you answered so far is kept. "
+             f"(Reference {ref})" if participant else
+             f"ROSE Studio cannot show this page because of a server error (reference {ref}); the operator finds "
+             "the details in the server's terminal under that reference.")
 
 
-try:
-    if not participant and st.session_state.get("auth_experimenter"):
-        uploads.allow(_session_id())
-        from ui.dash import PRIORITY   # every experimenter page imports it anyway; participants never do
+if not participant and st.session_state.get("auth_experimenter"):
+    uploads.allow(_session_id())
+    from ui.dash import PRIORITY   # every experimenter page imports it anyway; participants never do
 
-        # the dashboards' background warm-up computes its analyses between experimenter reruns, not during one
-        # (the Studies page shown at sign-in included); it reads the rows every page needs meanwhile
-        with PRIORITY.page(background=False):
-            nav.run()
-    else:
+    # the dashboards' background warm-up computes its analyses between experimenter reruns, not during one (the
+    # Studies page shown at sign-in included); it reads the rows every page needs meanwhile
+    with PRIORITY.page(background=False):
         nav.run()
-except Exception as e:  # st.stop and st.rerun are not Exceptions: they pass through
-    fault_page(e)
+else:
+    try:
+        nav.run()
+    except Exception as e:  # st.stop and st.rerun are not Exceptions: they pass through
+        fault_page(e)

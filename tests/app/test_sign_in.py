@@ -106,3 +106,20 @@ def test_a_dataset_that_cannot_be_built_is_named_on_the_sign_in_page_not_a_trace
     assert f"{root} exists and is not empty" in at.error[0].value
     assert len(at.text_input) == 0  # no form under it
     assert sorted(p.name for p in root.iterdir()) == ["notes.txt"]  # nothing built over it
+
+
+def test_a_corrupt_manifest_shows_the_experimenter_no_path_and_no_trace(app_env, monkeypatch, tmp_path):
+    """Experimenter pages keep Streamlit's error handling, with `client.showErrorDetails = "none"`: a short
+    notice, no exception text (it named the manifest's server path), no stack; the details go to the log."""
+    import shutil
+
+    root = tmp_path / "ds"
+    shutil.copytree(app_env.root, root)
+    (root / "manifest.json").write_text('{"name": "rose", "instances": [')
+    monkeypatch.setenv("ROSE_DATASET_DIR", str(root))
+    at = attempt(app().run(), PASSWORD)
+    at.switch_page("app_pages/studies.py")
+    at = at.run()
+    shown = [e.message for e in at.exception] + [e.value for e in [*at.error, *at.markdown, *at.caption]]
+    assert at.exception and all(not e.stack_trace for e in at.exception)
+    assert not any(str(tmp_path) in text or "manifest.json" in text for text in shown), shown
