@@ -4,7 +4,9 @@ proxy says it forwarded for (`X-Forwarded-For`).
 Addresses feed the experimenter sign-in lockout and log and the per-address cap on held items. A header is only
 as good as whoever wrote it: anybody can send `X-Forwarded-For`, so it is read only when the connection comes
 from a proxy named in `ROSE_TRUSTED_PROXIES` (addresses or networks, comma-separated; default: none). Streamlit's
-`st.context.ip_address` is None for a loopback peer; so is this module's answer ("local").
+`st.context.ip_address` is None for a loopback peer; this module's answer is then `LOOPBACK`, one address that
+every loopback client shares: behind a reverse proxy on this host that is not named in `ROSE_TRUSTED_PROXIES`,
+all its browsers are one client, capped together, never uncapped.
 
 The app server (uvicorn) has its own version of this rule, on by default for loopback peers; the launchers switch
 it off (`FORWARDED_ALLOW_IPS` set empty, `UVICORN_PROXY_ENV`) so that this module sees the real peer and is the

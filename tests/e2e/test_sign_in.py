@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from rose_core.instrument.auth import DEFAULT_POLICY, GuessPolicy
+from rose_core.instrument.client_address import LOOPBACK
 from rose_core.storage import open_store
 
 from .conftest import PASSWORD, start_server
@@ -48,7 +49,7 @@ def test_a_burst_is_slowed_by_the_default_policy_and_the_lockout_expires(server,
         outcomes = [r["outcome"] for r in rows]
         assert outcomes == _replayed(rows, DEFAULT_POLICY)  # every decision is the policy's at the logged time
         assert outcomes[:6] == ["wrong"] * 5 + ["refused"] and outcomes.count("wrong") < 10
-        assert {r["client"] for r in rows} == {"local"} and len({r["session_id"] for r in rows}) == 1
+        assert {r["client"] for r in rows} == {LOOPBACK} and len({r["session_id"] for r in rows}) == 1
         # Now the right password, until it is let in: refused exactly while a lockout lasts, then accepted.
         for _ in range(120):
             page.get_by_label("Experimenter password").fill(PASSWORD)
