@@ -5,6 +5,7 @@ pages show gold answers, so they join the navigation only after the experimenter
 password is entered (docs/running-a-study.md: the experimenter password).
 """
 import logging
+import secrets
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -15,8 +16,10 @@ from rose_core.instrument.client_address import ProxyConfigError
 from ui.client import address as client_address, trusted_proxies
 from ui.preload import statistics_libraries
 from ui.resources import dataset, store
+from ui import uploads
 
 st.set_page_config(page_title="ROSE Studio", page_icon="🌹", layout="wide")
+uploads.install()  # Streamlit's upload endpoint: signed-in experimenters' sessions only (ui/uploads.py)
 log = logging.getLogger("rose_studio.sign_in")
 
 
@@ -44,8 +47,9 @@ def sign_in() -> None:
     try:
         password, source = resolve_password(_configured_password())
         policy = policy_from_env()
-    except PasswordUnavailable as e:
-        st.error(f"Sign-in is unavailable: {e}")
+    except PasswordUnavailable as e:  # anyone can open this page: the server's paths only in its terminal
+        log.error("sign-in is unavailable: %s", e)
+        st.error(f"Sign-in is unavailable: {e.public}")
         return
     except Exception:  # never a traceback on this page: the details go to the server's terminal
         log.exception("resolving the experimenter password failed")
@@ -58,7 +62,7 @@ def sign_in() -> None:
                 st.error("Enter the password.")
             else:
                 try:
-                    res = attempt_sign_in(store(), given, password, client=client_address() or "local",
+                    res = attempt_sign_in(store(), given, password, client=client_address(),
                                           session=_session_id(), policy=policy)
                 except Exception:
                     log.exception("recording a sign-in attempt failed")
@@ -103,7 +107,26 @@ elif st.session_state.get("auth_experimenter"):
     })
 else:
     nav = st.navigation([st.Page(sign_in, title="Sign in", icon="🔑")])
+
+
+def fault_page(e: Exception) -> None:
+    """A fault a participant's or a visitor's page did not handle (a database file that is corrupt or cannot be
+    created at start, a damaged dataset): a calm page with a reference, the details in the server's log under the
+    same reference; never a traceback or a server path. Experimenter pages keep Streamlit's own handling, which
+    `client.showErrorDetails = "none"` reduces to a short notice with the details in the log (and page tests keep
+    seeing their exceptions)."""
+    ref = secrets.token_hex(4)
+    log.error("page fault %s (%s): %s", ref, "participant" if participant else "sign-in", type(e).__name__,
+              exc_info=e)
+    st.error("The study cannot be shown right now because of a problem on our side. Please reload the page in "
+             "a minute, or come back later with the same link: what you answered so far is kept. "
+             f"(Reference {ref})" if participant else
+             f"ROSE Studio cannot show this page because of a server error (reference {ref}); the operator finds "
+             "the details in the server's terminal under that reference.")
+
+
 if not participant and st.session_state.get("auth_experimenter"):
+    uploads.allow(_session_id())
     from ui.dash import PRIORITY   # every experimenter page imports it anyway; participants never do
 
     # the dashboards' background warm-up computes its analyses between experimenter reruns, not during one (the
@@ -111,4 +134,7 @@ if not participant and st.session_state.get("auth_experimenter"):
     with PRIORITY.page(background=False):
         nav.run()
 else:
-    nav.run()
+    try:
+        nav.run()
+    except Exception as e:  # st.stop and st.rerun are not Exceptions: they pass through
+        fault_page(e)

@@ -11,6 +11,7 @@ from rose_core.runs.importer import (
     ERRORED_POLICIES, RUN_FORMATS, RunImportError, delete_run, import_run, import_upload, list_runs,
 )
 from ui.dash import table
+from ui.plain import md_text
 from ui.resources import dataset, store
 
 db, ds = store(), dataset()
@@ -41,14 +42,16 @@ with st.expander("Import a run", expanded=True):
                 try:  # messages name the file as uploaded, never the server's temporary copy
                     res = import_upload(db, ds, up.name, up.getvalue(), solver, fmt=fmt, kind=kind,
                                         replace=replace, trust_ids=trust, errored=errored)
-                    st.success(f"Imported {res.responses} responses as `{res.run_id}` "
-                               f"(format {res.format}: {res.detected})"
+                    # what the file wrote (solver name, detected format, notes quoting its error texts) is
+                    # shown as text, never rendered as Markdown (ui/plain.py)
+                    st.success(f"Imported {res.responses} responses as {md_text(res.run_id)} "
+                               f"(format {md_text(res.format)}: {md_text(res.detected)})"
                                + (" - replaced the earlier run." if res.replaced else "."))
                     if res.counts:
-                        st.caption("Counted: " + ", ".join(f"{k.replace('_', ' ')} {v}"
-                                                           for k, v in res.counts.items()))
+                        st.caption("Counted: " + md_text(", ".join(f"{k.replace('_', ' ')} {v}"
+                                                                   for k, v in res.counts.items())))
                     for note in res.notes:
-                        st.info(note)
+                        st.info(md_text(note))
                 except RunImportError as e:
                     st.error("Import refused; nothing was stored.")
                     st.code("\n".join(e.problems[:50]), language=None)

@@ -37,6 +37,24 @@ UNAVAILABLE = ("The study cannot be shown right now because of a problem on our 
                "itself; you can also come back later with the same link.")
 
 
+UNREADABLE = "the page sent something it should not have"
+
+
+def _grid_raw(name: str) -> object:
+    """What the browser sent under `name` in the grid's value (anything: nothing a browser sends is trusted)."""
+    value = ss.get("part_grid")
+    try:
+        return value.get(name) if value is not None and hasattr(value, "get") else None
+    except Exception:
+        return None
+
+
+def _grid_value(name: str) -> dict | None:
+    """The grid's `grid` (live state) or `submit` (the answer) when it is a JSON object, else None."""
+    value = _grid_raw(name)
+    return value if isinstance(value, dict) else None
+
+
 def _log(what: str, e: BaseException) -> None:
     """For the operator, in the server's log; a full disk may refuse even that, which must not reach the page."""
     try:
@@ -64,10 +82,10 @@ try:
         runpy.run_path(str(Path(__file__).with_name("sgp_participant.py")))  # iVISPAR's puzzle: its own flow
         st.stop()
     ds = dataset()
-except DatasetError as e:
-    _log("dataset", e)
-    st.error(UNAVAILABLE)
-    st.caption(f"For the researcher: {e}")
+except Exception as e:  # a damaged dataset, or a database that cannot be opened: the details (paths) in the log only
+    _log("dataset or database", e)
+    st.info(UNAVAILABLE)
+    _retry_soon(30.0)
     st.stop()
 
 # -- who is this? ------------------------------------------------------------------------------
@@ -147,8 +165,10 @@ def send(screen: ItemScreen, sub: dict) -> str:
         _log("storing an answer", e)
         ss["part_pending"] = (screen, sub)
         return "pending"
-    except StudyError as e:
-        ss["part_grid_error"] = str(e)
+    except Exception as e:  # StudyError: said as is; anything else is a message no browser of ours sends
+        if not isinstance(e, StudyError):
+            _log("a submit the page could not read", e)
+        ss["part_grid_error"] = str(e) if isinstance(e, StudyError) else UNREADABLE
         refusals = ss.setdefault("part_refusals", {})
         refusals[screen.view_id] = refusals.get(screen.view_id, 0) + 1  # the item unlocks for another answer
         return "unreadable"
@@ -184,7 +204,7 @@ def show_item(first: ItemScreen, retrying: bool = False) -> None:
         callback. The item on screen is `part_item`: a late message of an answered item names another view and
         stores nothing."""
         screen: ItemScreen = ss["part_item"]
-        state = (ss.get("part_grid") or {}).get("grid")
+        state = _grid_value("grid")
         if not state:
             return
         try:
@@ -195,10 +215,16 @@ def show_item(first: ItemScreen, retrying: bool = False) -> None:
             _log("storing events", e)
         except StudyError as e:
             ss["part_grid_error"] = str(e)
+        except Exception as e:  # a message no browser of ours sends: said on the item, never a traceback
+            _log("a grid state the page could not read", e)
+            ss["part_grid_error"] = UNREADABLE
 
     def on_submit(screen: ItemScreen) -> None:
-        sub = (ss.get("part_grid") or {}).get("submit")
-        if not sub or sub.get("view_id") != screen.view_id:
+        sub = _grid_value("submit")
+        if sub is None or sub.get("view_id") != screen.view_id:
+            if (ss.get("part_grid") or {}) and sub is None and _grid_raw("submit") is not None:
+                _log("a submit the page could not read", TypeError(type(_grid_raw("submit")).__name__))
+                ss["part_grid_error"] = UNREADABLE
             return
         outcome = send(screen, sub)
         if outcome == "rerun" or (outcome == "pending" and not retrying):
@@ -286,9 +312,15 @@ def show_feedback(fb: PracticeFeedback) -> None:
         st.success("Correct, well done.")
     else:
         st.warning("Not quite. Here is the right answer next to yours.")
-    st.image(practice_feedback_png(ds, fb.item, fb.clicked), output_format="PNG", caption=(
-        "Green: the right cells. Blue dot: your clicks. Orange: the region the instruction names; "
-        "red: the excluded region."))
+    try:
+        picture = practice_feedback_png(ds, fb.item, fb.clicked)
+    except DatasetError as e:  # missing or changed on disk since it was shown: the feedback without its picture
+        _log("practice feedback picture", e)
+        st.caption("The picture cannot be shown right now; the right cells are listed below.")
+    else:
+        st.image(picture, output_format="PNG", caption=(
+            "Green: the right cells. Blue dot: your clicks. Orange: the region the instruction names; "
+            "red: the excluded region."))
     if fb.gold_count is not None:
         st.markdown(f"Your number: **{'—' if fb.count is None else fb.count}** · the right number: "
                     f"**{fb.gold_count}**")

@@ -6,6 +6,7 @@ import streamlit as st
 from rose_core.analysis.charts import box_figure, histogram_figure, scatter_figure
 from rose_core.analysis.devices import device_mix
 from rose_core.analysis.selection import counted, shown_participants
+from rose_core.instrument.exports import table_frame
 from rose_core.instrument.study import list_studies
 from rose_core.instrument.texts import QUESTIONS, questionnaire_summary
 from ui.dash import View, chart, participants_overview, table
@@ -79,4 +80,18 @@ def questionnaire_section(study_ids: list[str]) -> None:
                    "parts_strategies")
 
 
+def flags_section(study_ids: list[str]) -> None:
+    """What the server refused and kept (participant_flags: takeover attempts, late answers, damaged images…),
+    per participant and kind; every row in the `participant_flags` export."""
+    st.markdown("#### Refused requests (participant flags)")
+    rows = pd.concat([table_frame(v.db, "participant_flags", s) for s in study_ids], ignore_index=True)
+    if rows.empty:
+        st.caption("None: no takeover attempt, late answer or damaged image in the chosen studies.")
+        return
+    show_table(rows, "rose_participant_flags", "parts_flags")
+    st.caption("One row per refused request, with what the server recorded (detail) and when (UTC). Every "
+               "participant's, excluded and not counted ones included.")
+
+
 questionnaire_section(sorted(parts["study_id"].unique()))
+flags_section(sorted(parts["study_id"].unique()))

@@ -425,7 +425,7 @@ exclusion_section(study, parts)
 approvals_section(study)
 
 st.markdown("#### Export")
-table_downloads(db, ("responses", "events"), sid, "studies")
+table_downloads(db, ("responses", "events", "participant_flags"), sid, "studies")
 with st.expander("Configuration"):
     st.json(pd.Series(cfg.__dict__).to_dict())
 delete_section(study)

@@ -48,14 +48,16 @@ defaults
     timeout tunnel 2h
     timeout client-fin 5s
     timeout http-request 15s
-    # The app believes this header from the proxy only (ROSE_TRUSTED_PROXIES names the proxy's address).
-    option forwardfor
     # A process that refuses a connection (just died, not yet marked down) is skipped for another.
     option redispatch
     retries 2
 
 frontend rose
     bind {address}:{port}
+    # The app believes this header from the proxy only (ROSE_TRUSTED_PROXIES names the proxy's address), so the
+    # proxy writes it afresh with the address it received the connection from: whatever a client sent under this
+    # name is dropped (`option forwardfor` would append to it, and the app would read the client's own entry).
+    http-request set-header X-Forwarded-For %[src]
     default_backend apps
 
 backend apps

@@ -15,6 +15,7 @@ from rose_core.instrument.client_address import (
 )
 from rose_core.instrument.session import Client
 from rose_core.instrument.tabs import ProcessTabs, new_process_id, resumed_session, several_processes
+from ui.uploads import is_connected
 
 log = logging.getLogger("rose_studio.client")
 PROCESS_ID = new_process_id()
@@ -32,8 +33,8 @@ def trusted_proxies() -> TrustedProxies:
     return trusted
 
 
-def address() -> str | None:
-    """The browser's address; None when it connects over loopback (or there is no browser: a script run)."""
+def address() -> str:
+    """The browser's address; `LOOPBACK` when it connects over loopback (or there is no browser: a script run)."""
     headers = st.context.headers
     forwarded = headers.get_all("X-Forwarded-For") if headers is not None else []
     peer = st.context.ip_address
@@ -50,7 +51,7 @@ def tab() -> Client | None:
     ctx = get_script_run_ctx()
     if ctx is None or not runtime.exists() or not isinstance(ctx.session_id, str):
         return None
-    tabs = ProcessTabs(PROCESS_ID, runtime.get_instance().is_active_session, alone=not several_processes())
+    tabs = ProcessTabs(PROCESS_ID, is_connected, alone=not several_processes())
     headers = st.context.headers
     resumes = resumed_session(headers.get("Sec-WebSocket-Protocol") if headers is not None else None)
     return Client(tabs.client_id(ctx.session_id), address(), tabs.live, resumes)

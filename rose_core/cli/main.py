@@ -270,7 +270,8 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     e = sub.add_parser("export-table", help="a table from the database as CSV or Parquet: ROSE's responses or events, "
                                             "SGP's episode results or moves")
     e.add_argument("--db", default=db_location())
-    e.add_argument("--table", choices=["responses", "events", "episode_results", "episode_steps"], default="responses")
+    e.add_argument("--table", choices=["responses", "events", "episode_results", "episode_steps", "participant_flags"],
+                   default="responses")
     e.add_argument("--format", choices=["csv", "parquet"], default="csv")
     e.add_argument("--study", default=None, help="only this study (default: everything)")
     e.add_argument("--out", required=True)

@@ -6,8 +6,9 @@ way to get it either yields a non-blank password or raises `PasswordUnavailable`
 operator: a blank, unreadable or corrupt password never becomes an open door.
 
 Sign-in attempts go through `attempt_sign_in`, which logs every attempt in the database and refuses attempts
-from a client address or session that failed too often (exponential lockout), in one transaction so that
-a burst of concurrent guesses cannot slip between the check and the log.
+from a client address or session that failed too often (exponential lockout), and every attempt once the
+account itself failed too often from any addresses (a guesser who forges a new address per try), in one
+transaction so that a burst of concurrent guesses cannot slip between the check and the log.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import secrets
 import sys
 import tempfile
 import time
+import unicodedata
 import uuid
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Iterator, Literal
 
 from ..storage.connection import Store
-from ..storage.sign_ins import Outcome, failures_since, record_sign_in
+from ..storage.sign_ins import Outcome, account_failures_since, failures_since, record_sign_in
 
 PASSWORD_ENV = "ROSE_EXPERIMENTER_PASSWORD"
 PASSWORD_FILE_ENV = "ROSE_EXPERIMENTER_PASSWORD_FILE"
@@ -37,8 +39,19 @@ log = logging.getLogger("rose_core.auth")
 _warned: set[str] = set()
 
 
+HIDDEN_PATH = "[path in the server's terminal]"
+
+
 class PasswordUnavailable(Exception):
-    """No usable password: the message says why and what the operator can do. Nobody can sign in meanwhile."""
+    """No usable password: the message says why and what the operator can do. Nobody can sign in meanwhile.
+    `public` is the same message for the sign-in page, which anyone can open: the server's paths replaced."""
+
+    def __init__(self, message: str, paths: tuple[Path, ...] = ()) -> None:
+        super().__init__(message)
+        public = message
+        for p in sorted({str(p) for p in paths}, key=len, reverse=True):  # a file before its folder
+            public = public.replace(p, HIDDEN_PATH)
+        self.public = public
 
 
 def password_file() -> Path:
@@ -47,20 +60,32 @@ def password_file() -> Path:
 
 
 def _usable(value: object, where: str) -> str:
-    """The password as given, if it can be one: a non-blank string on one line without control characters."""
+    """The password as given, if it can be one: a non-blank string on one line without control characters or
+    invisible ones only (a zero-width space is not blank to `str.strip` but is no password either)."""
     if not isinstance(value, str):
         raise PasswordUnavailable(f"{where} is not text ({type(value).__name__}): write it as a quoted string.")
-    if not value.strip():
+    if not value.strip() or not visible_length(value.strip()):
         raise PasswordUnavailable(f"{where} is blank. A blank password would let anyone in: set a real one.")
     if any(not ch.isprintable() for ch in value.strip()):
         raise PasswordUnavailable(f"{where} holds control characters or more than one line: it looks corrupt.")
     return value.strip()
 
 
+def visible_length(password: str) -> int:
+    """Characters that show: format characters (zero-width spaces, joiners, BOM) and spaces add nothing a
+    guesser has to find."""
+    return sum(1 for ch in password if not ch.isspace() and unicodedata.category(ch) not in ("Cf", "Zs"))
+
+
 def _warn_if_weak(password: str, source: str) -> None:
-    if len(password) < WEAK_BELOW and source not in _warned:
+    """A short password (counted in visible characters) gets a warning once per source, in the server's terminal
+    and the log, wherever it came from: secrets, the environment or a password file written by hand."""
+    n = visible_length(password)
+    if n < WEAK_BELOW and source not in _warned:
         _warned.add(source)
-        print(f"ROSE Studio: the experimenter password from {source} has {len(password)} characters; use at least "
+        log.warning("the experimenter password from %s has %d visible characters (fewer than %d)", source, n,
+                    WEAK_BELOW)
+        print(f"ROSE Studio: the experimenter password from {source} has {n} visible characters; use at least "
               f"{WEAK_BELOW} random ones (see docs/running-a-study.md: The experimenter password)", file=sys.stderr, flush=True)
 
 
@@ -72,15 +97,18 @@ def _read_stored(path: Path) -> str | None:
     except (FileNotFoundError, NotADirectoryError):  # no file (its folder may not even be a folder)
         return None
     except OSError as e:
-        raise PasswordUnavailable(f"cannot read the stored password {path} ({e.strerror or e}). {fix}") from None
+        raise PasswordUnavailable(f"cannot read the stored password {path} ({e.strerror or e}). {fix}",
+                                  (path,)) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise PasswordUnavailable(f"the stored password {path} is not text: it looks corrupt. {fix}") from None
+        raise PasswordUnavailable(f"the stored password {path} is not text: it looks corrupt. {fix}", (path,)) from None
     try:
-        return _usable(text, f"the stored password {path}")
+        password = _usable(text, f"the stored password {path}")
     except PasswordUnavailable as e:
-        raise PasswordUnavailable(f"{e} {fix}") from None
+        raise PasswordUnavailable(f"{e} {fix}", (path,)) from None
+    _warn_if_weak(password, f"the stored password file {path}")
+    return password
 
 
 @contextmanager
@@ -136,7 +164,7 @@ def stored_or_generated(path: Path) -> str:
     except OSError as e:
         raise PasswordUnavailable(
             f"no password is configured and a generated one cannot be stored in {path} ({e.strerror or e}). "
-            f"Free disk space or make {path.parent} writable, or set {PASSWORD_ENV}.") from None
+            f"Free disk space or make {path.parent} writable, or set {PASSWORD_ENV}.", (path, path.parent)) from None
     print(f"ROSE Studio: generated the experimenter password {password} (kept in {path}; "
           f"set {PASSWORD_ENV} to choose your own)", file=sys.stderr, flush=True)
     return password
@@ -179,6 +207,14 @@ class GuessPolicy:
     base_s: float = 2.0
     cap_s: float = 900.0
     window_s: float = 86_400.0
+    # The account as a whole (every address and session together) gets this many times `free` failures before
+    # its own lockout: wide enough that one guesser's address lockout comes first, and a guesser who forges a
+    # new address per try is held to the same exponential pace (at most ~100 comparisons a day at the cap).
+    account_factor: int = 4
+
+    def account(self) -> "GuessPolicy":
+        """The policy for the account-wide count."""
+        return GuessPolicy(self.free * self.account_factor, self.base_s, self.cap_s, self.window_s, 1)
 
     def lockout_s(self, failures: int) -> float:
         if failures < self.free:
@@ -218,15 +254,18 @@ class SignInResult:
     def message(self) -> str | None:
         """What the sign-in page says (None when signed in)."""
         if self.outcome == "refused":
-            return f"Too many failed sign-ins from this address: try again in {wait_text(self.retry_after_s)}."
+            return (f"Too many failed sign-ins from this address or for this account: try again in "
+                    f"{wait_text(self.retry_after_s)}.")
         if self.outcome == "wrong":
             return "Wrong password." + (f" The next attempt is possible in {wait_text(self.retry_after_s)}."
                                         if self.retry_after_s > 0 else "")
         return None
 
 
-def _wait(conn, who: Literal["client", "session_id"], key: str, t: float, policy: GuessPolicy) -> tuple[float, int]:
-    n, last = failures_since(conn, who, key, t - policy.window_s)
+def _wait(conn, who: Literal["client", "session_id", "account"], key: str, t: float,
+          policy: GuessPolicy) -> tuple[float, int]:
+    n, last = (account_failures_since(conn, t - policy.window_s) if who == "account"
+               else failures_since(conn, who, key, t - policy.window_s))
     if not n or last is None:
         return 0.0, n
     return max(0.0, last + policy.lockout_s(n) - t), n
@@ -236,22 +275,24 @@ def attempt_sign_in(store: Store, given: str, expected: str, *, client: str, ses
                     now: float | None = None, policy: GuessPolicy | None = None) -> SignInResult:
     """Check one sign-in attempt and log it (outcome, time, client address, session) in one transaction.
 
-    While the address or the session is locked out the attempt is refused without looking at the password
-    (so the right password is refused too until the lockout expires) and logged as `refused`; refused
+    While the address, the session or the account is locked out the attempt is refused without looking at the
+    password (so the right password is refused too until the lockout expires) and logged as `refused`; refused
     attempts do not lengthen the lockout. `now` is injectable so tests need no sleeps.
     """
     t = time.time() if now is None else now
     policy = policy or policy_from_env()
+    account = policy.account()
     with store.write() as conn:
         (w1, n1), (w2, n2) = _wait(conn, "client", client, t, policy), _wait(conn, "session_id", session, t, policy)
-        wait, failures = max(w1, w2), max(n1, n2)
+        w3, n3 = _wait(conn, "account", "", t, account)
+        wait, failures = max(w1, w2, w3), max(n1, n2)
         if wait > 0:
             outcome: Outcome = "refused"
         else:
             outcome = "ok" if check_password(given, expected) else "wrong"
             if outcome == "wrong":
                 failures += 1
-                wait = policy.lockout_s(failures)
+                wait = max(policy.lockout_s(failures), account.lockout_s(n3 + 1))
             else:
                 failures, wait = 0, 0.0
         record_sign_in(conn, uuid.uuid4().hex, t, client, session, outcome)

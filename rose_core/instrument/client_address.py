@@ -4,7 +4,9 @@ proxy says it forwarded for (`X-Forwarded-For`).
 Addresses feed the experimenter sign-in lockout and log and the per-address cap on held items. A header is only
 as good as whoever wrote it: anybody can send `X-Forwarded-For`, so it is read only when the connection comes
 from a proxy named in `ROSE_TRUSTED_PROXIES` (addresses or networks, comma-separated; default: none). Streamlit's
-`st.context.ip_address` is None for a loopback peer; so is this module's answer ("local").
+`st.context.ip_address` is None for a loopback peer; this module's answer is then `LOOPBACK`, one address that
+every loopback client shares: behind a reverse proxy on this host that is not named in `ROSE_TRUSTED_PROXIES`,
+all its browsers are one client, capped together, never uncapped.
 
 The app server (uvicorn) has its own version of this rule, on by default for loopback peers; the launchers switch
 it off (`FORWARDED_ALLOW_IPS` set empty, `UVICORN_PROXY_ENV`) so that this module sees the real peer and is the
@@ -19,6 +21,7 @@ from typing import Mapping, Sequence
 
 TRUSTED_PROXIES_ENV = "ROSE_TRUSTED_PROXIES"
 UVICORN_PROXY_ENV = "FORWARDED_ALLOW_IPS"
+LOOPBACK = "loopback"  # every client that connects over loopback, as one address (127.0.0.0/8 and ::1)
 _LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -62,12 +65,13 @@ def trusted_proxies_from_env(env: Mapping[str, str] | None = None) -> TrustedPro
     return trusted_proxies((os.environ if env is None else env).get(TRUSTED_PROXIES_ENV))
 
 
-def client_address(peer: str | None, forwarded_for: Sequence[str], trusted: TrustedProxies) -> str | None:
+def client_address(peer: str | None, forwarded_for: Sequence[str], trusted: TrustedProxies) -> str:
     """The browser's address. `peer`: the connection's TCP peer (None: loopback); `forwarded_for`: every
     `X-Forwarded-For` header value, in order. Walking from the right (each proxy appends the address it received
     the request from), every hop that is a trusted proxy hands over to the address it wrote; the first hop that
     is not trusted is the client. An entry that is not an IP address ends the walk at the proxy that wrote it.
-    Loopback addresses come back as None, like Streamlit's own."""
+    Loopback addresses come back as `LOOPBACK`: not None, which the per-address hold cap and the sign-in
+    lockout would read as "no address" and skip."""
     address = peer
     hops = [h.strip() for value in forwarded_for for h in value.split(",")]
     for hop in reversed(hops):
@@ -77,7 +81,7 @@ def client_address(peer: str | None, forwarded_for: Sequence[str], trusted: Trus
         if ip is None:
             break
         address = str(ip)
-    return None if address is None or _is_loopback(address) else address
+    return LOOPBACK if address is None or _is_loopback(address) else address
 
 
 def uvicorn_rewrites_addresses(env: Mapping[str, str] | None = None) -> bool:

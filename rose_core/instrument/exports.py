@@ -14,11 +14,12 @@ from ..storage import devices, events, responses
 from ..storage.columns import count_rows, read_frame
 from ..storage.connection import Store
 
-Table = Literal["responses", "events", "episode_results", "episode_steps"]
+Table = Literal["responses", "events", "episode_results", "episode_steps", "participant_flags"]
 TABLES: tuple[str, ...] = Table.__args__  # type: ignore[attr-defined]
 
 # Epoch-second columns read from the database, exported as UTC times under a name that says so.
-_UTC_COLUMNS = {"submitted_at": "submitted_at_utc", "server_ts": "server_at_utc", "excluded_at": "excluded_at_utc"}
+_UTC_COLUMNS = {"submitted_at": "submitted_at_utc", "server_ts": "server_at_utc", "excluded_at": "excluded_at_utc",
+                "flagged_at": "flagged_at_utc"}
 
 def table_frame(store: Store, table: Table, study_id: str | None = None) -> pd.DataFrame:
     """A table as exported (one study's rows, or all). `total_ms` is the server's assigned → answered (or, for an
@@ -70,6 +71,8 @@ def _query(conn, table: str, study_id: str | None) -> tuple[str, tuple | dict | 
         return responses.responses_query(responses.EXPORT_COLUMNS, study_id=study_id or None)
     if table == "events":
         return events.export_query(study_id or None)
+    if table == "participant_flags":
+        return _flags_query(study_id)
     if table in ("episode_results", "episode_steps"):
         from ..storage import episodes
         from .config import load_study
@@ -79,6 +82,14 @@ def _query(conn, table: str, study_id: str | None) -> tuple[str, tuple | dict | 
         study = load_study(conn, study_id)
         return episodes.export_query(table, True), (study.run_id if study else "",)
     raise ValueError(f"unknown table {table!r}: expected one of {', '.join(TABLES)}")
+
+
+def _flags_query(study_id: str | None) -> tuple[str, tuple]:
+    """participant_flags: what the server refused and kept for the experimenter (takeover attempts, late answers,
+    damaged images), one row per refusal."""
+    from ..storage.participants import flags_export_query
+
+    return flags_export_query(study_id or None)
 
 
 def export_table(store: Store, table: Table, fmt: Format, out: Path, study_id: str | None = None) -> int:

@@ -132,7 +132,10 @@ def feedback_image(image: Image.Image, layout: Layout, region: Region | None, re
 
 
 def practice_feedback_png(ds: Dataset, item, clicked: list[Cell]) -> bytes:
-    """The feedback image of a practice item (a `RoseItem`) as PNG bytes (cached: a rerun redraws nothing)."""
+    """The feedback image of a practice item (a `RoseItem`) as PNG bytes (cached: a rerun redraws nothing). Its
+    picture is read through the dataset's hash check first: one missing or changed since the item was shown
+    raises DatasetError (and is recorded as damaged), never an error from deep in the image library."""
+    ds.read_image(item.image)
     return _feedback_png(str(ds.root), item, tuple(clicked))
 
 

@@ -536,7 +536,9 @@ class ParticipantSession:
     def _main(self, c, p: participants.Participant, assigns: list[participants.Assignment], t: float) -> Screen:
         cfg, pid = self.cfg, p.participant_id
         participants.set_started_main(c, pid, t)
-        participants.release_stale(c, self.study.study_id, t - 60 * cfg.release_after_minutes, pid, t)
+        # past the time limit a held item goes back even if its tab keeps sending events (its answer would be late)
+        participants.release_stale(c, self.study.study_id, t - 60 * cfg.release_after_minutes, pid, t,
+                                   t - 60 * cfg.time_limit_minutes if cfg.time_limit_minutes else None)
         mains = [a for a in assigns if a.kind == "main"]
         atts = [a for a in assigns if a.kind == "attention"]
         answered_main = sum(a.answered_at is not None for a in mains)

@@ -104,17 +104,36 @@ def _as_named(texts: list[str], path: Path | str, source_name: str | None) -> li
     return [t.replace(str(real), source_name).replace(str(real.parent) + "/", "") for t in texts]
 
 
+MAX_FILE_NAME_BYTES = 200   # a file system takes 255 bytes per name; a long non-ASCII name is 3-4 bytes a letter
+
+
+def _file_name(name: str) -> str:
+    """The upload's base name, safe as a file name here: printable, and cut to MAX_FILE_NAME_BYTES in UTF-8 at
+    a letter's boundary, its suffix kept (the format is told by it). A longer name raised "File name too long"."""
+    base = "".join(ch if ch.isprintable() else "_" for ch in Path(name.replace("\\", "/")).name).strip()
+    if base in ("", ".", ".."):
+        return "upload"
+    suffix = "".join(Path(base).suffixes[-2:])
+    if len(suffix.encode("utf-8")) > 40:
+        suffix = ""
+    stem = base[:len(base) - len(suffix)] if suffix else base
+    while len((stem + suffix).encode("utf-8")) > MAX_FILE_NAME_BYTES:
+        stem = stem[:-1]
+    return (stem.strip() or "upload") + suffix
+
+
 def import_upload(store: Store, ds: Dataset, name: str, data: bytes, solver: str | None = None,
                   **kw: Any) -> ImportResult:
     """Import an uploaded run: the bytes go to a temporary file under the upload's own base name (its suffix
     tells the format apart), and every message names the upload (`name`), never the temporary path."""
-    base = "".join(ch if ch.isprintable() else "_" for ch in Path(name.replace("\\", "/")).name).strip()
-    if base in ("", ".", ".."):
-        base = "upload"
+    base = _file_name(name)
     with tempfile.TemporaryDirectory(prefix="rose-upload-") as tmp:
         path = Path(tmp) / base
         path.write_bytes(data)
         return import_run(store, ds, path, (solver or "").strip() or Path(base).stem, source_name=name, **kw)
+
+
+MAX_SOLVER_CHARS = 120     # a label in every table and figure legend
 
 
 def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
@@ -134,6 +153,13 @@ def import_run(store: Store, ds: Dataset, path: Path | str, solver: str,
     solver = solver.strip()
     if not solver:
         raise RunImportError(["solver name: must not be empty"])
+    if len(solver) > MAX_SOLVER_CHARS:
+        raise RunImportError([f"solver name: {len(solver):,} characters, at most {MAX_SOLVER_CHARS} (it is a label "
+                              "in every table): choose a shorter name"])
+    bad = next((ch for ch in solver if not ch.isprintable()), None)
+    if bad is not None:
+        raise RunImportError([f"solver name {solver[:60]!r}: holds a line break or an invisible control character "
+                              f"(U+{ord(bad):04X}); a name is one line of visible text"])
     if refused_name(solver):
         raise RunImportError([f"solver name {solver!r}: reads as another solver's label in the tables (the pooled "
                               "humans are 'Human', an agent 'x (agent)', a published row 'x (published)', a model renamed to stay "

@@ -131,6 +131,14 @@ def record_flag(conn: Connection, study_id: str, participant_id: str | None, ext
                  "VALUES (?,?,?,?,?,?)", (study_id, participant_id, external_id, kind, detail[:500], t))
 
 
+def flags_export_query(study_id: str | None) -> tuple[str, tuple]:
+    """Every flag (refused requests: takeover attempts, late answers, damaged images…) of one study, or all, for
+    the export and the Participants page; `flagged_at` in epoch seconds."""
+    where, params = (" WHERE study_id = ?", (study_id,)) if study_id else ("", ())
+    return ("SELECT study_id, participant_id, external_id, kind, detail, at AS flagged_at FROM participant_flags"
+            f"{where} ORDER BY at, kind, participant_id", params)
+
+
 def flags(conn: Connection, study_id: str) -> list[dict]:
     return [dict(r) for r in conn.execute("SELECT * FROM participant_flags WHERE study_id = ? ORDER BY at, kind",
                                           (study_id,))]
@@ -316,21 +324,26 @@ def acknowledge(conn: Connection, a: Assignment, t: float) -> None:
                  "AND kind = ? AND attempt = ? AND position = ?", (t, a.participant_id, a.kind, a.attempt, a.position))
 
 
-def release_stale(conn: Connection, study_id: str, cutoff: float, except_participant: str, t: float) -> None:
-    """Held main items of participants silent since `cutoff` go back to the pool (on PostgreSQL only those whose
-    participant row is not locked right now: a participant in a transaction is not silent)."""
+def release_stale(conn: Connection, study_id: str, cutoff: float, except_participant: str, t: float,
+                  overdue_before: float | None = None) -> None:
+    """Held main items of participants silent since `cutoff`, or who consented before `overdue_before` (past the
+    study's time limit: a tab that keeps sending events is not silent, but its answers would be refused as late)
+    go back to the pool (on PostgreSQL only those whose participant row is not locked right now: a participant in
+    a transaction is not silent)."""
+    gone = "(q.last_seen_at < ?" + (" OR q.consent_at < ?)" if overdue_before is not None else ")")
+    args = (t, study_id, cutoff, *(() if overdue_before is None else (overdue_before,)), except_participant)
     if dialect(conn) == "postgresql":
         conn.execute(
             "UPDATE assignments SET released_at = ? WHERE kind = 'main' AND answered_at IS NULL AND released_at IS NULL "
-            "AND participant_id IN (SELECT q.participant_id FROM participants q WHERE q.study_id = ? "
-            "AND q.last_seen_at < ? AND q.participant_id != ? AND EXISTS (SELECT 1 FROM assignments h "
+            f"AND participant_id IN (SELECT q.participant_id FROM participants q WHERE q.study_id = ? AND {gone} "
+            "AND q.participant_id != ? AND EXISTS (SELECT 1 FROM assignments h "
             "WHERE h.participant_id = q.participant_id AND h.kind = 'main' AND h.answered_at IS NULL "
-            "AND h.released_at IS NULL) FOR UPDATE OF q SKIP LOCKED)", (t, study_id, cutoff, except_participant))
+            "AND h.released_at IS NULL) FOR UPDATE OF q SKIP LOCKED)", args)
         return
     conn.execute(
         "UPDATE assignments SET released_at = ? WHERE kind = 'main' AND answered_at IS NULL AND released_at IS NULL "
-        "AND participant_id IN (SELECT participant_id FROM participants WHERE study_id = ? AND last_seen_at < ? "
-        "AND participant_id != ?)", (t, study_id, cutoff, except_participant))
+        f"AND participant_id IN (SELECT q.participant_id FROM participants q WHERE q.study_id = ? AND {gone} "
+        "AND q.participant_id != ?)", args)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,11 @@ _FAILURES = {
                                             WHERE {who} = ? AND outcome = 'ok'), ?)"""
     for who in ("client", "session_id")
 }
+# Failures against the one experimenter account, from any address or session, after its last success.
+_ACCOUNT_FAILURES = """SELECT count(*), max(attempted_at) FROM sign_in_attempts
+                       WHERE outcome = 'wrong' AND attempted_at > ?
+                         AND attempted_at > COALESCE((SELECT max(attempted_at) FROM sign_in_attempts
+                                                      WHERE outcome = 'ok'), ?)"""
 
 
 def record_sign_in(conn: Connection, attempt_id: str, attempted_at: float, client: str, session_id: str,
@@ -30,3 +35,10 @@ def failures_since(conn: Connection, who: Literal["client", "session_id"], key: 
     n, last = conn.execute(_FAILURES[who], (key, since, key, since)).fetchone()
     return int(n), last
 
+
+
+def account_failures_since(conn: Connection, since: float) -> tuple[int, float | None]:
+    """(failed attempts, time of the last one) against the account, whatever address or session sent them: a
+    guesser who changes address on every try is still counted."""
+    n, last = conn.execute(_ACCOUNT_FAILURES, (since, since)).fetchone()
+    return int(n), last

@@ -402,3 +402,21 @@ def test_an_exclusion_by_hand_reaches_an_open_dashboard(small_dataset, populated
         at.run()
         assert not at.exception and excluded() == before + 1
     store.close()
+
+
+def test_participants_page_lists_participant_flags_in_their_own_section(dash_env):
+    """participant_flags (a takeover attempt here) were shown nowhere; they have their own section now."""
+    from rose_core.storage.participants import record_flag
+
+    study_id = dash_env.query("SELECT study_id FROM participants WHERE external_id = 'H0'")[0]["study_id"]
+    with dash_env.write() as c:
+        record_flag(c, study_id, None, "H0", "identity_mismatch", '{"session_id": "forged"}', 1_800_000_000.0)
+    try:
+        at = open_page("app_pages/participants_overview.py")
+        assert not at.exception, at.exception
+        assert any("Refused requests" in m.value for m in at.markdown)
+        flags = next(d.value for d in at.dataframe if "kind" in d.value.columns and "detail" in d.value.columns)
+        assert list(flags["kind"]) == ["identity_mismatch"] and list(flags["external_id"]) == ["H0"]
+    finally:
+        with dash_env.write() as c:
+            c.execute("DELETE FROM participant_flags WHERE detail = ?", ('{"session_id": "forged"}',))

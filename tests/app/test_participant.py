@@ -247,3 +247,32 @@ def test_the_countdown_shows_after_consent_only(app_env):
     at = through_intro(at)
     shown = [e for e in at.get("bidi_component") if "rose_countdown" in str(getattr(e, "proto", ""))]
     assert shown, "no countdown after consent"
+@pytest.mark.parametrize("fault", ["missing", "changed"])
+def test_a_practice_picture_missing_or_changed_before_its_feedback_gets_feedback_without_it(
+        app_env, monkeypatch, tmp_path, capfd, fault):
+    import shutil
+
+    from rose_core import Dataset
+
+    root = tmp_path / "ds"
+    shutil.copytree(app_env.root, root)
+    monkeypatch.setenv("ROSE_DATASET_DIR", str(root))
+    ds = Dataset.load(root)
+    s = study(ds, practice_max_attempts=2)
+    at = through_intro(visit(study=s.study_id, PROLIFIC_PID="PICT"))
+    sess = session_of(at, ds)
+    screen = sess.screen()
+    answer(sess, screen, right=False)
+    picture = root / screen.item.image
+    if fault == "missing":
+        picture.unlink()
+    else:
+        picture.write_bytes(picture.read_bytes()[:-100] + b"\0" * 100)
+    at.run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Practice" and "Not quite" in at.warning[0].value
+    assert len(at.get("image")) == 0 and "cannot be shown right now" in at.caption[0].value
+    assert len(at.markdown) >= 2      # the instruction, then the right cells (or number) in words
+    shown = " ".join(e.value for e in [*at.caption, *at.markdown, *at.warning, *at.info])
+    assert str(tmp_path) not in shown
+    assert "practice feedback picture" in capfd.readouterr().err

@@ -7,7 +7,8 @@ import os
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rose_core.instrument.auth import PASSWORD_ENV, PASSWORD_FILE_ENV, POLICY_ENV
+from rose_core.instrument.client_address import LOOPBACK
+from rose_core.instrument.auth import HIDDEN_PATH, PASSWORD_ENV, PASSWORD_FILE_ENV, POLICY_ENV
 from rose_core.storage import open_store
 
 from .conftest import PASSWORD, ROOT
@@ -37,21 +38,26 @@ def test_a_blank_configured_password_closes_sign_in(app_env, monkeypatch):
     assert_closed(app().run(), f"{PASSWORD_ENV} is blank")
 
 
-def test_an_empty_stored_password_closes_sign_in_and_names_the_file(app_env, monkeypatch, tmp_path):
+def test_an_empty_stored_password_closes_sign_in_without_showing_the_file(app_env, monkeypatch, tmp_path, caplog):
+    """Anyone can open the sign-in page: the file's path goes to the server's terminal, not to the page."""
     monkeypatch.delenv(PASSWORD_ENV)
     stored = tmp_path / "pw"
     stored.write_text("\n")
     monkeypatch.setenv(PASSWORD_FILE_ENV, str(stored))
     at = app().run()
-    assert_closed(at, f"the stored password {stored} is blank")
-    assert f"Delete {stored}" in at.error[0].value
+    assert_closed(at, f"the stored password {HIDDEN_PATH} is blank")
+    assert f"Delete {HIDDEN_PATH}" in at.error[0].value
+    assert str(tmp_path) not in at.error[0].value
+    assert f"the stored password {stored} is blank" in caplog.text
 
 
 def test_a_password_that_cannot_be_stored_closes_sign_in(app_env, monkeypatch, tmp_path):
     monkeypatch.delenv(PASSWORD_ENV)
     (tmp_path / "data").write_text("not a folder")
     monkeypatch.setenv(PASSWORD_FILE_ENV, str(tmp_path / "data" / "pw"))
-    assert_closed(app().run(), "cannot be stored in")
+    at = app().run()
+    assert_closed(at, "cannot be stored in")
+    assert str(tmp_path) not in at.error[0].value
 
 
 def test_the_generated_password_signs_in(app_env, monkeypatch, tmp_path):
@@ -79,12 +85,12 @@ def test_guesses_are_slowed_refused_and_logged(app_env, tmp_path, monkeypatch):
         assert not at.exception and at.error[0].value.startswith("Wrong password.")
     assert "next attempt is possible in 10 min" in at.error[0].value
     at = attempt(at, PASSWORD)  # the right one, but inside the lockout
-    assert at.error[0].value.startswith("Too many failed sign-ins from this address: try again in")
+    assert at.error[0].value.startswith("Too many failed sign-ins from this address or for this account: try again in")
     assert "auth_experimenter" not in at.session_state
     rows = open_store(os.environ["ROSE_DB"]).query("SELECT client, session_id, outcome FROM sign_in_attempts "
                                               "ORDER BY attempted_at")
     assert [r["outcome"] for r in rows] == ["wrong"] * 5 + ["refused"]  # the blank entry is not an attempt
-    assert {r["client"] for r in rows} == {"local"} and all(r["session_id"] for r in rows)
+    assert {r["client"] for r in rows} == {LOOPBACK} and all(r["session_id"] for r in rows)
 
 
 def test_a_dataset_that_cannot_be_built_is_named_on_the_sign_in_page_not_a_traceback(app_env, monkeypatch, tmp_path):
@@ -100,3 +106,20 @@ def test_a_dataset_that_cannot_be_built_is_named_on_the_sign_in_page_not_a_trace
     assert f"{root} exists and is not empty" in at.error[0].value
     assert len(at.text_input) == 0  # no form under it
     assert sorted(p.name for p in root.iterdir()) == ["notes.txt"]  # nothing built over it
+
+
+def test_a_corrupt_manifest_shows_the_experimenter_no_path_and_no_trace(app_env, monkeypatch, tmp_path):
+    """Experimenter pages keep Streamlit's error handling, with `client.showErrorDetails = "none"`: a short
+    notice, no exception text (it named the manifest's server path), no stack; the details go to the log."""
+    import shutil
+
+    root = tmp_path / "ds"
+    shutil.copytree(app_env.root, root)
+    (root / "manifest.json").write_text('{"name": "rose", "instances": [')
+    monkeypatch.setenv("ROSE_DATASET_DIR", str(root))
+    at = attempt(app().run(), PASSWORD)
+    at.switch_page("app_pages/studies.py")
+    at = at.run()
+    shown = [e.message for e in at.exception] + [e.value for e in [*at.error, *at.markdown, *at.caption]]
+    assert at.exception and all(not e.stack_trace for e in at.exception)
+    assert not any(str(tmp_path) in text or "manifest.json" in text for text in shown), shown

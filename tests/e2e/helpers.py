@@ -99,7 +99,7 @@ def script_run(port: int, query: str = "", page_name: str = "", host: str = "127
                headers: dict[str, str] | None = None) -> dict:
     """One browser-like visit at the websocket level (Streamlit's own protobufs): open a session, ask for `page_name`
     (the URL path a browser would send) with `query` (and extra handshake `headers`), and return what the first script run sent: how many pages the
-    new session listed, every navigation message's page names, headings and alert texts."""
+    new session listed, every navigation message's page names, headings, alert texts and exceptions shown."""
     import asyncio
 
     import websockets
@@ -108,7 +108,7 @@ def script_run(port: int, query: str = "", page_name: str = "", host: str = "127
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
     async def visit() -> dict:
-        got: dict = {"navigation": [], "headings": [], "alerts": []}
+        got: dict = {"navigation": [], "headings": [], "alerts": [], "exceptions": []}
         async with websockets.connect(f"ws://{host}:{port}/_stcore/stream", subprotocols=["streamlit"],
                                       max_size=None, additional_headers=headers) as ws:
             await ws.send(BackMsg(rerun_script=ClientState(query_string=query, page_name=page_name))
@@ -127,6 +127,8 @@ def script_run(port: int, query: str = "", page_name: str = "", host: str = "127
                         got["headings"].append(el.heading.body)
                     elif el.WhichOneof("type") == "alert":
                         got["alerts"].append(el.alert.body)
+                    elif el.WhichOneof("type") == "exception":
+                        got["exceptions"].append(f"{el.exception.type}: {el.exception.message}")
                 elif kind == "script_finished":
                     return got
 

@@ -2,6 +2,7 @@
 comes from a proxy named in ROSE_TRUSTED_PROXIES (HAProxy on this host: 127.0.0.1); by default nobody's."""
 import pytest
 
+from rose_core.instrument.client_address import LOOPBACK
 from rose_core.instrument.study import StudyConfig, create_study
 from rose_core.storage import open_store
 
@@ -10,7 +11,7 @@ from .helpers import script_run
 from tests.participants import LAB_INFO
 
 
-@pytest.mark.parametrize("trusted, expected", [("", None), ("127.0.0.1", "203.0.113.9")])
+@pytest.mark.parametrize("trusted, expected", [("", LOOPBACK), ("127.0.0.1", "203.0.113.9")])
 def test_forwarded_for_is_read_only_from_a_trusted_proxy(small_dataset, tmp_path, trusted, expected):
     srv = start_server(small_dataset, tmp_path, ROSE_TRUSTED_PROXIES=trusted)
     try:
@@ -21,7 +22,7 @@ def test_forwarded_for_is_read_only_from_a_trusted_proxy(small_dataset, tmp_path
                          headers={"X-Forwarded-For": "10.9.9.9, 203.0.113.9"})
         assert got["headings"] == ["Welcome"], got
         rows = store.query("SELECT client_address FROM participants WHERE external_id = 'XFF1'")
-        assert rows == [{"client_address": expected}]   # untrusted: the loopback peer itself ("local", None)
+        assert rows == [{"client_address": expected}]   # untrusted: the loopback peer itself
     finally:
         srv.stop()
 

@@ -63,3 +63,44 @@ def test_upload_lmms_eval_run_and_bad_ones(server, page, small_dataset, tmp_path
     page.get_by_role("button", name="Import", exact=True).click()  # the same file, still chosen
     page.get_by_text("responses imported on trust").wait_for()
     assert {r["run_id"] for r in list_runs(open_store(server.db))} == {"model:uploaded-vlm", "model:bare"}
+
+
+def test_a_run_files_text_is_shown_as_text_not_markdown(server, page, small_dataset, tmp_path):
+    """A run file's error text (in the import's notes) and the solver name reach the page as text: the image
+    Markdown of the file's author is shown as written, and the browser asks its host for nothing."""
+    import http.server
+    import threading
+
+    asked: list[str] = []
+
+    class Host(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            asked.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    host = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Host)
+    threading.Thread(target=host.serve_forever, daemon=True).start()
+    image = f"![pixel](http://127.0.0.1:{host.server_address[1]}/pixel.png)"
+    lines = []
+    for k, i in enumerate(small_dataset.instances.values()):
+        resp = f"[LMMS_EVAL_REQUEST_FAILED] {image} **loud**" if k == 0 else i.protocol_answer
+        lines.append(json.dumps({"doc_id": k, "target": i.protocol_answer, "input": i.prompt,
+                                 "filtered_resps": resp}) + "\n")
+    f = tmp_path / "vlm_samples_rose.jsonl"
+    f.write_text("".join(lines))
+    try:
+        sign_in_to_runs(page, server)
+        upload(page, f, "m_*x*_")
+        page.get_by_text("Imported").wait_for()
+        assert "model:m_*x*_" in page.get_by_text("Imported").inner_text()
+        note = page.get_by_text("errored samples (harness").inner_text()
+        assert image in note and "**loud**" in note, note
+        page.wait_for_timeout(1000)
+        assert page.locator("[data-testid=stAlert] img").count() == 0
+        assert asked == [], asked
+    finally:
+        host.shutdown()

@@ -56,6 +56,16 @@ CRAFTED = {  # read by the page: its friendly message
     "65 cells on a grid of at most 64": {"selection": [[1, 1]] * 65},
     "an event with infinity": {"events": [{"seq": float("inf"), "type": "click", "r": 1, "c": 1}]},
 }
+# Shapes no browser of ours sends (issue 23: tracebacks to the sender): a submit that is not an object, a grid
+# state that is not one. Each: no traceback, nothing stored (the page may say it could not read the answer).
+SHAPES = {
+    "a submit that is a string": ('[{"event": "submit", "value": "DONE"}]', None),
+    "a submit that is a list": ('[{"event": "submit", "value": [1, 2]}]', None),
+    "a submit with a view id that is a list": ('[{"event": "submit", "value": {"view_id": [1]}}]', None),
+    "a grid state that is a string": (None, '{"grid": "x"}'),
+    "a grid state with a list for events": (None, '{"grid": {"view_id": "V", "events": {"a": 1}}}'),
+    "a component value that is a list": (None, '[1, 2, 3]'),
+}
 OVERSIZED = {  # refused by Streamlit before the page sees them (server.maxWidgetStateSize)
     "300,000 cells": {"selection": [[1, 1]] * 300_000},
     "13 MB of text": {"count": "9" * 13_000_000},
@@ -119,6 +129,12 @@ def test_crafted_messages_get_a_friendly_refusal_and_nothing_is_stored(live, sma
             wid, frag, data = found["grid"]
             for name, change in CRAFTED.items():
                 outcomes[name] = await submit(send, wid, frag, data["view_id"], change)
+            for name, (trigger, grid) in SHAPES.items():
+                widgets = [WidgetState(id=wid, json_value=grid.replace('"V"', json.dumps(data["view_id"])))
+                           if grid else state(wid, data["view_id"])]
+                if trigger:
+                    widgets.append(WidgetState(id=_trigger_id(wid), json_trigger_value=trigger))
+                outcomes[name] = await send(widgets, frag)
         for name, change in OVERSIZED.items():  # each on its own socket: a refusal may close it
             async with websockets.connect(url, subprotocols=["streamlit"], max_size=None) as ws:
                 send = await session(ws)
@@ -134,6 +150,8 @@ def test_crafted_messages_get_a_friendly_refusal_and_nothing_is_stored(live, sma
     # on a thread of its own: Playwright's sync API may already run an event loop on this one
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         outcomes = pool.submit(asyncio.run, main()).result(timeout=600)
+    for name in SHAPES:
+        assert outcomes[name]["exceptions"] == [], (name, outcomes[name]["exceptions"])
     for name in CRAFTED:
         run = outcomes[name]
         assert run["exceptions"] == [], (name, run["exceptions"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from rose_core.instrument.auth import DEFAULT_POLICY, GuessPolicy
+from rose_core.instrument.client_address import LOOPBACK
 from rose_core.storage import open_store
 
 from .conftest import PASSWORD, start_server
@@ -48,7 +49,7 @@ def test_a_burst_is_slowed_by_the_default_policy_and_the_lockout_expires(server,
         outcomes = [r["outcome"] for r in rows]
         assert outcomes == _replayed(rows, DEFAULT_POLICY)  # every decision is the policy's at the logged time
         assert outcomes[:6] == ["wrong"] * 5 + ["refused"] and outcomes.count("wrong") < 10
-        assert {r["client"] for r in rows} == {"local"} and len({r["session_id"] for r in rows}) == 1
+        assert {r["client"] for r in rows} == {LOOPBACK} and len({r["session_id"] for r in rows}) == 1
         # Now the right password, until it is let in: refused exactly while a lockout lasts, then accepted.
         for _ in range(120):
             page.get_by_label("Experimenter password").fill(PASSWORD)
@@ -82,7 +83,7 @@ def test_the_right_password_is_refused_during_a_lockout_from_any_session_of_the_
         other.goto(srv.url)
         other.get_by_label("Experimenter password").fill(PASSWORD)
         other.get_by_role("button", name="Sign in").click()
-        other.get_by_text("Too many failed sign-ins from this address: try again in").wait_for()
+        other.get_by_text("Too many failed sign-ins from this address or for this account: try again in").wait_for()
         assert other.get_by_role("link", name="Studies").count() == 0
         rows = _log(srv.db)
         assert [r["outcome"] for r in rows] == ["wrong"] * 3 + ["refused"]

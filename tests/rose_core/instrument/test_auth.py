@@ -265,3 +265,37 @@ def test_a_password_with_unpaired_surrogates_is_compared_not_crashed():
 def test_wait_text():
     assert [wait_text(s) for s in (0.2, 2, 59.5, 60, 64, 900)] == ["1 s", "2 s", "1 min", "1 min", "1 min 4 s",
                                                                   "15 min"]
+
+
+def test_a_guesser_who_changes_address_every_try_is_held_by_the_account_lockout(store):
+    """The cluster attack: a forged X-Forwarded-For and a new session on every try. Each address fails once, so
+    only the account-wide count can slow it: after free·account_factor failures every try waits, whatever the
+    address, and the real experimenter's right password is refused too until the wait is over."""
+    policy = GuessPolicy(free=3, base_s=2.0, cap_s=60.0)
+    allowed = policy.free * policy.account_factor
+    t, outcomes = T0, []
+    for k in range(200):  # 200 tries in 20 s, each from its own address and session
+        r = attempt_sign_in(store, f"guess-{k}", PW, client=f"198.51.{k // 250}.{k % 250}", session=f"s{k}",
+                            now=t, policy=policy)
+        outcomes.append(r.outcome)
+        t += 0.1
+    # the free failures, then one after each wait of 2, 4 and 8 s (the next, 16 s, runs past the 20 s)
+    assert outcomes.count("wrong") == allowed + 3
+    assert outcomes.count("refused") == 200 - allowed - 3
+    last = attempt_sign_in(store, PW, PW, client="192.0.2.1", session="experimenter", now=t, policy=policy)
+    assert last.outcome == "refused" and last.retry_after_s > 0
+    assert "for this account" in last.message()
+    assert attempt_sign_in(store, PW, PW, client="192.0.2.1", session="experimenter", now=t + 60,
+                           policy=policy).ok
+
+
+@pytest.mark.parametrize("content", ["x", "é", "\u3164", "\u2800"])  # visible; Hangul filler, Braille blank
+def test_a_one_character_password_file_gets_the_length_warning(tmp_path, capsys, content):
+    from rose_core.instrument import auth
+
+    path = tmp_path / "pw"
+    path.write_text(content + "\n", encoding="utf-8")
+    auth._warned.clear()
+    assert resolve_password(None, path)[0] == content
+    err = capsys.readouterr().err
+    assert "visible characters; use at least 12" in err and str(path) in err

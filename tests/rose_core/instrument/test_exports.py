@@ -150,3 +150,29 @@ def test_episode_tables_export_as_the_studies_page_downloads_them(store, sgp_sma
     empty = table_frame(store, "episode_results", "no-such-study")
     assert empty.empty and "episode_id" in empty.columns                           # a header, no rows
     assert table_rows(store, "episode_results", "no-such-study") == 0
+
+
+def test_participant_flags_are_exported_per_study_with_utc_times(store, small_dataset):
+    """participant_flags was shown nowhere: a takeover attempt and a late answer are now rows of their own export
+    (formula-like details neutralised like every other cell)."""
+    from rose_core.instrument.session import IdentityMismatch
+    from rose_core.instrument.study import join
+
+    clock = FakeClock()
+    studies = [create_study(store, small_dataset, StudyConfig(
+        name=f"flags{k}", split="all", templates=["T1"], practice_items=0, attention_every=0,
+        items_per_participant=1, seed=3, time_limit_minutes=1), ids=SequentialIds(f"fl{k}"), clock=clock)
+        for k in range(2)]
+    s = new_session(store, small_dataset, studies[0], "PPID", clock=clock)
+    screen = s.screen()
+    with pytest.raises(IdentityMismatch):
+        join(store, studies[0], "PPID", "prolific", "OTHER", "=cmd|' /C calc'!A0")
+    clock.advance(61)
+    s.submit(screen, submit_payload(screen, *right_answer(screen)))            # late: refused and flagged
+    df = table_frame(store, "participant_flags", studies[0].study_id)
+    assert sorted(df["kind"]) == ["identity_mismatch", "late_answer"]
+    assert set(df.columns) == {"study_id", "participant_id", "external_id", "kind", "detail", "flagged_at_utc"}
+    assert str(df["flagged_at_utc"].dtype).startswith("datetime64") and "PPID" in set(df["external_id"].dropna())
+    assert table_rows(store, "participant_flags", studies[0].study_id) == 2
+    assert table_rows(store, "participant_flags", studies[1].study_id) == 0
+    assert not any(opens_as_formula(c) for row in cells(frame_bytes(df, "csv")) for c in row)

@@ -7,6 +7,7 @@ crafted by hand."""
 import pytest
 
 from rose_core.analysis.selection import ExclusionRules, participant_table
+from rose_core.instrument.client_address import TrustedProxies, client_address
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.policy import CLOSED_TAB_GRACE_S, HOLDS_PER_ADDRESS_ENV
 from rose_core.instrument.session import (
@@ -197,6 +198,42 @@ def test_invented_participants_from_one_address_hold_at_most_the_cap(store, smal
     tabs.close("b0")
     clock.advance(CLOSED_TAB_GRACE_S + 1)
     assert isinstance(bots[2].screen(), ItemScreen)              # a closed bot tab frees its place
+
+
+
+def test_browsers_behind_an_untrusted_proxy_on_this_host_share_one_capped_address(store, small_dataset, monkeypatch):
+    """A reverse proxy on this host without ROSE_TRUSTED_PROXIES: every browser arrives over loopback. Their
+    address was None, and the cap skipped them all; they are now one address, capped together."""
+    monkeypatch.setenv(HOLDS_PER_ADDRESS_ENV, "2")
+    study = make(store, small_dataset)
+    tabs, clock = Tabs(), FakeClock()
+    address = client_address(None, ["203.0.113.9"], TrustedProxies())   # the header is not believed
+    bots = [tab_session(store, small_dataset, study, f"anything{k}", clock, tabs.client(f"b{k}", address))
+            for k in range(4)]
+    got = [b.screen() for b in bots]
+    assert sum(isinstance(x, ItemScreen) for x in got) == 2 and got[2:] == [Wait("address")] * 2
+
+
+def test_a_bot_that_keeps_sending_events_loses_its_held_item_at_the_time_limit(store, small_dataset):
+    """Events keep a tab from being silent, so the silence release never came: the held item stayed out of the
+    pool after the study's time limit, when its answer could only be refused as late."""
+    study = make(store, small_dataset, time_limit_minutes=2, release_after_minutes=30)
+    pool = main_pool(small_dataset, study.config)
+    tabs, clock = Tabs(), FakeClock()
+    holders = [tab_session(store, small_dataset, study, f"H{k}", clock, tabs.client(f"h{k}"))
+               for k in range(len(pool))]
+    shown = [h.screen() for h in holders]
+    assert all(isinstance(x, ItemScreen) for x in shown)
+    bot, bot_item = holders[0], shown[0]
+    for k in range(1, 26):                                       # 25 events, 6 s apart: never silent
+        clock.advance(6)
+        for h, sc in zip(holders, shown):
+            h.record_events(sc, {"view_id": sc.view_id, "selection": [], "count": None,
+                                 "events": events_for([(1, 1)] * k)})
+    late = tab_session(store, small_dataset, study, "LATECOMER", clock, tabs.client("late"))
+    got = late.screen()                                          # 150 s after consent: past the 2 min limit
+    assert isinstance(got, ItemScreen), got
+    assert answer(bot, bot_item).refused is not None             # the bot's answer no longer counts
 
 
 # --------------------------------------------------------------------------- 4. identity and tabs

@@ -653,3 +653,33 @@ def test_the_xlsx_scan_finds_every_text_longer_than_two_windows(piece, gap, wind
     assert carried == len(runs[-1])
     truth = max(map(len, closed))
     assert longest <= truth and (truth <= 2 * window or longest == truth)
+
+
+# --------------------------------------------------------------------------- names from the file's author
+
+@pytest.mark.parametrize("solver, says", [("gpt\nHuman", "line break or an invisible control character (U+000A)"),
+                                          ("a\u202eb", "(U+202E)"), ("x" * 100_000, "100,000 characters, at most 120")])
+def test_a_solver_name_with_a_line_break_or_of_100000_characters_is_refused(store, small_dataset, tmp_path, solver,
+                                                                            says):
+    f = write_jsonl(tmp_path / "m.jsonl", [{"instance_id": i.instance_id, "response": "DONE",
+                                            "dataset_hash": small_dataset.dataset_hash} for i in insts(small_dataset)])
+    with pytest.raises(RunImportError) as e:
+        import_run(store, small_dataset, f, solver)
+    assert says in e.value.problems[0] and len(e.value.problems[0]) < 300
+    assert nothing_stored(store)
+
+
+def test_a_long_non_ascii_upload_name_is_imported_under_a_shortened_name(store, small_dataset):
+    from rose_core.runs.importer import MAX_FILE_NAME_BYTES, import_upload
+
+    name = "模型输出结果" * 40 + "_samples_rose.jsonl"                    # 240 letters, 739 bytes in UTF-8
+    data = "".join(json.dumps({"instance_id": i.instance_id, "response": "DONE",
+                               "dataset_hash": small_dataset.dataset_hash}) + "\n" for i in insts(small_dataset))
+    res = import_upload(store, small_dataset, name, data.encode(), "long-name")
+    assert res.responses == len(insts(small_dataset))
+    from rose_core.runs.importer import _file_name
+    short = _file_name(name)
+    assert short.endswith(".jsonl")                                    # the format is still told by it
+    assert len(short.encode()) <= MAX_FILE_NAME_BYTES
+    # the name alone (no solver typed): the shortened stem is the solver name, within the limit
+    assert import_upload(store, small_dataset, name, data.encode()).solver == Path(short).stem
