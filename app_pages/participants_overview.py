@@ -88,7 +88,7 @@ def flags_section(study_ids: list[str]) -> None:
     if rows.empty:
         st.caption("None: no takeover attempt, late answer or damaged image in the chosen studies.")
         return
-    show_table(rows, "rose_participant_flags", "parts_flags")
+    table(rows, "rose_participant_flags", "parts_flags")
     st.caption("One row per refused request, with what the server recorded (detail) and when (UTC). Every "
                "participant's, excluded and not counted ones included.")
 
