@@ -111,9 +111,9 @@ def _participant_link(page) -> str:
 
 def _choose_study(page, study) -> None:
     """Show `study` on the Studies page (several studies in a module's database)."""
-    page.get_by_label("Study").first.wait_for()
+    page.get_by_label("Study", exact=True).wait_for()
     if study.study_id not in _participant_link(page):
-        page.get_by_label("Study").first.click()
+        page.get_by_label("Study", exact=True).click()
         page.get_by_role("option", name=f"{study.name} ({study.study_id})").click()
         page.wait_for_function("s => document.querySelector('[data-testid=stCode]')?.innerText.includes(s)",
                                arg=study.study_id)

@@ -12,6 +12,7 @@ import pytest
 from rose_core.instrument.ids import FakeClock
 from rose_core.instrument.study import StudyConfig, create_study
 from rose_core.storage import open_store
+from tests.participants import LAB_INFO
 
 from .helpers import participant_id, shown_item, start, wait_until
 from .helpers import answer as answer_item
@@ -30,7 +31,7 @@ def _shot(page, name: str) -> None:
 @pytest.mark.parametrize("size", list(SIZES))
 def test_screen_out_page_shows_the_code_then_sends_the_participant_on(live, browser, small_dataset, landing, size):
     store = open_store(live.db)
-    study = create_study(store, small_dataset, StudyConfig(
+    study = create_study(store, small_dataset, StudyConfig(info=LAB_INFO, allow_phones=True,
         name=f"screen-out {size}", split="test", items_per_participant=4, practice_items=4, practice_max_attempts=1,
         attention_every=0, seed=3, completion_code="C0MPLETE", screen_out_code="SCR-77",
         screen_out_url=f"{landing}/screened?cc=SCR-77"))
@@ -53,7 +54,7 @@ def test_screen_out_page_shows_the_code_then_sends_the_participant_on(live, brow
             answer_item(page, shown_item(store, small_dataset, study.study_id, pid), right=False)
         code = page.get_by_text("SCR-77", exact=True)
         code.wait_for()
-        assert page.get_by_text("did not reach the study's criterion").count() == 1
+        assert page.get_by_text("did not reach what this study needs").count() == 1
         assert page.get_by_text("C0MPLETE").count() == 0            # never the completion code
         box = code.bounding_box()
         assert box is not None and box["y"] + box["height"] <= SIZES[size]["height"]  # seen without scrolling
@@ -68,7 +69,7 @@ def test_screen_out_page_shows_the_code_then_sends_the_participant_on(live, brow
 
 def test_countdown_runs_and_the_end_says_the_time_ran_out(live, browser, small_dataset):
     store = open_store(live.db)
-    study = create_study(store, small_dataset, StudyConfig(
+    study = create_study(store, small_dataset, StudyConfig(info=LAB_INFO, allow_phones=True,
         name="time limit", split="test", items_per_participant=4, practice_items=0, attention_every=0, seed=4,
         time_limit_minutes=1))
     ctx = browser.new_context(viewport=SIZES["desktop"])
@@ -118,7 +119,7 @@ def test_preview_from_the_studies_page_then_the_approvals_csv(live, browser, sma
     from .test_experimenter_pages import _choose_study
 
     store = open_store(live.db)
-    study = create_study(store, small_dataset, StudyConfig(
+    study = create_study(store, small_dataset, StudyConfig(info=LAB_INFO, allow_phones=True,
         name="preview and approvals", split="test", items_per_participant=2, practice_items=4,
         practice_max_attempts=1, attention_every=0, seed=6, completion_code="OK-1", screen_out_code="OUT-1"))
     ctx = browser.new_context(viewport=SIZES["desktop"], accept_downloads=True)
