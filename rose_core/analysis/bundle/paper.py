@@ -20,7 +20,7 @@ from ..failures import failure_table
 from ..formats import Kind
 from ..gap import gap_table, published_gap
 from ..report import report_from_selection, with_runs_warning, with_sgp
-from ..selection import ExclusionRules, Filters, Selection, select_from_store
+from ..selection import ExclusionRules, Filters, Selection, select_from_store, simulated_note
 from ..difference import human_model_difference
 from ..tables import INTERVALS_NOTE as tables_intervals_note, LABELS, N_NOTE as tables_n_note, with_n, with_n_types
 
@@ -283,6 +283,7 @@ def paper_report(store: Store, ds: Dataset, split: str | None = None, exclusions
     tables = (main_t, _gap(df, published, False, n_boot, seed), _gap(df, published, True, n_boot, seed),
               *_bridges(df, published, n_boot, seed), _difference(df, n_boot, seed), _failures(df),
               *_agreement(df, ds), _difficulty(df, ds))
+    report = {**report, "simulated_warning": simulated_note(sel.participants, sel.filters)}   # as report --json
     report = {**with_sgp(with_runs_warning(report, store, sel), store), "dataset_hash": ds.dataset_hash,
               "tables": {t.name: {"title": t.title, "rows": t.records()} for t in tables}}
     return PaperReport(report, tables, sel)

@@ -497,7 +497,7 @@ def test_checklist_fills_from_data_and_leaves_blanks(bundle, populated_db):
     report = json.loads((bundle / "report.json").read_text())
     human = next(r for r in report["rows"] if r["solver"] == "Human")
     assert f"{joined} participants joined" in methods and "leaving 5 participants" in methods
-    assert "The main items were every instance of the chosen split, subsets and templates" in methods  # no sample
+    assert "stratified random sample" in methods     # the populated study draws a sample: methods says so
     assert f"Avg of {human['Avg']:.1f}%" in methods and f"[{human['Avg lo']:.1f}, {human['Avg hi']:.1f}]" in methods
 
 
