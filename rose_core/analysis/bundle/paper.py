@@ -150,13 +150,13 @@ def _difference(df: pd.DataFrame, n_boot: int, seed: int) -> PaperTable:
         "resamples of each side (the main table's: participants for the humans, scenes for the solver); p: "
         "McNemar's exact test (two-sided binomial test of the discordant pairs) of the humans' majority answer "
         "(instances whose participants split exactly in half are left out: 'Tied') against the solver's, on the "
-        "instances both answered.", d,
+        "instances both answered; '–' where p is undefined: for Avg (a mean of five template rates has no paired "
+        "outcome) or without a shared, untied instance (the CSV's 'p undefined because' says which).", d,
         (Column("solver", "Solver", "text"), Column("template", "Template", "text"), _rate("human", "Human"),
          _rate("model", "Solver"), Column("human − model", "Human − solver", "rate", "human − model lo",
                                           "human − model hi"),
-         Column("participants", "Participants", "count"), Column("shared items", "Shared", "count"),
-         Column("tied items", "Tied", "count"), Column("p (McNemar exact)", "p", "p"),
-         Column("p undefined because", "No p because", "text")))
+         Column("participants", "People", "count"), Column("shared items", "Shared", "count"),
+         Column("tied items", "Tied", "count"), Column("p (McNemar exact)", "p", "p")))
 
 
 def _failures(df: pd.DataFrame) -> PaperTable:
@@ -182,13 +182,13 @@ def _agreement(df: pd.DataFrame, ds: Dataset) -> tuple[PaperTable, PaperTable]:
         "notes": "; ".join(ha.notes) or ""}])
     h = PaperTable("agreement_human", "Human–human agreement",
                    "Krippendorff's α over per-cell click decisions (nominal) and counts (ratio), on instances with "
-                   "two or more participants; the majority-vote panel's accuracy next to the mean individual's.", hh,
+                   "two or more participants; the majority-vote panel's accuracy next to the mean individual's."
+                   + (f" Undefined ('–'): {hh['notes'].iloc[0]}." if len(hh) and hh["notes"].iloc[0] else ""), hh,
                    (Column("alpha_cells", "α (cell clicks)", "stat"), Column("alpha_counts", "α (counts)", "stat"),
                     Column("click_units", "Cell units", "count"), Column("count_units", "Count units", "count"),
                     Column("panel_items", "Instances", "count"), _rate("panel_accuracy", "Panel acc.", best=False),
                     _rate("individual_accuracy", "Individual acc.", best=False),
-                    Column("raters_per_item", "Raters per instance", "text"),
-                    Column("notes", "Undefined because", "text")))
+                    Column("raters_per_item", "Raters per instance", "text")))
     hm = human_model_agreement(df) if len(humans) else pd.DataFrame()
     ec = "error consistency κ (mean over humans)"
     if hm.empty:
@@ -205,15 +205,14 @@ def _agreement(df: pd.DataFrame, ds: Dataset) -> tuple[PaperTable, PaperTable]:
                    "them); pairs with fewer than 10 shared trials or c_exp = 1 are skipped. Then κ and Cohen's κ "
                    "against the humans' majority vote, and Pearson's r of per-instance human accuracy with the "
                    "solver's correctness. A κ with an observer who never erred (or was never right) is 0 by construction and "
-                   "measures nothing: undefined, with the reason.", hm.reset_index(drop=True),
+                   "measures nothing: undefined ('–'), the reason in the CSV's 'κ undefined because' and 'panel κ undefined "
+                   "because' columns.", hm.reset_index(drop=True),
                    (Column("solver", "Solver", "text"), Column(ec, "κ (mean)", "stat"), Column("κ SD", "SD", "stat"),
                     Column("κ Q1", "Q1", "stat"), Column("κ Q3", "Q3", "stat"), Column("humans", "Humans", "count"),
                     Column("humans skipped", "Skipped", "count"), Column("shared trials", "Trials", "count"),
                     Column("κ vs majority panel", "κ (panel)", "stat"),
                     Column("Cohen's κ vs majority panel", "Cohen's κ (panel)", "stat"),
-                    Column("r(human acc, model correct)", "r", "stat"),
-                    Column("κ undefined because", "κ undefined because", "text"),
-                    Column("panel κ undefined because", "Panel κ undefined because", "text")))
+                    Column("r(human acc, model correct)", "r", "stat")))
     return h, m
 
 

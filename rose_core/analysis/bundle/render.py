@@ -166,7 +166,12 @@ def to_latex(t: PaperTable) -> str:
         parts = column_parts(t, rows)
         lines += [r"\begin{table*}[t]", r"\centering", r"\footnotesize", r"\setlength{\tabcolsep}{3pt}", caption, label]
         for n, cols in enumerate(parts):
-            if n:
+            if n and len(parts) > 2:
+                # three or more parts would outgrow a page in one float: each further part is a float of its own
+                ref = f"tab:rose-{t.name.replace('_', '-')}"
+                lines += [r"\end{table*}", r"\begin{table*}[t]", r"\centering", r"\footnotesize",
+                          r"\setlength{\tabcolsep}{3pt}", rf"{{\scriptsize Table~\ref{{{ref}}}, continued.}}\par\smallskip"]
+            elif n:
                 lines.append(r"\par\medskip")
             lines += [rf"\begin{{tabular}}{{{spec(cols)}}}", r"\toprule", head(cols), r"\midrule",
                       *_latex_rows(t, cols, rows), r"\bottomrule", r"\end{tabular}"]
