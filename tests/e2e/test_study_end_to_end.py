@@ -173,7 +173,7 @@ def test_study_file_to_bundle(server, browser, small_dataset, landing, tmp_path,
         code = bad.get_by_text(SCREEN_OUT, exact=True)
         code.wait_for()
         bad.get_by_text(SCREEN_OUT_WORDS).wait_for()                 # the study's own screen-out page
-        assert bad.get_by_text("please return your submission").count() >= 1
+        assert bad.get_by_text("enter the screen-out code shown below").count() >= 1
         assert bad.get_by_text("Dr Ada Example").count() >= 1
         assert bad.get_by_text(COMPLETION).count() == 0               # never the completion code
         box = code.bounding_box()
