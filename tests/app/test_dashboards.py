@@ -364,13 +364,7 @@ def test_a_dry_run_counts_only_when_the_sidebar_includes_it(small_dataset, fresh
                          ids=SequentialIds("dash"), clock=FakeClock())
     simulate(store, small_dataset, study, parse_truth({"too_fast": 0.25}), 8, 1)
     store.close()
-    monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
-    monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
-    monkeypatch.setenv("ROSE_DB", db)
-    monkeypatch.chdir(ROOT)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    try:
+    with pages_on(monkeypatch, small_dataset, db):
         at = open_page("app_pages/results.py")
         assert not at.exception, at.exception
         assert not any(s.startswith("Human") and "published" not in s for s in at.dataframe[0].value["solver"])
@@ -382,9 +376,8 @@ def test_a_dry_run_counts_only_when_the_sidebar_includes_it(small_dataset, fresh
         assert at.metric[0].value == "8" and at.metric[1].value == "2"     # the two too-fast excluded
         at.switch_page("app_pages/results.py").run()
         assert "Human (dry)" in set(at.dataframe[0].value["solver"])
-    finally:
-        st.cache_resource.clear()
-        st.cache_data.clear()
+
+
 def test_an_exclusion_by_hand_reaches_an_open_dashboard(small_dataset, populated_db, fresh_location, monkeypatch):
     """No response changes when a participant is excluded by hand: the selection must see it all the same."""
     import re
