@@ -223,6 +223,8 @@ def test_the_device_gate_comes_before_consent_and_judges_the_stored_claim(app_en
     report_device(db, s.config, at.session_state["part_pid"], {"viewport": [1440, 900], "dpr": 2})
     at.run()
     assert at.title[0].value == "Welcome" and at.checkbox(key="part_agree")
+
+
 def test_a_closed_study_opens_for_its_preview_only(app_env):
     from rose_core.instrument import manage
     from rose_core.instrument.study import set_active
@@ -247,6 +249,8 @@ def test_the_countdown_shows_after_consent_only(app_env):
     at = through_intro(at)
     shown = [e for e in at.get("bidi_component") if "rose_countdown" in str(getattr(e, "proto", ""))]
     assert shown, "no countdown after consent"
+
+
 @pytest.mark.parametrize("fault", ["missing", "changed"])
 def test_a_practice_picture_missing_or_changed_before_its_feedback_gets_feedback_without_it(
         app_env, monkeypatch, tmp_path, capfd, fault):

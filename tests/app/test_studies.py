@@ -115,6 +115,8 @@ def test_the_participants_page_summarises_the_questionnaire(app_env):
     assert rows[("Your eyesight while doing the study", "(no answer)")] == ("1", "33.3")
     strategies = next(f for f in frames if "strategy" in f.columns)
     assert strategies["strategy"].tolist() == ["corners first"]
+
+
 def test_form_creates_a_sampled_study_then_edits_it_in_versions_and_clones_it(app_env):
     db = open_store(os.environ["ROSE_DB"])
     at = signed_in()
@@ -169,6 +171,8 @@ def test_form_creates_a_sampled_study_then_edits_it_in_versions_and_clones_it(ap
     twin = next(s for s in list_studies(db) if s.name == "Sampled again")
     assert twin.config.sample_ids == study.config.sample_ids and twin.version == 1
     assert settings(load_study_text(dump_study(twin.config), "x", None)) == settings(twin.config)
+
+
 def _study_with_people(app_env):
     from rose_core.instrument.study import StudyConfig, create_study
     from tests.participants import new_session, run_to_end
