@@ -46,6 +46,27 @@ def cmd_build(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import_configs(a: argparse.Namespace) -> int:
+    from ..benchmarks.sgp.ivispar_configs import import_configs
+
+    m = import_configs(Path(a.dir), Path(a.out), workers=a.workers, progress=progress_bar("sgp import-configs", "episode"),
+                       replace=a.force)
+    c = m["composition"]
+    print(f"imported {len(m['params']['configs'])} iVISPAR configs from {a.dir} into {a.out}  "
+          f"(dataset hash {m['dataset_hash']})")
+    print(f"episodes {c['episodes']}  images {c['images']}  by geoms x c1 {c['by_geoms_c1']}  c2 {c['by_c2']}  "
+          "(every c1 and c2 recomputed, every shortest_move_sequence replayed to the goal)")
+    return 0
+
+
+def cmd_export_configs(a: argparse.Namespace) -> int:
+    from ..benchmarks.sgp.ivispar_configs import export_configs
+
+    files = export_configs(SgpDataset.load(a.dataset), Path(a.out))
+    print(f"wrote {len(files)} iVISPAR configs (config_<id>.json) to {a.out}")
+    return 0
+
+
 def cmd_agent(a: argparse.Namespace) -> int:
     ds = SgpDataset.load(a.episodes)
     n = run_agent(a.name, ds, Path(a.out), samples=a.samples, seed=a.seed, step_cap=a.step_cap,
@@ -176,6 +197,19 @@ def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--workers", type=int, default=None, help="rendering processes (default: one per core)")
     b.add_argument("--force", action="store_true", help="replace an existing SGP dataset folder")
     b.set_defaults(fn=cmd_build)
+    ic = ss.add_parser("import-configs", help="an SGP dataset from iVISPAR's episode configs (config_*.json), each "
+                                              "checked by recomputing c1 and c2 and replaying its shortest sequence; "
+                                              "all files or nothing")
+    ic.add_argument("dir", help="folder of the original's config_*.json files (e.g. its Data/Configs/<id>/)")
+    ic.add_argument("--out", required=True, help="the SGP dataset folder to write (atomically)")
+    ic.add_argument("--workers", type=int, default=None, help="rendering processes (default: one per core)")
+    ic.add_argument("--force", action="store_true", help="replace an existing SGP dataset folder")
+    ic.set_defaults(fn=cmd_import_configs)
+    ec = ss.add_parser("export-configs", help="write an SGP dataset's episodes as iVISPAR configs the original loads "
+                                              "(config_<id>.json)")
+    ec.add_argument("dataset", help="the SGP dataset folder (generated or imported)")
+    ec.add_argument("--out", required=True, help="a new (or empty) folder for the config files")
+    ec.set_defaults(fn=cmd_export_configs)
     g = ss.add_parser("agent", help="play every episode with a reference agent, writing episode logs (JSONL)")
     g.add_argument("name", choices=AGENTS)
     g.add_argument("--episodes", default=str(sgp_dataset_dir()), help="the SGP dataset folder")

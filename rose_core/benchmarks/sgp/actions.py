@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .board import (
-    COLOURS, DIRECTIONS, SHAPE_FROM_2D, SHAPES, Board, Colour, Direction, Geom, Shape, board_from_state, in_bounds,
+    COLOURS, DIRECTIONS, KNOWN_COLOURS, KNOWN_SHAPES, SHAPE_2D, SHAPE_FROM_2D, SHAPES, Board, Colour, Direction, Geom,
+    Shape, board_from_state, in_bounds,
 )
 from .search import astar_distance, distance_after_move
 
@@ -80,11 +81,13 @@ def parse_action(text: str) -> ParsedAction:
         return ParsedAction(cmd, None, "expected 'move <colour> <shape> <direction>'")
     _, color, shape, direction = words
     shape = SHAPE_FROM_2D.get(shape, shape)
-    if color not in COLOURS:
+    # Words of geoms the original's engine knows parse (iVISPAR's own configs use them); on a board without
+    # such a geom the move is still illegal ("there is no … on the board").
+    if color not in KNOWN_COLOURS:
         return ParsedAction(cmd, None, f"unknown colour {color!r} (expected one of {', '.join(COLOURS)})")
-    if shape not in SHAPES:
+    if shape not in KNOWN_SHAPES:
         return ParsedAction(cmd, None, f"unknown shape {shape!r} (expected one of {', '.join(SHAPES)} or "
-                                       f"{', '.join(SHAPE_FROM_2D)})")
+                                       f"{', '.join(SHAPE_2D[s] for s in SHAPES)})")
     if direction not in DIRECTIONS:
         return ParsedAction(cmd, None, f"unknown direction {direction!r} (expected up, down, left or right)")
     return ParsedAction(cmd, Action(color, shape, direction), None)  # type: ignore[arg-type]

@@ -1,7 +1,8 @@
 """Observations of a board: the 2D schematic, a 3D view, and text. Same state, same bytes.
 
 - 2D (iVISPAR's look): a square grid with black lines, each geom a flat marker in its colour with a black
-  edge (cube square, sphere circle, pyramid triangle, cylinder hexagon), chess labels along the edges and on
+  edge (cube square, sphere circle, pyramid triangle, cylinder hexagon; the original's further bodies: cone
+  a five-pointed star, prism a diamond), chess labels along the edges and on
   free cells, on a background whose colour and label say which state it is: active (blue), goal (green),
   past (grey).
 - 3D: the project's own rendering in place of iVISPAR's Unity scene: an orthographic camera looking down
@@ -35,6 +36,13 @@ BACKGROUND: dict[str, tuple[int, int, int]] = {"active": (82, 138, 174), "goal":
 KIND_LABEL: dict[str, str] = {"active": "Current state", "goal": "Goal state", "past": "Past state"}
 GEOM_RGB: dict[str, tuple[int, int, int]] = {"red": (220, 38, 38), "green": (22, 163, 74), "blue": (37, 99, 235),
                                              "yellow": (250, 204, 21)}
+# The further colour names of the original's engine, at their HTML values (the names it parses are HTML
+# colour names). "aqua" and "cyan", "fuchsia" and "magenta" are one colour there, and so here.
+GEOM_RGB.update({"cyan": (0, 255, 255), "darkblue": (0, 0, 139), "lightblue": (173, 216, 230),
+                 "purple": (128, 0, 128), "lime": (0, 255, 0), "fuchsia": (255, 0, 255), "white": (255, 255, 255),
+                 "silver": (192, 192, 192), "grey": (128, 128, 128), "black": (0, 0, 0), "orange": (255, 165, 0),
+                 "brown": (165, 42, 42), "maroon": (128, 0, 0), "olive": (128, 128, 0), "navy": (0, 0, 128),
+                 "teal": (0, 128, 128), "aqua": (0, 255, 255), "magenta": (255, 0, 255)})
 BOARD_LIGHT, BOARD_DARK = (236, 236, 236), (214, 214, 214)
 FREE_LABEL = (150, 150, 150)
 
@@ -66,6 +74,13 @@ def _marker(draw: ImageDraw.ImageDraw, shape: str, cx: float, cy: float, r: floa
         draw.polygon(pts, fill=fill, outline=(0, 0, 0), width=edge)
     elif shape == "cylinder":
         pts = [(cx + r * math.cos(math.radians(a)), cy - r * math.sin(math.radians(a))) for a in range(0, 360, 60)]
+        draw.polygon(pts, fill=fill, outline=(0, 0, 0), width=edge)
+    elif shape == "cone":       # a five-pointed star
+        pts = [(cx + (r if i % 2 == 0 else r * 0.45) * math.cos(math.radians(90 + 36 * i)),
+                cy - (r if i % 2 == 0 else r * 0.45) * math.sin(math.radians(90 + 36 * i)) + r * 0.06) for i in range(10)]
+        draw.polygon(pts, fill=fill, outline=(0, 0, 0), width=edge)
+    elif shape == "prism":      # a diamond, taller than wide so it is no turned square
+        pts = [(cx, cy - r), (cx + r * 0.68, cy), (cx, cy + r), (cx - r * 0.68, cy)]
         draw.polygon(pts, fill=fill, outline=(0, 0, 0), width=edge)
     else:
         raise ValueError(f"no 2D marker for shape {shape!r}")
@@ -149,6 +164,16 @@ def _solid(shape: str, cx: float, cy: float) -> list[list[Vec]]:
         topr = [(x, y, hgt) for x, y in ring]
         faces = [[bot[i], bot[(i + 1) % m], topr[(i + 1) % m], topr[i]] for i in range(m)]
         return faces + [topr, bot[::-1]]
+    if shape == "cone":
+        r, hgt, m = 0.34, 0.80, 28
+        bot = [(cx + r * math.cos(2 * math.pi * i / m), cy + r * math.sin(2 * math.pi * i / m), 0.0) for i in range(m)]
+        apex = (cx, cy, hgt)
+        return [[bot[i], bot[(i + 1) % m], apex] for i in range(m)] + [bot[::-1]]
+    if shape == "prism":        # a triangular prism lying on a face, its ridge running away from the camera
+        s, hgt = 0.34, 0.62
+        a, b, c, d = (cx - s, cy - s, 0.0), (cx + s, cy - s, 0.0), (cx + s, cy + s, 0.0), (cx - s, cy + s, 0.0)
+        e, f = (cx, cy - s, hgt), (cx, cy + s, hgt)
+        return [[a, d, c, b], [a, b, e], [d, c, f], [a, e, f, d], [b, c, f, e]]
     if shape == "sphere":
         r, rings, segs = 0.35, 12, 24
         cz = r
@@ -231,7 +256,7 @@ def render_3d(state: dict[str, Any] | Board, kind: StateKind = "active") -> Imag
         facets.sort(key=lambda t: t[0])
         for _, f, nrm in facets:
             col = _shade(GEOM_RGB[g.color], nrm)
-            crisp = g.shape in ("cube", "pyramid") or len(f) > 4   # facet edges of curved solids stay unseen
+            crisp = g.shape in ("cube", "pyramid", "prism") or len(f) > 4   # facet edges of curved solids stay unseen
             d.polygon([proj(v) for v in f], fill=col, outline=(30, 30, 30) if crisp else col, width=k if crisp else 1)
     return im.resize((w // k, h // k), Image.Resampling.BOX)
 

@@ -68,7 +68,10 @@ def test_two_d_shape_names_and_case_name_the_same_geoms():
 
 def test_illegal_commands_say_why():
     assert "unknown colour" in parse_action("move pink cube up").error
-    assert "unknown shape" in parse_action("move red cone up").error
+    assert "unknown shape" in parse_action("move red cuboid up").error
+    # a body of the original's engine parses, and is still illegal on a board without it
+    assert parse_action("move purple cone up").error is None
+    assert apply_action(START, "move purple cone up", GOAL).error == "there is no purple cone on the board"
     assert "unknown direction" in parse_action("move red cube north").error
     assert "nothing after" in parse_action("I will think.\naction:").error
     assert apply_action(START, "move yellow cube up", GOAL).error == "there is no yellow cube on the board"

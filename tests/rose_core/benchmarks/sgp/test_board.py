@@ -31,7 +31,7 @@ def test_state_round_trips_in_canonical_order():
     ({"board_size": 4, "geoms": [{"color": "red", "shape": "cube", "coord": "A1"},
                                  {"color": "blue", "shape": "cube", "coord": "A1"}]}, "two geoms on A1"),
     ({"board_size": 4, "geoms": [{"color": "pink", "shape": "cube", "coord": "A1"}]}, "geoms[0].color"),
-    ({"board_size": 4, "geoms": [{"color": "red", "shape": "cone", "coord": "A1"}]}, "geoms[0].shape"),
+    ({"board_size": 4, "geoms": [{"color": "red", "shape": "torus", "coord": "A1"}]}, "geoms[0].shape"),
     ({"board_size": 4, "geoms": [{"color": "red", "shape": "cube", "coord": "E1"}]}, "off the 4x4 board"),
     ({"board_size": "4", "geoms": []}, "board_size"),
     ({"board_size": 4}, "geoms"),
