@@ -25,3 +25,24 @@ def test_build_agent_score(tmp_path, capsys):
     assert f"{bad}:1: incomplete episode" in capsys.readouterr().err
     assert main(["sgp", "agent", "random", "--episodes", str(tmp_path / "none"), "--out", str(rnd)]) == 2
     assert "no SGP manifest.json" in capsys.readouterr().err
+
+
+def test_import_and_export_configs(tmp_path, capsys):
+    from pathlib import Path
+
+    configs = Path(__file__).resolve().parents[2] / "fixtures" / "ivispar-configs"
+    ds, out = tmp_path / "ivispar", tmp_path / "configs"
+    assert main(["sgp", "import-configs", str(configs), "--out", str(ds), "--workers", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "imported 3 iVISPAR configs" in text and "episodes 3  images 12" in text
+    assert main(["sgp", "import-configs", str(configs), "--out", str(ds), "--workers", "1"]) == 2   # no --force
+    assert "already holds an SGP dataset" in capsys.readouterr().err
+    assert main(["sgp", "export-configs", str(ds), "--out", str(out)]) == 0
+    assert "wrote 3 iVISPAR configs" in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in configs.glob("config_*.json"))
+    assert main(["sgp", "agent", "optimal", "--episodes", str(ds), "--out", str(tmp_path / "opt.jsonl")]) == 0
+    assert main(["sgp", "score", str(tmp_path / "opt.jsonl"), "--episodes", str(ds), "--json", "--boot", "50"]) == 0
+    row = json.loads(capsys.readouterr().out.split("\n", 1)[1])[0]
+    assert (row["plays"], row["solved_pct"], row["deviation"]) == (3, 100.0, 0.0)
+    assert main(["sgp", "import-configs", str(tmp_path / "none"), "--out", str(tmp_path / "x")]) == 2
+    assert "not a folder" in capsys.readouterr().err

@@ -147,3 +147,14 @@ def test_the_inference_table_on_hand_worked_answers():
     assert math.isnan(n["correct lo"]) and math.isnan(n["correct hi"])        # one episode: no interval
     with pytest.raises(MetricsInputError):
         inference_table(rows.iloc[0:0])
+
+
+def test_words_of_the_originals_further_geoms_count_only_on_boards_that_have_them():
+    paper = state(yellow_cube="A1", red_sphere="B2")
+    s = score_inference(paper, "orange cube: A1\nred sphere: B2")     # the paper's words on the paper's boards
+    assert (s.correct, s.format_errors, s.color_errors) == (1, 1, 0)
+    extra = state(orange_cone="A1", yellow_cube="B2")
+    s = score_inference(extra, "orange cone: A1\norange cube: B2")
+    assert (s.correct, s.format_errors, s.color_errors) == (1, 0, 1)
+    s = score_inference(extra, "orange star: A1")                       # the 2D name of a cone
+    assert (s.correct, s.missed) == (1, 1)

@@ -54,3 +54,53 @@ def test_text_observation_lists_geoms_in_coordinate_order():
                              "yellow cylinder: D4"]
     assert text_lines(S, "2d")[0] == "red square: A1"
     assert render_text(S, "goal").splitlines()[0].startswith("Goal state")
+
+
+# Pixels (RGB bytes, SHA-256, first 32 hex digits) and text of the paper's 16 geoms as the build before the
+# original's further bodies and colours were added (commit ced590d) drew them: those must not change.
+PAPER_16_BEFORE = {
+    "full-2d-active": "ea1f889797c8d9f850bacfc08350a4dc", "full-3d-goal": "3d8dc121eff4583c7ad11982cbfbd7a6",
+    "full-2d-past": "803d1172bb73a58fcef005259e7d3c2e", "full-3d-active": "ca96c7562a6f82230f5d43fe0f1ba57c",
+    "reversed-2d-active": "03a929b15b75d8f8731721b2ae50ec17", "reversed-3d-goal": "8931f4f66c0b055b3a8b68251f964856",
+    "b5-2d-past": "0f720dcd5c80f29eba05d9846a72a796", "b5-3d-active": "4b7d5b4a35d0ef4a584f77bc5353766a",
+    "full-text": "f906ba45f7b924cf268beb5bd40a5590", "reversed-text": "60e13f83220a6d4fc40dc6e0fb47e3fa",
+    "b5-text": "6f6375a2d6c728ae8eba8613be943774",
+}
+
+
+def test_the_paper_16_geoms_draw_as_before_the_further_geoms_were_added():
+    from rose_core.benchmarks.sgp import ALL_GEOMS, Board, render
+
+    cells = [(c, r) for r in range(4) for c in range(4)]
+    boards = {"full": Board.of(4, dict(zip(ALL_GEOMS, cells))),
+              "reversed": Board.of(4, dict(zip(ALL_GEOMS, cells[::-1]))),
+              "b5": Board.of(5, dict(zip(ALL_GEOMS, [(c, r) for r in range(5) for c in range(5)][3:19])))}
+    for key, want in PAPER_16_BEFORE.items():
+        name, *rest = key.split("-")
+        if rest == ["text"]:
+            got = hashlib.sha256(render_text(boards[name]).encode()).hexdigest()[:32]
+        else:
+            got = hashlib.sha256(render(boards[name], rest[0], rest[1]).tobytes()).hexdigest()[:32]
+        assert got == want, key
+
+
+EXTRA = state(orange_cone="A1", green_prism="B2", purple_prism="C1", blue_pyramid="D2", purple_cone="C4",
+              white_cylinder="D4")
+
+
+def test_the_originals_further_bodies_and_colours_render_in_2d_3d_and_text():
+    for modality in ("2d", "3d"):
+        a = render_png(EXTRA, modality, "active")
+        assert a == render_png(EXTRA, modality, "active")      # same state, same bytes
+    im = _img(render_png(EXTRA, "2d"))
+    assert im.getpixel((44 + 48, 64 + 3 * 96 + 48)) == (255, 165, 0)          # the orange star on A1
+    assert im.getpixel((44 + 2 * 96 + 48, 64 + 3 * 96 + 48)) == (128, 0, 128)  # the purple diamond on C1
+    # each further body has its own look: a prism drawn where a cube was differs in 2D and 3D, as does a cone
+    # where a sphere was
+    for modality in ("2d", "3d"):
+        shots = {s: render_png(state(red_cube="A1", **{f"green_{s}": "B2"}), modality) for s in
+                 ("cube", "prism", "sphere", "cone", "pyramid")}
+        assert len(set(shots.values())) == 5, modality
+    assert text_lines(EXTRA) == ["orange cone: A1", "green prism: B2", "purple prism: C1", "purple cone: C4",
+                                 "blue pyramid: D2", "white cylinder: D4"]
+    assert text_lines(EXTRA, "2d")[:2] == ["orange star: A1", "green diamond: B2"]
