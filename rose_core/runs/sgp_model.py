@@ -24,6 +24,7 @@ from ..benchmarks.sgp.board import (
     Board,
     StateKind,
     board_from_state,
+    vocabulary,
 )
 from ..benchmarks.sgp.dataset import SgpDataset
 from ..benchmarks.sgp.play import STEP_CAP, PlayView, Replay
@@ -33,12 +34,14 @@ from ..common.chat import ChatEndpoint, ModelRunSummary, done_keys, image_part, 
 CONTEXT_STEPS = 2
 
 
-def instructions(size: int, modality: Modality, step_cap: int) -> str:
-    shapes = [SHAPE_2D[s] for s in SHAPES] if modality == "2d" else list(SHAPES)
+def instructions(size: int, modality: Modality, step_cap: int, words: tuple = (COLOURS, SHAPES)) -> str:
+    """`words`: the colours and shapes to name (`board.vocabulary`: the paper's, unless the board holds others)."""
+    colours, shape_words = words
+    shapes = [SHAPE_2D[s] for s in shape_words] if modality == "2d" else list(shape_words)
     last = f"{chr(ord('A') + size - 1)}{size}"
     return (
         f"You are playing the Sliding Geom Puzzle on a {size}x{size} board. Each geom has a colour "
-        f"({', '.join(COLOURS)}) and a shape ({', '.join(shapes)}); no two geoms share both. Squares are named "
+        f"({', '.join(colours)}) and a shape ({', '.join(shapes)}); no two geoms share both. Squares are named "
         f"like a chess board: columns A to {chr(ord('A') + size - 1)} from left to right, rows 1 to {size} from "
         f"bottom to top (A1 is bottom-left, {last} top-right).\n"
         "Your task: move the geoms until the board matches the goal state. One action moves one geom by one "
@@ -60,7 +63,8 @@ def state_parts(label: str, board: Board, modality: Modality, kind: StateKind) -
 
 def prompt_content(view: PlayView, modality: Modality, step_cap: int) -> list[dict[str, Any]]:
     """The content parts of one step's user message."""
-    parts: list[dict[str, Any]] = [{"type": "text", "text": instructions(view.board.size, modality, step_cap)}]
+    parts: list[dict[str, Any]] = [{"type": "text", "text": instructions(view.board.size, modality, step_cap,
+                                                                           vocabulary(view.board))}]
     hist = view.history[-CONTEXT_STEPS:]
     if hist:
         parts.append({"type": "text", "text": f"Your last {len(hist)} step(s), oldest first:"})

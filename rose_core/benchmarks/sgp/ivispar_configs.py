@@ -197,9 +197,9 @@ def episode_of_config(cfg: Any, file_name: str) -> Episode:
     moves = [e for e in shortest if e not in ("start", "done")]
     end = _play(b0, shortest, geoms, "shortest_move_sequence", legal_only=True)
     if end != goal_board or len(moves) != c1:
-        where = "reaches the goal" if end == goal_board else "ends off the goal"
-        raise _Refused(f"shortest_move_sequence: expected {c1} legal moves that reach the goal, found {len(moves)} "
-                       f"moves that {where}")
+        where = "reaching the goal" if end == goal_board else "ending off the goal"
+        raise _Refused(f"shortest_move_sequence: expected {c1} legal moves reaching the goal, found {len(moves)} "
+                       f"moves {where}")
     if seqs["random_valid_move_sequence"] is not None:
         _play(b0, seqs["random_valid_move_sequence"], geoms, "random_valid_move_sequence", legal_only=True)
     use_rendering = cfg.get("use_rendering", True)

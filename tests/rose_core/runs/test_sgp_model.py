@@ -79,3 +79,18 @@ def test_resuming_with_another_step_cap_is_refused(api, sgp_dataset, tmp_path):
         run_model_episodes(sgp_dataset, ModelConfig(api.url, "m4", "text", step_cap=20, concurrency=1,
                                                      backoff_base=0.0), out, limit=1)
     assert len(out.read_text().splitlines()) == 1
+
+
+def test_prompts_name_the_originals_further_geoms_only_on_boards_that_hold_them():
+    from rose_core.benchmarks.sgp.board import KNOWN_COLOURS, vocabulary
+    from rose_core.runs.sgp_inference import inference_instructions
+    from rose_core.runs.sgp_model import instructions
+
+    from ..benchmarks.sgp.helpers import board
+
+    paper, extra = board(red_cube="A1"), board(orange_cone="A1")
+    assert instructions(4, "3d", 20, vocabulary(paper)) == instructions(4, "3d", 20)     # unchanged on paper boards
+    assert "orange" not in instructions(4, "3d", 20, vocabulary(paper))
+    text = instructions(4, "2d", 20, vocabulary(extra))
+    assert f"({', '.join(KNOWN_COLOURS)})" in text and "star, diamond" in text
+    assert "cone, prism" in inference_instructions(4, "3d", vocabulary(extra))
