@@ -1,7 +1,8 @@
 """iVISPAR's Sliding Geom Puzzle (SGP): an interactive benchmark of multi-step episodes.
 
 Board and JSON state (`board`), exact search (`search`), the action grammar and outcomes (`actions`), the
-observations (`render`), episodes (`records`, `generate`, `dataset`), playing them (`play`), the reference
+observations (`render`), episodes (`records`, `generate`, `dataset`; iVISPAR's own config files in and out:
+`ivispar_configs`), playing them (`play`), the reference
 agents (`agents`), episode-log import (`logs`), iVISPAR's metrics (`metrics`) and the board-state inference task
 (`inference`: items, answers, the scorer).
 shared/research/ivispar.md says what iVISPAR measures; this is the project's own implementation. Like every
@@ -15,15 +16,19 @@ from .actions import (
 )
 from .agents import AGENTS, optimal_policy, random_policy, run_agent, write_logs
 from .board import (
-    ALL_GEOMS, COLOURS, DIRECTIONS, SHAPE_2D, SHAPE_FROM_2D, SHAPES, Board, BoardError, Cell, Colour, Direction, Geom,
-    Shape, StateKind, board_from_state, coord, parse_coord,
+    ALL_GEOMS, COLOURS, DIRECTIONS, EXTRA_COLOURS, EXTRA_SHAPES, KNOWN_COLOURS, KNOWN_GEOMS, KNOWN_SHAPES, SHAPE_2D,
+    SHAPE_FROM_2D, SHAPES, Board, BoardError, Cell, Colour, Direction, Geom, Shape, StateKind, board_from_state, coord,
+    parse_coord, vocabulary,
 )
-from .dataset import SgpDataset, SgpDatasetError, build_sgp_dataset, is_sgp_dataset, sgp_dataset_dir
+from .dataset import (
+    SgpDataset, SgpDatasetError, build_sgp_dataset, is_sgp_dataset, sgp_dataset_dir, write_sgp_dataset,
+)
 from .generate import BuildParams, GenerationError, generate_episodes
 from .inference import (
     BOARDS, InferenceAnswer, InferenceFileError, InferenceItem, InferenceScore, Triplet, inference_item,
     inference_items, parse_board_text, read_answers, score_counts, score_inference, scored_rows,
 )
+from .ivispar_configs import ConfigError, export_configs, import_configs, read_config, read_configs
 from .logs import SgpLogError, read_logs
 from .metrics import (
     INFERENCE_CLASSES, MetricsInputError, bootstrap_ratio, d_at, episodes_frame, heatmap, inference_table,
@@ -44,9 +49,11 @@ __all__ = [
     "OUTCOMES", "VALID_OUTCOMES", "Action", "BoardStep", "Outcome", "ParsedAction", "StepResult", "apply_action",
     "find_command", "parse_action", "step_board",
     "AGENTS", "optimal_policy", "random_policy", "run_agent", "write_logs",
-    "ALL_GEOMS", "COLOURS", "DIRECTIONS", "SHAPE_2D", "SHAPE_FROM_2D", "SHAPES", "Board", "BoardError", "Cell",
-    "Colour", "Direction", "Geom", "Shape", "StateKind", "board_from_state", "coord", "parse_coord",
-    "SgpDataset", "SgpDatasetError", "build_sgp_dataset", "is_sgp_dataset", "sgp_dataset_dir",
+    "ALL_GEOMS", "COLOURS", "DIRECTIONS", "EXTRA_COLOURS", "EXTRA_SHAPES", "KNOWN_COLOURS", "KNOWN_GEOMS",
+    "KNOWN_SHAPES", "SHAPE_2D", "SHAPE_FROM_2D", "SHAPES", "Board", "BoardError", "Cell",
+    "Colour", "Direction", "Geom", "Shape", "StateKind", "board_from_state", "coord", "parse_coord", "vocabulary",
+    "SgpDataset", "SgpDatasetError", "build_sgp_dataset", "is_sgp_dataset", "sgp_dataset_dir", "write_sgp_dataset",
+    "ConfigError", "export_configs", "import_configs", "read_config", "read_configs",
     "BuildParams", "GenerationError", "generate_episodes",
     "BOARDS", "InferenceAnswer", "InferenceFileError", "InferenceItem", "InferenceScore", "Triplet", "inference_item",
     "inference_items", "parse_board_text", "read_answers", "score_counts", "score_inference", "scored_rows",
