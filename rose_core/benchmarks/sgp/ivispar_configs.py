@@ -223,6 +223,8 @@ def read_config(path: Path) -> Episode:
         except ValueError as e:
             raise _Refused(f"the file: expected JSON, found {e}") from None
         return episode_of_config(cfg, path.name)
+    except OSError as e:
+        raise ConfigError([f"{path}: the file: expected a readable file, found {e.strerror or e}"]) from None
     except _Refused as e:
         raise ConfigError([f"{path}: {e}"]) from None
 

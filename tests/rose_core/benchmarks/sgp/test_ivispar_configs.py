@@ -172,3 +172,6 @@ def test_one_bad_file_means_no_dataset_and_every_bad_file_is_named(tmp_path):
 def test_a_folder_without_configs_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="no config_"):
         read_configs(tmp_path)
+    (tmp_path / "config_x.json").mkdir()
+    with pytest.raises(ConfigError, match="config_x.json: the file: expected a readable file"):
+        read_configs(tmp_path)
