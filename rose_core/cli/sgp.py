@@ -52,10 +52,11 @@ def cmd_import_configs(a: argparse.Namespace) -> int:
     m = import_configs(Path(a.dir), Path(a.out), workers=a.workers, progress=progress_bar("sgp import-configs", "episode"),
                        replace=a.force)
     c = m["composition"]
+    geoms, c1 = ({int(k.split("x")[i]) for k in c["by_geoms_c1"]} for i in (0, 1))
     print(f"imported {len(m['params']['configs'])} iVISPAR configs from {a.dir} into {a.out}  "
           f"(dataset hash {m['dataset_hash']})")
-    print(f"episodes {c['episodes']}  images {c['images']}  by geoms x c1 {c['by_geoms_c1']}  c2 {c['by_c2']}  "
-          "(every c1 and c2 recomputed, every shortest_move_sequence replayed to the goal)")
+    print(f"episodes {c['episodes']}  images {c['images']}  geoms {min(geoms)}-{max(geoms)}  c1 {min(c1)}-{max(c1)}  "
+          f"c2 {c['by_c2']}  (every c1 and c2 recomputed, every shortest_move_sequence replayed to the goal)")
     return 0
 
 
