@@ -3,7 +3,8 @@
 One JSON object per line: `episode_id`, `steps` (a list of `{"action": text, …}` or of plain texts) and
 optionally `solver`, `sample` (default 0), `step_cap` (default 20), `modality`, `dataset_hash`, `solved`, and
 per step `command`, `outcome`, `d`, `state`, `ms` (and `moves` under the ivispar reader); a `protocol` object
-(written by `sgp run-model`) is kept in the log's meta, and its `reader` must be the one scoring. Nothing a file says is believed: the actions are replayed
+(written by `sgp run-model`) is kept in the log's meta, and its `reader` must be the one scoring; a line
+without one holds commands, not model replies, and is replayed by the strict reader. Nothing a file says is believed: the actions are replayed
 from the episode's start through the same engine the agents use, and every field the line does carry must
 agree with the replay. A log must be complete (solved, or exactly at its step cap) and must not go on after
 the goal. Every problem is reported as `FILE:LINE: …` (`problems.checked_records`: lines read with a length
@@ -54,7 +55,9 @@ def _check_line(obj: Any, ds: SgpDataset, default_solver: str | None,
         return None, [f"played with the {played!r} reader (the boards the model saw followed it): score it with "
                       f"--reader {played}"]
     ep = ds.episodes[eid]
-    r = Replay(ep, cap, reader)
+    # a line without run-model's protocol object holds commands (an agent's, or written elsewhere), not replies:
+    # the original's agents send theirs to its engine directly, which moves a well-formed command as strict does
+    r = Replay(ep, cap, reader if isinstance(protocol, dict) else "strict")
     for k, st in enumerate(steps, 1):
         if r.done:
             errs.append(f"steps[{k - 1}]: the episode was already over after step {k - 1} "
@@ -94,8 +97,9 @@ def _check_line(obj: Any, ds: SgpDataset, default_solver: str | None,
 
 def read_logs(path: Path | str, ds: SgpDataset, default_solver: str | None = None,
               reader: Reader = "strict") -> list[EpisodeLog]:
-    """Every episode log in `path`, replayed with `reader` and checked; raises `SgpLogError` naming file:line
-    otherwise. A line played with another reader (its `protocol.reader`) is refused."""
+    """Every episode log in `path`, replayed and checked; raises `SgpLogError` naming file:line otherwise.
+    `reader` reads the model replies of lines written by `sgp run-model` (a line played with another reader, its
+    `protocol.reader`, is refused); other lines are commands, replayed by the strict reader."""
     logs, problems = checked_records(Path(path), lambda obj: _check_line(obj, ds, default_solver, reader),
                                      lambda lg: (lg.solver, lg.episode_id, lg.sample),
                                      lambda lg: f"{lg.solver!r} episode {lg.episode_id} sample {lg.sample}")

@@ -190,16 +190,18 @@ def summary_table(logs: Sequence[EpisodeLog], n_boot: int = BOOT, seed: int = SE
 def reader_figures(logs: Iterable[EpisodeLog], starts: dict[str, Board]) -> pd.DataFrame:
     """Per solver and modality, the mean per play of illegal commands as each reader counts them, and of the
     ivispar reader's unclassified commands, side by side: each reply judged on the board it was sent on (the
-    board the solver saw, whichever reader played the episode). `starts`: each episode's start board."""
+    board the solver saw, whichever reader played the episode). A play without `sgp run-model`'s protocol
+    object holds commands, not replies: the ivispar reader sends them to the engine as they are (as the
+    original's agents do). `starts`: each episode's start board."""
     rows = []
     for lg in logs:
-        board = starts[lg.episode_id]
+        board, command = starts[lg.episode_id], "protocol" not in lg.meta
         row = {"solver": lg.solver, "modality": lg.modality or "-", **{f"illegal_{r}": 0 for r in READERS},
                f"{UNCLASSIFIED}_ivispar": 0}
         for s in lg.steps:
             for r in READERS:
-                row[f"illegal_{r}"] += counts_as_illegal(r, board, s.action)
-            row[f"{UNCLASSIFIED}_ivispar"] += counts_as_unclassified(board, s.action)
+                row[f"illegal_{r}"] += counts_as_illegal(r, board, s.action, command)
+            row[f"{UNCLASSIFIED}_ivispar"] += counts_as_unclassified(board, s.action, command)
             board = board_from_state(s.state)
         rows.append(row)
     if not rows:

@@ -148,8 +148,8 @@ class _Target:
     command: str | None = None
 
 
-def _target(board: Board, reply: str) -> _Target:
-    cmd = ivispar_extract(reply)
+def _target(board: Board, reply: str, command: bool = False) -> _Target:
+    cmd = reply if command else ivispar_extract(reply)
     if cmd is None:
         return _Target("illegal", "no 'action: move ' in the reply")
     d = unity_decode(cmd)
@@ -214,15 +214,17 @@ def read_step(reader: Reader, board: Board, reply: str, goal: Board, before: int
     raise ValueError(f"unknown reader {reader!r} (expected one of {', '.join(READERS)})")
 
 
-def counts_as_illegal(reader: Reader, board: Board, reply: str) -> bool:
+def counts_as_illegal(reader: Reader, board: Board, reply: str, command: bool = False) -> bool:
     """Whether `reader` counts this reply, on this board, as an illegal command (the side-by-side figure):
-    strict, not the grammar or no such geom on the board; ivispar, no `action: move ` to extract."""
+    strict, not the grammar or no such geom on the board; ivispar, no `action: move ` to extract, or no verb
+    the engine knows. `command`: the text is a command sent to the engine as it is (an agent's or a typed one,
+    as the original's AIAgent and human page send theirs), not a model's reply to extract it from."""
     if reader == "strict":
         a = parse_action(reply).action
         return a is None or board.cell_of(a.geom) is None
-    return ivispar_extract(reply) is None
+    return _target(board, reply, command).kind == "illegal"
 
 
-def counts_as_unclassified(board: Board, reply: str) -> bool:
+def counts_as_unclassified(board: Board, reply: str, command: bool = False) -> bool:
     """Whether the ivispar reader moves nothing for this reply and counts it in none of the classes."""
-    return _target(board, reply).kind == "unclassified"
+    return _target(board, reply, command).kind == "unclassified"
