@@ -9,7 +9,7 @@ from rose_core.analysis.sgp import (
     INFERENCE_DEFINITION, SgpExclusions, agent_logs, group_heatmap, heatmap_labels, human_episodes,
     inference_results, inference_scored, inference_version, results_tables, select_human, sgp_participants,
 )
-from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES
+from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES, INFERENCE_PER_BOARD
 from rose_core.instrument.study import list_studies
 from ui.dash import chart, participants_overview, table
 from ui.resources import store
@@ -61,7 +61,7 @@ def inference_section() -> None:
         st.info("No board-state inference answers on this build yet: `python -m rose_core sgp infer-run …` writes "
                 "them, `python -m rose_core sgp infer-import FILE` stores them.")
         return
-    table(t, "sgp_inference", "sgpres_inference", intervals=("exact", *INFERENCE_CLASSES),
+    table(t, "sgp_inference", "sgpres_inference", intervals=("exact", *INFERENCE_CLASSES, *INFERENCE_PER_BOARD),
           kinds={"boards": "count", "episodes": "count", "geoms": "count"})
     st.caption(INFERENCE_DEFINITION)
     fig = go.Figure()

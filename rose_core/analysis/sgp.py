@@ -229,7 +229,8 @@ INFERENCE_DEFINITION = (
     "no format error), 95% Wilson interval over boards; correct, missed, hallucinated, coord_errors, color_errors, "
     "shape_errors, format_errors: per 100 geoms on the true boards (matched by the Hungarian algorithm, a pair "
     "allowed when it shares colour or shape; a pair can count several mismatches), 95% percentile bootstrap "
-    "over episodes (an episode's start and goal boards and repeated samples resampled together)")
+    "over episodes (an episode's start and goal boards and repeated samples resampled together); '<class> per "
+    "board': the same counts as the mean per board (iVISPAR's unit), same interval")
 
 
 def inference_scored(store: Store, dataset_hash: str | None = None) -> pd.DataFrame:

@@ -16,6 +16,7 @@ from ..benchmarks.sgp.logs import read_logs
 from ..benchmarks.sgp.metrics import (
     GROUP,
     INFERENCE_CLASSES,
+    INFERENCE_PER_BOARD,
     check_pooling,
     episodes_frame,
     heatmap,
@@ -137,12 +138,15 @@ def inference_lines(rows: list[dict]) -> list[str]:
     """The inference table as text: each figure with its interval, in the project's one number format."""
     from ..analysis.formats import fmt_rate_ci
 
-    cols = ["exact", *INFERENCE_CLASSES]
-    head = f"{'solver':<24}{'modality':>9}{'boards':>7}  " + "  ".join(f"{c[:13]:>20}" for c in cols)
-    out = [head]
-    for r in rows:
-        cells = [fmt_rate_ci(r[c], r[c + " lo"], r[c + " hi"]) for c in cols]
-        out.append(f"{r['solver']:<24}{r['modality']:>9}{r['boards']:>7}  " + "  ".join(f"{x:>20}" for x in cells))
+    out = []
+    for cols, decimals, unit in ((["exact", *INFERENCE_CLASSES], 1, "per 100 geoms"),
+                                 (list(INFERENCE_PER_BOARD), 2, "mean per board (the paper's unit)")):
+        if out:
+            out.append(f"\n{unit}:")
+        out.append(f"{'solver':<24}{'modality':>9}{'boards':>7}  " + "  ".join(f"{c[:13]:>20}" for c in cols))
+        for r in rows:
+            cells = [fmt_rate_ci(r[c], r[c + " lo"], r[c + " hi"], decimals) for c in cols]
+            out.append(f"{r['solver']:<24}{r['modality']:>9}{r['boards']:>7}  " + "  ".join(f"{x:>20}" for x in cells))
     return out
 
 
@@ -162,7 +166,7 @@ def cmd_infer_score(a: argparse.Namespace) -> int:
         return 0
     print("\n".join(inference_lines(table.to_dict(orient="records"))))
     print("exact: % of boards written exactly right, 95% Wilson interval; the other columns per 100 geoms on the "
-          "true boards, 95% percentile bootstrap over episodes")
+          "true boards, then as mean counts per board, 95% percentile bootstrap over episodes")
     return 0
 
 

@@ -230,6 +230,7 @@ def check_pooling(runs: dict[str, Sequence[EpisodeLog]]) -> None:
 # the paper's unit, the mean count per board (`<class> per board`).
 INFERENCE_CLASSES: tuple[str, ...] = ("correct", "missed", "hallucinated", "coord_errors", "color_errors",
                                       "shape_errors", "format_errors")
+INFERENCE_PER_BOARD: tuple[str, ...] = tuple(f"{c} per board" for c in INFERENCE_CLASSES)
 
 
 def inference_table(rows: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
@@ -260,9 +261,9 @@ def inference_table(rows: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) ->
             row[c] = 100.0 * num.sum() / truth.sum()
             lo, hi = bootstrap_ratio(num, truth, units, n_boot, rng)
             row[f"{c} lo"], row[f"{c} hi"] = 100.0 * lo, 100.0 * hi
-        for c in INFERENCE_CLASSES:
+        for c, pb in zip(INFERENCE_CLASSES, INFERENCE_PER_BOARD):
             num = g[c].to_numpy(float)
-            row[f"{c} per board"] = float(num.mean())
-            row[f"{c} per board lo"], row[f"{c} per board hi"] = _bootstrap_mean(num, units, n_boot, rng)
+            row[pb] = float(num.mean())
+            row[f"{pb} lo"], row[f"{pb} hi"] = _bootstrap_mean(num, units, n_boot, rng)
         out.append(row)
     return pd.DataFrame(out)
