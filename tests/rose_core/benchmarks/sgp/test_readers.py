@@ -26,7 +26,7 @@ from .helpers import board
 # red cube on A1 must go to B1; the blue sphere on B2 and the green pyramid on A2 are home. d = 1.
 START = board(red_cube="A1", blue_sphere="B2", green_pyramid="A2")
 GOAL = board(red_cube="B1", blue_sphere="B2", green_pyramid="A2")
-E, I, OC, OOB = "effective", "ineffective", "occupied", "out_of_bounds"
+E, IN, OC, OOB = "effective", "ineffective", "occupied", "out_of_bounds"
 
 CASES = [
     # reply, ivispar outcome, ivispar moves, ivispar command, strict outcome, source
@@ -37,9 +37,9 @@ CASES = [
     ("action:move red cube right", "illegal", ("illegal",), None, E, "PA: no 'action: move ' → AD not legal"),
     ("move red cube right", "illegal", ("illegal",), None, E, "PA: no mark → AD not a legal command"),
     ("action: move red square right", E, (E,), "move red cube right", E, "PA: 2D names become 3D names"),
-    ("action: move blue sphere up to B3", I, (I, I, OOB), "move blue sphere up", "illegal",
+    ("action: move blue sphere up to B3", IN, (IN, IN, OOB), "move blue sphere up", "illegal",
      "DC: the digit in B3 is a repeat count; AD: three moves, the third off the board"),
-    ("action: move blue sphere up two", I, (I, I), "move blue sphere up", "illegal", "DC: number words"),
+    ("action: move blue sphere up two", IN, (IN, IN), "move blue sphere up", "illegal", "DC: number words"),
     ("action: move blue sphere up two squares", UNCLASSIFIED, (), None, "illegal",
      "PA: squares → cubes; DC: 'cube' comes first in its body list, no token equals it, so no colour; "
      "AD: not a valid object; CM: no class"),
@@ -56,7 +56,7 @@ CASES = [
     ("action: move red cube", UNCLASSIFIED, (), None, "illegal", "AD: no direction, MovePlayer does nothing"),
     ("action: move red cube right 0 times", UNCLASSIFIED, (), "move red cube right", "illegal",
      "DC: repeat 0; AD: the move is never invoked"),
-    ("action: move red cube right. Then move blue sphere to B3", I, (E, I, I), "move red cube right", "illegal",
+    ("action: move red cube right. Then move blue sphere to B3", IN, (E, IN, IN), "move red cube right", "illegal",
      "PA: everything after the mark; DC: one body, one direction, 3 repeats"),
 ]
 
@@ -65,7 +65,7 @@ CASES = [
 def test_the_ivispar_reader_follows_the_original_case_by_case(reply, outcome, moves, command, strict, source):
     s = read_step("ivispar", START, reply, GOAL)
     assert (s.outcome, s.moves, s.command) == (outcome, moves, command), source
-    if s.outcome in (E, I):
+    if s.outcome in (E, IN):
         assert s.board != START and s.error is None
     else:
         assert s.board == START and s.distance == 1 and s.error
