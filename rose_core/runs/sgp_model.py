@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from ..benchmarks.sgp.actions import find_command
-from ..benchmarks.sgp.readers import Reader, ivispar_extract
+from ..benchmarks.sgp.readers import READERS, Reader, ivispar_extract
 from ..benchmarks.sgp.board import (
     COLOURS,
     SHAPE_2D,
@@ -238,13 +238,9 @@ class ModelConfig(ChatEndpoint):
             object.__setattr__(self, "texts", load_instructions(self.instructions, self.modality))
         elif self.instructions is not None:
             raise SgpProtocolError("--instructions is for the ivispar protocol; the studio protocol has its own")
-        s = self.sampling_used
-        for name, v in (("temperature", s.temperature), ("top_p", s.top_p)):
-            if v is not None and v < 0:
-                raise SgpProtocolError(f"{name} {v}: must not be negative")
-        for name, v in (("top_k", s.top_k), ("max_tokens", s.max_tokens)):
-            if v is not None and v <= 0:
-                raise SgpProtocolError(f"{name} {v}: must be positive")
+        if self.reader is not None and self.reader not in READERS:
+            raise SgpProtocolError(f"reader {self.reader!r}: expected one of {', '.join(READERS)}")
+        check_settings(self.sampling_used.body(), "sampling")   # negative temperature, zero tokens … by name
 
     @property
     def reader_used(self) -> Reader:

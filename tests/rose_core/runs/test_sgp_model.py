@@ -220,3 +220,30 @@ def test_the_cli_presets_are_the_runner_presets():
     run_model = p._subparsers._group_actions[0].choices["sgp"]._subparsers._group_actions[0].choices["run-model"]
     preset = next(x for x in run_model._actions if x.dest == "preset")
     assert list(preset.choices) == list(PRESETS)
+
+
+def test_settings_that_cannot_be_used_are_refused_before_any_request(sgp_dataset, tmp_path, capsys):
+    from rose_core.runs.sgp_model import Sampling, SgpProtocolError
+
+    with pytest.raises(ValueError, match="sampling: temperature = -0.5: must not be negative"):
+        ModelConfig("http://127.0.0.1:9/v1", "m", "text", sampling=Sampling(-0.5, None, None, 500))
+    with pytest.raises(ValueError, match="top_k = 0: must be positive"):
+        ModelConfig("http://127.0.0.1:9/v1", "m", "text", sampling=Sampling(1.0, None, 0, 500))
+    with pytest.raises(SgpProtocolError, match="needs --instructions DIR"):
+        ModelConfig("http://127.0.0.1:9/v1", "m", "text", protocol="ivispar")
+    with pytest.raises(SgpProtocolError, match="--instructions is for the ivispar protocol"):
+        ModelConfig("http://127.0.0.1:9/v1", "m", "text", instructions=tmp_path)
+    code, said = _run(["--episodes", sgp_dataset.root, "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+                       "--out", tmp_path / "n.jsonl", "--preset", "ivispar-open", "--top-k", "-3"], capsys)
+    assert code == 2 and "top_k = -3: must be positive" in said and not (tmp_path / "n.jsonl").exists()
+
+
+def test_a_studio_run_sends_what_it_always_sent(api, sgp_dataset, tmp_path):
+    """The default protocol's request is unchanged: one user message, temperature 0, 2,048 tokens."""
+    run_model_episodes(sgp_dataset, ModelConfig(api.url, "m8", "text", step_cap=1, concurrency=1, backoff_base=0.0),
+                       tmp_path / "s.jsonl", limit=1)
+    body = api.bodies[-1]
+    assert set(body) == {"model", "temperature", "max_tokens", "messages"}
+    assert (body["temperature"], body["max_tokens"], len(body["messages"])) == (0.0, 2048, 1)
+    line = json.loads((tmp_path / "s.jsonl").read_text())
+    assert line["protocol"]["protocol"] == "studio" and line["protocol"]["reader"] == "strict"
