@@ -9,7 +9,7 @@ from rose_core.analysis.sgp import (
     INFERENCE_DEFINITION, SgpExclusions, agent_logs, group_heatmap, heatmap_labels, human_episodes,
     inference_results, inference_scored, inference_version, results_tables, select_human, sgp_participants,
 )
-from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES
+from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES, INFERENCE_PER_BOARD
 from rose_core.instrument.study import list_studies
 from ui.dash import chart, participants_overview, table
 from ui.resources import store
@@ -61,7 +61,7 @@ def inference_section() -> None:
         st.info("No board-state inference answers on this build yet: `python -m rose_core sgp infer-run …` writes "
                 "them, `python -m rose_core sgp infer-import FILE` stores them.")
         return
-    table(t, "sgp_inference", "sgpres_inference", intervals=("exact", *INFERENCE_CLASSES),
+    table(t, "sgp_inference", "sgpres_inference", intervals=("exact", *INFERENCE_CLASSES, *INFERENCE_PER_BOARD),
           kinds={"boards": "count", "episodes": "count", "geoms": "count"})
     st.caption(INFERENCE_DEFINITION)
     fig = go.Figure()
@@ -119,16 +119,20 @@ if not played:
         st.stop()
 logs = sel.logs + cached_agents(sgp.dataset_hash, episodes, int(samples), int(seed), int(cap))
 
-res = results_tables(logs)
+res = results_tables(logs, starts={eid: ep.start_board() for eid, ep in sgp.episodes.items()})
 st.markdown("#### Solved rate and step deviation")
 OUTCOME_COLUMNS = ("effective", "ineffective", "occupied", "out_of_bounds", "illegal")
 table(res["summary"].rename(columns={"lo": "solved_pct lo", "hi": "solved_pct hi", "lo_dev": "deviation lo",
                                      "hi_dev": "deviation hi"}),
       "sgp_summary", "sgpres_summary", note, intervals=("solved_pct", "deviation"),
-      kinds={"plays": "count", "solved": "count", "episodes": "count", **{c: "number" for c in OUTCOME_COLUMNS}})
+      kinds={"plays": "count", "solved": "count", "episodes": "count",
+             **{c: "number" for c in (*OUTCOME_COLUMNS, "illegal_strict", "illegal_ivispar", "unclassified_ivispar")}})
 st.caption("solved_pct: share of plays whose board reached the goal, [lo, hi] its 95 % Wilson interval. deviation: "
            "mean d at t = c1 (the A* distance left after as many moves as the shortest path has), [lo, hi] "
-           "a 95 % percentile bootstrap over episodes. Outcome columns: mean moves of each class per play.")
+           "a 95 % percentile bootstrap over episodes. Outcome columns: mean moves of each class per play. "
+           "illegal_strict, illegal_ivispar: mean illegal commands per play as this project's strict reader and as "
+           "iVISPAR's engine count the same texts; unclassified_ivispar: texts iVISPAR's engine moves nothing for "
+           "and counts in no class (a geom not on the board, no direction).")
 
 fig = go.Figure()
 for (solver, modality), g in res["regret"].groupby(["solver", "modality"], sort=False):

@@ -20,8 +20,8 @@ import pandas as pd
 from ..benchmarks.sgp.agents import agent_policy
 from ..benchmarks.sgp.inference import score_counts
 from ..benchmarks.sgp.metrics import (
-    BOOT, GROUP, SEED, _bootstrap_mean, episodes_frame, heatmap, inference_table, outcome_counts, regret_curve,
-    steps_frame, summary_table,
+    BOOT, GROUP, SEED, _bootstrap_mean, episodes_frame, heatmap, inference_table, outcome_counts, reader_figures,
+    regret_curve, steps_frame, summary_table,
 )
 from ..benchmarks.sgp.play import EpisodeLog, StepLog, play_episode
 from ..storage.connection import Store
@@ -181,15 +181,19 @@ def agent_logs(ds, episode_ids: tuple[str, ...], samples: int, seed: int, step_c
 
 # --------------------------------------------------------------------------- figures
 
-def results_tables(logs: list[EpisodeLog], n_boot: int = BOOT, seed: int = SEED) -> dict[str, pd.DataFrame]:
+def results_tables(logs: list[EpisodeLog], n_boot: int = BOOT, seed: int = SEED,
+                   starts: dict | None = None) -> dict[str, pd.DataFrame]:
     """Everything the results page shows, from the benchmark's metric functions: the summary per solver and
-    modality (solved % [95 % Wilson], mean step deviation [95 % bootstrap over episodes], outcome counts), the
+    modality (solved % [95 % Wilson], mean step deviation [95 % bootstrap over episodes], outcome counts, and
+    with `starts` (each episode's start board) the illegal commands per play as each reader counts them), the
     regret curve with a 95 % band, and the per-play frame the heatmaps pivot."""
     episodes = episodes_frame(logs)
     steps = steps_frame(logs)
     curve = regret_curve(steps).merge(regret_band(steps, n_boot, seed), on=[*GROUP, "t"])
-    return {"summary": summary_table(logs, n_boot, seed), "episodes": episodes, "regret": curve,
-            "outcomes": outcome_counts(episodes)}
+    summary = summary_table(logs, n_boot, seed)
+    if starts is not None:
+        summary = summary.merge(reader_figures(logs, starts), on=list(GROUP))
+    return {"summary": summary, "episodes": episodes, "regret": curve, "outcomes": outcome_counts(episodes)}
 
 
 def regret_band(steps: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
@@ -229,7 +233,8 @@ INFERENCE_DEFINITION = (
     "no format error), 95% Wilson interval over boards; correct, missed, hallucinated, coord_errors, color_errors, "
     "shape_errors, format_errors: per 100 geoms on the true boards (matched by the Hungarian algorithm, a pair "
     "allowed when it shares colour or shape; a pair can count several mismatches), 95% percentile bootstrap "
-    "over episodes (an episode's start and goal boards and repeated samples resampled together)")
+    "over episodes (an episode's start and goal boards and repeated samples resampled together); '<class> per "
+    "board': the same counts as the mean per board (iVISPAR's unit), same interval")
 
 
 def inference_scored(store: Store, dataset_hash: str | None = None) -> pd.DataFrame:

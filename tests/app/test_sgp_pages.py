@@ -91,6 +91,8 @@ def test_results_page_shows_humans_beside_the_agents(sgp_env, sgp_small):  # noq
     assert human["plays"] == "4" and human["solved"] == "2"              # H1 excluded: median time per episode 0 s
     assert human["solved_pct"] == "50.0 [15.0, 85.0]"
     assert human["illegal"] == "3.0"                                     # H2: 2 episodes × 6 unreadable moves
+    # both readers side by side: "hello" has no verb iVISPAR's engine knows either
+    assert (human["illegal_strict"], human["illegal_ivispar"], human["unclassified_ivispar"]) == ("3.0", "3.0", "0.0")
     opt = rows.loc[("optimal (agent)", "-")]
     assert opt["solved_pct"].startswith("100.0 [") and opt["deviation"] == "0.0 [0.0, 0.0]"
     assert opt["plays"] == opt["episodes"]

@@ -1,8 +1,8 @@
 """iVISPAR's Sliding Geom Puzzle (SGP): an interactive benchmark of multi-step episodes.
 
-Board and JSON state (`board`), exact search (`search`), the action grammar and outcomes (`actions`), the
-observations (`render`), episodes (`records`, `generate`, `dataset`; iVISPAR's own config files in and out:
-`ivispar_configs`), playing them (`play`), the reference
+Board and JSON state (`board`), exact search (`search`), the action grammar and outcomes (`actions`), how a
+reply becomes moves (`readers`: strict, or iVISPAR's own), the observations (`render`), episodes (`records`,
+`generate`, `dataset`; iVISPAR's own config files in and out: `ivispar_configs`), playing them (`play`), the reference
 agents (`agents`), episode-log import (`logs`), iVISPAR's metrics (`metrics`) and the board-state inference task
 (`inference`: items, answers, the scorer).
 shared/research/ivispar.md says what iVISPAR measures; this is the project's own implementation. Like every
@@ -31,10 +31,12 @@ from .inference import (
 from .ivispar_configs import ConfigError, export_configs, import_configs, read_config, read_configs
 from .logs import SgpLogError, read_logs
 from .metrics import (
-    INFERENCE_CLASSES, MetricsInputError, bootstrap_ratio, d_at, episodes_frame, heatmap, inference_table,
-    outcome_counts, regret, regret_curve, solved_rate, step_deviation, steps_frame, summary_table,
+    INFERENCE_CLASSES, INFERENCE_PER_BOARD, MetricsInputError, bootstrap_ratio, check_pooling, d_at, episodes_frame,
+    heatmap, inference_table, outcome_counts, reader_figures, regret, regret_curve, solved_rate, step_deviation,
+    steps_frame, summary_table,
 )
 from .play import STEP_CAP, EpisodeLog, PlayView, Policy, Replay, StepLog, play_episode
+from .readers import READERS, UNCLASSIFIED, Reader, ReadStep, ivispar_extract, read_step, unity_decode
 from .records import IMAGE_KEYS, Episode, EpisodeGeom
 from .render import (
     BACKGROUND, GEOM_RGB, KIND_LABEL, MODALITIES, Modality, render, render_2d, render_3d, render_png, render_text,
@@ -58,10 +60,11 @@ __all__ = [
     "BOARDS", "InferenceAnswer", "InferenceFileError", "InferenceItem", "InferenceScore", "Triplet", "inference_item",
     "inference_items", "parse_board_text", "read_answers", "score_counts", "score_inference", "scored_rows",
     "SgpLogError", "read_logs",
-    "INFERENCE_CLASSES", "MetricsInputError", "bootstrap_ratio", "d_at", "inference_table", "episodes_frame",
-    "heatmap", "outcome_counts", "regret", "regret_curve",
+    "INFERENCE_CLASSES", "INFERENCE_PER_BOARD", "MetricsInputError", "bootstrap_ratio", "check_pooling", "d_at",
+    "inference_table", "episodes_frame", "heatmap", "outcome_counts", "reader_figures", "regret", "regret_curve",
     "solved_rate", "step_deviation", "steps_frame", "summary_table",
     "STEP_CAP", "EpisodeLog", "PlayView", "Policy", "Replay", "StepLog", "play_episode",
+    "READERS", "UNCLASSIFIED", "Reader", "ReadStep", "ivispar_extract", "read_step", "unity_decode",
     "IMAGE_KEYS", "Episode", "EpisodeGeom",
     "BACKGROUND", "GEOM_RGB", "KIND_LABEL", "MODALITIES", "Modality", "render", "render_2d", "render_3d",
     "render_png", "render_text", "text_lines",

@@ -46,3 +46,39 @@ def test_import_and_export_configs(tmp_path, capsys):
     assert (row["plays"], row["solved_pct"], row["deviation"]) == (3, 100.0, 0.0)
     assert main(["sgp", "import-configs", str(tmp_path / "none"), "--out", str(tmp_path / "x")]) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+def test_score_with_the_ivispar_reader_reports_both_illegal_figures(sgp_dataset, tmp_path, capsys):
+    from tests.chat_api import ChatAPI, completion
+    from tests.rose_core.runs.test_sgp_model import _instructions
+
+    ds, opt, run = str(sgp_dataset.root), tmp_path / "opt.jsonl", tmp_path / "iv.jsonl"
+    assert main(["sgp", "agent", "optimal", "--episodes", ds, "--out", str(opt)]) == 0
+    def answer(body, path, n):
+        """Step 1 names a geom on the board (read off the text board after 'Now: '), with a repeat count."""
+        now = body["messages"][-1]["content"][0]["text"].split("Now: ")[1].splitlines()[0]   # "A1 red cube"
+        replies = [f"action: move {now.split(' ', 1)[1]} up to B3", "I would move it up.", "action: move pink cube up"]
+        return 200, completion(replies[(n - 1) % 3])
+
+    with ChatAPI(answer) as api:
+        assert main(["sgp", "run-model", "--episodes", ds, "--base-url", api.url, "--model", "m", "--out", str(run),
+                     "--modality", "text", "--protocol", "ivispar", "--instructions",
+                     str(_instructions(tmp_path / "p")), "--step-cap", "3", "--limit", "2", "--concurrency",
+                     "1"]) == 0
+    capsys.readouterr()
+    assert main(["sgp", "score", str(opt), str(run), "--episodes", ds, "--reader", "ivispar", "--json",
+                 "--boot", "50"]) == 0
+    rows = {r["solver"]: r for r in json.loads(capsys.readouterr().out)}
+    m = rows["m"]
+    assert m["reader"] == "ivispar" and m["plays"] == 2
+    # per play: step 2 has no 'action: move ' (illegal for both), step 3 names no geom on the board (strict
+    # illegal, ivispar unclassified), step 1 repeats 3 times (strict: not the grammar)
+    assert (m["illegal_strict"], m["illegal_ivispar"], m["unclassified_ivispar"]) == (3.0, 1.0, 1.0)
+    assert m["illegal"] == 1.0 and m["unclassified"] == 1.0
+    assert rows["optimal"]["illegal_strict"] == rows["optimal"]["illegal_ivispar"] == 0
+    assert rows["optimal"]["solved_pct"] == 100.0        # commands, not replies: replayed as before
+    assert main(["sgp", "score", str(run), "--episodes", ds]) == 2
+    assert "score it with --reader ivispar" in capsys.readouterr().err
+    assert main(["sgp", "score", str(opt), str(run), "--episodes", ds, "--reader", "ivispar", "--boot", "50"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("reader: ivispar") and "ill.strict" in text and "ill.ivispar" in text
