@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .actions import Outcome, parse_action, step_board
-from .board import COLOURS, DIRECTIONS, SHAPES, Board, Geom, in_bounds
+from .board import DIRECTIONS, KNOWN_COLOURS, KNOWN_SHAPES, Board, Geom, in_bounds
 from .search import astar_distance, distance_after_move
 
 Reader = Literal["strict", "ivispar"]
@@ -157,7 +157,7 @@ def _target(board: Board, reply: str, command: bool = False) -> _Target:
         return _Target("illegal", f"{cmd!r}: not a move command")
     if d.crash:
         return _Target("unclassified", f"{cmd!r}: the engine would throw ({d.crash})")
-    geom = Geom(d.colour, d.body) if d.colour in COLOURS and d.body in SHAPES else None  # type: ignore[arg-type]
+    geom = Geom(d.colour, d.body) if d.colour in KNOWN_COLOURS and d.body in KNOWN_SHAPES else None  # type: ignore[arg-type]
     if geom is None or board.cell_of(geom) is None:
         what = f"{d.colour} {d.body}".strip() or "no geom"
         return _Target("unclassified", f"{cmd!r}: {what!r} is not a geom on the board")

@@ -109,3 +109,14 @@ def test_decoding_edge_cases():
 def test_a_repeat_into_a_wall_counts_every_blocked_move():
     s = read_step("ivispar", START, "action: move red cube left 5", GOAL)
     assert s.outcome == OOB and s.moves == (OOB,) * 5
+
+
+def test_the_originals_further_geoms_are_read_on_boards_that_hold_them():
+    # TurnManager.knownObjects has cone and prism, and the engine's colour names include orange: on a board that
+    # holds an orange cone (an imported iVISPAR config) the ivispar reader moves it; on a paper board it is no geom
+    start = board(orange_cone="A1", blue_sphere="B2")
+    goal = board(orange_cone="B1", blue_sphere="B2")
+    s = read_step("ivispar", start, "action: move orange cone right", goal)
+    assert (s.outcome, s.command) == ("effective", "move orange cone right")
+    assert read_step("strict", start, "action: move orange cone right", goal).outcome == "effective"
+    assert read_step("ivispar", START, "action: move orange cone right", GOAL).outcome == UNCLASSIFIED
