@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import Cell
 from ..benchmarks.rose.scoring import SCORER_VERSION
 from ..storage.connection import DatabaseError, IntegrityError, Store, roll_back
-from ..storage import participants, studies
+from ..storage import exclusions, participants, studies
 from ..storage import questionnaire as q_store
 from ..storage.events import insert_events, view_events
 from ..storage.responses import ResponseRow, practice_round_passes, response_of, write_responses
@@ -235,8 +236,19 @@ class End:
         return {"completed": self.completion_url, "screened_out": self.screen_out_url}.get(self.reason, "")
 
 
-Screen = Union[Consent, Instructions, PracticeFeedback, ItemScreen, OtherTab, Wait, Questionnaire, End]
-Refusal = Literal["answered", "unknown", "released", "late", "other_tab"]
+Stopped = Literal["closed", "excluded"]
+
+
+@dataclass(frozen=True)
+class Closed:
+    """This participant may store nothing more: their study was closed or deleted ("closed"), or they were
+    excluded ("excluded"), while their tab was open. The page says so calmly; answers are refused on the server."""
+
+    why: Stopped
+
+
+Screen = Union[Consent, Instructions, PracticeFeedback, ItemScreen, OtherTab, Wait, Questionnaire, End, Closed]
+Refusal = Literal["answered", "unknown", "released", "late", "other_tab", "closed", "excluded"]
 
 
 @dataclass(frozen=True)
@@ -297,6 +309,8 @@ def join(store: Store, study: Study, external_id: str, source: str, prolific_stu
     external_id = external_id.strip()
     if not external_id or len(external_id) > 128:
         raise StudyError("participant id: expected 1-128 characters")
+    if origin == "participant":
+        admit(study.config, source, external_id)
     prolific_study_id, prolific_session_id = _link_id(prolific_study_id), _link_id(prolific_session_id)
     t = clock()
     with storage(store), store.write(concurrent=True) as c:
@@ -321,6 +335,23 @@ def join(store: Store, study: Study, external_id: str, source: str, prolific_stu
     raise IdentityMismatch("this participant id is already taking part in the study under another session. "
                            "Please open the study again from the link you were given; if this keeps happening, "
                            "contact the researcher")
+
+
+class NeedsProlificId(StudyError):
+    """The study admits only visitors with a Prolific id (`StudyConfig.prolific_id_required`)."""
+
+
+PROLIFIC_PID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def admit(cfg: StudyConfig, source: str, external_id: str) -> None:
+    """NeedsProlificId when a study that needs a Prolific id is visited without one (an anonymous `?pid=` link, or
+    a PROLIFIC_PID that is not one: letters, digits, - and _, at most 64). Previews, simulations and tests never
+    come through here."""
+    if not cfg.prolific_id_required:
+        return
+    if source != "prolific" or not PROLIFIC_PID.fullmatch(external_id.strip()):
+        raise NeedsProlificId("this study is open only through its Prolific link")
 
 
 def _link_id(v: str | None) -> str | None:
@@ -376,7 +407,8 @@ class ParticipantSession:
             raise StudyError(str(e)) from e
         with storage(self.store), self._tx() as c:
             p = participants.get_participant(c, self.participant_id)
-            if p is None or p.end_reason != "completed" or not self.cfg.questionnaire or not self._owns(c):
+            if (p is None or p.end_reason != "completed" or not self.cfg.questionnaire or not self._owns(c)
+                    or self._stopped(c, p) is not None):
                 return False
             return q_store.insert_answers(c, self.participant_id, clean, self.clock())
 
@@ -457,7 +489,8 @@ class ParticipantSession:
         """The end page, or first the study's questionnaire (completed participants who have not answered it).
         `p`: the participant, to tell a screen-out by attention check from one at the practice."""
         cfg = self.cfg
-        if reason == "completed" and cfg.questionnaire and not q_store.answered(c, self.participant_id):
+        if (reason == "completed" and cfg.questionnaire and not q_store.answered(c, self.participant_id)
+                and self._stopped(c) is None):
             return Questionnaire(tuple(cfg.questionnaire))
         attention = bool(reason == "screened_out" and p is not None
                          and (p.practice_passed or not cfg.practice_rounds))
@@ -480,8 +513,13 @@ class ParticipantSession:
         cfg, t, pid = self.cfg, self.clock(), self.participant_id
         p = participants.get_participant(c, pid)
         if p is None:
+            if studies.study_row(c, self.study.study_id) is None:
+                return Closed("closed")  # the study was deleted (its participants with it) while the tab was open
             raise StudyError(f"unknown participant {pid!r}")
         participants.touch(c, pid, t)
+        if p.finished_at is None and (stop := self._stopped(c, p)) is not None:
+            participants.release_holds(c, [pid], t)  # their held item goes back to the pool at once
+            return Closed(stop)
         if p.finished_at is not None and p.end_reason != "screened_out":
             return self._end(c, p.end_reason, p)
         if not self._claim(c, p):
@@ -563,14 +601,16 @@ class ParticipantSession:
         if self._address_full(c):
             return Wait("address")
         seen = {a.instance_id for a in mains}, {a.scene_id for a in mains}
-        ranked = rank_main(pool, cfg, participants.main_assignment_counts(c, self.study.study_id), *seen, p.counterbalance,
-                           answered_main, default_tiebreak(pid))
-        claim = participants.claim_instance(c, self.study.study_id, (i.instance_id for i in ranked), cfg.target_per_instance)
+        anon = cfg.anonymous_counts
+        ranked = rank_main(pool, cfg, participants.main_assignment_counts(c, self.study.study_id, anon), *seen,
+                           p.counterbalance, answered_main, default_tiebreak(pid))
+        claim = participants.claim_instance(c, self.study.study_id, (i.instance_id for i in ranked),
+                                            cfg.target_per_instance, anon)
         if claim.busy:
             raise ClaimBusy()
         if claim.instance_id is None:
             # Only answers fill an instance for good: while a held item may still come free, ask them to wait.
-            if pick_main(pool, cfg, participants.main_answered_counts(c, self.study.study_id), *seen, p.counterbalance,
+            if pick_main(pool, cfg, participants.main_answered_counts(c, self.study.study_id, anon), *seen, p.counterbalance,
                          answered_main, default_tiebreak(pid)) is not None:
                 return Wait("held")
             reason: EndReason = "completed" if answered_main else "pool_exhausted"
@@ -653,6 +693,8 @@ class ParticipantSession:
         with storage(self.store), self._tx() as c:
             if not self._owns(c):
                 raise OtherTabError("the study continues in another tab")
+            if self._stopped(c) is not None:
+                return known_max_seq  # nothing more is stored; the next screen says why
             insert_events(c, self.participant_id, screen.item.item_id, screen.view_id, new, t)
             participants.touch(c, self.participant_id, t)
         return max(known_max_seq, max(e.seq for e in new))
@@ -703,6 +745,14 @@ class ParticipantSession:
             return "answered"
         pid, cfg = self.participant_id, self.cfg
         p = participants.get_participant(c, pid)
+        stop = self._stopped(c, p)
+        if stop is not None and p is not None:
+            participants.record_flag(c, self.study.study_id, pid, None, f"{stop}_answer",
+                                     f"{a.kind} {a.instance_id} answered after the "
+                                     + ("study closed" if stop == "closed" else "participant was excluded"), t)
+            participants.release_holds(c, [pid], t)
+        if stop is not None:
+            return stop
         late = bool(cfg.time_limit_minutes and p.consent_at is not None
                     and t - p.consent_at > 60 * cfg.time_limit_minutes)
         if a.released_at is None and not late and p.finished_at is None:
@@ -714,6 +764,18 @@ class ParticipantSession:
             participants.finish(c, pid, "timed_out", t)
             participants.release_holds(c, [pid], t)
         return why
+
+    def _stopped(self, c, p: participants.Participant | None = None) -> Stopped | None:
+        """Why this participant may store nothing more, read in the caller's transaction: their study closed or
+        deleted since the tab opened ("closed"; a preview may go on in a closed study: the experimenter tries it
+        before opening it), or a standing exclusion ("excluded"). None: go on."""
+        row = studies.study_row(c, self.study.study_id)
+        p = p or participants.get_participant(c, self.participant_id)
+        if row is None or p is None:
+            return "closed"
+        if exclusions.standing(c, self.participant_id) is not None:
+            return "excluded"
+        return "closed" if not row["active"] and p.origin != "preview" else None
 
     def _close_round(self, c, pid: str, attempt: int, t: float) -> None:
         """After the last answer of a round: passed, another round on fresh items, or screened out."""

@@ -36,7 +36,8 @@ _IDS = SequentialIds("guard")
 
 def make(store, ds, **kw):
     base = dict(name="guards", split="dev", items_per_participant=4, target_per_instance=1, practice_items=0,
-                attention_every=0, seed=3, templates=["T1"], subsets=["PixelContent"])
+                attention_every=0, seed=3, templates=["T1"], subsets=["PixelContent"],
+                anonymous_counts=True)  # these tests join anonymously and test the targets they fill
     base.update(kw)
     return create_study(store, ds, StudyConfig(**base), ids=_IDS, clock=FakeClock())
 
