@@ -17,6 +17,7 @@ import streamlit as st
 from rose_core.benchmarks.rose.dataset import DatasetError
 from rose_core.instrument.device import device_gate, refusal_text, report_device
 from rose_core.instrument.episode_session import study_benchmark
+from rose_core.instrument.items import item_png
 from rose_core.instrument.session import Closed, OtherTab, OtherTabError, StorageError, Wait, open_session
 from rose_core.instrument.study import (
     Consent, End, Instructions, ItemScreen, PracticeFeedback, Questionnaire, StudyError, get_study, join,
@@ -255,7 +256,7 @@ def show_item(first: ItemScreen, retrying: bool = False) -> None:
         png = ss.get("part_png")
         if png is None or png[0] != screen.view_id:
             try:
-                png = ss["part_png"] = (screen.view_id, ds.read_image(screen.item.image))
+                png = ss["part_png"] = (screen.view_id, item_png(ds, screen.item))
             except DatasetError as e:  # missing or changed on disk: never shown; another item instead
                 _log("image", e)
                 try:

@@ -543,7 +543,7 @@ class ParticipantSession:
         return self._main(c, p, assigns, t)
 
     def _item_screen(self, c, a: participants.Assignment, progress: str, fraction: float) -> ItemScreen:
-        item = item_for(self.ds, a.kind, a.instance_id)
+        item = item_for(self.ds, a.kind, a.instance_id, self.cfg.attention_kind)
         problem = self.ds.image_problem(item.image)
         if problem is not None:
             raise ItemUnavailable(a, f"{self.ds.root / item.image}: {problem}")

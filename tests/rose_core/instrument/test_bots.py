@@ -105,3 +105,40 @@ def test_a_tab_left_open_stores_nothing_more(store, small_dataset, how):
     assert all(a.answered_at is not None or a.released_at is not None for a in mine)   # the held item went back
     if how != "deleted":
         assert [f["kind"] for f in flags] == [f"{how}_answer"]
+
+
+# --------------------------------------------------------------------------- 1. attention checks in the picture
+
+def test_a_picture_check_keeps_its_answer_out_of_every_text_the_browser_gets(store, small_dataset):
+    import json
+    import re
+
+    from rose_core.instrument.items import PICTURE_INSTRUCTION, attention_item, attention_item_id, item_png
+
+    study = make(store, small_dataset, attention_every=1, items_per_participant=2)
+    assert study.config.attention_kind == "picture"          # the default
+    s = session(store, small_dataset, study, "PIC1")
+    assert answer(s, s.screen()).result.passed
+    check = s.screen()
+    assert check.kind == "attention" and check.item.instruction == PICTURE_INSTRUCTION
+    data = check.component_data(b"png")
+    assert not re.search(r"R\d+\s*,?\s*(column\s*)?C\d+", json.dumps(data))   # no cell named anywhere it reads
+    (r, c), = check.item.key.gold_cells
+    png = item_png(small_dataset, check.item)
+    assert png == item_png(small_dataset, check.item)        # same item, same bytes
+    worded = attention_item(small_dataset, check.item.item_id, "worded")
+    base = small_dataset.read_image(worded.image)
+    assert png != base and worded.key == check.item.key     # the same gold either way (rescoring keeps working)
+    from PIL import Image
+    import io
+    im = Image.open(io.BytesIO(png))
+    assert (im.width, im.height) == (check.item.layout.width, check.item.layout.height)
+    assert im.height == worded.layout.height + 60 and check.item.layout.cell_boxes() == worded.layout.cell_boxes()
+    # another check on the same scene draws another cell: the picture, not the scene, carries the answer
+    other = attention_item(small_dataset, attention_item_id(check.item.scene_id, "other-seed"), "picture")
+    if other.key.gold_cells != check.item.key.gold_cells:
+        assert item_png(small_dataset, other) != png
+    # the old wording stays for studies stored before picture checks
+    assert StudyConfig.from_json(json.dumps({"name": "old"})).attention_kind == "worded"
+    assert StudyConfig(name="x", attention_kind="riddle").problems() == [
+        "attention_kind: expected one of picture, worded, got 'riddle'"]
