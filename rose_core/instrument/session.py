@@ -30,6 +30,8 @@ from .grid_input import GridEvent, Restore, component_data, parse_state, parse_s
 from .ids import Clock, Ids, RandomIds, stable_hash, system_clock
 from ..benchmarks.items import ItemResult, OneShotAnswer
 from ..benchmarks.rose.item import RoseItem
+from .behaviour import check_behaviour
+from .completion import completion
 from .items import attention_item_id, item_for
 from .policy import (
     CLOSED_TAB_GRACE_S, attention_scene, attention_slot_due, default_tiebreak, holds_per_address, main_pool,
@@ -494,7 +496,11 @@ class ParticipantSession:
             return Questionnaire(tuple(cfg.questionnaire))
         attention = bool(reason == "screened_out" and p is not None
                          and (p.practice_passed or not cfg.practice_rounds))
-        return End(reason, cfg.completion_code, cfg.completion_url, cfg.screen_out_code, cfg.screen_out_url,
+        code, url = cfg.completion_code, cfg.completion_url
+        if reason == "completed":  # the participant's own code when the study gives one (instrument.completion)
+            me = p or participants.get_participant(c, self.participant_id)
+            code, url = completion(c, self.study, me.external_id)
+        return End(reason, code, url, cfg.screen_out_code, cfg.screen_out_url,
                    attention, page_text(cfg, "screen_out" if reason == "screened_out" else "end"),
                    page_text(cfg, "debrief"))
     def deadline(self) -> Deadline | None:
@@ -588,7 +594,7 @@ class ParticipantSession:
         if held:
             return self._item_screen(c, held[0], progress, fraction)
         if answered_main >= cfg.items_per_participant:
-            participants.finish(c, pid, "completed", t)
+            self._finish(c, "completed", t)
             return self._end(c, "completed")
         self._release_closed_tabs(c, t)
         pool = main_pool(self.ds, cfg)
@@ -614,11 +620,18 @@ class ParticipantSession:
                          answered_main, default_tiebreak(pid)) is not None:
                 return Wait("held")
             reason: EndReason = "completed" if answered_main else "pool_exhausted"
-            participants.finish(c, pid, reason, t)
+            self._finish(c, reason, t)
             return self._end(c, reason)
         inst = self.ds.instances[claim.instance_id]
         participants.insert_assignment(c, pid, "main", len(mains), 0, inst.instance_id, inst.scene_id, t)
         return self._refetch(c, pid, "main", len(mains), progress, fraction)
+
+    def _finish(self, c, reason: EndReason, t: float) -> None:
+        """The end of the main items; a completed participant's record is then judged by the behaviour check
+        (`instrument.behaviour`: flagged, and excluded when the study says so) in the same transaction."""
+        participants.finish(c, self.participant_id, reason, t)
+        if reason == "completed":
+            check_behaviour(c, self.study, self.participant_id, t)
 
     def _release_closed_tabs(self, c, t: float) -> None:
         """Held main items of participants whose tab closed (no longer connected to this server) more than
@@ -691,10 +704,10 @@ class ParticipantSession:
             return known_max_seq
         t = self.clock()
         with storage(self.store), self._tx() as c:
-            if not self._owns(c):
-                raise OtherTabError("the study continues in another tab")
             if self._stopped(c) is not None:
                 return known_max_seq  # nothing more is stored; the next screen says why
+            if not self._owns(c):
+                raise OtherTabError("the study continues in another tab")
             insert_events(c, self.participant_id, screen.item.item_id, screen.view_id, new, t)
             participants.touch(c, self.participant_id, t)
         return max(known_max_seq, max(e.seq for e in new))
@@ -710,6 +723,8 @@ class ParticipantSession:
         t = self.clock()
         pid = self.participant_id
         with storage(self.store), self._tx() as c:
+            if participants.get_participant(c, pid) is None:   # deleted with its study while the tab was open
+                return Recorded(None, duplicate=True, refused="closed")
             if not self._owns(c):
                 return Recorded(None, duplicate=True, refused="other_tab")
             assigns = participants.participant_assignments(c, pid)
@@ -768,14 +783,17 @@ class ParticipantSession:
     def _stopped(self, c, p: participants.Participant | None = None) -> Stopped | None:
         """Why this participant may store nothing more, read in the caller's transaction: their study closed or
         deleted since the tab opened ("closed"; a preview may go on in a closed study: the experimenter tries it
-        before opening it), or a standing exclusion ("excluded"). None: go on."""
+        before opening it; a session without a browser tab is not checked for a closed study, as for tabs), or a
+        standing exclusion ("excluded"). None: go on."""
         row = studies.study_row(c, self.study.study_id)
         p = p or participants.get_participant(c, self.participant_id)
         if row is None or p is None:
             return "closed"
         if exclusions.standing(c, self.participant_id) is not None:
             return "excluded"
-        return "closed" if not row["active"] and p.origin != "preview" else None
+        # a browser tab only: scripts and tests of the flow drive draft studies that were never open (`client` None)
+        closed = not row["active"] and p.origin != "preview" and self.client is not None
+        return "closed" if closed else None
 
     def _close_round(self, c, pid: str, attempt: int, t: float) -> None:
         """After the last answer of a round: passed, another round on fresh items, or screened out."""
