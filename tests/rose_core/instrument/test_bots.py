@@ -147,3 +147,192 @@ def test_a_picture_check_keeps_its_answer_out_of_every_text_the_browser_gets(sto
     assert StudyConfig.from_json(json.dumps({"name": "old"})).attention_kind == "worded"
     assert StudyConfig(name="x", attention_kind="riddle").problems() == [
         "attention_kind: expected one of picture, worded, got 'riddle'"]
+
+
+# --------------------------------------------------------------------------- 2. the behaviour check
+
+def test_the_behaviour_check_judges_traces_and_clockwork():
+    from rose_core.instrument.behaviour import MIN_TIMED, Answered, judge
+
+    person = [Answered("main", True, 3, ms) for ms in (2400, 6100, 3900, 12800, 4500, 2900, 8700, 5200, 3300)]
+    assert not judge(person).flagged and judge(person).timing_cv > 0.3
+    empty = [Answered("main", False, 0, 3000.0 + 700 * (i % 3)) for i in range(MIN_TIMED)]  # DONE alone: no trace needed
+    assert judge(empty).traceless == 0
+    script = [Answered("main", True, 0, 1600.0 + i) for i in range(10)]
+    v = judge(script)
+    assert v.traceless == 10 and v.timing_cv < 0.01 and len(v.reasons) == 2
+    assert "10 of 10 answers" in v.reasons[0] and "coefficient of variation 0.002" in v.reasons[1]
+    few = [Answered("main", True, 2, 1600.0)] * (MIN_TIMED - 1)
+    assert judge(few).timing_cv is None and not judge(few).flagged   # too few items to judge timing: no number
+    assert judge([Answered("main", True, 1, 0.0)] * MIN_TIMED).timing_cv is None   # mean 0: undefined, not 0
+
+
+def test_a_flagged_participant_is_excluded_when_the_study_says_so(store, small_dataset):
+    from rose_core.analysis.approvals import review
+    from rose_core.storage import exclusions
+
+    for mode in ("flag", "exclude", "off"):
+        study = make(store, small_dataset, behaviour_check=mode, completion_code="DONE1", split="all",
+                     subsets=["PixelContent", "PixelEdit"], items_per_participant=8)
+        clock = FakeClock()
+        s = session(store, small_dataset, study, f"B-{mode}", clock=clock)
+        _, end = run_to_end(s, on_item=lambda screen: clock.advance(1.6))   # the helper's events, clockwork pace
+        assert end.reason == "completed"
+        with store.connect() as c:
+            flags = [f for f in participants.flags(c, study.study_id) if f["kind"] == "behaviour"]
+            standing = exclusions.standing(c, s.participant_id)
+        assert len(flags) == (0 if mode == "off" else 1)
+        assert (standing is not None) == (mode == "exclude")
+        row = review(store, study).rows.set_index("participant_id").loc[f"B-{mode}"]
+        if mode == "exclude":
+            assert flags[0]["detail"].startswith("answer times vary too little")
+            assert standing.excluded_by == "behaviour check" and row["status"] == "reject"
+            assert row["rejection_category"] == "LOW_EFFORT" and row["reason"].startswith("behaviour check: answer")
+        else:
+            assert row["status"] == "approve"
+
+
+# --------------------------------------------------------------------------- 3. per-participant completion codes
+
+def test_each_participant_gets_a_code_no_other_participant_can_use(store, small_dataset, tmp_path):
+    from rose_core.analysis.approvals import read_reported_codes, review
+    from rose_core.instrument.completion import participant_code, with_code
+
+    url = "https://app.prolific.com/submissions/complete?cc=STATIC1"
+    study = make(store, small_dataset, completion_code="STATIC1", completion_url=url,
+                 completion_code_kind="participant", target_per_instance=3)
+    ends = {}
+    for ext in ("5f00000000000000000000a1", "5f00000000000000000000a2", "5f00000000000000000000a3"):
+        clock = FakeClock()
+        _, ends[ext] = run_to_end(session(store, small_dataset, study, ext, clock=clock),
+                                  on_item=lambda screen: clock.advance(4.0))   # not "too fast"
+    codes = {e: end.code for e, end in ends.items()}
+    assert len(set(codes.values())) == 3 and "STATIC1" not in codes.values()
+    for e, end in ends.items():
+        assert end.url == with_code(url, codes[e]) and end.url.endswith(f"cc={codes[e]}")
+        assert end.url == ends[e].url   # the same code on every reload of the end page
+    a, b, c = codes
+    assert participant_code("secret", study.study_id, a) != participant_code("other", study.study_id, a)
+    # the approvals check what each submission reported: a code of another participant never validates
+    sheet = tmp_path / "prolific_export.csv"
+    sheet.write_text(f"Participant id,Completion code\n{a},{codes[a].lower()}\n{b},{codes[a]}\n")
+    rows = review(store, study, reported=read_reported_codes(sheet)).rows.set_index("participant_id")
+    assert dict(rows["code_check"]) == {a: "ok", b: "wrong", c: "missing"}
+    assert rows.loc[b, "status"] == "reject" and rows.loc[b, "rejection_category"] == "BAD_CODE"
+    assert rows.loc[a, "status"] == "approve" and rows.loc[a, "completion_code"] == codes[a]
+    # without reported codes the file lists the code each participant should have
+    assert dict(review(store, study).rows.set_index("participant_id")["completion_code"]) == codes
+    bad = tmp_path / "bad.csv"
+    bad.write_text("who,what\nx,y\n")
+    with pytest.raises(ValueError, match="bad.csv: expected a participant id column"):
+        read_reported_codes(bad)
+    # a study code stays one code for everyone
+    same = make(store, small_dataset, completion_code="STATIC2", target_per_instance=2)
+    assert {run_to_end(session(store, small_dataset, same, f"S{i}"))[1].code for i in range(2)} == {"STATIC2"}
+
+
+# --------------------------------------------------------------------------- 6. the bot of the adversarial run
+
+class HumanPacedBot:
+    """The script of issue 23's adversarial run, driving the real participant session: it reads every text it
+    receives (consent, instructions, each item's component data: what a browser gets), waits 1.6 s per item on
+    the server's clock (the FakeClock; no sleeps), and answers:
+
+    - an instruction that names a cell ("Click the cell in row R…, column C…") by clicking that cell: the
+      worded attention check, read from its wording;
+    - anything else as a capable model would answer the ROSE task: the right cells or number of a real item,
+      and on a picture that asks something it cannot read, the picture's odd cells (the task it knows).
+
+    `events`: post each click as the grid's event messages (a careful script) instead of the answer alone."""
+
+    NAMED_CELL = __import__("re").compile(r"row R(\d+), column C(\d+)")
+
+    def __init__(self, store, ds, study, ext: str, events: bool, source: str = "prolific"):
+        self.ds, self.clock, self.events = ds, FakeClock(), events
+        self.read: list[str] = []
+        p = join(store, study, ext, source, "PS" if source == "prolific" else None, f"SS-{ext}", ids=SequentialIds(ext),
+                 clock=self.clock)
+        self.s = ParticipantSession(store, ds, study, p.participant_id, clock=self.clock)
+
+    def _answer(self, screen: ItemScreen) -> tuple[list, int | None]:
+        data = screen.component_data(b"")        # exactly what the page sends the browser
+        self.read.append(data["instruction"])
+        m = self.NAMED_CELL.search(data["instruction"])
+        if m:
+            return [(int(m[1]), int(m[2]))], None
+        item = screen.item
+        if item.template == "ATT":               # "follow the instruction in the picture": it cannot read it
+            return sorted(self.ds.scenes[item.scene_id].targets), None
+        k = item.key
+        return (sorted(k.gold_cells) if item.mode != "count" else []), (k.gold_count if item.mode != "click" else None)
+
+    def run(self):
+        from rose_core.instrument.session import Consent, End, Instructions, PracticeFeedback
+        from tests.participants import events_for
+
+        for _ in range(500):
+            screen = self.s.screen()
+            if isinstance(screen, (End, Closed)):
+                return screen
+            if isinstance(screen, (Consent, Instructions)):
+                self.read.append(screen.text)
+                self.s.consent() if isinstance(screen, Consent) else self.s.finish_instructions()
+                continue
+            if isinstance(screen, PracticeFeedback):
+                self.s.acknowledge_feedback(screen.view_id)
+                continue
+            assert isinstance(screen, ItemScreen), screen
+            cells, count = self._answer(screen)
+            evs = events_for(cells, count, screen.ack_seq)
+            if self.events and evs:
+                self.s.record_events(screen, {"view_id": screen.view_id, "events": evs,
+                                              "selection": [list(x) for x in cells], "count": None,
+                                              "active_ms": 1500.0, "first_action_ms": 400.0})
+            self.clock.advance(1.6)
+            self.s.submit(screen, {"view_id": screen.view_id, "selection": [list(x) for x in cells],
+                                   "count": None if count is None else str(count), "events": evs if self.events else [],
+                                   "first_action_ms": 400.0, "active_ms": 1500.0, "client_total_ms": 1600.0,
+                                   "viewport": [1440, 900], "dpr": 2.0, "focus_lost": False})
+        raise AssertionError("the bot never reached an end")
+
+
+def _prolific_study(store, ds, **kw):
+    """A Prolific study left at the defaults, as an experimenter sets one up (a completion URL with its code)."""
+    return make(store, ds, split="all", subsets=["PixelContent", "PixelEdit", "EmojiStyle"], templates=["T1", "T3"],
+                items_per_participant=12, attention_every=4, practice_items=4, target_per_instance=3,
+                completion_code="C0DE", completion_url="https://app.prolific.com/submissions/complete?cc=C0DE", **kw)
+
+
+@pytest.mark.parametrize("events", [False, True])
+def test_the_human_paced_bot_is_refused_or_excluded_under_the_defaults(store, small_dataset, events):
+    from rose_core.analysis.approvals import review
+    from rose_core.analysis.selection import ExclusionRules, participant_table
+
+    study = _prolific_study(store, small_dataset)
+    # anonymous, it never reaches consent
+    with pytest.raises(NeedsProlificId):
+        HumanPacedBot(store, small_dataset, study, "bot-anon", events, source="anonymous")
+    # with a made-up Prolific id it runs to the end, and is excluded and rejected
+    bot = HumanPacedBot(store, small_dataset, study, "5f0000000000000000000b07", events)
+    end = bot.run()
+    assert end.reason == "completed"                      # it is not stopped: it is found out
+    assert not any(HumanPacedBot.NAMED_CELL.search(t) for t in bot.read)   # no text it got named the check's cell
+    table = participant_table(store, ExclusionRules()).set_index("external_id").loc["5f0000000000000000000b07"]
+    assert table["attention_checks"] >= 2 and table["attention_passed"] == 0
+    assert "attention" in table["excluded"]
+    row = review(store, study).rows.set_index("participant_id").loc["5f0000000000000000000b07"]
+    assert row["status"] == "reject" and row["rejection_category"] == "FAILED_CHECK"
+    with store.connect() as c:
+        flags = {f["kind"]: f["detail"] for f in participants.flags(c, study.study_id)}
+    assert "coefficient of variation 0.000" in flags["behaviour"]     # flagged too, on the Participants page
+    assert ("answers clicked or counted with no click or typing" in flags["behaviour"]) is (not events)
+
+
+def test_the_same_bot_passed_everything_with_the_worded_check(store, small_dataset):
+    """The finding as filed: with the check's answer in its wording (and no behaviour check) the bot is approved."""
+    from rose_core.analysis.approvals import review
+
+    study = _prolific_study(store, small_dataset, attention_kind="worded", behaviour_check="off")
+    bot = HumanPacedBot(store, small_dataset, study, "5f0000000000000000000b08", events=True)
+    assert bot.run().code == "C0DE"
+    assert review(store, study).rows.set_index("participant_id").loc["5f0000000000000000000b08", "status"] == "approve"
