@@ -311,8 +311,6 @@ def join(store: Store, study: Study, external_id: str, source: str, prolific_stu
     external_id = external_id.strip()
     if not external_id or len(external_id) > 128:
         raise StudyError("participant id: expected 1-128 characters")
-    if origin == "participant":
-        admit(study.config, source, external_id)
     prolific_study_id, prolific_session_id = _link_id(prolific_study_id), _link_id(prolific_session_id)
     t = clock()
     with storage(store), store.write(concurrent=True) as c:
@@ -321,6 +319,8 @@ def join(store: Store, study: Study, external_id: str, source: str, prolific_stu
             participants.lock_joins(c, study.study_id)  # the arrival rank is a count: one new participant at a time
             p = participants.find_participant(c, study.study_id, external_id)  # stored meanwhile by another process?
         if p is None:
+            if origin == "participant":  # a new visitor; one already stored (a preview) keeps its way in
+                admit(study.config, source, external_id)
             pid = (ids or RandomIds()).participant_id()
             participants.insert_participant(c, pid, study.study_id, external_id, source, prolific_study_id,
                                   prolific_session_id, t, origin)
