@@ -336,3 +336,32 @@ def test_the_same_bot_passed_everything_with_the_worded_check(store, small_datas
     bot = HumanPacedBot(store, small_dataset, study, "5f0000000000000000000b08", events=True)
     assert bot.run().code == "C0DE"
     assert review(store, study).rows.set_index("participant_id").loc["5f0000000000000000000b08", "status"] == "approve"
+
+
+def test_the_approvals_command_checks_reported_codes(store, small_dataset, tmp_path):
+    import csv
+    import subprocess
+    import sys
+
+    if store.path is None:
+        return  # the command opens the store itself: once, on SQLite, is enough
+    study = make(store, small_dataset, completion_code="C1", completion_code_kind="participant", target_per_instance=2)
+    clock = FakeClock()
+    ids = ["5f00000000000000000000c1", "5f00000000000000000000c2"]
+    codes = [run_to_end(session(store, small_dataset, study, e, clock=clock),
+                        on_item=lambda screen: clock.advance(4.0))[1].code for e in ids]
+    store.checkpoint()
+    sheet, out = tmp_path / "export.csv", tmp_path / "approvals.csv"
+    sheet.write_text(f"participant_id,completion_code\n{ids[0]},{codes[1]}\n{ids[1]},{codes[1]}\n")
+    cmd = [sys.executable, "-m", "rose_core", "study", "approvals", study.study_id, "--out", str(out),
+           "--db", str(store.path)]
+    run = subprocess.run(cmd + ["--codes", str(sheet)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "completion codes: ok: 1, wrong: 1, missing: 0" in run.stdout
+    with out.open(newline="") as f:
+        rows = {r["participant_id"]: r for r in csv.DictReader(f)}
+    assert rows[ids[0]]["status"] == "reject" and rows[ids[0]]["rejection_category"] == "BAD_CODE"
+    assert rows[ids[1]]["status"] == "approve" and rows[ids[1]]["code_check"] == "ok"
+    (tmp_path / "no.csv").write_text("a,b\n1,2\n")
+    bad = subprocess.run(cmd + ["--codes", str(tmp_path / "no.csv")], capture_output=True, text=True)
+    assert bad.returncode == 2 and "no.csv: expected a participant id column" in bad.stderr
