@@ -17,11 +17,12 @@ import streamlit as st
 from rose_core.benchmarks.rose.dataset import DatasetError
 from rose_core.instrument.device import device_gate, refusal_text, report_device
 from rose_core.instrument.episode_session import study_benchmark
-from rose_core.instrument.session import OtherTab, OtherTabError, StorageError, Wait, open_session
+from rose_core.instrument.items import item_png
+from rose_core.instrument.session import Closed, OtherTab, OtherTabError, StorageError, Wait, open_session
 from rose_core.instrument.study import (
     Consent, End, Instructions, ItemScreen, PracticeFeedback, Questionnaire, StudyError, get_study, join,
 )
-from rose_core.instrument.page_data import identity_from_query, practice_feedback_png, worked_example_pictures
+from rose_core.instrument.page_data import identity_from_query, needs_prolific_id, practice_feedback_png, worked_example_pictures
 from rose_core.instrument.manage import is_preview
 from rose_core.instrument.texts import QUESTIONS, opening_problems
 from ui.click_grid import click_grid, image_url
@@ -38,6 +39,8 @@ UNAVAILABLE = ("The study cannot be shown right now because of a problem on our 
 
 
 UNREADABLE = "the page sent something it should not have"
+NEEDS_PROLIFIC = ("This study takes part through Prolific: please start it from the study's page on Prolific, "
+                  "which opens it with your Prolific ID. Nothing has been recorded.")
 
 
 def _grid_raw(name: str) -> object:
@@ -109,6 +112,10 @@ if "part_pid" not in ss:
     if study.dataset_hash != ds.dataset_hash:
         st.error("This study was set up on a different version of the dataset; please contact the researcher.")
         st.stop()
+    if needs_prolific_id(study.config, ident) and not is_preview(db, study.study_id, ident.external_id):
+        st.title("Please open this study from Prolific")  # never reaches consent; nothing is stored
+        st.info(NEEDS_PROLIFIC)
+        st.stop()
     if ident.generated:  # a new anonymous id: into the address first (in place: Back never finds the id-less link)
         st.caption("Starting the study…")
         reload_with_param("pid", ident.external_id)
@@ -125,6 +132,12 @@ if "part_pid" not in ss:
         st.stop()
     ss["part_pid"], ss["part_study"] = p.participant_id, study.study_id
 
+CLOSED_TEXT = {
+    "closed": "This study is closed now, so nothing more can be recorded here. Thank you for your time. If you came "
+              "from Prolific and have questions about your submission, please message the researcher there.",
+    "excluded": "Your participation in this study has ended, so nothing more can be recorded here. If you came from "
+                "Prolific and have questions, please message the researcher there.",
+}
 PENDING_NOTE = ("Your answer could not be saved just yet (a problem on our side). Your selection is kept and the "
                 "answer is sent again by itself in a few seconds: there is nothing you need to do.")
 REFUSED_NOTE = {
@@ -243,7 +256,7 @@ def show_item(first: ItemScreen, retrying: bool = False) -> None:
         png = ss.get("part_png")
         if png is None or png[0] != screen.view_id:
             try:
-                png = ss["part_png"] = (screen.view_id, ds.read_image(screen.item.image))
+                png = ss["part_png"] = (screen.view_id, item_png(ds, screen.item))
             except DatasetError as e:  # missing or changed on disk: never shown; another item instead
                 _log("image", e)
                 try:
@@ -293,7 +306,7 @@ notice = ss.pop("part_notice", None)
 if notice:
     st.info(notice)
 
-if not isinstance(screen, (Consent, End)):  # inside the study (also while storage fails): leaving asks first
+if not isinstance(screen, (Consent, End, Closed)):  # inside the study (also while storage fails): leaving asks first
     leave_guard()  # mounted before the item, in every run that shows one, so the item's element keeps its place
 
 if screen is None:  # storage is failing
@@ -464,7 +477,7 @@ def show_deadline() -> None:
     deadline_timer()
 
 
-if not isinstance(screen, (Consent, End)):
+if not isinstance(screen, (Consent, End, Closed)):
     show_deadline()
 
 
@@ -523,6 +536,10 @@ match screen:
 
     case Questionnaire(questions=questions):
         show_questionnaire(questions)
+
+    case Closed(why=why):
+        st.title("This study has ended")
+        st.info(CLOSED_TEXT[why])
 
     case End():
         end_page(screen, text=screen.text)

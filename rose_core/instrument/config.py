@@ -24,6 +24,12 @@ SGP_GOAL_VIEWS: tuple[str, ...] = SgpGoalView.__args__  # type: ignore[attr-defi
 SGP_DEFAULT_STEP_CAP = 20                # the paper's cap for models: humans get the same by default
 SampleBy = Literal["template", "subset", "split"]
 SAMPLE_BY: tuple[str, ...] = SampleBy.__args__  # type: ignore[attr-defined]
+AttentionKind = Literal["picture", "worded"]
+ATTENTION_KINDS: tuple[str, ...] = AttentionKind.__args__  # type: ignore[attr-defined]
+BehaviourCheck = Literal["off", "flag", "exclude"]
+BEHAVIOUR_CHECKS: tuple[str, ...] = BehaviourCheck.__args__  # type: ignore[attr-defined]
+CompletionCodeKind = Literal["study", "participant"]
+COMPLETION_CODE_KINDS: tuple[str, ...] = CompletionCodeKind.__args__  # type: ignore[attr-defined]
 SampleScenes = Literal["distinct", "shared"]
 SAMPLE_SCENES: tuple[str, ...] = SampleScenes.__args__  # type: ignore[attr-defined]
 
@@ -73,6 +79,21 @@ class StudyConfig:
     screen_out_code: str = ""
     screen_out_url: str = ""
     attention_screen_out: bool = False  # a failed attention check ends the study at once, screened out (same code)
+    # ---- bots (docs/threat-model.md, "Bots"). "picture": the check's instruction is drawn into its image and the
+    # page says only "follow the instruction in the picture" (a script reading the page's text cannot answer it);
+    # "worded": the instruction in the page's text (kept for studies stored before picture checks).
+    attention_kind: AttentionKind = "picture"
+    # The behaviour check at completion (rose_core.instrument.behaviour): "flag" records a `behaviour` flag,
+    # "exclude" also excludes the participant (a standing exclusion by "behaviour check"), "off" neither.
+    behaviour_check: BehaviourCheck = "flag"
+    # "study": everyone who completes gets `completion_code` (Prolific's fixed code); "participant": each gets
+    # their own code, an HMAC of a per-study secret kept in the database and their id (rose_core.instrument.completion)
+    completion_code_kind: CompletionCodeKind = "study"
+    # A visitor without a PROLIFIC_PID gets a calm page and never reaches consent. None: on when the study has a
+    # completion URL or code (a Prolific study), off otherwise (`prolific_id_required`).
+    require_prolific_id: bool | None = None
+    # Answers of visitors without a Prolific id (`?pid=` links) fill the per-instance targets only when this is on.
+    anonymous_counts: bool = False
     time_limit_minutes: int = 0        # 0 = no limit
     release_after_minutes: int = 30    # a participant silent this long loses their held item
     practice_rounds: list[list[str]] = field(default_factory=list)
@@ -174,7 +195,31 @@ class StudyConfig:
             out.append("screen_out_url: must differ from completion_url")
         if not isinstance(self.attention_screen_out, bool):
             out.append(f"attention_screen_out: expected true or false, got {self.attention_screen_out!r}")
+        return out + self._bot_problems()
+
+    def _bot_problems(self) -> list[str]:
+        out = []
+        for name, options in (("attention_kind", ATTENTION_KINDS), ("behaviour_check", BEHAVIOUR_CHECKS),
+                              ("completion_code_kind", COMPLETION_CODE_KINDS)):
+            if getattr(self, name) not in options:
+                out.append(f"{name}: expected one of {', '.join(options)}, got {getattr(self, name)!r}")
+        if self.require_prolific_id is not None and not isinstance(self.require_prolific_id, bool):
+            out.append(f"require_prolific_id: expected true or false (or leave it out), got "
+                       f"{self.require_prolific_id!r}")
+        if not isinstance(self.anonymous_counts, bool):
+            out.append(f"anonymous_counts: expected true or false, got {self.anonymous_counts!r}")
+        if self.completion_code_kind == "participant" and not (self.completion_code or self.completion_url):
+            out.append("completion_code_kind: per-participant codes need a completion_code or completion_url "
+                       "(a study without one shows no code)")
         return out
+
+    @property
+    def prolific_id_required(self) -> bool:
+        """Whether a visitor needs a PROLIFIC_PID: the setting, or by default whether the study pays through
+        Prolific (it has a completion URL or code)."""
+        if self.require_prolific_id is not None:
+            return self.require_prolific_id
+        return bool(self.completion_url or self.completion_code)
 
     def _sgp_problems(self) -> list[str]:
         out = []
@@ -213,6 +258,10 @@ class StudyConfig:
             d.setdefault("practice_rounds", [ids] if ids else [])
         if not {"allow_phones", "min_viewport_width", "min_viewport_height"} & set(d):
             d["allow_phones"] = True  # stored before the device policy: it keeps admitting every window it admitted
+        if "attention_kind" not in d:  # stored before picture checks: its checks keep the wording they were run with
+            d["attention_kind"] = "worded"
+        if "anonymous_counts" not in d:  # stored before the setting: anonymous answers kept filling the targets
+            d["anonymous_counts"] = True
         known = {f.name for f in fields(StudyConfig)}
         if isinstance(d.get("sample"), dict):
             d["sample"] = ItemSample(**d["sample"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import Cell
 from ..benchmarks.rose.scoring import SCORER_VERSION
 from ..storage.connection import DatabaseError, IntegrityError, Store, roll_back
-from ..storage import participants, studies
+from ..storage import exclusions, participants, studies
 from ..storage import questionnaire as q_store
 from ..storage.events import insert_events, view_events
 from ..storage.responses import ResponseRow, practice_round_passes, response_of, write_responses
@@ -29,6 +30,8 @@ from .grid_input import GridEvent, Restore, component_data, parse_state, parse_s
 from .ids import Clock, Ids, RandomIds, stable_hash, system_clock
 from ..benchmarks.items import ItemResult, OneShotAnswer
 from ..benchmarks.rose.item import RoseItem
+from .behaviour import check_behaviour
+from .completion import completion
 from .items import attention_item_id, item_for
 from .policy import (
     CLOSED_TAB_GRACE_S, attention_scene, attention_slot_due, default_tiebreak, holds_per_address, main_pool,
@@ -235,8 +238,19 @@ class End:
         return {"completed": self.completion_url, "screened_out": self.screen_out_url}.get(self.reason, "")
 
 
-Screen = Union[Consent, Instructions, PracticeFeedback, ItemScreen, OtherTab, Wait, Questionnaire, End]
-Refusal = Literal["answered", "unknown", "released", "late", "other_tab"]
+Stopped = Literal["closed", "excluded"]
+
+
+@dataclass(frozen=True)
+class Closed:
+    """This participant may store nothing more: their study was closed or deleted ("closed"), or they were
+    excluded ("excluded"), while their tab was open. The page says so calmly; answers are refused on the server."""
+
+    why: Stopped
+
+
+Screen = Union[Consent, Instructions, PracticeFeedback, ItemScreen, OtherTab, Wait, Questionnaire, End, Closed]
+Refusal = Literal["answered", "unknown", "released", "late", "other_tab", "closed", "excluded"]
 
 
 @dataclass(frozen=True)
@@ -305,6 +319,8 @@ def join(store: Store, study: Study, external_id: str, source: str, prolific_stu
             participants.lock_joins(c, study.study_id)  # the arrival rank is a count: one new participant at a time
             p = participants.find_participant(c, study.study_id, external_id)  # stored meanwhile by another process?
         if p is None:
+            if origin == "participant":  # a new visitor; one already stored (a preview) keeps its way in
+                admit(study.config, source, external_id)
             pid = (ids or RandomIds()).participant_id()
             participants.insert_participant(c, pid, study.study_id, external_id, source, prolific_study_id,
                                   prolific_session_id, t, origin)
@@ -321,6 +337,23 @@ def join(store: Store, study: Study, external_id: str, source: str, prolific_stu
     raise IdentityMismatch("this participant id is already taking part in the study under another session. "
                            "Please open the study again from the link you were given; if this keeps happening, "
                            "contact the researcher")
+
+
+class NeedsProlificId(StudyError):
+    """The study admits only visitors with a Prolific id (`StudyConfig.prolific_id_required`)."""
+
+
+PROLIFIC_PID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def admit(cfg: StudyConfig, source: str, external_id: str) -> None:
+    """NeedsProlificId when a study that needs a Prolific id is visited without one (an anonymous `?pid=` link, or
+    a PROLIFIC_PID that is not one: letters, digits, - and _, at most 64). Previews, simulations and tests never
+    come through here."""
+    if not cfg.prolific_id_required:
+        return
+    if source != "prolific" or not PROLIFIC_PID.fullmatch(external_id.strip()):
+        raise NeedsProlificId("this study is open only through its Prolific link")
 
 
 def _link_id(v: str | None) -> str | None:
@@ -376,7 +409,8 @@ class ParticipantSession:
             raise StudyError(str(e)) from e
         with storage(self.store), self._tx() as c:
             p = participants.get_participant(c, self.participant_id)
-            if p is None or p.end_reason != "completed" or not self.cfg.questionnaire or not self._owns(c):
+            if (p is None or p.end_reason != "completed" or not self.cfg.questionnaire or not self._owns(c)
+                    or self._stopped(c, p) is not None):
                 return False
             return q_store.insert_answers(c, self.participant_id, clean, self.clock())
 
@@ -457,11 +491,16 @@ class ParticipantSession:
         """The end page, or first the study's questionnaire (completed participants who have not answered it).
         `p`: the participant, to tell a screen-out by attention check from one at the practice."""
         cfg = self.cfg
-        if reason == "completed" and cfg.questionnaire and not q_store.answered(c, self.participant_id):
+        if (reason == "completed" and cfg.questionnaire and not q_store.answered(c, self.participant_id)
+                and self._stopped(c) is None):
             return Questionnaire(tuple(cfg.questionnaire))
         attention = bool(reason == "screened_out" and p is not None
                          and (p.practice_passed or not cfg.practice_rounds))
-        return End(reason, cfg.completion_code, cfg.completion_url, cfg.screen_out_code, cfg.screen_out_url,
+        code, url = cfg.completion_code, cfg.completion_url
+        if reason == "completed":  # the participant's own code when the study gives one (instrument.completion)
+            me = p or participants.get_participant(c, self.participant_id)
+            code, url = completion(c, self.study, me.external_id)
+        return End(reason, code, url, cfg.screen_out_code, cfg.screen_out_url,
                    attention, page_text(cfg, "screen_out" if reason == "screened_out" else "end"),
                    page_text(cfg, "debrief"))
     def deadline(self) -> Deadline | None:
@@ -480,8 +519,13 @@ class ParticipantSession:
         cfg, t, pid = self.cfg, self.clock(), self.participant_id
         p = participants.get_participant(c, pid)
         if p is None:
+            if studies.study_row(c, self.study.study_id) is None:
+                return Closed("closed")  # the study was deleted (its participants with it) while the tab was open
             raise StudyError(f"unknown participant {pid!r}")
         participants.touch(c, pid, t)
+        if p.finished_at is None and (stop := self._stopped(c, p)) is not None:
+            participants.release_holds(c, [pid], t)  # their held item goes back to the pool at once
+            return Closed(stop)
         if p.finished_at is not None and p.end_reason != "screened_out":
             return self._end(c, p.end_reason, p)
         if not self._claim(c, p):
@@ -505,7 +549,7 @@ class ParticipantSession:
         return self._main(c, p, assigns, t)
 
     def _item_screen(self, c, a: participants.Assignment, progress: str, fraction: float) -> ItemScreen:
-        item = item_for(self.ds, a.kind, a.instance_id)
+        item = item_for(self.ds, a.kind, a.instance_id, self.cfg.attention_kind)
         problem = self.ds.image_problem(item.image)
         if problem is not None:
             raise ItemUnavailable(a, f"{self.ds.root / item.image}: {problem}")
@@ -550,7 +594,7 @@ class ParticipantSession:
         if held:
             return self._item_screen(c, held[0], progress, fraction)
         if answered_main >= cfg.items_per_participant:
-            participants.finish(c, pid, "completed", t)
+            self._finish(c, "completed", t)
             return self._end(c, "completed")
         self._release_closed_tabs(c, t)
         pool = main_pool(self.ds, cfg)
@@ -563,22 +607,31 @@ class ParticipantSession:
         if self._address_full(c):
             return Wait("address")
         seen = {a.instance_id for a in mains}, {a.scene_id for a in mains}
-        ranked = rank_main(pool, cfg, participants.main_assignment_counts(c, self.study.study_id), *seen, p.counterbalance,
-                           answered_main, default_tiebreak(pid))
-        claim = participants.claim_instance(c, self.study.study_id, (i.instance_id for i in ranked), cfg.target_per_instance)
+        anon = cfg.anonymous_counts
+        ranked = rank_main(pool, cfg, participants.main_assignment_counts(c, self.study.study_id, anon), *seen,
+                           p.counterbalance, answered_main, default_tiebreak(pid))
+        claim = participants.claim_instance(c, self.study.study_id, (i.instance_id for i in ranked),
+                                            cfg.target_per_instance, anon)
         if claim.busy:
             raise ClaimBusy()
         if claim.instance_id is None:
             # Only answers fill an instance for good: while a held item may still come free, ask them to wait.
-            if pick_main(pool, cfg, participants.main_answered_counts(c, self.study.study_id), *seen, p.counterbalance,
+            if pick_main(pool, cfg, participants.main_answered_counts(c, self.study.study_id, anon), *seen, p.counterbalance,
                          answered_main, default_tiebreak(pid)) is not None:
                 return Wait("held")
             reason: EndReason = "completed" if answered_main else "pool_exhausted"
-            participants.finish(c, pid, reason, t)
+            self._finish(c, reason, t)
             return self._end(c, reason)
         inst = self.ds.instances[claim.instance_id]
         participants.insert_assignment(c, pid, "main", len(mains), 0, inst.instance_id, inst.scene_id, t)
         return self._refetch(c, pid, "main", len(mains), progress, fraction)
+
+    def _finish(self, c, reason: EndReason, t: float) -> None:
+        """The end of the main items; a completed participant's record is then judged by the behaviour check
+        (`instrument.behaviour`: flagged, and excluded when the study says so) in the same transaction."""
+        participants.finish(c, self.participant_id, reason, t)
+        if reason == "completed":
+            check_behaviour(c, self.study, self.participant_id, t)
 
     def _release_closed_tabs(self, c, t: float) -> None:
         """Held main items of participants whose tab closed (no longer connected to this server) more than
@@ -651,6 +704,8 @@ class ParticipantSession:
             return known_max_seq
         t = self.clock()
         with storage(self.store), self._tx() as c:
+            if self._stopped(c) is not None:
+                return known_max_seq  # nothing more is stored; the next screen says why
             if not self._owns(c):
                 raise OtherTabError("the study continues in another tab")
             insert_events(c, self.participant_id, screen.item.item_id, screen.view_id, new, t)
@@ -668,6 +723,8 @@ class ParticipantSession:
         t = self.clock()
         pid = self.participant_id
         with storage(self.store), self._tx() as c:
+            if participants.get_participant(c, pid) is None:   # deleted with its study while the tab was open
+                return Recorded(None, duplicate=True, refused="closed")
             if not self._owns(c):
                 return Recorded(None, duplicate=True, refused="other_tab")
             assigns = participants.participant_assignments(c, pid)
@@ -703,6 +760,14 @@ class ParticipantSession:
             return "answered"
         pid, cfg = self.participant_id, self.cfg
         p = participants.get_participant(c, pid)
+        stop = self._stopped(c, p)
+        if stop is not None and p is not None:
+            participants.record_flag(c, self.study.study_id, pid, None, f"{stop}_answer",
+                                     f"{a.kind} {a.instance_id} answered after the "
+                                     + ("study closed" if stop == "closed" else "participant was excluded"), t)
+            participants.release_holds(c, [pid], t)
+        if stop is not None:
+            return stop
         late = bool(cfg.time_limit_minutes and p.consent_at is not None
                     and t - p.consent_at > 60 * cfg.time_limit_minutes)
         if a.released_at is None and not late and p.finished_at is None:
@@ -714,6 +779,21 @@ class ParticipantSession:
             participants.finish(c, pid, "timed_out", t)
             participants.release_holds(c, [pid], t)
         return why
+
+    def _stopped(self, c, p: participants.Participant | None = None) -> Stopped | None:
+        """Why this participant may store nothing more, read in the caller's transaction: their study closed or
+        deleted since the tab opened ("closed"; a preview may go on in a closed study: the experimenter tries it
+        before opening it; a session without a browser tab is not checked for a closed study, as for tabs), or a
+        standing exclusion ("excluded"). None: go on."""
+        row = studies.study_row(c, self.study.study_id)
+        p = p or participants.get_participant(c, self.participant_id)
+        if row is None or p is None:
+            return "closed"
+        if exclusions.standing(c, self.participant_id) is not None:
+            return "excluded"
+        # a browser tab only: scripts and tests of the flow drive draft studies that were never open (`client` None)
+        closed = not row["active"] and p.origin != "preview" and self.client is not None
+        return "closed" if closed else None
 
     def _close_round(self, c, pid: str, attempt: int, t: float) -> None:
         """After the last answer of a round: passed, another round on fresh items, or screened out."""

@@ -18,7 +18,8 @@ def _study(store, ds):
     return create_study(store, ds, StudyConfig(
         name="prolific", split="dev", items_per_participant=4, target_per_instance=3, practice_items=4,
         practice_max_attempts=1, attention_every=2, time_limit_minutes=30, seed=8, completion_code="DONE1",
-        screen_out_code="OUT1"), ids=SequentialIds("ap"), clock=FakeClock())
+        screen_out_code="OUT1", require_prolific_id=False),  # an anonymous visitor too: left out of the file
+        ids=SequentialIds("ap"), clock=FakeClock())
 
 
 def _people(store, ds, study):
