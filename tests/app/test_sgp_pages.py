@@ -127,6 +127,7 @@ def test_studies_page_sets_up_an_sgp_study_and_watches_its_own_pool(sgp_env, sgp
     at.selectbox(key="studies_sgp_input").select("keyboard")
     at.selectbox(key="studies_sgp_goal").select("toggle")
     at.checkbox(key="studies_sgp_nocap").check()
+    at.checkbox(key="studies_sgp_coords").check()       # a keyboard study may label its buttons with cells
     at.number_input(key="studies_sgp_items").set_value(4)
     at.number_input(key="studies_sgp_practice").set_value(1)
     at.multiselect(key="studies_sgp_c1").set_value([3])
@@ -138,6 +139,7 @@ def test_studies_page_sets_up_an_sgp_study_and_watches_its_own_pool(sgp_env, sgp
     c = study.config
     assert (c.sgp_modality, c.sgp_input, c.sgp_goal_view, c.step_cap, c.items_per_participant, c.sgp_c1) == \
         ("3d", "keyboard", "toggle", None, 4, [3])                      # "no cap" recorded as None
+    assert (c.sgp_piece_coordinates, c.sgp_several_moves) == (True, False)
     assert study.dataset_hash == sgp_small.dataset_hash
     at.selectbox(key="studies_pick").select(study.study_id).run()
     assert not at.exception, at.exception
@@ -145,7 +147,7 @@ def test_studies_page_sets_up_an_sgp_study_and_watches_its_own_pool(sgp_env, sgp
     pool = [e for e in sgp_small.episodes.values() if e.c1 == 3 and e.episode_id not in c.practice_scene_ids]
     assert metrics["Pool episodes"] == str(len(pool)) and "Pool instances" not in metrics
     assert metrics["Participants needed"] == str(-(-len(pool) * 3 // 4))
-    assert any("step cap: none" in cap.value for cap in at.caption)
+    assert any("step cap: none" in cap.value and "piece buttons with cells" in cap.value for cap in at.caption)
     assert f"https://rose.example.org/?study={study.study_id}" in at.code[0].value
     shown = [m.value for m in at.markdown]   # the export rows: counts now, files built when a button is clicked
     assert "**episode_results**: 0 rows" in shown and "**episode_steps**: 0 rows" in shown
