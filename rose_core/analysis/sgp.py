@@ -172,11 +172,35 @@ def agent_logs(ds, episode_ids: tuple[str, ...], samples: int, seed: int, step_c
     logs = []
     for eid in episode_ids:
         ep = ds.episodes[eid]
-        logs.append(play_episode(ep, agent_policy("optimal", seed, eid, 0), "optimal (agent)", 0, step_cap,
+        logs.append(play_episode(ep, agent_policy("optimal", seed, eid, 0), AGENT_SOLVERS[0], 0, step_cap,
                                  ds.dataset_hash))
-        logs += [play_episode(ep, agent_policy("random", seed, eid, s), "random (agent)", s, step_cap, ds.dataset_hash)
+        logs += [play_episode(ep, agent_policy("random", seed, eid, s), AGENT_SOLVERS[1], s, step_cap, ds.dataset_hash)
                  for s in range(samples)]
     return logs
+
+
+AGENT_SOLVERS = ("optimal (agent)", "random (agent)")
+
+
+@dataclass(frozen=True)
+class ModelSelection:
+    logs: list[EpisodeLog]               # the model plays that enter the figures, beside the participants'
+    other_cap: int                       # plays left out: another step cap than the compared one
+    other_episodes: int                  # plays left out: episodes the comparison does not cover
+
+
+def select_models(logs: list[EpisodeLog], step_cap: int, episode_ids: tuple[str, ...]) -> ModelSelection:
+    """Model plays (episode logs a model run wrote, checked by `benchmarks.sgp.logs.read_logs`) for the human
+    comparison: the same step cap and the same episodes as the participants' row, the rest counted. A log whose
+    solver takes the participants' or an agent's name is refused: its row would be mistaken for theirs."""
+    taken = sorted({lg.solver for lg in logs} & {HUMAN, *AGENT_SOLVERS})
+    if taken:
+        raise ValueError(f"model logs name their solver {', '.join(map(repr, taken))}, the name of the "
+                         "participants' or an agent's row: give the model's own name")
+    keep = set(episode_ids)
+    same = [lg for lg in logs if lg.step_cap == step_cap]
+    return ModelSelection([lg for lg in same if lg.episode_id in keep], len(logs) - len(same),
+                          sum(lg.episode_id not in keep for lg in same))
 
 
 # --------------------------------------------------------------------------- figures
@@ -304,7 +328,7 @@ def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.D
         columns=["step", "command", "outcome", "d_t", "input", "server_s", "page_s", "ended", "state"])
 
 
-__all__ = ["HUMAN", "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
+__all__ = ["HUMAN", "AGENT_SOLVERS", "ModelSelection", "select_models", "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
            "PARTICIPANT_COLUMNS", "sgp_participants",
            "select_human", "agent_logs", "results_tables", "regret_band", "group_heatmap", "heatmap_labels",
            "played_episodes", "replay",

@@ -1,11 +1,14 @@
 """The SGP pages through AppTest, on a database filled through the real session: a participant plays a study
 (link → consent → puzzle), and the results and replay pages show what was stored."""
+import json
 import os
 
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from rose_core.benchmarks.sgp.agents import agent_policy
+from rose_core.benchmarks.sgp.play import play_episode
 from rose_core.instrument.config import StudyConfig
 from rose_core.instrument.episode_session import (
     EpisodeScreen,
@@ -98,6 +101,34 @@ def test_results_page_shows_humans_beside_the_agents(sgp_env, sgp_small):  # noq
     assert "(1 participants excluded)" in cap and "agents on the" in cap
     parts = at.dataframe[-1].value.set_index("participant_id")
     assert sorted(parts["excluded"]) == ["no", "no", "too fast"]            # as on the Participants page
+
+    # a model run's episode logs, uploaded: its row beside the participants' on their episodes and cap
+    played = sorted(set(store_episodes(sgp_env)))
+    lines = [json.dumps({**play_episode(sgp_small.episodes[e], agent_policy("optimal", 0, e, 0), "model-x", k, cap,
+                                        sgp_small.dataset_hash).to_json(), "modality": "2d"})
+             for e in [*played, other_episode(sgp_small, played)] for k, cap in enumerate((6, 20))]
+    at.file_uploader(key="sgpres_models").set_value(("model-x.jsonl", "\n".join(lines).encode(),
+                                                    "application/jsonl")).run()
+    assert not at.exception, at.exception
+    rows = at.dataframe[0].value.set_index(["solver", "modality"])
+    assert ("model-x", "2d") in rows.index and ("Human", "2d") in rows.index
+    n = int(rows.loc[("optimal (agent)", "-")]["plays"])                 # the episodes compared: the agents'
+    assert rows.loc[("model-x", "2d")]["plays"] == str(n) and n < len(played) + 1
+    assert rows.loc[("model-x", "2d")]["solved_pct"].startswith("100.0 [")
+    assert any(f"{len(played) + 1} plays under another step cap and {len(played) + 1 - n} on episodes the "
+               "participants did not play"
+               in c.value for c in at.caption)
+    bad = lines[0].replace('"solver": "model-x"', '"solver": "Human"')
+    at.file_uploader(key="sgpres_models").set_value(("bad.jsonl", bad.encode(), "application/jsonl")).run()
+    assert any("name of the participants' or an agent's row" in e.value for e in at.error)
+
+
+def store_episodes(store) -> list[str]:
+    return [r["episode_id"] for r in store.query("SELECT DISTINCT episode_id FROM episode_results WHERE kind = 'main'")]
+
+
+def other_episode(ds, played: list[str]) -> str:
+    return next(e for e in sorted(ds.episodes) if e not in played)
 
 
 def test_replay_page_shows_every_move_of_an_episode(sgp_env, sgp_small):  # noqa: F811
