@@ -216,6 +216,51 @@ def results_tables(logs: list[EpisodeLog], n_boot: int = BOOT, seed: int = SEED)
             "outcomes": outcome_counts(episodes)}
 
 
+@dataclass(frozen=True)
+class SgpBundleTable:
+    """The paper bundle's SGP table: the participants' row per modality beside the agents (None and `note`
+    when it cannot be made right)."""
+
+    summary: pd.DataFrame | None
+    note: str
+
+
+def sgp_results_for_bundle(store: Store, n_boot: int = BOOT, seed: int = SEED, step_cap: int = 20,
+                           samples: int = 3, agent_seed: int = 0) -> SgpBundleTable:
+    """The SGP results page's summary under its defaults (every SGP study on the app's build, the default
+    exclusions, the models' step cap 20; random agent 3 plays per episode, seed 0), for the paper bundle. Model
+    runs are files, not stored, so the bundle carries the human row with the agents; the results page puts model
+    logs beside it. None when no participant finished an episode, or the build is not the one they played."""
+    from ..benchmarks.sgp.dataset import SgpDataset, SgpDatasetError, is_sgp_dataset, sgp_dataset_dir
+
+    df = human_episodes(store)
+    if df.empty:
+        return SgpBundleTable(None, "no SGP participant episode stored")
+    root = sgp_dataset_dir()
+    if not is_sgp_dataset(root):
+        return SgpBundleTable(None, f"the SGP build at {root} is missing: the participants' episodes cannot be "
+                                    "scored (build it, or set ROSE_SGP_DATASET_DIR)")
+    try:
+        ds = SgpDataset.load(root)
+    except SgpDatasetError as e:
+        return SgpBundleTable(None, f"the SGP build at {root} cannot be read: {e}")
+    other = sorted(set(df["dataset_hash"]) - {ds.dataset_hash})
+    sel = select_human(df, ds, SgpExclusions(), step_cap)
+    if not sel.logs:
+        return SgpBundleTable(None, f"no participant episode on the SGP build {ds.dataset_hash[:12]} at step cap "
+                                    f"{step_cap} ({sel.other_cap} under another cap"
+                                    f"{', others on builds ' + ', '.join(h[:12] for h in other) if other else ''})")
+    played = tuple(sorted({lg.episode_id for lg in sel.logs}))
+    summary = summary_table(sel.logs + agent_logs(ds, played, samples, agent_seed, step_cap), n_boot, seed)
+    note = (f"{len(sel.logs)} participant episodes on build {ds.dataset_hash[:12]}, exclusions: "
+            f"{sel.rules.describe()} ({sel.n_excluded} participants excluded), {sel.other_cap} episodes under "
+            f"another step cap left out; agents on the {len(played)} episodes the participants played (random: "
+            f"{samples} plays per episode, seed {agent_seed})")
+    if other:
+        note += f"; episodes on other builds left out ({', '.join(h[:12] for h in other)})"
+    return SgpBundleTable(summary, note)
+
+
 def regret_band(steps: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
     """95 % percentile interval of the mean regret at every t, resampling episodes (their samples come along),
     as the metrics' step deviation does."""
@@ -328,7 +373,7 @@ def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.D
         columns=["step", "command", "outcome", "d_t", "input", "server_s", "page_s", "ended", "state"])
 
 
-__all__ = ["HUMAN", "AGENT_SOLVERS", "ModelSelection", "select_models", "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
+__all__ = ["HUMAN", "AGENT_SOLVERS", "ModelSelection", "select_models", "SgpBundleTable", "sgp_results_for_bundle", "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
            "PARTICIPANT_COLUMNS", "sgp_participants",
            "select_human", "agent_logs", "results_tables", "regret_band", "group_heatmap", "heatmap_labels",
            "played_episodes", "replay",
