@@ -175,7 +175,7 @@ function mountEpisode(component) {
       const w = data.words;
       const example = `move ${w.colours[0]} ${w.shapes[0]} up`;
       label.textContent = data.several ? "Your moves:" : "Your move:";
-      typed = el("input", "sb-command", { id, type: "text", autocomplete: "off", spellcheck: "false",
+      typed = el("input", data.several ? "sb-command sb-several" : "sb-command", { id, type: "text", autocomplete: "off", spellcheck: "false",
                                            placeholder: data.several ? `${example}, move ${w.colours[0]} ${w.shapes[0]} left` : example,
                                            "data-k": "command", "aria-describedby": id + "-words" });
       typed.value = keep;

@@ -19,7 +19,7 @@ import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -182,10 +182,9 @@ def _shade(rgb: tuple[int, int, int], n: Vec) -> tuple[int, int, int]:
     return tuple(min(255, round(c * lam)) for c in rgb)  # type: ignore[return-value]
 
 
-def render_3d(state: dict[str, Any] | Board, kind: StateKind = "active") -> Image.Image:
-    """An angled top-down view of the board with shaded solids (RGB); nearer geoms occlude farther ones."""
-    b = _board(state)
-    k, n = SUPERSAMPLE, b.size
+def _camera_3d(n: int, k: int) -> tuple[int, int, Callable[[Vec], tuple[float, float]]]:
+    """The 3D view's camera at `k`× the output size: (width, height, board point -> pixel); the renderer draws
+    with it at SUPERSAMPLE and the hit map reads it at 1 (every length scales with k)."""
     unit = 118 * k
     sin_e, cos_e = math.sin(_EL), math.cos(_EL)
     margin_x, top = 70 * k, 80 * k
@@ -197,6 +196,14 @@ def render_3d(state: dict[str, Any] | Board, kind: StateKind = "active") -> Imag
         # screen x = column axis; screen y grows downwards: far rows and height go up
         return margin_x + v[0] * unit, top + board_h - (v[1] * sin_e + v[2] * cos_e) * unit + 0.62 * unit * cos_e
 
+    return w, h, proj
+
+
+def render_3d(state: dict[str, Any] | Board, kind: StateKind = "active") -> Image.Image:
+    """An angled top-down view of the board with shaded solids (RGB); nearer geoms occlude farther ones."""
+    b = _board(state)
+    k, n = SUPERSAMPLE, b.size
+    w, h, proj = _camera_3d(n, k)
     im = Image.new("RGB", (w, h), BACKGROUND[kind])
     d = ImageDraw.Draw(im)
     d.text((w // 2, 34 * k), KIND_LABEL[kind], font=_font(26 * k), fill=(255, 255, 255), anchor="mm")
@@ -253,24 +260,6 @@ class CellHit:
                 "piece": self.piece}
 
 
-def _projection_3d(n: int) -> tuple[int, int, Any]:
-    """`render_3d`'s camera at output size: (width, height, board point -> pixel). The same numbers as the
-    renderer (a test checks every polygon against rendered pixels, so a change there cannot go unnoticed)."""
-    k = SUPERSAMPLE
-    unit = 118 * k
-    sin_e, cos_e = math.sin(_EL), math.cos(_EL)
-    margin_x, top = 70 * k, 80 * k
-    board_h = n * unit * sin_e
-    w = 2 * margin_x + n * unit
-    h = int(top + board_h + 1.0 * unit * cos_e + 60 * k)
-
-    def proj(v: Vec) -> tuple[float, float]:
-        return ((margin_x + v[0] * unit) / k,
-                (top + board_h - (v[1] * sin_e + v[2] * cos_e) * unit + 0.62 * unit * cos_e) / k)
-
-    return w // k, h // k, proj
-
-
 def _hull(points: list[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
     """Convex hull (Andrew's monotone chain), counter-clockwise on screen."""
     pts = sorted(set(points))
@@ -305,7 +294,7 @@ def hit_map(state: dict[str, Any] | Board, modality: Literal["2d", "3d"]) -> lis
                 for r in range(n) for c in range(n)]
     if modality != "3d":
         raise ValueError(f"no image, so no hit map, for modality {modality!r}")
-    _, _, proj = _projection_3d(n)
+    _, _, proj = _camera_3d(n, 1)
     at = dict(zip(b.cells, b.geoms))
     out = []
     for r in range(n - 1, -1, -1):
