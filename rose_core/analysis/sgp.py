@@ -251,7 +251,8 @@ def sgp_results_for_bundle(store: Store, n_boot: int = BOOT, seed: int = SEED, s
                                     f"{step_cap} ({sel.other_cap} under another cap"
                                     f"{', others on builds ' + ', '.join(h[:12] for h in other) if other else ''})")
     played = tuple(sorted({lg.episode_id for lg in sel.logs}))
-    summary = summary_table(sel.logs + agent_logs(ds, played, samples, agent_seed, step_cap), n_boot, seed)
+    summary = summary_table(sel.logs + agent_logs(ds, played, samples, agent_seed, step_cap), n_boot, seed).rename(
+        columns={"lo": "solved_pct lo", "hi": "solved_pct hi", "lo_dev": "deviation lo", "hi_dev": "deviation hi"})
     note = (f"{len(sel.logs)} participant episodes on build {ds.dataset_hash[:12]}, exclusions: "
             f"{sel.rules.describe()} ({sel.n_excluded} participants excluded), {sel.other_cap} episodes under "
             f"another step cap left out; agents on the {len(played)} episodes the participants played (random: "

@@ -241,13 +241,11 @@ def _sgp(t: SgpBundleTable) -> tuple[PaperTable, ...]:
     """The SGP results table (the human row per modality beside the agents), when there is one."""
     if t.summary is None:
         return ()
-    frame = t.summary.rename(columns={"lo": "solved_pct lo", "hi": "solved_pct hi", "lo_dev": "deviation lo",
-                                      "hi_dev": "deviation hi"})
     return (PaperTable(
         "sgp_results", "SGP (iVISPAR): participants beside the reference agents",
         "Solved (%): share of plays whose board reached the goal, 95% Wilson interval; deviation: mean A* distance "
         "left at t = c1, 95% percentile bootstrap over episodes; the outcome columns: mean moves of each class per "
-        f"play. {t.note}. Model rows: the SGP results page, from the runs' episode logs.", frame,
+        f"play. {t.note}. Model rows: the SGP results page, from the runs' episode logs.", t.summary,
         (Column("solver", "Solver", "text"), Column("modality", "Modality", "text"), Column("plays", "Plays", "count"),
          Column("episodes", "Episodes", "count"),
          Column("solved_pct", "Solved", "rate", "solved_pct lo", "solved_pct hi"),
@@ -307,7 +305,6 @@ def paper_report(store: Store, ds: Dataset, split: str | None = None, exclusions
               *_bridges(df, published, n_boot, seed), _difference(df, n_boot, seed), _failures(df),
               *_agreement(df, ds), _difficulty(df, ds), *_sgp(sgp))
     report = {**report, "simulated_warning": simulated_note(sel.participants, sel.filters)}   # as report --json
-    report = {**with_sgp(with_runs_warning(report, store, sel), store), "sgp_results_note": sgp.note,
-              "dataset_hash": ds.dataset_hash,
+    report = {**with_sgp(with_runs_warning(report, store, sel), store, sgp), "dataset_hash": ds.dataset_hash,
               "tables": {t.name: {"title": t.title, "rows": t.records()} for t in tables}}
     return PaperReport(report, tables, sel)

@@ -25,6 +25,7 @@ def test_the_bundle_carries_the_human_row_beside_the_agents(store, sgp_small, sm
     page's summary; no SGP build, no table and a note saying why."""
     from rose_core.analysis.bundle import paper_report
     from rose_core.analysis.bundle.render import to_latex, to_markdown
+    from rose_core.analysis.report import report_data
     from rose_core.analysis.sgp import human_episodes, results_tables, select_human, SgpExclusions
     from rose_core.instrument.config import StudyConfig
     from rose_core.instrument.episode_session import EpisodeSession, create_sgp_study
@@ -33,8 +34,8 @@ def test_the_bundle_carries_the_human_row_beside_the_agents(store, sgp_small, sm
     from tests.sgp_players import run_to_end
 
     monkeypatch.setenv("ROSE_SGP_DATASET_DIR", str(sgp_small.root / "absent"))
-    assert paper_report(store, small_dataset, n_boot=20).report["sgp_results_note"] == \
-        "no SGP participant episode stored"
+    assert paper_report(store, small_dataset, n_boot=20).report["sgp_results"] == \
+        {"note": "no SGP participant episode stored", "rows": []}
     study = create_sgp_study(store, sgp_small, StudyConfig(name="b", benchmark="sgp", practice_items=0,
                                                            items_per_participant=2, target_per_instance=2,
                                                            attention_every=0), ids=SequentialIds("b"),
@@ -48,7 +49,7 @@ def test_the_bundle_carries_the_human_row_beside_the_agents(store, sgp_small, sm
         run_to_end(s, solved=lambda screen, k=k: k == 0, clock=clock)
     missing = paper_report(store, small_dataset, n_boot=20)
     assert "sgp_results" not in [t.name for t in missing.tables]
-    assert "is missing" in missing.report["sgp_results_note"]
+    assert "is missing" in missing.report["sgp_results"]["note"] and missing.report["sgp_results"]["rows"] == []
     monkeypatch.setenv("ROSE_SGP_DATASET_DIR", str(sgp_small.root))
     paper = paper_report(store, small_dataset, n_boot=20, seed=3)
     t = paper.table("sgp_results")
@@ -62,5 +63,5 @@ def test_the_bundle_carries_the_human_row_beside_the_agents(store, sgp_small, sm
                           20, 3)["summary"]
     assert page.set_index(["solver", "modality"]).loc[("Human", "2d"), "deviation"] == human["deviation"]
     assert "Human" in to_markdown(t) and "Human" in to_latex(t)
-    assert paper.report["tables"]["sgp_results"]["rows"][0]["solver"] in ("Human", "optimal (agent)",
-                                                                          "random (agent)")
+    assert paper.report["tables"]["sgp_results"]["rows"] == paper.report["sgp_results"]["rows"]
+    assert report_data(store, n_boot=20, seed=3)[0]["sgp_results"] == paper.report["sgp_results"]  # report --json
