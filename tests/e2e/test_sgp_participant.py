@@ -115,6 +115,12 @@ def test_keyboard_and_typed_moves_in_3d_and_text(sgp_server, browser, sgp_small)
                 names = [g["name"] for g in shown(store, sgp_small, study, ext).item.geoms(
                     shown(store, sgp_small, study, ext).state)]
                 page.keyboard.press(str(names.index(name) + 1))
+                now = shown(store, sgp_small, study, ext)      # the reachable cells lit, nothing to click on
+                at = next(g["coord"] for g in now.item.geoms(now.state) if g["name"] == name)
+                lit = page.locator(".sb-current .sb-cell.sb-target")
+                assert sorted(lit.evaluate_all("els => els.map(e => e.dataset.coord)")) == \
+                    sorted(_free_neighbours(now, at))
+                assert page.locator(".sb-overlay.sb-live").count() == 0
                 page.keyboard.press({"up": "ArrowUp", "down": "ArrowDown", "left": "ArrowLeft",
                                      "right": "ArrowRight"}[direction])
             else:
