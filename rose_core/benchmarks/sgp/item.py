@@ -11,6 +11,8 @@ text of a state), so the instrument never reaches into the renderer's internals.
 """
 from __future__ import annotations
 
+import functools
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Sequence
@@ -18,12 +20,22 @@ from typing import TYPE_CHECKING, Any, Literal, Sequence
 from ..items import EpisodeEnd, ItemResult, ItemShape, Move, StepOutcome
 from .actions import OUTCOMES, apply_action, parse_action
 from .board import DIRECTIONS, SHAPE_2D, StateKind, board_from_state, coord, in_bounds
-from .render import Modality, cell_at, hit_map, render_png, render_text, text_lines
+from .render import CellHit, Modality, cell_at, hit_map, render_png, render_text, text_lines
 from .search import astar_distance
 
 if TYPE_CHECKING:
     from .dataset import SgpDataset
     from .records import Episode
+
+@functools.lru_cache(maxsize=4096)
+def _hits(state_json: str, modality: str) -> tuple[CellHit, ...]:
+    """A board's hit map, drawn once however often it is shown or clicked (3D: ~10-20 ms a board)."""
+    return tuple(hit_map(json.loads(state_json), modality))  # type: ignore[arg-type]
+
+
+def _hit_map(state: dict[str, Any], modality: str) -> tuple[CellHit, ...]:
+    return _hits(json.dumps(board_from_state(state).to_state(), sort_keys=True), modality)
+
 
 @dataclass(frozen=True)
 class SgpItem:
@@ -104,7 +116,7 @@ class SgpItem:
     def hit_cells(self, state: dict[str, Any]) -> list[dict[str, Any]]:
         """Every cell's click polygon on the image of `state` (render.hit_map, back to front), for the board
         component's click targets and highlights; the text modality has none."""
-        return [] if self.modality == "text" else [h.to_json() for h in hit_map(state, self.modality)]
+        return [] if self.modality == "text" else [h.to_json() for h in _hit_map(state, self.modality)]
 
     def click_move(self, state: dict[str, Any], text: str, frm: str, to: str, point: tuple[float, float]) -> None:
         """Check a move made by clicking a piece and then a cell of the board image against the board itself:
@@ -124,7 +136,7 @@ class SgpItem:
         col, row = ord(frm[0]) - 65 + dc, int(frm[1:]) - 1 + dr
         if not in_bounds((col, row), b.size) or coord((col, row)) != to:
             raise ValueError(f"{to} is not the cell {p.action.direction} of {frm}")
-        hit = cell_at(hit_map(b, self.modality), *point)
+        hit = cell_at(_hit_map(state, self.modality), *point)
         if hit != to:
             raise ValueError(f"the click at ({point[0]:.0f}, {point[1]:.0f}) is on {hit or 'no cell'}, not {to}")
 

@@ -19,7 +19,7 @@ import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Sequence
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -317,7 +317,7 @@ def _inside(points: tuple[tuple[float, float], ...], x: float, y: float) -> bool
     return inside
 
 
-def cell_at(hits: list[CellHit], x: float, y: float) -> str | None:
+def cell_at(hits: Sequence[CellHit], x: float, y: float) -> str | None:
     """The cell a click at image pixel (x, y) lands on (the topmost polygon there), None off the board."""
     return next((h.coord for h in reversed(hits) if _inside(h.points, x, y)), None)
 
