@@ -19,7 +19,7 @@ from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.session import join
 from rose_core.instrument.study import list_studies
 from rose_core.storage import open_store
-from tests.sgp_players import play, run_to_end, solution
+from tests.sgp_players import participant, play, run_to_end, solution
 
 from .conftest import PASSWORD, ROOT
 from tests.participants import LAB_INFO
@@ -39,10 +39,7 @@ def played_study(store, ds, **kw):
     study = create_sgp_study(store, ds, StudyConfig(**cfg), ids=SequentialIds("app"), clock=FakeClock())
     clock = FakeClock()
     for k in range(3):
-        p = join(store, study, f"H{k}", "prolific", None, None, ids=SequentialIds(f"H{k}"), clock=clock)
-        s = EpisodeSession(store, ds, study, p.participant_id, clock=clock)
-        s.consent()
-        s.finish_instructions()
+        s = participant(store, ds, study, f"H{k}", clock)
         # H0 solves every puzzle; H1 too, but too fast (excluded); H2 spends the cap on moves that cannot be read
         run_to_end(s, solved=lambda screen, k=k: k != 2, clock=None if k == 1 else clock)
     return study

@@ -28,10 +28,9 @@ def test_the_bundle_carries_the_human_row_beside_the_agents(store, sgp_small, sm
     from rose_core.analysis.report import report_data
     from rose_core.analysis.sgp import human_episodes, results_tables, select_human, SgpExclusions
     from rose_core.instrument.config import StudyConfig
-    from rose_core.instrument.episode_session import EpisodeSession, create_sgp_study
+    from rose_core.instrument.episode_session import create_sgp_study
     from rose_core.instrument.ids import FakeClock, SequentialIds
-    from rose_core.instrument.session import join
-    from tests.sgp_players import run_to_end
+    from tests.sgp_players import participant, run_to_end
 
     monkeypatch.setenv("ROSE_SGP_DATASET_DIR", str(sgp_small.root / "absent"))
     assert paper_report(store, small_dataset, n_boot=20).report["sgp_results"] == \
@@ -42,11 +41,7 @@ def test_the_bundle_carries_the_human_row_beside_the_agents(store, sgp_small, sm
                              clock=FakeClock())
     clock = FakeClock()
     for k in range(2):
-        p = join(store, study, f"B{k}", "prolific", None, None, ids=SequentialIds(f"B{k}"), clock=clock)
-        s = EpisodeSession(store, sgp_small, study, p.participant_id, clock=clock)
-        s.consent()
-        s.finish_instructions()
-        run_to_end(s, solved=lambda screen, k=k: k == 0, clock=clock)
+        run_to_end(participant(store, sgp_small, study, f"B{k}", clock), solved=lambda screen, k=k: k == 0, clock=clock)
     missing = paper_report(store, small_dataset, n_boot=20)
     assert "sgp_results" not in [t.name for t in missing.tables]
     assert "is missing" in missing.report["sgp_results"]["note"] and missing.report["sgp_results"]["rows"] == []
