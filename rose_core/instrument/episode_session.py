@@ -373,6 +373,10 @@ class EpisodeSession(ParticipantSession):
         msg = parse_board_message(payload, allowed_inputs(self.cfg), MAX_SUBMISSION_CHARS if several else MAX_COMMAND_CHARS)
         if not msg.moves and msg.give_up is None:
             return MoveReport(0, False)
+        # each typed move is one step (sgp_several_moves: a line split on commas); one message at most 50 of them
+        texts_of = [(split_moves(m.text) or [m.text]) if several else [m.text] for m in msg.moves]
+        if sum(map(len, texts_of)) > MAX_MOVES_PER_MESSAGE:
+            raise _err(f"moves: at most {MAX_MOVES_PER_MESSAGE} moves in one message")
         pid, run = self.participant_id, self.study.run_id
         item = screen.item
         with self._tx() as c:
@@ -383,7 +387,7 @@ class EpisodeSession(ParticipantSession):
             state = steps[-1].board() if steps else item.start()
             stored = 0
             t = self.clock()
-            for m in msg.moves:
+            for m, texts in zip(msg.moves, texts_of):
                 if m.seq < len(steps):
                     continue                                  # already stored (a repeated message)
                 if m.seq > len(steps):
@@ -393,7 +397,6 @@ class EpisodeSession(ParticipantSession):
                         item.click_move(state, m.text, *m.click[:2], m.click[2:])
                     except ValueError as e:
                         raise _err(f"move {m.seq}: {e}") from None
-                texts = (split_moves(m.text) or [m.text]) if several else [m.text]  # each typed move is one step
                 for k, text in enumerate(texts):
                     out = item.step(state, Move(len(steps), text, m.t), len(steps))
                     row = episodes.StepRow(run, pid, item.item_id, screen.view_id, len(steps), text, out.outcome,

@@ -368,6 +368,12 @@ def test_several_typed_moves_stop_at_the_cap(store, sgp_small):
     rep = s.record_moves(screen, payload(screen, ["hello, hi, move red cube sideways, again, more"], how="typed"))
     assert (rep.stored, rep.ended, rep.end, rep.refused) == (3, True, "step_cap", ("again", "more"))
     assert "reached its move limit" in rep.refused_note
+    big = make(store, sgp_small, practice_items=0, sgp_input="typed", sgp_several_moves=True, step_cap=None)
+    sb = session(store, sgp_small, big, ext="P3")
+    sc = sb.screen()
+    with pytest.raises(StudyError, match="at most 50 moves in one message"):
+        sb.record_moves(sc, payload(sc, [", ".join(["hi"] * 51)], how="typed"))
+    assert steps(store, sc.view_id) == []
     r = store.query("SELECT passed, steps, ended FROM episode_results")[0]
     assert (r["passed"], r["steps"], r["ended"]) == (0, 3, "step_cap")
     one = make(store, sgp_small, practice_items=0, sgp_input="typed", step_cap=3)   # without the option: one move
