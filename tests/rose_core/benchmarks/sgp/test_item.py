@@ -136,3 +136,13 @@ def test_a_board_click_is_checked_against_the_board_and_its_own_hit_map(modality
             it.click_move(s, *args)
     with pytest.raises(ValueError, match="text board"):
         item(modality="text").click_move(s, "move red cube right", "A1", "B1", inside)
+
+
+def test_a_click_on_a_cells_very_edge_has_a_pixels_leeway_and_no_more():
+    it = item(modality="2d")
+    s = it.start()
+    xs, ys = zip(*next(c["points"] for c in it.hit_cells(s) if c["coord"] == "B1"))
+    left, mid = min(xs), (min(ys) + max(ys)) / 2
+    it.click_move(s, "move red square right", "A1", "B1", (left - 0.5, mid))       # rounded onto A1's side
+    with pytest.raises(ValueError, match="is on A1, not B1"):
+        it.click_move(s, "move red square right", "A1", "B1", (left - 3, mid))
