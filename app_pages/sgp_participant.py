@@ -11,6 +11,7 @@ import streamlit as st
 from rose_core.instrument.episode_session import (
     EpisodeFeedback, EpisodeScreen, EpisodeSession, board_component_data, png_size,
 )
+from rose_core.instrument.config import sgp_move_help
 from rose_core.instrument.study import Consent, End, Instructions, StudyError, get_study, join
 from rose_core.instrument.manage import is_preview
 from rose_core.instrument.page_data import identity_from_query
@@ -68,7 +69,9 @@ def show_episode(first: EpisodeScreen) -> None:
     def on_board(screen: EpisodeScreen) -> None:
         payload = (ss.get(f"sgpp_board_{screen.view_id}") or {}).get("board")
         try:
-            session.record_moves(screen, payload)
+            report = session.record_moves(screen, payload)
+            if report.refused_note:
+                ss["sgpp_notice"] = report.refused_note
         except StudyError as e:
             ss["sgpp_error"] = str(e)
         nxt = session.screen()
@@ -84,9 +87,12 @@ def show_episode(first: EpisodeScreen) -> None:
         screen: EpisodeScreen = ss["sgpp_item"]
         st.progress(screen.progress_fraction)
         err = ss.pop("sgpp_error", None)
+        if notice := ss.pop("sgpp_notice", None):
+            st.info(notice)
         image, goal, size = images(screen)
         data = board_component_data(screen, image, goal, size, cfg.sgp_input, cfg.sgp_goal_view,
-                                    None if err is None else f"Your move could not be read ({err}). Please try again.")
+                                    None if err is None else f"Your move could not be read ({err}). Please try again.",
+                                    several=cfg.sgp_several_moves, piece_coordinates=cfg.sgp_piece_coordinates)
         sgp_board(key=f"sgpp_board_{screen.view_id}", data=data, on_board=partial(on_board, screen))
 
     episode()
@@ -125,16 +131,8 @@ def show_feedback(fb: EpisodeFeedback) -> None:
               args=(fb.view_id,))
 
 
-def how_to_move() -> str:
-    if cfg.sgp_input == "typed":
-        return ("Type a move such as **move red cube up** and press Enter: the colour, the shape, and the direction "
-                "(up, down, left or right).")
-    if cfg.sgp_input == "keyboard":
-        return ("Choose a piece with its button (or the number keys 1, 2, …), then press an **arrow key** to move "
-                "it one cell.")
-    return ("Click a piece (on the board or its button below it), then click an **arrow button** or one of the "
-            "highlighted cells next to it to move it one cell.")
-
+if notice := ss.pop("sgpp_notice", None):  # typed moves after the last puzzle's goal or cap
+    st.info(notice)
 
 match screen:
     case Consent(time_limit_minutes=limit):
@@ -159,7 +157,7 @@ match screen:
             "Each puzzle shows **your board** and **the goal**. Columns are **A, B, C, …** from the left and rows "
             "**1, 2, 3, …** from the bottom, so A1 is the bottom-left cell. A piece moves one cell **up, down, left "
             "or right**, and only into a free cell. Make your board look exactly like the goal, in as few moves "
-            f"as you can.\n\n{how_to_move()}\n\n{cap}")
+            f"as you can.\n\n{sgp_move_help(cfg)}\n\n{cap}")
         if has_practice:
             st.markdown("First a few practice puzzles, with feedback after each.")
         st.button("Continue", type="primary", key="part_instr_btn", on_click=session.finish_instructions)

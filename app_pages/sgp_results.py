@@ -1,14 +1,20 @@
-"""SGP results (experimenters): participants beside the optimal and random agents on the same episodes — solved
+"""SGP results (experimenters): participants beside model runs (their episode logs, uploaded) and the optimal and
+random agents on the same episodes — solved
 rate, mean step deviation (d at t = c1), the regret curve, outcome counts per episode, heatmaps by number of
 geoms × c1 — with 95 % intervals and the same participant exclusions as ROSE studies. The figures are the
 benchmark's own metric functions (rose_core.benchmarks.sgp.metrics), through rose_core.analysis.sgp."""
+import tempfile
+from pathlib import Path
+
 import plotly.graph_objects as go
 import streamlit as st
 
 from rose_core.analysis.sgp import (
     INFERENCE_DEFINITION, SgpExclusions, agent_logs, group_heatmap, heatmap_labels, human_episodes,
-    inference_results, inference_scored, inference_version, results_tables, select_human, sgp_participants,
+    inference_results, inference_scored, inference_version, results_tables, select_human, select_models,
+    sgp_participants,
 )
+from rose_core.benchmarks.sgp.logs import SgpLogError, read_logs
 from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES, INFERENCE_PER_BOARD
 from rose_core.instrument.study import list_studies
 from ui.dash import chart, participants_overview, table
@@ -24,6 +30,18 @@ studies = {s.study_id: s for s in list_studies(db) if s.config.benchmark == "sgp
 @st.cache_data(show_spinner="Playing the reference agents…", max_entries=16)
 def cached_agents(dataset_hash: str, episodes: tuple[str, ...], samples: int, seed: int, cap: int):
     return agent_logs(sgp, episodes, samples, seed, cap)
+
+
+@st.cache_data(show_spinner="Replaying the model's episode logs…", max_entries=16)
+def cached_model_logs(dataset_hash: str, name: str, data: bytes):
+    """One uploaded log file, checked by replaying every play (as `sgp score` does): its plays, or its problems."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / Path(name).name
+        path.write_bytes(data)
+        try:
+            return read_logs(path, sgp, reader=None), None
+        except SgpLogError as e:
+            return [], str(e)
 
 
 @st.cache_data(show_spinner="Scoring the board-state answers…", max_entries=8)
@@ -83,6 +101,11 @@ chosen = sb.multiselect("SGP studies (participants)", list(studies), format_func
 modalities = sb.multiselect("Modalities (participants)", ["2d", "3d", "text"], key="sgpres_modalities")
 cap = sb.number_input("Step cap compared", 1, 500, 20, key="sgpres_cap",
                       help="Episodes played under another cap (or none) have other regret curves: counted, left out.")
+uploads = sb.file_uploader("Model runs: episode logs (JSONL)", type=["jsonl"], accept_multiple_files=True,
+                           key="sgpres_models",
+                           help="The files `sgp run-model` writes (or any episode log `sgp score` reads): each play "
+                                "is replayed and checked, then shown beside the participants on the same episodes "
+                                "and step cap.")
 sb.markdown("### Participant exclusions")
 fast_on = sb.checkbox("Too fast", value=True, key="sgpres_fast")
 fast = sb.number_input("… median seconds per episode below", 0.1, 600.0, 1.5, key="sgpres_fast_s") if fast_on else None
@@ -117,7 +140,23 @@ if not played:
         participants_section()
         inference_section()
         st.stop()
-logs = sel.logs + cached_agents(sgp.dataset_hash, episodes, int(samples), int(seed), int(cap))
+runs = {}
+for f in uploads or []:
+    got, problem = cached_model_logs(sgp.dataset_hash, f.name, f.getvalue())
+    if problem:
+        st.error(f"{f.name} is left out: {problem}")
+    runs[f.name] = got
+model_plays = [lg for got in runs.values() for lg in got]
+try:
+    models = select_models(runs, int(cap), episodes)
+except ValueError as e:
+    st.error(str(e))
+    st.stop()
+if model_plays:
+    st.caption(f"Model runs: {len(models.logs):,} plays on these episodes at step cap {cap}"
+               f" ({models.other_cap} plays under another step cap and {models.other_episodes} on episodes the "
+               "participants did not play left out).")
+logs = sel.logs + models.logs + cached_agents(sgp.dataset_hash, episodes, int(samples), int(seed), int(cap))
 
 res = results_tables(logs, starts={eid: ep.start_board() for eid, ep in sgp.episodes.items()})
 st.markdown("#### Solved rate and step deviation")

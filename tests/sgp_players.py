@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from rose_core.benchmarks.sgp import astar_path, board_from_state
 from rose_core.instrument.episode_session import EpisodeFeedback, EpisodeScreen, EpisodeSession
-from rose_core.instrument.session import End
+from rose_core.instrument.ids import SequentialIds
+from rose_core.instrument.session import End, join
 
 
 def solution(screen: EpisodeScreen) -> list[str]:
@@ -57,3 +58,12 @@ def run_to_end(session: EpisodeSession, solved=lambda screen: True, how: str = "
             play(session, screen, ["hello"] * (screen.item.step_cap - screen.ack_seq), how, clock)
         kinds.append(screen.kind)
     raise AssertionError("no end reached")
+
+
+def participant(store, ds, study, ext: str, clock) -> EpisodeSession:
+    """A Prolific participant `ext` of `study`, past consent and instructions, on `clock`."""
+    p = join(store, study, ext, "prolific", None, None, ids=SequentialIds(ext), clock=clock)
+    s = EpisodeSession(store, ds, study, p.participant_id, clock=clock)
+    s.consent()
+    s.finish_instructions()
+    return s

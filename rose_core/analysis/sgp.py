@@ -20,7 +20,7 @@ import pandas as pd
 from ..benchmarks.sgp.agents import agent_policy
 from ..benchmarks.sgp.inference import score_counts
 from ..benchmarks.sgp.metrics import (
-    BOOT, GROUP, SEED, _bootstrap_mean, episodes_frame, heatmap, inference_table, outcome_counts, reader_figures,
+    BOOT, GROUP, SEED, _bootstrap_mean, check_pooling, episodes_frame, heatmap, inference_table, outcome_counts, reader_figures,
     regret_curve, steps_frame, summary_table,
 )
 from ..benchmarks.sgp.play import EpisodeLog, StepLog, play_episode
@@ -172,11 +172,38 @@ def agent_logs(ds, episode_ids: tuple[str, ...], samples: int, seed: int, step_c
     logs = []
     for eid in episode_ids:
         ep = ds.episodes[eid]
-        logs.append(play_episode(ep, agent_policy("optimal", seed, eid, 0), "optimal (agent)", 0, step_cap,
+        logs.append(play_episode(ep, agent_policy("optimal", seed, eid, 0), AGENT_SOLVERS[0], 0, step_cap,
                                  ds.dataset_hash))
-        logs += [play_episode(ep, agent_policy("random", seed, eid, s), "random (agent)", s, step_cap, ds.dataset_hash)
+        logs += [play_episode(ep, agent_policy("random", seed, eid, s), AGENT_SOLVERS[1], s, step_cap, ds.dataset_hash)
                  for s in range(samples)]
     return logs
+
+
+AGENT_SOLVERS = ("optimal (agent)", "random (agent)")
+
+
+@dataclass(frozen=True)
+class ModelSelection:
+    logs: list[EpisodeLog]               # the model plays that enter the figures, beside the participants'
+    other_cap: int                       # plays left out: another step cap than the compared one
+    other_episodes: int                  # plays left out: episodes the comparison does not cover
+
+
+def select_models(runs: dict[str, list[EpisodeLog]], step_cap: int, episode_ids: tuple[str, ...]) -> ModelSelection:
+    """Model plays (each run's episode logs, by file name, checked by `benchmarks.sgp.logs.read_logs`) for the
+    human comparison: the same step cap and the same episodes as the participants' row, the rest counted. A log
+    whose solver takes the participants' or an agent's name is refused: its row would be mistaken for theirs; so
+    are plays of one solver under different protocols or settings (`check_pooling`), as `sgp score` refuses."""
+    check_pooling(runs)
+    logs = [lg for got in runs.values() for lg in got]
+    taken = sorted({lg.solver for lg in logs} & {HUMAN, *AGENT_SOLVERS})
+    if taken:
+        raise ValueError(f"model logs name their solver {', '.join(map(repr, taken))}, the name of the "
+                         "participants' or an agent's row: give the model's own name")
+    keep = set(episode_ids)
+    same = [lg for lg in logs if lg.step_cap == step_cap]
+    return ModelSelection([lg for lg in same if lg.episode_id in keep], len(logs) - len(same),
+                          sum(lg.episode_id not in keep for lg in same))
 
 
 # --------------------------------------------------------------------------- figures
@@ -194,6 +221,52 @@ def results_tables(logs: list[EpisodeLog], n_boot: int = BOOT, seed: int = SEED,
     if starts is not None:
         summary = summary.merge(reader_figures(logs, starts), on=list(GROUP))
     return {"summary": summary, "episodes": episodes, "regret": curve, "outcomes": outcome_counts(episodes)}
+
+
+@dataclass(frozen=True)
+class SgpBundleTable:
+    """The paper bundle's SGP table: the participants' row per modality beside the agents (None and `note`
+    when it cannot be made right)."""
+
+    summary: pd.DataFrame | None
+    note: str
+
+
+def sgp_results_for_bundle(store: Store, n_boot: int = BOOT, seed: int = SEED, step_cap: int = 20,
+                           samples: int = 3, agent_seed: int = 0) -> SgpBundleTable:
+    """The SGP results page's summary under its defaults (every SGP study on the app's build, the default
+    exclusions, the models' step cap 20; random agent 3 plays per episode, seed 0), for the paper bundle. Model
+    runs are files, not stored, so the bundle carries the human row with the agents; the results page puts model
+    logs beside it. None when no participant finished an episode, or the build is not the one they played."""
+    from ..benchmarks.sgp.dataset import SgpDataset, SgpDatasetError, is_sgp_dataset, sgp_dataset_dir
+
+    df = human_episodes(store)
+    if df.empty:
+        return SgpBundleTable(None, "no SGP participant episode stored")
+    root = sgp_dataset_dir()
+    if not is_sgp_dataset(root):
+        return SgpBundleTable(None, f"the SGP build at {root} is missing: the participants' episodes cannot be "
+                                    "scored (build it, or set ROSE_SGP_DATASET_DIR)")
+    try:
+        ds = SgpDataset.load(root)
+    except SgpDatasetError as e:
+        return SgpBundleTable(None, f"the SGP build at {root} cannot be read: {e}")
+    other = sorted(set(df["dataset_hash"]) - {ds.dataset_hash})
+    sel = select_human(df, ds, SgpExclusions(), step_cap)
+    if not sel.logs:
+        return SgpBundleTable(None, f"no participant episode on the SGP build {ds.dataset_hash[:12]} at step cap "
+                                    f"{step_cap} ({sel.other_cap} under another cap"
+                                    f"{', others on builds ' + ', '.join(h[:12] for h in other) if other else ''})")
+    played = tuple(sorted({lg.episode_id for lg in sel.logs}))
+    summary = summary_table(sel.logs + agent_logs(ds, played, samples, agent_seed, step_cap), n_boot, seed).rename(
+        columns={"lo": "solved_pct lo", "hi": "solved_pct hi", "lo_dev": "deviation lo", "hi_dev": "deviation hi"})
+    note = (f"{len(sel.logs)} participant episodes on build {ds.dataset_hash[:12]}, exclusions: "
+            f"{sel.rules.describe()} ({sel.n_excluded} participants excluded), {sel.other_cap} episodes under "
+            f"another step cap left out; agents on the {len(played)} episodes the participants played (random: "
+            f"{samples} plays per episode, seed {agent_seed})")
+    if other:
+        note += f"; episodes on other builds left out ({', '.join(h[:12] for h in other)})"
+    return SgpBundleTable(summary, note)
 
 
 def regret_band(steps: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
@@ -309,7 +382,7 @@ def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.D
         columns=["step", "command", "outcome", "d_t", "input", "server_s", "page_s", "ended", "state"])
 
 
-__all__ = ["HUMAN", "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
+__all__ = ["HUMAN", "AGENT_SOLVERS", "ModelSelection", "select_models", "SgpBundleTable", "sgp_results_for_bundle", "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
            "PARTICIPANT_COLUMNS", "sgp_participants",
            "select_human", "agent_logs", "results_tables", "regret_band", "group_heatmap", "heatmap_labels",
            "played_episodes", "replay",

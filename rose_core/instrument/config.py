@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from ..benchmarks.rose.records import MAIN_TEMPLATES, SUBSETS, TEMPLATES
+from ..benchmarks.sgp.actions import allowed_words
 from ..benchmarks.sgp.render import MODALITIES as SGP_MODALITIES
 from ..benchmarks.sgp.render import Modality as SgpModality
 from ..storage import studies
@@ -108,6 +109,10 @@ class StudyConfig:
     step_cap: int | None = SGP_DEFAULT_STEP_CAP  # moves per episode, invalid ones included; None = no cap
     sgp_num_geoms: list[int] = field(default_factory=list)  # episodes with these numbers of geoms (empty: all)
     sgp_c1: list[int] = field(default_factory=list)         # episodes with these shortest path lengths (empty: all)
+    # What a participant gets beside the image: by default nothing the models do not get. Piece buttons name the
+    # piece only ("red cube"); True adds its cell ("red cube at B3"), i.e. the board as text beside the image.
+    sgp_piece_coordinates: bool = False
+    sgp_several_moves: bool = False              # typed: several moves per submission, split on commas (iVISPAR)
     # ---- what participants read (rose_core.instrument.texts): Markdown per page (consent, instructions, end,
     # screen_out, debrief), the facts the texts name as {fields}, and the end questionnaire's questions. The
     # defaults are a template with markers: a study keeps them only as a draft, never open to participants.
@@ -236,6 +241,13 @@ class StudyConfig:
             out.append(f"step_cap: expected a whole number >= 1, or None for no cap, got {cap!r}")
         if self.attention_every:
             out.append("attention_every: SGP studies have no attention checks; set it to 0")
+        for name in ("sgp_piece_coordinates", "sgp_several_moves"):
+            if not isinstance(getattr(self, name), bool):
+                out.append(f"{name}: expected true or false, got {getattr(self, name)!r}")
+        if self.sgp_piece_coordinates is True and self.sgp_input == "typed":
+            out.append("sgp_piece_coordinates: typed studies have no piece buttons to label; leave it false")
+        if self.sgp_several_moves is True and self.sgp_input != "typed":
+            out.append("sgp_several_moves: only typed commands can hold several moves; use sgp_input typed")
         for name in ("sgp_num_geoms", "sgp_c1"):
             v = getattr(self, name)
             if not isinstance(v, list) or any(not isinstance(x, int) or isinstance(x, bool) or x < 0 for x in v):
@@ -266,6 +278,26 @@ class StudyConfig:
         if isinstance(d.get("sample"), dict):
             d["sample"] = ItemSample(**d["sample"])
         return StudyConfig(**{k: v for k, v in d.items() if k in known})
+
+
+def sgp_move_help(cfg: StudyConfig) -> str:
+    """How to move, in the instructions (Markdown): exactly what the board component does under these settings
+    (the board is clickable only with click input; shape names as the modality shows them)."""
+    words = allowed_words("2d" if cfg.sgp_modality == "2d" else "3d")
+    piece = f"red {words['shapes'][0]}"
+    if cfg.sgp_input == "typed":
+        listed = (f"The words: **move**, a colour ({', '.join(words['colours'])}), a shape "
+                  f"({', '.join(words['shapes'])}) and a direction ({', '.join(words['directions'])}).")
+        if cfg.sgp_several_moves:
+            return (f"Type a move such as **move {piece} up** and press Enter. You may type several moves at once, "
+                    f"separated by commas (**move {piece} up, move {piece} left**): each counts as one move, in "
+                    f"order. {listed}")
+        return f"Type a move such as **move {piece} up** and press Enter. {listed}"
+    if cfg.sgp_input == "keyboard":
+        return ("Choose a piece with its button (or the number keys 1, 2, …), then press an **arrow key** to move "
+                "it one cell. The free cells it can move to are highlighted on the board.")
+    return ("Click a piece on the board (or its button below it), then click one of the **highlighted cells** next "
+            "to it, or an **arrow button**, to move it one cell.")
 
 
 @dataclass

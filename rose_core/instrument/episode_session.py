@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Literal, Sequence, Union
 
+from ..benchmarks.sgp.actions import allowed_words, split_moves
 from ..benchmarks.sgp.dataset import SgpDataset
 from ..benchmarks.sgp.item import SgpItem, sgp_item
 from ..storage.connection import Store
@@ -30,6 +31,7 @@ from .session import ClaimBusy, Consent, End, Instructions, ParticipantSession, 
 
 MoveInput = Literal["click", "keyboard", "typed"]
 MAX_COMMAND_CHARS = 200
+MAX_SUBMISSION_CHARS = 2000               # sgp_several_moves: one typed line of several comma-separated moves
 MAX_MOVES_PER_MESSAGE = 50
 MAX_MS = 7 * 24 * 3600 * 1000.0
 
@@ -81,6 +83,18 @@ EpisodeStudyScreen = Union[Consent, Instructions, EpisodeFeedback, EpisodeScreen
 class MoveReport:
     stored: int                           # moves stored by this call
     ended: bool                           # the episode ended (solved, cap, given up) with this call
+    refused: tuple[str, ...] = ()         # sgp_several_moves: typed moves after the goal or the cap, not made
+    end: str | None = None                # why the episode ended: solved, step_cap, given_up
+
+    @property
+    def refused_note(self) -> str | None:
+        """What the participant is told about moves typed after the puzzle ended (None: there were none)."""
+        if not self.refused:
+            return None
+        why = "was solved" if self.end == "solved" else "reached its move limit"
+        return (f"The puzzle {why} before your last {len(self.refused)} typed "
+                f"{'move' if len(self.refused) == 1 else 'moves'}, so {'it was' if len(self.refused) == 1 else 'they were'}"
+                f" not made: {', '.join(self.refused)}.")
 
 
 # --------------------------------------------------------------------------- messages from the browser
@@ -92,6 +106,7 @@ class BoardMove:
     input: MoveInput
     t: float | None
     active_ms: float | None
+    click: tuple[str, str, float, float] | None = None  # a board click: (piece's cell, cell clicked, x, y in px)
 
 
 @dataclass(frozen=True)
@@ -119,7 +134,24 @@ def _seq(v: Any, what: str) -> int:
     return v
 
 
-def parse_board_message(payload: Any, allowed: Sequence[str]) -> BoardMessage:
+def _click(v: Any, what: str) -> tuple[str, str, float, float] | None:
+    """A move made on the board image: the chosen piece's cell, the cell clicked and the click in image pixels
+    (checked against the board by `SgpItem.click_move` before the move is applied)."""
+    if v is None:
+        return None
+    if not isinstance(v, dict) or set(v) != {"from", "to", "x", "y"}:
+        raise _err(f"{what}: expected an object with from, to, x and y")
+    cells = [v["from"], v["to"]]
+    if any(not isinstance(c, str) or not 2 <= len(c) <= 3 for c in cells):
+        raise _err(f"{what}: from and to: expected cell names such as B3")
+    xy = [v["x"], v["y"]]
+    if any(isinstance(n, bool) or not isinstance(n, (int, float)) or not math.isfinite(n) or not 0 <= n <= 10_000
+           for n in xy):
+        raise _err(f"{what}: x and y: expected image pixels 0..10000")
+    return cells[0], cells[1], float(xy[0]), float(xy[1])
+
+
+def parse_board_message(payload: Any, allowed: Sequence[str], max_chars: int = MAX_COMMAND_CHARS) -> BoardMessage:
     """The board component's state: the moves the server has not acknowledged yet (each a command string, as
     a model would write it, however the participant made it), checked field by field."""
     if not isinstance(payload, dict):
@@ -135,13 +167,16 @@ def parse_board_message(payload: Any, allowed: Sequence[str]) -> BoardMessage:
         if not isinstance(m, dict):
             raise _err(f"moves[{i}]: expected an object")
         text = m.get("text")
-        if not isinstance(text, str) or len(text) > MAX_COMMAND_CHARS:
-            raise _err(f"moves[{i}].text: expected text of at most {MAX_COMMAND_CHARS} characters")
+        if not isinstance(text, str) or len(text) > max_chars:
+            raise _err(f"moves[{i}].text: expected text of at most {max_chars} characters")
         how = m.get("input")
         if how not in allowed:
             raise _err(f"moves[{i}].input: expected one of {', '.join(allowed)}, got {how!r}")
+        click = _click(m.get("click"), f"moves[{i}].click")
+        if click is not None and how != "click":
+            raise _err(f"moves[{i}].click: only a click move has a click")
         moves.append(BoardMove(_seq(m.get("seq"), f"moves[{i}].seq"), text, how, _ms(m.get("t"), f"moves[{i}].t"),
-                               _ms(m.get("active_ms"), f"moves[{i}].active_ms")))
+                               _ms(m.get("active_ms"), f"moves[{i}].active_ms"), click))
     seqs = [m.seq for m in moves]
     if seqs != sorted(set(seqs)):
         raise _err("moves: expected increasing sequence numbers")
@@ -334,9 +369,14 @@ class EpisodeSession(ParticipantSession):
         gap (a move whose predecessor never arrived) is refused, so no board is ever built on a missing move."""
         if not isinstance(payload, dict) or payload.get("view_id") != screen.view_id:
             return MoveReport(0, False)
-        msg = parse_board_message(payload, allowed_inputs(self.cfg))
+        several = self.cfg.sgp_several_moves
+        msg = parse_board_message(payload, allowed_inputs(self.cfg), MAX_SUBMISSION_CHARS if several else MAX_COMMAND_CHARS)
         if not msg.moves and msg.give_up is None:
             return MoveReport(0, False)
+        # each typed move is one step (sgp_several_moves: a line split on commas); one message at most 50 of them
+        texts_of = [(split_moves(m.text) or [m.text]) if several else [m.text] for m in msg.moves]
+        if sum(map(len, texts_of)) > MAX_MOVES_PER_MESSAGE:
+            raise _err(f"moves: at most {MAX_MOVES_PER_MESSAGE} moves in one message")
         pid, run = self.participant_id, self.study.run_id
         item = screen.item
         with self._tx() as c:
@@ -347,22 +387,28 @@ class EpisodeSession(ParticipantSession):
             state = steps[-1].board() if steps else item.start()
             stored = 0
             t = self.clock()
-            for m in msg.moves:
+            for m, texts in zip(msg.moves, texts_of):
                 if m.seq < len(steps):
                     continue                                  # already stored (a repeated message)
                 if m.seq > len(steps):
                     raise _err(f"move {m.seq} arrived before move {len(steps)}")
-                out = item.step(state, Move(m.seq, m.text, m.t), len(steps))
-                row = episodes.StepRow(run, pid, item.item_id, screen.view_id, m.seq, m.text, out.outcome,
-                                 int(out.valid), json.dumps(out.state, sort_keys=True), item.distance(out.state),
-                                 out.end, m.input, m.t, m.active_ms, t)
-                episodes.insert_step(c, row)
-                steps.append(row)
-                stored += 1
-                state = out.state
-                if out.end is not None:
-                    self._finish_episode(c, a, item, steps, t, given_up=False)
-                    return MoveReport(stored, True)
+                if m.click is not None:                       # a board click: checked against this board
+                    try:
+                        item.click_move(state, m.text, *m.click[:2], m.click[2:])
+                    except ValueError as e:
+                        raise _err(f"move {m.seq}: {e}") from None
+                for k, text in enumerate(texts):
+                    out = item.step(state, Move(len(steps), text, m.t), len(steps))
+                    row = episodes.StepRow(run, pid, item.item_id, screen.view_id, len(steps), text, out.outcome,
+                                     int(out.valid), json.dumps(out.state, sort_keys=True), item.distance(out.state),
+                                     out.end, m.input, m.t, m.active_ms, t)
+                    episodes.insert_step(c, row)
+                    steps.append(row)
+                    stored += 1
+                    state = out.state
+                    if out.end is not None:
+                        self._finish_episode(c, a, item, steps, t, given_up=False)
+                        return MoveReport(stored, True, tuple(texts[k + 1:]), out.end)
             if msg.give_up is not None and msg.give_up == len(steps):
                 if self.cfg.step_cap is not None:
                     raise _err("give_up: this study has a step cap; an episode ends at the goal or the cap")
@@ -416,18 +462,23 @@ def png_size(png: bytes) -> tuple[int, int]:
 
 def board_component_data(screen: EpisodeScreen, image: str | None, goal_image: str | None,
                          size: tuple[int, int] | None, input_mode: str, goal_view: str,
-                         error: str | None = None) -> dict[str, Any]:
+                         error: str | None = None, *, several: bool = False,
+                         piece_coordinates: bool = False) -> dict[str, Any]:
     """Everything the browser gets for one episode screen (the CONTRACT with ui/sgp_board.js): the board after
     the stored moves and the goal (images by URL, or text), the pieces with their names and cells, click
-    targets (2D), the move count against the cap, and how many moves the server has stored (`ack_seq`)."""
+    polygons (`SgpItem.hit_cells`), the move count against the cap, and how many moves the server has stored (`ack_seq`)."""
     item = screen.item
     w, h = size or (0, 0)
     return {
         "view_id": screen.view_id, "progress": screen.progress, "instruction": item.instruction,
         "modality": item.modality, "input": input_mode, "goal_view": goal_view,
         "image": image, "goal_image": goal_image, "width": w, "height": h, "board_size": item.board_size,
-        "cells": item.cell_boxes(), "geoms": item.geoms(screen.state),
-        "text": item.text(screen.state), "goal_text": item.text(item.goal_state),
+        "cells": item.hit_cells(screen.state), "geoms": item.geoms(screen.state),
+        # the board as text only where the model gets it too (the text modality), or where the study chose
+        # piece buttons with cells (sgp_piece_coordinates)
+        **({"text": item.text(screen.state), "goal_text": item.text(item.goal_state)}
+           if item.modality == "text" or piece_coordinates else {"text": None, "goal_text": None}),
+        "words": allowed_words(item.shape_names), "several": several, "piece_coordinates": piece_coordinates,
         "step_cap": item.step_cap, "ack_seq": screen.ack_seq, "last_command": screen.last_command,
         "restore": {"active_ms": screen.active_ms, "first_action_ms": screen.first_action_ms},
         "can_give_up": screen.can_give_up, "finished": False, "error": error,

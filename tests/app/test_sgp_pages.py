@@ -1,11 +1,14 @@
 """The SGP pages through AppTest, on a database filled through the real session: a participant plays a study
 (link → consent → puzzle), and the results and replay pages show what was stored."""
+import json
 import os
 
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from rose_core.benchmarks.sgp.agents import agent_policy
+from rose_core.benchmarks.sgp.play import play_episode
 from rose_core.instrument.config import StudyConfig
 from rose_core.instrument.episode_session import (
     EpisodeScreen,
@@ -16,7 +19,7 @@ from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.session import join
 from rose_core.instrument.study import list_studies
 from rose_core.storage import open_store
-from tests.sgp_players import play, run_to_end, solution
+from tests.sgp_players import participant, play, run_to_end, solution
 
 from .conftest import PASSWORD, ROOT
 from tests.participants import LAB_INFO
@@ -36,10 +39,7 @@ def played_study(store, ds, **kw):
     study = create_sgp_study(store, ds, StudyConfig(**cfg), ids=SequentialIds("app"), clock=FakeClock())
     clock = FakeClock()
     for k in range(3):
-        p = join(store, study, f"H{k}", "prolific", None, None, ids=SequentialIds(f"H{k}"), clock=clock)
-        s = EpisodeSession(store, ds, study, p.participant_id, clock=clock)
-        s.consent()
-        s.finish_instructions()
+        s = participant(store, ds, study, f"H{k}", clock)
         # H0 solves every puzzle; H1 too, but too fast (excluded); H2 spends the cap on moves that cannot be read
         run_to_end(s, solved=lambda screen, k=k: k != 2, clock=None if k == 1 else clock)
     return study
@@ -101,6 +101,34 @@ def test_results_page_shows_humans_beside_the_agents(sgp_env, sgp_small):  # noq
     parts = at.dataframe[-1].value.set_index("participant_id")
     assert sorted(parts["excluded"]) == ["no", "no", "too fast"]            # as on the Participants page
 
+    # a model run's episode logs, uploaded: its row beside the participants' on their episodes and cap
+    played = sorted(set(store_episodes(sgp_env)))
+    lines = [json.dumps({**play_episode(sgp_small.episodes[e], agent_policy("optimal", 0, e, 0), "model-x", k, cap,
+                                        sgp_small.dataset_hash).to_json(), "modality": "2d"})
+             for e in [*played, other_episode(sgp_small, played)] for k, cap in enumerate((6, 20))]
+    at.file_uploader(key="sgpres_models").set_value(("model-x.jsonl", "\n".join(lines).encode(),
+                                                    "application/jsonl")).run()
+    assert not at.exception, at.exception
+    rows = at.dataframe[0].value.set_index(["solver", "modality"])
+    assert ("model-x", "2d") in rows.index and ("Human", "2d") in rows.index
+    n = int(rows.loc[("optimal (agent)", "-")]["plays"])                 # the episodes compared: the agents'
+    assert rows.loc[("model-x", "2d")]["plays"] == str(n) and n < len(played) + 1
+    assert rows.loc[("model-x", "2d")]["solved_pct"].startswith("100.0 [")
+    assert any(f"{len(played) + 1} plays under another step cap and {len(played) + 1 - n} on episodes the "
+               "participants did not play"
+               in c.value for c in at.caption)
+    bad = lines[0].replace('"solver": "model-x"', '"solver": "Human"')
+    at.file_uploader(key="sgpres_models").set_value(("bad.jsonl", bad.encode(), "application/jsonl")).run()
+    assert any("name of the participants' or an agent's row" in e.value for e in at.error)
+
+
+def store_episodes(store) -> list[str]:
+    return [r["episode_id"] for r in store.query("SELECT DISTINCT episode_id FROM episode_results WHERE kind = 'main'")]
+
+
+def other_episode(ds, played: list[str]) -> str:
+    return next(e for e in sorted(ds.episodes) if e not in played)
+
 
 def test_replay_page_shows_every_move_of_an_episode(sgp_env, sgp_small):  # noqa: F811
     study = played_study(sgp_env, sgp_small)
@@ -129,6 +157,7 @@ def test_studies_page_sets_up_an_sgp_study_and_watches_its_own_pool(sgp_env, sgp
     at.selectbox(key="studies_sgp_input").select("keyboard")
     at.selectbox(key="studies_sgp_goal").select("toggle")
     at.checkbox(key="studies_sgp_nocap").check()
+    at.checkbox(key="studies_sgp_coords").check()       # a keyboard study may label its buttons with cells
     at.number_input(key="studies_sgp_items").set_value(4)
     at.number_input(key="studies_sgp_practice").set_value(1)
     at.multiselect(key="studies_sgp_c1").set_value([3])
@@ -140,6 +169,7 @@ def test_studies_page_sets_up_an_sgp_study_and_watches_its_own_pool(sgp_env, sgp
     c = study.config
     assert (c.sgp_modality, c.sgp_input, c.sgp_goal_view, c.step_cap, c.items_per_participant, c.sgp_c1) == \
         ("3d", "keyboard", "toggle", None, 4, [3])                      # "no cap" recorded as None
+    assert (c.sgp_piece_coordinates, c.sgp_several_moves) == (True, False)
     assert study.dataset_hash == sgp_small.dataset_hash
     at.selectbox(key="studies_pick").select(study.study_id).run()
     assert not at.exception, at.exception
@@ -147,7 +177,7 @@ def test_studies_page_sets_up_an_sgp_study_and_watches_its_own_pool(sgp_env, sgp
     pool = [e for e in sgp_small.episodes.values() if e.c1 == 3 and e.episode_id not in c.practice_scene_ids]
     assert metrics["Pool episodes"] == str(len(pool)) and "Pool instances" not in metrics
     assert metrics["Participants needed"] == str(-(-len(pool) * 3 // 4))
-    assert any("step cap: none" in cap.value for cap in at.caption)
+    assert any("step cap: none" in cap.value and "piece buttons with cells" in cap.value for cap in at.caption)
     assert f"https://rose.example.org/?study={study.study_id}" in at.code[0].value
     shown = [m.value for m in at.markdown]   # the export rows: counts now, files built when a button is clicked
     assert "**episode_results**: 0 rows" in shown and "**episode_steps**: 0 rows" in shown

@@ -20,6 +20,8 @@ from ..failures import failure_table
 from ..formats import Kind
 from ..gap import gap_table, published_gap
 from ..report import report_from_selection, with_runs_warning, with_sgp
+from ..sgp import SgpBundleTable, sgp_results_for_bundle
+from ...instrument.config import load_studies
 from ..selection import ExclusionRules, Filters, Selection, select_from_store, simulated_note
 from ..difference import human_model_difference
 from ..tables import INTERVALS_NOTE as tables_intervals_note, LABELS, N_NOTE as tables_n_note, with_n, with_n_types
@@ -235,6 +237,23 @@ def _difficulty(df: pd.DataFrame, ds: Dataset) -> PaperTable:
                        Column("solver", "Solver", "text"), Column("n", "n", "count"), _rate("PASS", best=False)))
 
 
+def _sgp(t: SgpBundleTable) -> tuple[PaperTable, ...]:
+    """The SGP results table (the human row per modality beside the agents), when there is one."""
+    if t.summary is None:
+        return ()
+    return (PaperTable(
+        "sgp_results", "SGP (iVISPAR): participants beside the reference agents",
+        "Solved (%): share of plays whose board reached the goal, 95% Wilson interval; deviation: mean A* distance "
+        "left at t = c1, 95% percentile bootstrap over episodes; the outcome columns: mean moves of each class per "
+        f"play. {t.note}. Model rows: the SGP results page, from the runs' episode logs.", t.summary,
+        (Column("solver", "Solver", "text"), Column("modality", "Modality", "text"), Column("plays", "Plays", "count"),
+         Column("episodes", "Episodes", "count"),
+         Column("solved_pct", "Solved", "rate", "solved_pct lo", "solved_pct hi"),
+         Column("deviation", "Deviation", "number", "deviation lo", "deviation hi"),
+         *(Column(k, k.replace("_", " ").capitalize(), "number")
+           for k in ("effective", "ineffective", "occupied", "out_of_bounds", "illegal")))),)
+
+
 def study_names(store: Store, study_ids: list[str]) -> list[dict]:
     with store.connect() as conn:
         rows = stored_study_names(conn, study_ids)
@@ -242,9 +261,11 @@ def study_names(store: Store, study_ids: list[str]) -> list[dict]:
 
 
 def check_dataset(store: Store, ds: Dataset) -> None:
-    """Refuse a dataset other than the one every run and study of the database was scored against."""
+    """Refuse a dataset other than the one every run and study of the database was scored against (SGP studies
+    are scored against their own episode build: their table is `sgp_results`)."""
     with store.connect() as conn:
-        other = other_dataset_builds(conn, ds.dataset_hash)
+        sgp = tuple(sorted({s.dataset_hash for s in load_studies(conn) if s.config.benchmark == "sgp"}))
+        other = other_dataset_builds(conn, ds.dataset_hash, skip_hashes=sgp)
     if other:
         names = ", ".join(f"{w} ({h})" for w, h in other)
         raise BundleError(f"the database holds data of another dataset build than {ds.root} (hash {ds.dataset_hash}): "
@@ -279,10 +300,11 @@ def paper_report(store: Store, ds: Dataset, split: str | None = None, exclusions
         main_t = replace(main_t, caption=main_t.caption + " Human: the participants of " + ", ".join(
             f"{s['name']} ({s['study_id']})" for s in study_names(store, studies)) + ", pooled.")
     n_boot, seed = report["boot"], report["seed"]
+    sgp = sgp_results_for_bundle(store, n_boot, seed)
     tables = (main_t, _gap(df, published, False, n_boot, seed), _gap(df, published, True, n_boot, seed),
               *_bridges(df, published, n_boot, seed), _difference(df, n_boot, seed), _failures(df),
-              *_agreement(df, ds), _difficulty(df, ds))
+              *_agreement(df, ds), _difficulty(df, ds), *_sgp(sgp))
     report = {**report, "simulated_warning": simulated_note(sel.participants, sel.filters)}   # as report --json
-    report = {**with_sgp(with_runs_warning(report, store, sel), store), "dataset_hash": ds.dataset_hash,
+    report = {**with_sgp(with_runs_warning(report, store, sel), store, sgp), "dataset_hash": ds.dataset_hash,
               "tables": {t.name: {"title": t.title, "rows": t.records()} for t in tables}}
     return PaperReport(report, tables, sel)

@@ -93,6 +93,29 @@ def parse_action(text: str) -> ParsedAction:
     return ParsedAction(cmd, Action(color, shape, direction), None)  # type: ignore[arg-type]
 
 
+MOVE_SEPARATOR = ","   # iVISPAR's human interface split a typed line on commas, one command each
+
+
+def split_moves(text: str) -> list[str]:
+    """The commands of one typed submission, as iVISPAR's humans typed several: the text split on commas, each
+    part stripped; blank parts (a trailing comma, two commas in a row) are not moves. Each part is then parsed
+    on its own, strictly (`parse_action`), and counts as one step."""
+    return [part.strip() for part in text.split(MOVE_SEPARATOR) if part.strip()]
+
+
+def parse_moves(text: str) -> list[ParsedAction]:
+    """`split_moves`, each command parsed by `parse_action`: an unreadable part is one illegal move, never a
+    reason to drop its neighbours."""
+    return [parse_action(part) for part in split_moves(text)]
+
+
+def allowed_words(shape_names: Literal["2d", "3d"] = "3d") -> dict[str, list[str]]:
+    """The words a typed command is made of, as the modality names the shapes (the 2D names in 2D): what a
+    participant who types sees listed next to the field."""
+    shapes = [SHAPE_2D[s] for s in SHAPES] if shape_names == "2d" else list(SHAPES)
+    return {"verb": ["move"], "colours": list(COLOURS), "shapes": shapes, "directions": list(DIRECTIONS)}
+
+
 @dataclass(frozen=True)
 class BoardStep:
     """`step_board`'s result on `Board`s (the engine's fast path)."""

@@ -18,7 +18,7 @@ from typing import Any
 from ...common.problems import ProblemsError, checked_records
 from .dataset import SgpDataset
 from .play import STEP_CAP, EpisodeLog, Replay
-from .readers import Reader
+from .readers import READERS, Reader
 
 
 
@@ -27,7 +27,7 @@ class SgpLogError(ProblemsError):
 
 
 def _check_line(obj: Any, ds: SgpDataset, default_solver: str | None,
-                reader: Reader = "strict") -> tuple[EpisodeLog | None, list[str]]:
+                reader: Reader | None = "strict") -> tuple[EpisodeLog | None, list[str]]:
     if not isinstance(obj, dict):
         return None, [f"expected a JSON object, got {type(obj).__name__}"]
     errs: list[str] = []
@@ -51,6 +51,10 @@ def _check_line(obj: Any, ds: SgpDataset, default_solver: str | None,
         return None, [f"steps: expected a list, got {type(steps).__name__}"]
     protocol = obj.get("protocol")
     played = protocol.get("reader") if isinstance(protocol, dict) else None
+    if played is not None and played not in READERS:
+        return None, [f"protocol.reader: expected one of {', '.join(READERS)}, got {played!r}"]
+    if reader is None:            # each line with the reader it was played with (a page that shows runs as played)
+        reader = played or "strict"
     if played is not None and played != reader:
         return None, [f"played with the {played!r} reader (the boards the model saw followed it): score it with "
                       f"--reader {played}"]
@@ -96,10 +100,11 @@ def _check_line(obj: Any, ds: SgpDataset, default_solver: str | None,
 
 
 def read_logs(path: Path | str, ds: SgpDataset, default_solver: str | None = None,
-              reader: Reader = "strict") -> list[EpisodeLog]:
+              reader: Reader | None = "strict") -> list[EpisodeLog]:
     """Every episode log in `path`, replayed and checked; raises `SgpLogError` naming file:line otherwise.
     `reader` reads the model replies of lines written by `sgp run-model` (a line played with another reader, its
-    `protocol.reader`, is refused); other lines are commands, replayed by the strict reader."""
+    `protocol.reader`, is refused; None: each line with the reader it was played with); other lines are commands,
+    replayed by the strict reader."""
     logs, problems = checked_records(Path(path), lambda obj: _check_line(obj, ds, default_solver, reader),
                                      lambda lg: (lg.solver, lg.episode_id, lg.sample),
                                      lambda lg: f"{lg.solver!r} episode {lg.episode_id} sample {lg.sample}")

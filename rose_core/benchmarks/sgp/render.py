@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal, Sequence
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -206,10 +207,9 @@ def _shade(rgb: tuple[int, int, int], n: Vec) -> tuple[int, int, int]:
     return tuple(min(255, round(c * lam)) for c in rgb)  # type: ignore[return-value]
 
 
-def render_3d(state: dict[str, Any] | Board, kind: StateKind = "active") -> Image.Image:
-    """An angled top-down view of the board with shaded solids (RGB); nearer geoms occlude farther ones."""
-    b = _board(state)
-    k, n = SUPERSAMPLE, b.size
+def _camera_3d(n: int, k: int) -> tuple[int, int, Callable[[Vec], tuple[float, float]]]:
+    """The 3D view's camera at `k`× the output size: (width, height, board point -> pixel); the renderer draws
+    with it at SUPERSAMPLE and the hit map reads it at 1 (every length scales with k)."""
     unit = 118 * k
     sin_e, cos_e = math.sin(_EL), math.cos(_EL)
     margin_x, top = 70 * k, 80 * k
@@ -221,6 +221,14 @@ def render_3d(state: dict[str, Any] | Board, kind: StateKind = "active") -> Imag
         # screen x = column axis; screen y grows downwards: far rows and height go up
         return margin_x + v[0] * unit, top + board_h - (v[1] * sin_e + v[2] * cos_e) * unit + 0.62 * unit * cos_e
 
+    return w, h, proj
+
+
+def render_3d(state: dict[str, Any] | Board, kind: StateKind = "active") -> Image.Image:
+    """An angled top-down view of the board with shaded solids (RGB); nearer geoms occlude farther ones."""
+    b = _board(state)
+    k, n = SUPERSAMPLE, b.size
+    w, h, proj = _camera_3d(n, k)
     im = Image.new("RGB", (w, h), BACKGROUND[kind])
     d = ImageDraw.Draw(im)
     d.text((w // 2, 34 * k), KIND_LABEL[kind], font=_font(26 * k), fill=(255, 255, 255), anchor="mm")
@@ -261,6 +269,84 @@ def render_3d(state: dict[str, Any] | Board, kind: StateKind = "active") -> Imag
     return im.resize((w // k, h // k), Image.Resampling.BOX)
 
 
+# ---------------------------------------------------------------------------------------------------- hit map
+
+@dataclass(frozen=True)
+class CellHit:
+    """Where a cell is on a board's image (output pixels): the polygon a click on it lands in. For a cell with a
+    geom in 3D, the outline of its solid and its floor together (a click on the solid picks the geom)."""
+
+    coord: str
+    points: tuple[tuple[float, float], ...]
+    piece: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"coord": self.coord, "points": [[round(x, 2), round(y, 2)] for x, y in self.points],
+                "piece": self.piece}
+
+
+def _hull(points: list[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
+    """Convex hull (Andrew's monotone chain), counter-clockwise on screen."""
+    pts = sorted(set(points))
+    if len(pts) < 3:
+        return tuple(pts)
+
+    def half(seq: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        out: list[tuple[float, float]] = []
+        for p in seq:
+            while len(out) >= 2 and ((out[-1][0] - out[-2][0]) * (p[1] - out[-2][1])
+                                     - (out[-1][1] - out[-2][1]) * (p[0] - out[-2][0])) <= 0:
+                out.pop()
+            out.append(p)
+        return out
+
+    lower, upper = half(pts), half(pts[::-1])
+    return tuple(lower[:-1] + upper[:-1])
+
+
+def hit_map(state: dict[str, Any] | Board, modality: Literal["2d", "3d"]) -> list[CellHit]:
+    """Every cell's click polygon on the image `render(state, modality)` draws, back to front: where polygons
+    overlap (a nearer solid in front of a farther cell in 3D), the later one is on top, as in the image. The
+    browser draws its click targets from these; the server maps a click back with `cell_at`."""
+    b = _board(state)
+    n = b.size
+    if modality == "2d":
+        left, top = 44, 64   # render_2d's margins at output size
+        return [CellHit(coord((c, r)), ((left + c * CELL_2D, top + (n - 1 - r) * CELL_2D),
+                                        (left + (c + 1) * CELL_2D, top + (n - 1 - r) * CELL_2D),
+                                        (left + (c + 1) * CELL_2D, top + (n - r) * CELL_2D),
+                                        (left + c * CELL_2D, top + (n - r) * CELL_2D)), (c, r) in b.cells)
+                for r in range(n) for c in range(n)]
+    if modality != "3d":
+        raise ValueError(f"no image, so no hit map, for modality {modality!r}")
+    _, _, proj = _camera_3d(n, 1)
+    at = dict(zip(b.cells, b.geoms))
+    out = []
+    for r in range(n - 1, -1, -1):
+        for c in range(n):
+            floor = [proj((c, r, 0)), proj((c + 1, r, 0)), proj((c + 1, r + 1, 0)), proj((c, r + 1, 0))]
+            g = at.get((c, r))
+            if g is None:
+                out.append(CellHit(coord((c, r)), tuple(floor), False))
+                continue
+            solid = [proj(v) for f in _solid(g.shape, c + 0.5, r + 0.5) for v in f]
+            out.append(CellHit(coord((c, r)), _hull(floor + solid), True))
+    return out
+
+
+def _inside(points: tuple[tuple[float, float], ...], x: float, y: float) -> bool:
+    inside = False
+    for (x0, y0), (x1, y1) in zip(points, points[1:] + points[:1]):
+        if (y0 > y) != (y1 > y) and x < x0 + (y - y0) * (x1 - x0) / (y1 - y0):
+            inside = not inside
+    return inside
+
+
+def cell_at(hits: Sequence[CellHit], x: float, y: float) -> str | None:
+    """The cell a click at image pixel (x, y) lands on (the topmost polygon there), None off the board."""
+    return next((h.coord for h in reversed(hits) if _inside(h.points, x, y)), None)
+
+
 # ---------------------------------------------------------------------------------------------------- text
 
 def text_lines(state: dict[str, Any] | Board, shape_names: Literal["3d", "2d"] = "3d") -> list[str]:
@@ -286,5 +372,5 @@ def render_png(state: dict[str, Any] | Board, modality: Literal["2d", "3d"], kin
     return encode_png(render(state, modality, kind))
 
 
-__all__ = ["BACKGROUND", "GEOM_RGB", "KIND_LABEL", "MODALITIES", "Modality", "render", "render_2d", "render_3d",
+__all__ = ["BACKGROUND", "CellHit", "GEOM_RGB", "cell_at", "hit_map", "KIND_LABEL", "MODALITIES", "Modality", "render", "render_2d", "render_3d",
            "render_png", "render_text", "text_lines"]

@@ -185,6 +185,15 @@ def test_an_ivispar_run_sends_the_original_layout_and_stores_its_settings(sgp_da
     assert main(["sgp", "score", str(out), str(other), "--episodes", str(sgp_dataset.root), "--reader",
                  "ivispar"]) == 2
     assert "different protocols or settings" in capsys.readouterr().err
+    # the SGP results page reads each uploaded run with the reader it was played with, and refuses to pool too
+    from rose_core.analysis.sgp import select_models
+
+    as_played = read_logs(out, sgp_dataset, reader=None)
+    assert [s.outcome for s in as_played[0].steps] == [s.outcome for s in logs[0].steps]
+    with pytest.raises(MetricsInputError, match="different protocols or settings"):
+        select_models({"iv.jsonl": as_played, "iv2.jsonl": read_logs(other, sgp_dataset, reader=None)}, 3,
+                      tuple(sgp_dataset.episodes))
+    assert select_models({"iv.jsonl": as_played}, 3, tuple(sgp_dataset.episodes)).logs == as_played
 
 
 def test_an_ivispar_image_run_alternates_past_images_and_actions(sgp_dataset, tmp_path):

@@ -1,4 +1,7 @@
+import colorsys
 import hashlib
+
+import pytest
 
 import numpy as np
 
@@ -6,6 +9,7 @@ from PIL import Image
 import io
 
 from rose_core.benchmarks.sgp import BACKGROUND, render_png, render_text, text_lines
+from rose_core.benchmarks.sgp.render import cell_at, hit_map, render_3d
 
 from .helpers import state
 
@@ -104,3 +108,60 @@ def test_the_originals_further_bodies_and_colours_render_in_2d_3d_and_text():
     assert text_lines(EXTRA) == ["orange cone: A1", "green prism: B2", "purple prism: C1", "purple cone: C4",
                                  "blue pyramid: D2", "white cylinder: D4"]
     assert text_lines(EXTRA, "2d")[:2] == ["orange star: A1", "green diamond: B2"]
+
+
+def _geom_hue(px) -> str | None:
+    """Which geom colour a pixel shows (shaded), None for board, background, labels and edges."""
+    hue, sat, val = colorsys.rgb_to_hsv(*(c / 255 for c in px))
+    if val < 0.25 or sat < 0.7:
+        return None
+    deg = 360 * hue
+    return next((name for name, lo, hi in (("red", -1, 20), ("yellow", 35, 70), ("green", 100, 170),
+                                            ("blue", 200, 250), ("red", 340, 361)) if lo < deg < hi), None)
+
+
+@pytest.mark.parametrize("size", [3, 4, 5])
+def test_the_3d_hit_map_agrees_with_the_rendered_pixels(size):
+    """Every pixel that shows a geom (inside its solid, not on an edge) maps to that geom's cell; the centre of
+    every free cell's floor polygon shows the floor and maps to that cell; the map spans the image."""
+    far = f"{chr(64 + size)}{size}"
+    b = state(size, red_cube="A1", blue_sphere="B2", yellow_cylinder="B3" if size > 3 else "C3",
+              green_pyramid=far if size > 3 else "C2")
+    im = render_3d(b)
+    hits = hit_map(b, "3d")
+    assert len(hits) == size * size and {h.coord for h in hits} == {f"{chr(65 + c)}{r + 1}" for c in range(size)
+                                                                     for r in range(size)}
+    where = {g["coord"]: g["color"] for g in b["geoms"]}
+    w, h = im.size
+    checked = 0
+    for y in range(2, h - 2, 3):
+        for x in range(2, w - 2, 3):
+            hue = _geom_hue(im.getpixel((x, y)))
+            if hue is None or any(_geom_hue(im.getpixel((x + dx, y + dy))) != hue
+                                  for dx in (-2, 0, 2) for dy in (-2, 0, 2)):
+                continue
+            checked += 1
+            cell = cell_at(hits, x, y)
+            assert cell is not None and where.get(cell) == hue, ((x, y), hue, cell)
+    assert checked > 200
+    for hit in hits:
+        if hit.piece:
+            continue
+        xs, ys = zip(*hit.points)
+        cx, cy = sum(xs) / 4, sum(ys) / 4
+        assert cell_at(hits, cx, cy) == hit.coord
+        assert _geom_hue(im.getpixel((int(cx), int(cy)))) is None
+
+
+def test_the_2d_hit_map_is_the_grid_and_off_board_clicks_hit_nothing():
+    hits = hit_map(S, "2d")
+    im = _img(render_png(S, "2d"))
+    for g in S["geoms"]:
+        poly = next(h.points for h in hits if h.coord == g["coord"])
+        cx, cy = sum(p[0] for p in poly) / 4, sum(p[1] for p in poly) / 4
+        assert cell_at(hits, cx, cy) == g["coord"]
+        assert _geom_hue(im.getpixel((int(cx), int(cy)))) == g["color"]
+    assert cell_at(hits, 5, 5) is None and cell_at(hits, im.size[0] - 3, im.size[1] - 3) is None
+    assert [h.piece for h in hits].count(True) == len(S["geoms"])
+    with pytest.raises(ValueError, match="modality 'text'"):
+        hit_map(S, "text")  # type: ignore[arg-type]
