@@ -299,6 +299,8 @@ def import_logs(paths: list[Path | str], ds: SgpDataset, out: Path | str, solver
                 step_cap: int | None = None) -> list[EpisodeLog]:
     """Every episode folder under `paths` as one line of the episode-log JSONL `out` (protocol reader ivispar),
     or nothing at all: every refused folder is listed."""
+    if step_cap is not None and step_cap < 1:
+        raise IvisparLogError([f"step cap {step_cap}: expected a positive integer"])
     logs: list[EpisodeLog] = []
     problems: list[str] = []
     seen: dict[tuple[str, str], Path] = {}
