@@ -6,6 +6,7 @@ Unity lists the objects in, is a parameter (`order`); so is how whole floats com
 from __future__ import annotations
 
 import json
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -21,9 +22,10 @@ class Engine:
     """The Unity side for one episode: LevelManager.LoadLevel places the objects, TurnManager.ActionDecoder
     runs a message's commands, TurnManager.ResponseAck answers with Debugger.GetJSONLog."""
 
-    def __init__(self, cfg: dict[str, Any], order: list[int], whole_floats: bool = True):
+    def __init__(self, cfg: dict[str, Any], order: list[int], whole_floats: bool = True,
+                 reorder: random.Random | None = None):
         self.size, self.auto_done = cfg["grid_size"], cfg.get("auto_done_check", True)
-        self.whole_floats = whole_floats
+        self.whole_floats, self.reorder = whole_floats, reorder
         self.objects = []
         for k in order:                              # FindGameObjectsWithTag("Commandable") order: a parameter
             lm = cfg["landmarks"][k]
@@ -50,7 +52,8 @@ class Engine:
 
     def ack(self) -> str:
         """TurnManager.ResponseAck: every object's status and data, game_done, the log as JSON; then EmptyLog."""
-        for o in self.objects:
+        listed = self.reorder.sample(self.objects, len(self.objects)) if self.reorder else self.objects
+        for o in listed:                               # with `reorder`, Unity lists them anew each time
             x, z = o["pos"]
             self.log["board_state"].append(f"{chr(ord('A') + x)}{z + 1} {o['color']} {o['body']}")  # GridCoordinatesToChess
             self.log["board_data"].append({"body": o["body"], "color": o["color"],            # BoardData.cs ObjectData
@@ -137,7 +140,8 @@ class Engine:
 
 
 def write_episode(folder: Path, cfg: dict[str, Any], messages: list[str], order: list[int] | None = None,
-                  max_game_length: int = 20, whole_floats: bool = True, agent: str = "AIAgent") -> Path:
+                  max_game_length: int = 20, whole_floats: bool = True, agent: str = "AIAgent",
+                  reorder_seed: int | None = None) -> Path:
     """One episode folder: the config copy (experiment_utilities.copy_json_to_experiment, expand_config_file),
     metadata.json (run_experiment), then the action-perception loop (action_perception_loop.interact_with_server
     with game_systems.InteractivePuzzle) and its logs (GameSystem._save_logs). `messages` are the agent's
@@ -150,7 +154,8 @@ def write_episode(folder: Path, cfg: dict[str, Any], messages: list[str], order:
     (folder / "metadata.json").write_text(json.dumps({"env": {"SGP": {"grid_label": "both"}},
                                                       "agent": {agent: {"agent_type": "AIAgent"}},
                                                       "game": {"interactive": game}}, indent=4))
-    engine = Engine(cfg, order if order is not None else list(range(len(cfg["landmarks"]))), whole_floats)
+    engine = Engine(cfg, order if order is not None else list(range(len(cfg["landmarks"]))), whole_floats,
+                    None if reorder_seed is None else random.Random(reorder_seed))
     queue = list(messages)
     message = engine.ack()                             # LevelManager.StartLevel: capture_send_screenshot
     agent_log: list[str] = []

@@ -32,10 +32,15 @@ def _strip(line: dict) -> dict:
     return {k: v for k, v in line.items() if k != "meta"}
 
 
-@pytest.mark.parametrize("order,whole", [([0, 1, 2, 3], True), ([2, 0, 3, 1], True), ([3, 2, 1, 0], False)])
-def test_the_shortest_sequence_replays_in_any_object_order(ds, tmp_path, order, whole):
+@pytest.mark.parametrize("order,whole,reorder", [([0, 1, 2, 3], True, None), ([2, 0, 3, 1], True, None),
+                                                ([3, 2, 1, 0], False, None), ([0, 1, 2, 3], True, 7)])
+def test_the_shortest_sequence_replays_in_any_object_order(ds, tmp_path, order, whole, reorder):
     cfg = _cfg()
-    folder = write_episode(tmp_path / "ep", cfg, cfg["shortest_move_sequence"], order=order, whole_floats=whole)
+    folder = write_episode(tmp_path / "ep", cfg, cfg["shortest_move_sequence"], order=order, whole_floats=whole,
+                           reorder_seed=reorder)
+    orders = {tuple(o["color"] for o in rep["board_data"])
+              for rep in json.loads((folder / "sim_message_log.json").read_text()).values()}
+    assert (len(orders) == 1) == (reorder is None)       # reorder: Unity lists the objects anew at each step
     lg = read_episode_folder(folder, ds)
     assert (lg.episode_id, lg.solver, lg.solved, lg.step_cap, lg.modality) == (FIRST, "AIAgent", True, 20, "text")
     assert [s.outcome for s in lg.steps] == ["effective"] * 6 and lg.distances() == [6, 5, 4, 3, 2, 1, 0]
@@ -79,7 +84,7 @@ def test_an_experiment_folder_scores_beside_our_runs(ds, tmp_path):
 
 def test_repeat_counts_and_unknown_commands_replay_as_the_engine_did(ds, tmp_path):
     cfg = _cfg()
-    msgs = ["start", "move blue pyramid down 3", "move pink cube up", "jump", "move green prism left two",
+    msgs = ["start", "move blue pyramid down 3", "move pink cube up", "No valid action found", "move green prism left two",
             "move orange cone up", "move yellow pyramid up"]
     lg = read_episode_folder(write_episode(tmp_path / "ep", cfg, msgs, max_game_length=6), ds)
     assert [s.outcome for s in lg.steps] == ["effective", "unclassified", "illegal", "effective", "effective",
