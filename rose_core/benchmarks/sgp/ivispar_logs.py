@@ -217,7 +217,10 @@ def _episode(folder: Path, ds: SgpDataset, solver: str | None, step_cap: int | N
     agent_log = folder / AGENT_LOG
     if not agent_log.is_file():
         raise _Refused(f"{AGENT_LOG}: missing")
-    text = agent_log.read_text(encoding="utf-8")
+    try:
+        text = agent_log.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise _Refused(f"{AGENT_LOG}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     messages = text.split("\n") if text else []
     if len(messages) != len(sim) - 1:
         raise _Refused(f"{AGENT_LOG}: {len(messages)} lines, but {SIM_LOG} holds {len(sim)} replies, which answer "

@@ -126,6 +126,17 @@ def test_refusals_name_the_file_and_step(ds, tmp_path, tamper, match):
         read_episode_folder(folder, ds)
 
 
+def test_a_message_of_several_commands_or_an_unreadable_log_is_refused(ds, tmp_path):
+    cfg = _cfg()
+    folder = write_episode(tmp_path / "ep", cfg, ["start", "move blue pyramid down, move green prism left"],
+                           max_game_length=1)
+    with pytest.raises(IvisparLogError, match=r"step 2: message 1 sends 2 commands"):
+        read_episode_folder(folder, ds)
+    (folder / "agent_message_log.txt").write_bytes(b"start\n\xff")
+    with pytest.raises(IvisparLogError, match=r"agent_message_log.txt: not UTF-8"):
+        read_episode_folder(folder, ds)
+
+
 def test_an_unknown_config_id_or_a_short_run_is_refused(ds, tmp_path):
     cfg = {**_cfg(), "config_instance_id": "SGP_ID_other_b_4_g_4_c1_6_c2_0_i_9"}
     folder = write_episode(tmp_path / "ep", cfg, _cfg()["shortest_move_sequence"])
