@@ -73,6 +73,17 @@ def cmd_export_configs(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import_log(a: argparse.Namespace) -> int:
+    from ..benchmarks.sgp.ivispar_logs import import_logs
+
+    logs = import_logs([Path(p) for p in a.folders], SgpDataset.load(a.episodes), Path(a.out), solver=a.solver,
+                       step_cap=a.step_cap)
+    solved = sum(lg.solved for lg in logs)
+    print(f"imported {len(logs)} iVISPAR episode logs into {a.out} ({solved} solved; every board replayed with "
+          f"the ivispar reader): score them with `sgp score {a.out} --reader ivispar`")
+    return 0
+
+
 def cmd_agent(a: argparse.Namespace) -> int:
     ds = SgpDataset.load(a.episodes)
     n = run_agent(a.name, ds, Path(a.out), samples=a.samples, seed=a.seed, step_cap=a.step_cap,
@@ -248,6 +259,18 @@ def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
     ec.add_argument("dataset", help="the SGP dataset folder (generated or imported)")
     ec.add_argument("--out", required=True, help="a new (or empty) folder for the config files")
     ec.set_defaults(fn=cmd_export_configs)
+    il = ss.add_parser("import-log", help="episode logs (JSONL) from the original's episode folders "
+                       "(sim_message_log.json, agent_message_log.txt), every board replayed")
+    il.add_argument("folders", nargs="+", help="episode folders, or folders holding them (e.g. Data/Experiments/<id>/)")
+    il.add_argument("--episodes", default=str(sgp_dataset_dir()),
+                    help="the SGP dataset the configs were imported into (`sgp import-configs`)")
+    il.add_argument("--out", required=True, help="the episode-log file to write (all or nothing)")
+    il.add_argument("--solver", default=None, help="solver name (default: the agent named in metadata.json)")
+    il.add_argument("--step-cap", type=int, default=None,
+                    help=f"the run's max_game_length when metadata.json is missing (default {STEP_CAP}); must "
+                         "agree with it otherwise")
+    il.set_defaults(fn=cmd_import_log)
+
     g = ss.add_parser("agent", help="play every episode with a reference agent, writing episode logs (JSONL)")
     g.add_argument("name", choices=AGENTS)
     g.add_argument("--episodes", default=str(sgp_dataset_dir()), help="the SGP dataset folder")

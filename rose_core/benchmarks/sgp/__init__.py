@@ -2,7 +2,7 @@
 
 Board and JSON state (`board`), exact search (`search`), the action grammar and outcomes (`actions`), how a
 reply becomes moves (`readers`: strict, or iVISPAR's own), the observations (`render`), episodes (`records`,
-`generate`, `dataset`; iVISPAR's own config files in and out: `ivispar_configs`), playing them (`play`), the reference
+`generate`, `dataset`; iVISPAR's own config files in and out: `ivispar_configs`; its episode logs in: `ivispar_logs`), playing them (`play`), the reference
 agents (`agents`), episode-log import (`logs`), iVISPAR's metrics (`metrics`) and the board-state inference task
 (`inference`: items, answers, the scorer).
 shared/research/ivispar.md says what iVISPAR measures; this is the project's own implementation. Like every
@@ -29,6 +29,7 @@ from .inference import (
     inference_items, parse_board_text, read_answers, score_counts, score_inference, scored_rows,
 )
 from .ivispar_configs import ConfigError, export_configs, import_configs, read_config, read_configs
+from .ivispar_logs import IvisparLogError, episode_folders, import_logs, read_episode_folder
 from .logs import SgpLogError, read_logs
 from .metrics import (
     INFERENCE_CLASSES, INFERENCE_PER_BOARD, MetricsInputError, bootstrap_ratio, check_pooling, d_at, episodes_frame,
@@ -56,6 +57,7 @@ __all__ = [
     "Colour", "Direction", "Geom", "Shape", "StateKind", "board_from_state", "coord", "parse_coord", "vocabulary",
     "SgpDataset", "SgpDatasetError", "build_sgp_dataset", "is_sgp_dataset", "sgp_dataset_dir", "write_sgp_dataset",
     "ConfigError", "export_configs", "import_configs", "read_config", "read_configs",
+    "IvisparLogError", "episode_folders", "import_logs", "read_episode_folder",
     "BuildParams", "GenerationError", "generate_episodes",
     "BOARDS", "InferenceAnswer", "InferenceFileError", "InferenceItem", "InferenceScore", "Triplet", "inference_item",
     "inference_items", "parse_board_text", "read_answers", "score_counts", "score_inference", "scored_rows",

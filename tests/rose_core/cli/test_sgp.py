@@ -82,3 +82,38 @@ def test_score_with_the_ivispar_reader_reports_both_illegal_figures(sgp_dataset,
     assert main(["sgp", "score", str(opt), str(run), "--episodes", ds, "--reader", "ivispar", "--boot", "50"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("reader: ivispar") and "ill.strict" in text and "ill.ivispar" in text
+
+
+def test_import_log_then_score_with_the_ivispar_reader(tmp_path, capsys):
+    from pathlib import Path
+
+    from ..benchmarks.sgp.ivispar_episode_writer import write_episode
+
+    configs = Path(__file__).resolve().parents[2] / "fixtures" / "ivispar-configs"
+    ds = tmp_path / "ivispar"
+    assert main(["sgp", "import-configs", str(configs), "--out", str(ds), "--workers", "1"]) == 0
+    exp = tmp_path / "SGP_run" / "Episodes"
+    for k, f in enumerate(sorted(configs.glob("config_*.json"))):
+        cfg = json.loads(f.read_text())
+        seq = cfg["shortest_move_sequence"] if k else cfg["random_invalid_move_sequence"]
+        write_episode(exp / f"episode_AIAgent_{f.stem}", cfg, seq, order=list(range(len(cfg["landmarks"])))[::-1])
+    capsys.readouterr()
+    out = tmp_path / "imported.jsonl"
+    assert main(["sgp", "import-log", str(tmp_path / "SGP_run"), "--episodes", str(ds), "--out", str(out)]) == 0
+    assert "imported 3 iVISPAR episode logs" in capsys.readouterr().out
+    assert main(["sgp", "score", str(out), "--episodes", str(ds), "--json", "--boot", "50"]) == 2   # strict: refused
+    assert "--reader ivispar" in capsys.readouterr().err
+    assert main(["sgp", "score", str(out), "--episodes", str(ds), "--json", "--boot", "50", "--reader", "ivispar"]) == 0
+    row = json.loads(capsys.readouterr().out)[0]
+    assert (row["solver"], row["modality"], row["plays"], row["solved"]) == ("AIAgent", "text", 3, 2)
+    # a folder whose board the replay does not reproduce: refused by step, nothing written
+    sim = exp / f"episode_AIAgent_{sorted(configs.glob('config_*.json'))[1].stem}" / "sim_message_log.json"
+    log = json.loads(sim.read_text())
+    log["step 2"]["board_data"].reverse()
+    log["step 2"]["board_state"].reverse()
+    log["step 2"]["board_data"][0]["current_coordinate"] = [9.0, 9.0]
+    sim.write_text(json.dumps(log, indent=4))
+    out2 = tmp_path / "again.jsonl"
+    assert main(["sgp", "import-log", str(tmp_path / "SGP_run"), "--episodes", str(ds), "--out", str(out2)]) == 2
+    err = capsys.readouterr().err
+    assert "sim_message_log.json: step 2.board_data[0].current_coordinate" in err and not out2.exists()
