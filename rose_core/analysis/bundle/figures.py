@@ -134,7 +134,7 @@ def _canvas(width_in: float, n_rows: int) -> tuple[Figure, object]:
 
 def _finish(fig: Figure, ax, labels: list[str], xtitle: str, legend: list[tuple[str, str]]) -> None:
     """Rows top to bottom, the x axis 0–100 % with its title, and the legend in ONE row under it (`ncols` = the
-    number of entries: Matplotlib never wraps it); refused when that row is wider than the figure."""
+    number of entries: Matplotlib never wraps it; `legend_fits` checks that it lies within the figure)."""
     n = len(labels)
     ax.set_yticks(range(n), labels)
     ax.set_ylim(max(n, 1) - 0.5, -0.5)
@@ -196,9 +196,10 @@ def dot_figure(frame: pd.DataFrame, metrics: list[tuple[str, str]], width_in: fl
                 ax.plot(v[rows], y[rows], linestyle="none", marker=marker, markersize=3.6 if marker == "D" else 4,
                         markerfacecolor="white" if kind == "published" else shade[key], markeredgecolor=shade[key],
                         markeredgewidth=0.8, zorder=3, clip_on=False, gid=f"points {key}")
-    _finish(fig, ax, df["solver"].astype(str).tolist(), xtitle, [(label, shade[k]) for k, label in metrics])
+    _finish(fig, ax, df["solver"].astype(str).tolist(), xtitle,
+            [(label, shade[k]) for k, label in metrics] if len(df) else [])
     if not len(df):
-        ax.text(50, 0.5, "no solver in this selection", ha="center", va="center", fontsize=FONT_PT)
+        ax.text(50, 0, "no solver in this selection", ha="center", va="center", fontsize=FONT_PT)
     return fig
 
 

@@ -600,6 +600,13 @@ def test_zip_holds_the_bundle(populated_db, small_dataset):
 def test_an_empty_database_gives_a_bundle_that_says_so(small_dataset, store, tmp_path):
     m = write_bundle(store, small_dataset, tmp_path / "out", n_boot=20, figures=False)
     assert m["studies"] == [] and m["figures"] == "not rendered (--no-figures)"
+    # with figures: the published rows alone (no bars: they carry no interval), and no failure to show
+    m = write_bundle(store, small_dataset, tmp_path / "figs", n_boot=20)
+    assert [f["name"] for f in m["figures"]] == FIGURES
+    caps = (tmp_path / "figs" / "figures" / "captions.md").read_text()
+    assert "No error bars: the table carries no interval" in caps
+    for f in m["figures"]:
+        assert (tmp_path / "figs" / "figures" / f"{f['name']}.pdf").stat().st_size > 1000
     assert "No human baseline in this selection" in (tmp_path / "out" / "methods.md").read_text()
     main = (tmp_path / "out" / "tables" / "main.md").read_text()
     assert "GPT-5.5 (published)" in main and "None" not in main and "nan" not in main
