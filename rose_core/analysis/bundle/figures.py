@@ -149,6 +149,20 @@ def _finish(fig: Figure, ax, labels: list[str], xtitle: str, legend: list[tuple[
                    columnspacing=0.9, borderaxespad=0.1, borderpad=0.1)
 
 
+def bundled_font() -> Path:
+    """The font file every figure's text is set in: Matplotlib's own DejaVu Sans, never a system copy (another
+    version would change the glyphs and so the bytes); refused when the font lookup resolves elsewhere."""
+    from matplotlib import font_manager
+
+    path = Path(font_manager.findfont(font_manager.FontProperties(family=RC["font.family"]),
+                                      fallback_to_default=False)).resolve()
+    own = (Path(matplotlib.get_data_path()) / "fonts" / "ttf").resolve()
+    if path.parent != own:
+        raise BundleError(f"the figures' font resolves to {path}, not Matplotlib's own DejaVu Sans in {own}: a "
+                          "system font would change the figures' bytes")
+    return path
+
+
 def legend_fits(fig: Figure) -> bool:
     """Whether the figure's legend row lies within the figure's width (measured after layout)."""
     if not fig.legends:
@@ -248,6 +262,7 @@ def paper_figures(paper: PaperReport, width: FigureWidth = "single") -> dict[str
     sort = "Solvers sorted by Avg (main table), highest first."
     out: dict[str, PaperFigure] = {}
     with _LOCK, matplotlib.rc_context(RC):
+        bundled_font()
         def dots(name: str, table: str, metrics: list[tuple[str, str]], caption: str, connect: bool = True) -> None:
             frame = _short(paper.table(table).frame)
             fig = dot_figure(frame, metrics, inches, order, connect=connect)

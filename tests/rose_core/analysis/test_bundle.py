@@ -421,6 +421,20 @@ def test_figures_are_the_same_bytes_for_the_same_data(paper, double_figures, tmp
         assert "<dc:date>" not in (folder / f"{f.name}.svg").read_text()
 
 
+def test_the_figures_font_is_matplotlibs_own(monkeypatch):
+    """Set in the DejaVu Sans that ships with Matplotlib; a lookup that lands on another copy is refused."""
+    import matplotlib
+    from matplotlib import font_manager
+
+    from rose_core.analysis.bundle.figures import bundled_font
+
+    path = bundled_font()
+    assert path.name == "DejaVuSans.ttf" and Path(matplotlib.get_data_path()).resolve() in path.parents
+    monkeypatch.setattr(font_manager, "findfont", lambda *a, **k: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+    with pytest.raises(BundleError, match="not Matplotlib's own DejaVu Sans"):
+        bundled_font()
+
+
 def test_figures_have_captions_not_titles(bundle, paper):
     from rose_core.analysis.bundle.figures import paper_figures
 
