@@ -4,8 +4,7 @@ import streamlit as st
 
 from rose_core.analysis import LABELS, published_bridges, published_gap, table_columns
 from rose_core.analysis.bridges import BRIDGE_RATES
-from rose_core.analysis.bundle import BundleError, bundle_zip
-from rose_core.analysis.bundle.figures import chromium_path
+from rose_core.analysis.bundle import bundle_zip
 from rose_core.analysis.difference import human_model_difference
 from rose_core.analysis.formats import format_frame
 from rose_core.analysis.tables import INTERVALS_NOTE, N_NOTE, SHOWN_FIRST, SHOWN_MORE, with_n
@@ -43,14 +42,8 @@ v = View()
 st.title("Results")
 v.header()
 
-try:  # the paper bundle of this page's selection; built (figures in the system Chromium) only when clicked
-    chromium_path()
-    with_figures = True
-except BundleError as e:
-    with_figures = False
-    st.warning(f"The paper bundle will have no figures: {e}")
-st.download_button("Download the paper bundle", lambda: bundle_zip(v.db, v.ds, filters=v.filters, rules=v.rules,
-                                                                   figures=with_figures),
+# the paper bundle of this page's selection, figures by Matplotlib on the server; built only when clicked
+st.download_button("Download the paper bundle", lambda: bundle_zip(v.db, v.ds, filters=v.filters, rules=v.rules),
                    "rose_paper_bundle.zip", "application/zip", key="results_bundle", on_click="ignore",
                    help="Every table (Markdown, LaTeX, CSV), the figures (SVG, PDF, PNG), the human-baseline "
                         "reporting checklist, a methods paragraph and a manifest, for this page's selection.")

@@ -10,7 +10,7 @@ instead of skipping it).
 Tiers (markers, registered in pytest.ini; `scripts/test.sh --fast` leaves out all five, the default runs them all).
 A test is classified here from what it uses, so a new one needs no mark of its own:
   browser   it lives in tests/e2e (the real Streamlit server, Chromium through Playwright), or uses a fixture of
-            BROWSER_FIXTURES (`chromium`: the system Chromium, e.g. the paper bundle's figures, rendered by kaleido)
+            BROWSER_FIXTURES (`chromium`: the system Chromium that Playwright drives)
   postgres  it uses `pg_server`, or runs with a parameter "postgresql" (the `backend` parametrization's
             PostgreSQL variant, or a fixture of its own that picks the backend by parameter)
   cluster   it uses `haproxy` (HAProxy in front of app processes, tools/cluster.py)
@@ -71,16 +71,13 @@ def not_in_fast_tier(what: str, marker: str) -> None:
 
 @pytest.fixture(scope="session")
 def chromium() -> str:
-    """The system Chromium (Debian's; scripts/test.sh installs it): Playwright and the paper bundle's figures."""
-    from rose_core.analysis.bundle.figures import chromium_path
-
-    from rose_core.analysis.bundle import BundleError
+    """The system Chromium (Debian's; scripts/test.sh installs it), which Playwright drives."""
+    from tools.serve import CHROMIUM
 
     not_in_fast_tier("Chromium", "browser")
-    try:
-        return chromium_path()
-    except BundleError as e:
-        pytest.fail(f"{e} (scripts/test.sh installs it)", pytrace=False)
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (scripts/test.sh does)", pytrace=False)
+    return CHROMIUM
 
 
 @pytest.fixture(scope="session")

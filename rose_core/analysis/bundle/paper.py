@@ -16,7 +16,7 @@ from ...storage.connection import Store
 from ..agreement import human_agreement, human_model_agreement
 from ..bridges import bridge_table, published_bridges
 from ..difficulty import DIFFICULTY_PARAMS, difficulty_table, instance_params
-from ..failures import failure_table
+from ..failures import failure_table, with_share_intervals
 from ..formats import Kind
 from ..gap import gap_table, published_gap
 from ..report import report_from_selection, with_runs_warning, with_sgp
@@ -32,7 +32,7 @@ N_NOTE, INTERVALS = tables_n_note, tables_intervals_note   # the pages' words: o
 
 
 class BundleError(ValueError):
-    """A bundle that cannot be made right (another dataset's database, no browser for the figures, …)."""
+    """A bundle that cannot be made right (another dataset's database, a figure whose legend does not fit, …)."""
 
 
 @dataclass(frozen=True)
@@ -161,16 +161,17 @@ def _difference(df: pd.DataFrame, n_boot: int, seed: int) -> PaperTable:
          Column("tied items", "Tied", "count"), Column("p (McNemar exact)", "p", "p")))
 
 
-def _failures(df: pd.DataFrame) -> PaperTable:
-    cols = ["solver", "template", "label", "failure", "n", "total", "share"]
-    fk = failure_table(df).reindex(columns=cols).reset_index(drop=True) if len(df) else pd.DataFrame(columns=cols)
+def _failures(df: pd.DataFrame, n_boot: int, seed: int) -> PaperTable:
+    cols = ["solver", "template", "label", "failure", "n", "total", "share", "share lo", "share hi"]
+    fk = with_share_intervals(df, failure_table(df), n_boot, seed).reindex(columns=cols).reset_index(drop=True) \
+        if len(df) else pd.DataFrame(columns=cols)
     return PaperTable("failure_kinds", "Failure kinds",
                       "Share (%) of a solver's responses to a template whose primary failure kind (the scorer's "
                       "precedence: invalid, failure to abstain, region ignored, count anchoring, false click, missed "
-                      "target, repeated click, miscount) is the one named.", fk,
+                      f"target, repeated click, miscount) is the one named. {INTERVALS}", fk,
                       (Column("solver", "Solver", "text"), Column("label", "Template", "text"),
                        Column("failure", "Failure kind", "text"), Column("n", "n", "count"),
-                       Column("total", "Responses", "count"), _rate("share", "Share", best=False)))
+                       Column("total", "Responses", "count"), _rate("share", "Share", interval=True, best=False)))
 
 
 def _agreement(df: pd.DataFrame, ds: Dataset) -> tuple[PaperTable, PaperTable]:
@@ -302,7 +303,7 @@ def paper_report(store: Store, ds: Dataset, split: str | None = None, exclusions
     n_boot, seed = report["boot"], report["seed"]
     sgp = sgp_results_for_bundle(store, n_boot, seed)
     tables = (main_t, _gap(df, published, False, n_boot, seed), _gap(df, published, True, n_boot, seed),
-              *_bridges(df, published, n_boot, seed), _difference(df, n_boot, seed), _failures(df),
+              *_bridges(df, published, n_boot, seed), _difference(df, n_boot, seed), _failures(df, n_boot, seed),
               *_agreement(df, ds), _difficulty(df, ds), *_sgp(sgp))
     report = {**report, "simulated_warning": simulated_note(sel.participants, sel.filters)}   # as report --json
     report = {**with_sgp(with_runs_warning(report, store, sel), store, sgp), "dataset_hash": ds.dataset_hash,
