@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from rose_core.benchmarks.sgp import astar_path, board_from_state
 from rose_core.instrument.episode_session import EpisodeFeedback, EpisodeScreen, EpisodeSession, create_sgp_study
-from rose_core.instrument.session import End
+from rose_core.instrument.kinds import open_participant_session
+from rose_core.instrument.session import End, ParticipantSession
 
 
-def open_sgp_session(store, ds, study, participant_id, clock=None) -> EpisodeSession:
-    """The participant session of an SGP study, as the page opens it."""
-    return EpisodeSession(store, ds, study, participant_id, clock=clock) if clock else EpisodeSession(
-        store, ds, study, participant_id)
+def open_sgp_session(store, ds, study, participant_id, clock=None) -> ParticipantSession:
+    """The participant session of an SGP study, as the participant page opens every study (its kind: episodes)."""
+    s = open_participant_session(store, ds, study.study_id, participant_id, **({"clock": clock} if clock else {}))
+    assert s is not None and s.kind.benchmark == "sgp"
+    return s
 
 
 def create_sgp(store, ds, cfg, ids, clock):
