@@ -6,8 +6,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from rose_core.analysis.sgp import (
-    INFERENCE_DEFINITION, SgpExclusions, agent_logs, group_heatmap, heatmap_labels, human_episodes,
-    inference_results, inference_scored, inference_version, results_tables, select_human, sgp_participants,
+    INFERENCE_DEFINITION, SgpExclusions, agent_logs, group_heatmap, heatmap_labels, inference_results,
+    inference_scored, inference_version, sgp_results,
 )
 from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES
 from rose_core.instrument.study import list_studies
@@ -98,10 +98,16 @@ other = sorted(s for s, x in studies.items() if x.dataset_hash != sgp.dataset_ha
 if other:
     st.warning("Studies run on another SGP build are left out (their episodes are not this build's): "
                + ", ".join(other))
-sel = select_human(human_episodes(db), sgp, rules, int(cap), tuple(chosen), tuple(modalities),
-                   sgp_participants(db, sgp.dataset_hash))
-played = tuple(sorted({lg.episode_id for lg in sel.logs}))
-episodes = played or tuple(sgp.episodes)
+
+
+def analysed(whole_build: bool):
+    return sgp_results(db, sgp, int(cap), rules, tuple(chosen), tuple(modalities), int(samples), int(seed),
+                       whole_build=whole_build,
+                       agents=lambda ds, eps, n, s, c: cached_agents(ds.dataset_hash, eps, n, s, c))
+
+
+out_ = analysed(whole_build=False)
+sel, played, episodes = out_.selection, out_.played, out_.agent_episodes
 note = f"exclusions on: {sel.n_excluded} participants excluded" if rules != SgpExclusions(None, None) \
     else "exclusions off"
 st.caption(f"{len(sel.logs):,} participant episodes ({len(chosen) or 'all'} SGP studies"
@@ -117,9 +123,7 @@ if not played:
         participants_section()
         inference_section()
         st.stop()
-logs = sel.logs + cached_agents(sgp.dataset_hash, episodes, int(samples), int(seed), int(cap))
-
-res = results_tables(logs)
+res = out_.tables if out_.tables is not None else analysed(whole_build=True).tables
 st.markdown("#### Solved rate and step deviation")
 OUTCOME_COLUMNS = ("effective", "ineffective", "occupied", "out_of_bounds", "illegal")
 table(res["summary"].rename(columns={"lo": "solved_pct lo", "hi": "solved_pct hi", "lo_dev": "deviation lo",

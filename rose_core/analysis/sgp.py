@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -179,6 +180,39 @@ def agent_logs(ds, episode_ids: tuple[str, ...], samples: int, seed: int, step_c
     return logs
 
 
+@dataclass(frozen=True)
+class SgpResults:
+    """What the SGP results page, the bundle and scripts show: the participants' selection, the episodes the
+    reference agents played (the participants' episodes; the whole build when none), and the tables
+    (`results_tables`), None when nobody played an episode of the selection and the whole build was not asked."""
+
+    selection: SgpSelection
+    agent_episodes: tuple[str, ...]
+    played: bool                          # participants played episodes of this selection
+    tables: dict[str, pd.DataFrame] | None
+
+
+AgentPlays = Callable[[Any, tuple[str, ...], int, int, int], list[EpisodeLog]]
+
+
+def sgp_results(store: Store, ds, step_cap: int = 20, rules: SgpExclusions = SgpExclusions(),
+                studies: tuple[str, ...] = (), modalities: tuple[str, ...] = (), samples: int = 3, seed: int = 0,
+                n_boot: int = BOOT, boot_seed: int = SEED, whole_build: bool = True,
+                agents: AgentPlays = agent_logs) -> SgpResults:
+    """SGP's one analysis entry point (ROSE's: `analysis.report.report_data`): participants' main episodes of
+    this build after filters, exclusions and the step cap, beside the optimal and random agents on the same
+    episodes (`samples` random plays each, seeded by `seed`), measured by the benchmark's metric functions.
+    `agents`: how the agents' plays are obtained (the page passes its cached `agent_logs`)."""
+    sel = select_human(human_episodes(store), ds, rules, step_cap, studies, modalities,
+                       sgp_participants(store, ds.dataset_hash))
+    played = tuple(sorted({lg.episode_id for lg in sel.logs}))
+    episodes = played or tuple(ds.episodes)
+    if not played and not whole_build:
+        return SgpResults(sel, episodes, False, None)
+    logs = sel.logs + agents(ds, episodes, samples, seed, step_cap)
+    return SgpResults(sel, episodes, bool(played), results_tables(logs, n_boot, boot_seed))
+
+
 # --------------------------------------------------------------------------- figures
 
 def results_tables(logs: list[EpisodeLog], n_boot: int = BOOT, seed: int = SEED) -> dict[str, pd.DataFrame]:
@@ -305,7 +339,7 @@ def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.D
 
 
 __all__ = ["HUMAN", "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
-           "PARTICIPANT_COLUMNS", "sgp_participants",
+           "PARTICIPANT_COLUMNS", "sgp_participants", "SgpResults", "sgp_results",
            "select_human", "agent_logs", "results_tables", "regret_band", "group_heatmap", "heatmap_labels",
            "played_episodes", "replay",
            "INFERENCE_DEFINITION", "inference_scored", "inference_results", "inference_report", "inference_version"]
