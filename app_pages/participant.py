@@ -330,16 +330,24 @@ def show_feedback(fb: PracticeFeedback) -> None:
                 + ("you clicked it" if line.clicked else "**you did not click it**")
                 for line in fb.lines for r, c in [line.cell]]
         st.markdown("\n".join(rows) if rows else "No cell fits this instruction: the right answer clicks nothing.")
-    if fb.outcome == "passed":
-        st.info("Practice complete. From now on there is no feedback; answer as accurately as you can.")
-    elif fb.outcome == "retry":
-        st.info("Not enough practice answers were right yet: let's do the practice once more, with new pictures.")
-    elif fb.outcome == "screened_out":
+    round_end(fb.outcome, fb.view_id, ROUND_NOTES, "part_fb_btn")
+
+
+ROUND_NOTES = {"passed": "Practice complete. From now on there is no feedback; answer as accurately as you can.",
+               "retry": "Not enough practice answers were right yet: let's do the practice once more, with new "
+                        "pictures."}
+
+
+def round_end(outcome: str, view_id: str, notes: dict[str, str], key: str) -> None:
+    """Below any practice item's feedback (one path for every kind): where the round stands, in the kind's words
+    (`notes`), and 'Continue', stored in its callback, before the rerun: that one rerun shows the next screen."""
+    if outcome == "screened_out":
         st.info("That was the last practice round.")
-    # Stored in the callback, before the rerun: that one rerun already shows the next screen.
+    elif outcome in notes:
+        st.info(notes[outcome])
     with actions():
-        st.button("Continue", type="primary", key="part_fb_btn",
-                  on_click=storage_fault_logged(session.acknowledge_feedback), args=(fb.view_id,))
+        st.button("Continue", type="primary", key=key, on_click=storage_fault_logged(session.acknowledge_feedback),
+                  args=(view_id,))
 
 
 def show_examples(templates: tuple[str, ...]) -> None:
@@ -503,7 +511,8 @@ match screen:
         show_item(screen, retrying="part_pending" in ss)
 
     case EpisodeFeedback():
-        sgp_plugin.show_feedback(screen, storage_fault_logged(session.acknowledge_feedback), actions)
+        sgp_plugin.show_feedback(screen)
+        round_end(screen.outcome, screen.view_id, sgp_plugin.ROUND_NOTES, "sgpp_fb_btn")
 
     case EpisodeScreen():
         sgp_plugin.show_episode(session, screen)

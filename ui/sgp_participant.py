@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 import streamlit as st
 
@@ -26,6 +26,8 @@ ss = st.session_state
 UNREADABLE = "the page sent something it should not have"
 STORAGE = ("Your move could not be saved just now (a problem on our side). The board shows what was saved; "
            "please make the move again in a moment.")
+ROUND_NOTES = {"passed": "Practice complete. From now on there is no feedback; solve each puzzle as well as you can.",
+               "retry": "Not enough practice puzzles were solved yet: let's practise once more, on new puzzles."}
 END_WORDS = {"practice": "practice puzzles", "exhausted": "Every puzzle of this study already has enough players."}
 OUTCOME_WORDS = {"effective": "brought the board closer to the goal", "ineffective": "moved a piece away from the goal",
                  "occupied": "were blocked: another piece was in the way",
@@ -107,9 +109,9 @@ def show_episode(session: ParticipantSession, first: EpisodeScreen) -> None:
     episode()
 
 
-def show_feedback(fb: EpisodeFeedback, acknowledge: Callable[[str], None], actions: Callable[[], Any]) -> None:
+def show_feedback(fb: EpisodeFeedback) -> None:
     """A practice puzzle's feedback: solved or not against the shortest solution, the end board beside the goal,
-    what the moves did; `acknowledge` stores 'Continue' (in the page's bottom bar, `actions`)."""
+    what the moves did (where the round stands and 'Continue': the page's, for every kind)."""
     st.title("Practice")
     if fb.solved:
         st.success(f"Solved in {fb.moves} moves. The shortest solution takes {fb.shortest}.")
@@ -128,11 +130,3 @@ def show_feedback(fb: EpisodeFeedback, acknowledge: Callable[[str], None], actio
     lines = [f"- {n} {'move' if n == 1 else 'moves'} {OUTCOME_WORDS.get(k, k)}" for k, n in fb.outcomes.items() if n]
     if lines:
         st.markdown("\n".join(lines))
-    if fb.outcome == "passed":
-        st.info("Practice complete. From now on there is no feedback; solve each puzzle as well as you can.")
-    elif fb.outcome == "retry":
-        st.info("Not enough practice puzzles were solved yet: let's practise once more, on new puzzles.")
-    elif fb.outcome == "screened_out":
-        st.info("That was the last practice round.")
-    with actions():
-        st.button("Continue", type="primary", key="sgpp_fb_btn", on_click=acknowledge, args=(fb.view_id,))
