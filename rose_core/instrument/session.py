@@ -424,7 +424,8 @@ class ParticipantSession:
         self.client = client
         self.kind: ItemKind = kind or RoseKind(ds)
         if self.kind.benchmark != study.config.benchmark:
-            raise StudyError(f"study {study.study_id} is a {study.config.benchmark} study, not {self.kind.benchmark}")
+            raise StudyError(f"study {study.study_id} has benchmark {study.config.benchmark!r}; this session's "
+                             f"kind of item is {self.kind.benchmark!r}")
 
     @property
     def cfg(self) -> StudyConfig:
@@ -808,6 +809,7 @@ class ParticipantSession:
 
 def open_session(store: Store, ds: Dataset, study_id: str, participant_id: str,
                  clock: Clock = system_clock, client: Client | None = None) -> ParticipantSession | None:
+    """A ROSE study's participant session (any study's, with its kind: `instrument.kinds.open_participant_session`)."""
     with storage(store), store.connect() as c:
         study = load_study(c, study_id)
     return None if study is None else ParticipantSession(store, ds, study, participant_id, clock, client)
