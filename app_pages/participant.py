@@ -1,24 +1,25 @@
 """Participant flow: consent → instructions → practice with feedback → main items → end page.
 
 Layout only: `ParticipantSession.screen()` decides what to show from the database (one transaction), so a
-reload, a closed tab or a restarted server resumes at the same screen; this script matches on it.
+reload, a closed tab or a restarted server resumes at the same screen; this script matches on it. Every study
+comes through here: ROSE's one-shot items are drawn below (the click grid), SGP's episodes by their plugin
+(`ui.sgp_participant`: the board and its moves, a practice episode's feedback).
 
 Faults never reach the participant as a traceback: a database that cannot store (disk full, read-only,
 corrupt) keeps the item on screen with its selection and sends the answer again every few seconds; a damaged
 image is replaced by another item; a second tab is asked which one to continue in.
 """
-import runpy
 import sys
 from functools import partial
-from pathlib import Path
 
 import streamlit as st
 
 from rose_core.benchmarks.rose.dataset import DatasetError
 from rose_core.instrument.device import device_gate, refusal_text, report_device
-from rose_core.instrument.episode_session import study_benchmark
+from rose_core.instrument.episode_kind import EpisodeFeedback, EpisodeScreen
 from rose_core.instrument.items import item_png
-from rose_core.instrument.session import Closed, OtherTab, OtherTabError, StorageError, Wait, open_session
+from rose_core.instrument.kinds import open_participant_session, study_benchmark
+from rose_core.instrument.session import Closed, OtherTab, OtherTabError, StorageError, Wait
 from rose_core.instrument.study import (
     Consent, End, Instructions, ItemScreen, PracticeFeedback, Questionnaire, StudyError, get_study, join,
 )
@@ -30,6 +31,8 @@ from ui.client import device_probe, leave_guard, tab
 from ui.countdown import countdown
 from ui.redirect import end_page, reload_with_param
 from ui.resources import dataset, store
+from ui import sgp_participant as sgp_plugin
+from ui.sgp_resources import sgp_dataset
 
 ss = st.session_state
 RETRY_S = 3.0          # a pending answer is sent again this often while storage fails
@@ -81,10 +84,8 @@ def _retry_soon(seconds: float) -> None:
 
 try:
     db = store()
-    if study_benchmark(db, ss.get("part_study") or st.query_params.get("study")) == "sgp":
-        runpy.run_path(str(Path(__file__).with_name("sgp_participant.py")))  # iVISPAR's puzzle: its own flow
-        st.stop()
-    ds = dataset()
+    benchmark = study_benchmark(db, ss.get("part_study") or st.query_params.get("study"))
+    ds = sgp_dataset() if benchmark == "sgp" else dataset()  # the study's benchmark's items
 except Exception as e:  # a damaged dataset, or a database that cannot be opened: the details (paths) in the log only
     _log("dataset or database", e)
     st.info(UNAVAILABLE)
@@ -104,7 +105,7 @@ if "part_pid" not in ss:
     if study is None or not (study.active or is_preview(db, study.study_id, ident.external_id)):
         st.error("This study link is not valid or the study is closed. Please check the link you were given.")
         st.stop()
-    not_ready = opening_problems(study.config)
+    not_ready = opening_problems(study.config) if benchmark != "sgp" else []  # SGP pages word themselves
     if not_ready:  # a template marker or a missing fact: never shown to a participant
         _log("study texts not ready", StudyError("; ".join(not_ready)))
         st.error("This study is not ready yet. Please contact the researcher who sent you the link.")
@@ -147,7 +148,7 @@ REFUSED_NOTE = {
 }
 
 try:
-    session = open_session(db, ds, ss["part_study"], ss["part_pid"], client=tab())
+    session = open_participant_session(db, ds, ss["part_study"], ss["part_pid"], client=tab())
     if session is None:
         st.error("This study link is not valid or the study is closed. Please check the link you were given.")
         st.stop()
@@ -342,16 +343,24 @@ def show_feedback(fb: PracticeFeedback) -> None:
                 + ("you clicked it" if line.clicked else "**you did not click it**")
                 for line in fb.lines for r, c in [line.cell]]
         st.markdown("\n".join(rows) if rows else "No cell fits this instruction: the right answer clicks nothing.")
-    if fb.outcome == "passed":
-        st.info("Practice complete. From now on there is no feedback; answer as accurately as you can.")
-    elif fb.outcome == "retry":
-        st.info("Not enough practice answers were right yet: let's do the practice once more, with new pictures.")
-    elif fb.outcome == "screened_out":
+    round_end(fb.outcome, fb.view_id, ROUND_NOTES, "part_fb_btn")
+
+
+ROUND_NOTES = {"passed": "Practice complete. From now on there is no feedback; answer as accurately as you can.",
+               "retry": "Not enough practice answers were right yet: let's do the practice once more, with new "
+                        "pictures."}
+
+
+def round_end(outcome: str, view_id: str, notes: dict[str, str], key: str) -> None:
+    """Below any practice item's feedback (one path for every kind): where the round stands, in the kind's words
+    (`notes`), and 'Continue', stored in its callback, before the rerun: that one rerun shows the next screen."""
+    if outcome == "screened_out":
         st.info("That was the last practice round.")
-    # Stored in the callback, before the rerun: that one rerun already shows the next screen.
+    elif outcome in notes:
+        st.info(notes[outcome])
     with actions():
-        st.button("Continue", type="primary", key="part_fb_btn",
-                  on_click=storage_fault_logged(session.acknowledge_feedback), args=(fb.view_id,))
+        st.button("Continue", type="primary", key=key, on_click=storage_fault_logged(session.acknowledge_feedback),
+                  args=(view_id,))
 
 
 def show_examples(templates: tuple[str, ...]) -> None:
@@ -481,7 +490,7 @@ if not isinstance(screen, (Consent, End, Closed)):
     show_deadline()
 
 
-if isinstance(screen, Consent):
+if isinstance(screen, Consent) and benchmark != "sgp":  # SGP studies set no device policy (the board scales)
     check_device()
 
 match screen:
@@ -502,7 +511,7 @@ match screen:
         st.title("How it works")
         st.markdown(text)
         show_examples(templates)
-        if has_practice:
+        if has_practice and templates:  # a kind without worked examples says it in its own text
             st.markdown("First a short practice with feedback: one screen of each kind you will meet.")
         with actions():
             st.button("Continue", type="primary", key="part_instr_btn",
@@ -513,6 +522,13 @@ match screen:
 
     case ItemScreen():
         show_item(screen, retrying="part_pending" in ss)
+
+    case EpisodeFeedback():
+        sgp_plugin.show_feedback(screen)
+        round_end(screen.outcome, screen.view_id, sgp_plugin.ROUND_NOTES, "sgpp_fb_btn")
+
+    case EpisodeScreen():
+        sgp_plugin.show_episode(session, screen)
 
     case OtherTab():
         st.title("This study is open in another tab")
@@ -542,7 +558,7 @@ match screen:
         st.info(CLOSED_TEXT[why])
 
     case End():
-        end_page(screen, text=screen.text)
+        end_page(screen, text=screen.text, **(sgp_plugin.END_WORDS if benchmark == "sgp" else {}))
         if screen.debrief:
             st.divider()
             st.markdown(screen.debrief)

@@ -10,9 +10,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from rose_core.analysis.sgp import (
-    INFERENCE_DEFINITION, SgpExclusions, agent_logs, group_heatmap, heatmap_labels, human_episodes,
-    inference_results, inference_scored, inference_version, results_tables, select_human, select_models,
-    sgp_participants,
+    INFERENCE_DEFINITION, SgpExclusions, agent_logs, group_heatmap, heatmap_labels, inference_results,
+    inference_scored, inference_version, sgp_results,
 )
 from rose_core.benchmarks.sgp.logs import SgpLogError, read_logs
 from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES, INFERENCE_PER_BOARD
@@ -121,10 +120,28 @@ other = sorted(s for s, x in studies.items() if x.dataset_hash != sgp.dataset_ha
 if other:
     st.warning("Studies run on another SGP build are left out (their episodes are not this build's): "
                + ", ".join(other))
-sel = select_human(human_episodes(db), sgp, rules, int(cap), tuple(chosen), tuple(modalities),
-                   sgp_participants(db, sgp.dataset_hash))
-played = tuple(sorted({lg.episode_id for lg in sel.logs}))
-episodes = played or tuple(sgp.episodes)
+
+
+runs = {}
+for f in uploads or []:
+    got, problem = cached_model_logs(sgp.dataset_hash, f.name, f.getvalue())
+    if problem:
+        st.error(f"{f.name} is left out: {problem}")
+    runs[f.name] = got
+
+
+def analysed(whole_build: bool):
+    return sgp_results(db, sgp, int(cap), rules, tuple(chosen), tuple(modalities), int(samples), int(seed),
+                       whole_build=whole_build, models=runs,
+                       agents=lambda ds, eps, n, s, c: cached_agents(ds.dataset_hash, eps, n, s, c))
+
+
+try:
+    out_ = analysed(whole_build=False)
+except ValueError as e:       # a model run that takes a reserved name, or pools different protocols
+    st.error(str(e))
+    st.stop()
+sel, played, episodes = out_.selection, out_.played, out_.agent_episodes
 note = f"exclusions on: {sel.n_excluded} participants excluded" if rules != SgpExclusions(None, None) \
     else "exclusions off"
 st.caption(f"{len(sel.logs):,} participant episodes ({len(chosen) or 'all'} SGP studies"
@@ -132,6 +149,10 @@ st.caption(f"{len(sel.logs):,} participant episodes ({len(chosen) or 'all'} SGP 
            f"({sel.n_excluded} participants excluded) · {sel.other_cap} episodes under another step cap left out · "
            f"agents on the {len(episodes)} {'episodes the participants played' if played else 'episodes of the build'}"
            f", step cap {cap}; random agent: {samples} plays per episode, seed {seed}")
+if out_.models is not None:
+    st.caption(f"Model runs: {len(out_.models.logs):,} plays on these episodes at step cap {cap}"
+               f" ({out_.models.other_cap} plays under another step cap and {out_.models.other_episodes} on episodes "
+               "the participants did not play left out).")
 if not played:
     st.info("No participant episode in this selection yet.")
     # The agents alone on the whole build take a while (the random agent's 300 plays: ~30-50 s on 2 cores).
@@ -140,25 +161,7 @@ if not played:
         participants_section()
         inference_section()
         st.stop()
-runs = {}
-for f in uploads or []:
-    got, problem = cached_model_logs(sgp.dataset_hash, f.name, f.getvalue())
-    if problem:
-        st.error(f"{f.name} is left out: {problem}")
-    runs[f.name] = got
-model_plays = [lg for got in runs.values() for lg in got]
-try:
-    models = select_models(runs, int(cap), episodes)
-except ValueError as e:
-    st.error(str(e))
-    st.stop()
-if model_plays:
-    st.caption(f"Model runs: {len(models.logs):,} plays on these episodes at step cap {cap}"
-               f" ({models.other_cap} plays under another step cap and {models.other_episodes} on episodes the "
-               "participants did not play left out).")
-logs = sel.logs + models.logs + cached_agents(sgp.dataset_hash, episodes, int(samples), int(seed), int(cap))
-
-res = results_tables(logs, starts={eid: ep.start_board() for eid, ep in sgp.episodes.items()})
+res = out_.tables if out_.tables is not None else analysed(whole_build=True).tables
 st.markdown("#### Solved rate and step deviation")
 OUTCOME_COLUMNS = ("effective", "ineffective", "occupied", "out_of_bounds", "illegal")
 table(res["summary"].rename(columns={"lo": "solved_pct lo", "hi": "solved_pct hi", "lo_dev": "deviation lo",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -206,6 +207,44 @@ def select_models(runs: dict[str, list[EpisodeLog]], step_cap: int, episode_ids:
                           sum(lg.episode_id not in keep for lg in same))
 
 
+@dataclass(frozen=True)
+class SgpResults:
+    """What the SGP results page, the bundle and scripts show: the participants' selection, the episodes the
+    reference agents played (the participants' episodes; the whole build when none), and the tables
+    (`results_tables`), None when nobody played an episode of the selection and the whole build was not asked."""
+
+    selection: SgpSelection
+    agent_episodes: tuple[str, ...]
+    played: bool                          # participants played episodes of this selection
+    tables: dict[str, pd.DataFrame] | None
+    models: ModelSelection | None = None  # model runs' plays beside the participants (`select_models`)
+
+
+AgentPlays = Callable[[Any, tuple[str, ...], int, int, int], list[EpisodeLog]]
+
+
+def sgp_results(store: Store, ds, step_cap: int = 20, rules: SgpExclusions = SgpExclusions(),
+                studies: tuple[str, ...] = (), modalities: tuple[str, ...] = (), samples: int = 3, seed: int = 0,
+                n_boot: int = BOOT, boot_seed: int = SEED, whole_build: bool = True,
+                agents: AgentPlays = agent_logs, models: dict[str, list[EpisodeLog]] | None = None) -> SgpResults:
+    """SGP's one analysis entry point (ROSE's: `analysis.report.report_data`): participants' main episodes of
+    this build after filters, exclusions and the step cap, beside the optimal and random agents on the same
+    episodes (`samples` random plays each, seeded by `seed`), measured by the benchmark's metric functions.
+    `agents`: how the agents' plays are obtained (the page passes its cached `agent_logs`); `models`: model runs'
+    episode logs by file name, compared on the same episodes and step cap (`select_models`: raises ValueError for
+    a run that takes a reserved name or pools different protocols)."""
+    sel = select_human(human_episodes(store), ds, rules, step_cap, studies, modalities,
+                       sgp_participants(store, ds.dataset_hash))
+    played = tuple(sorted({lg.episode_id for lg in sel.logs}))
+    episodes = played or tuple(ds.episodes)
+    chosen = select_models(models, step_cap, episodes) if models else None
+    if not played and not whole_build:
+        return SgpResults(sel, episodes, False, None, chosen)
+    logs = sel.logs + (chosen.logs if chosen else []) + agents(ds, episodes, samples, seed, step_cap)
+    starts = {eid: ep.start_board() for eid, ep in ds.episodes.items()}
+    return SgpResults(sel, episodes, bool(played), results_tables(logs, n_boot, boot_seed, starts), chosen)
+
+
 # --------------------------------------------------------------------------- figures
 
 def results_tables(logs: list[EpisodeLog], n_boot: int = BOOT, seed: int = SEED,
@@ -252,13 +291,14 @@ def sgp_results_for_bundle(store: Store, n_boot: int = BOOT, seed: int = SEED, s
     except SgpDatasetError as e:
         return SgpBundleTable(None, f"the SGP build at {root} cannot be read: {e}")
     other = sorted(set(df["dataset_hash"]) - {ds.dataset_hash})
-    sel = select_human(df, ds, SgpExclusions(), step_cap)
-    if not sel.logs:
+    res = sgp_results(store, ds, step_cap, SgpExclusions(), samples=samples, seed=agent_seed, n_boot=n_boot,
+                      boot_seed=seed, whole_build=False)
+    sel, played = res.selection, res.agent_episodes
+    if not res.played or res.tables is None:
         return SgpBundleTable(None, f"no participant episode on the SGP build {ds.dataset_hash[:12]} at step cap "
                                     f"{step_cap} ({sel.other_cap} under another cap"
                                     f"{', others on builds ' + ', '.join(h[:12] for h in other) if other else ''})")
-    played = tuple(sorted({lg.episode_id for lg in sel.logs}))
-    summary = summary_table(sel.logs + agent_logs(ds, played, samples, agent_seed, step_cap), n_boot, seed).rename(
+    summary = res.tables["summary"].rename(
         columns={"lo": "solved_pct lo", "hi": "solved_pct hi", "lo_dev": "deviation lo", "hi_dev": "deviation hi"})
     note = (f"{len(sel.logs)} participant episodes on build {ds.dataset_hash[:12]}, exclusions: "
             f"{sel.rules.describe()} ({sel.n_excluded} participants excluded), {sel.other_cap} episodes under "
@@ -382,8 +422,9 @@ def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.D
         columns=["step", "command", "outcome", "d_t", "input", "server_s", "page_s", "ended", "state"])
 
 
-__all__ = ["HUMAN", "AGENT_SOLVERS", "ModelSelection", "select_models", "SgpBundleTable", "sgp_results_for_bundle", "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
-           "PARTICIPANT_COLUMNS", "sgp_participants",
+__all__ = ["HUMAN", "AGENT_SOLVERS", "ModelSelection", "select_models", "SgpBundleTable", "sgp_results_for_bundle",
+           "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
+           "PARTICIPANT_COLUMNS", "sgp_participants", "SgpResults", "sgp_results",
            "select_human", "agent_logs", "results_tables", "regret_band", "group_heatmap", "heatmap_labels",
            "played_episodes", "replay",
            "INFERENCE_DEFINITION", "inference_scored", "inference_results", "inference_report", "inference_version"]

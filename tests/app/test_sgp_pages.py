@@ -280,3 +280,37 @@ def test_participants_are_shown_and_excluded_in_their_own_benchmark(sgp_env, sgp
     assert parts.loc["H1", "excluded"] == "too fast" and parts.loc["J0", "excluded"] == "no"
     assert parts.loc["J0", "episodes"] == "0" and parts.loc["H0", "episodes"] == "2"
     assert parts.loc["H0", "solved_pct"] == "100.0" and parts.loc["H2", "solved_pct"] == "0.0"
+
+
+def test_the_board_plugin_answers_a_crafted_message_calmly(sgp_env, sgp_small):  # noqa: F811
+    """What the participant page does with a board message it cannot take: one calm line, nothing stored, never a
+    traceback (the shapes themselves: tests/rose_core/instrument/test_episode_messages.py)."""
+    from ui.sgp_participant import STORAGE, UNREADABLE, take_moves
+    from rose_core.instrument.session import StorageError
+
+    study = create_sgp_study(sgp_env, sgp_small, StudyConfig(name="calm", benchmark="sgp", practice_items=0,
+                                                             attention_every=0, items_per_participant=1))
+    p = join(sgp_env, study, "K1", "prolific", None, None, ids=SequentialIds("K1"), clock=FakeClock())
+    s = EpisodeSession(sgp_env, sgp_small, study, p.participant_id)
+    s.consent()
+    s.finish_instructions()
+    screen = s.screen()
+    bad = {"view_id": screen.view_id, "moves": [{"seq": -4, "text": "move", "input": "click"}]}
+    said = take_moves(s, screen, bad)
+    assert said.startswith("Your move could not be read (malformed message from the browser: moves[0].seq")
+    assert take_moves(s, screen, {"view_id": screen.view_id, "moves": [], "exec": "rm"}).startswith(
+        "Your move could not be read (malformed message from the browser: message: unknown field(s) exec")
+    assert take_moves(s, screen, ["not", "a", "board"]) is None         # not this view's message: nothing to say
+
+    def broken(*_a):
+        raise KeyError("a message no board of ours sends")
+
+    s.record_moves = broken
+    assert take_moves(s, screen, {}) == f"Your move could not be read ({UNREADABLE}). Please try again."
+
+    def full(*_a):
+        raise StorageError("disk full")
+
+    s.record_moves = full
+    assert take_moves(s, screen, {}) == STORAGE
+    assert sgp_env.query("SELECT count(*) AS n FROM episode_steps")[0]["n"] == 0
