@@ -33,10 +33,11 @@ def uncounted_frame(store: Store, study: Study) -> pd.DataFrame:
 
 
 def coverage(store: Store, ds: Dataset, study: Study) -> dict:
-    """Answers per pool instance against the target, and participants needed (pool × target ÷ items each)."""
+    """Answers per pool instance against the target, and participants needed (pool × target ÷ items each).
+    Anonymous visitors' answers count only where they fill targets (`anonymous_counts`), as the claims do."""
     pool = main_pool(ds, study.config)
     with store.connect() as c:
-        counts = responses.main_answer_counts(c, study.run_id)
+        counts = responses.main_answer_counts(c, study.run_id, study.config.anonymous_counts)
         ends = participants.status_counts(c, study.study_id)
     target = study.config.target_per_instance
     per = [min(counts.get(i.instance_id, 0), target) for i in pool]

@@ -223,10 +223,13 @@ def participant_responses_extent(conn: Connection) -> tuple[int, int]:
     return int(rows) - int(uncounted), int(last)
 
 
-def main_answer_counts(conn: Connection, run_id: str) -> dict[str, int]:
-    """Counted main responses per instance of one run."""
+def main_answer_counts(conn: Connection, run_id: str, count_anonymous: bool = True) -> dict[str, int]:
+    """Counted main responses per instance of one run; without `count_anonymous`, not those of visitors without a
+    Prolific id (a study whose targets they do not fill: `StudyConfig.anonymous_counts`)."""
+    anon = "" if count_anonymous else \
+        " AND participant_id NOT IN (SELECT participant_id FROM participants WHERE source = 'anonymous')"
     return dict(conn.execute("SELECT instance_id, count(*) FROM responses WHERE run_id = ? AND kind = 'main' "
-                             f"AND {COUNTED_ONLY} GROUP BY instance_id", (run_id,)).fetchall())
+                             f"AND {COUNTED_ONLY}{anon} GROUP BY instance_id", (run_id,)).fetchall())
 
 
 def response_of(conn: Connection, run_id: str, participant_id: str, instance_id: str, kind: str,

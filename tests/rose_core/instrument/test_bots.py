@@ -66,6 +66,10 @@ def test_anonymous_answers_never_fill_the_targets_unless_the_study_says_so(store
         counts = participants.main_assignment_counts(c, study.study_id, count_anonymous=False)
         mine = [a for a in participants.participant_assignments(c, real.participant_id) if a.kind == "main"]
     assert sum(counts.values()) == len(mine) > 0      # only the real participant's items count
+    # and the monitor's coverage says the same: the anonymous answers are not progress towards the targets
+    from rose_core.instrument.monitor import coverage
+
+    assert coverage(store, small_dataset, study)["answers"] == len(mine)
     # with anonymous_counts the same bots fill the pool (target 1): the old behaviour, chosen explicitly
     counted = make(store, small_dataset, anonymous_counts=True)
     for i in range(60):
