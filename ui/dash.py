@@ -90,7 +90,7 @@ def _analysis(kind: str, arg: object, g: pd.DataFrame, humans: "Callable[[], Hum
     if kind == "human_model":  # the humans' trials, prepared once (`_human_trials`)
         return human_model_agreement(g, humans=humans())
     if kind == "difficulty":
-        return difficulty_table(g, cached_instance_params(ds.dataset_hash), str(arg))
+        return difficulty_table(g, cached_instance_params(ds.dataset_hash, ds), str(arg))
     raise ValueError(kind)
 
 
@@ -161,8 +161,11 @@ def _selected(db: str, version: tuple, human: tuple, filters: Filters, rules: Ex
 
 
 @st.cache_resource(show_spinner=False)
-def cached_instance_params(dataset_hash: str) -> pd.DataFrame:
-    return instance_params(dataset())
+def cached_instance_params(dataset_hash: str, _ds: Dataset) -> pd.DataFrame:
+    """The instances' parameters of the dataset handed over (keyed by its hash), never the one the process looks up:
+    the warm-up thread computes this too, and `resources.dataset()` read the environment at that moment (after
+    a test had restored it: the default folder, so the thread built the full dataset, holding this cache's lock)."""
+    return instance_params(_ds)
 
 
 class _Priority:
