@@ -506,10 +506,9 @@ class _WarmUp:
             self._ds = ds
             self._ds_given.set()
 
-    def dataset(self) -> Dataset:
+    def dataset(self) -> Dataset | None:
+        """The page's dataset, once handed over; None when the page could not load it."""
         self._ds_given.wait()
-        if self._ds is None:
-            raise RuntimeError("the dashboards' warm-up has no dataset: the page that started it could not load it")
         return self._ds
 
 
@@ -522,10 +521,12 @@ def _warm(w: _WarmUp, db: Store) -> None:
         # every analysis page needs these rows first. The analyses below yield to pages.
         _frames(db.location).get_with_stamps()
         _participant_stats(db.location, human_version(db))
-        v = View(Filters(), ExclusionRules(), db=db, ds=w.dataset(), background=True)
-        statistics_libraries().join()   # the analyses need them; imported by the warm-up, a page would wait
-        for kind, arg in WARM_ANALYSES:
-            v.compute(kind, arg)
+        ds = w.dataset()
+        if ds is not None:   # None: the page could not load it and says why; no analysis without it (no traceback)
+            v = View(Filters(), ExclusionRules(), db=db, ds=ds, background=True)
+            statistics_libraries().join()   # the analyses need them; imported by the warm-up, a page would wait
+            for kind, arg in WARM_ANALYSES:
+                v.compute(kind, arg)
         _frames(db.location).wait_saved()   # done means what the next start finds on disk is complete
     finally:
         w.done.set()
