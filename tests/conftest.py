@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
+from hypothesis import settings
 
 from rose_core import Dataset, build_dataset
 from rose_core.storage import open_store
@@ -35,6 +36,11 @@ from rose_core.storage.connection import Store
 from .backends import BACKENDS, PG_MISSING, PG_REQUIRED_ENV, PG_URL_ENV, PgServer
 
 SMALL_SCALE = 0.05
+
+# Property tests draw the same examples on every run and every worker (a seed from each test's own source), and keep
+# no example database in the work tree: a run's verdict never depends on an earlier run or on luck.
+settings.register_profile("rose", derandomize=True, database=None)
+settings.load_profile("rose")
 
 TIERS = ("browser", "postgres", "cluster", "latex", "slow")
 BROWSER_FIXTURES = {"chromium", "browser", "page", "server", "live"}

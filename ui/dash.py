@@ -90,7 +90,7 @@ def _analysis(kind: str, arg: object, g: pd.DataFrame, humans: "Callable[[], Hum
     if kind == "human_model":  # the humans' trials, prepared once (`_human_trials`)
         return human_model_agreement(g, humans=humans())
     if kind == "difficulty":
-        return difficulty_table(g, cached_instance_params(ds.dataset_hash), str(arg))
+        return difficulty_table(g, cached_instance_params(ds.dataset_hash, ds), str(arg))
     raise ValueError(kind)
 
 
@@ -161,8 +161,11 @@ def _selected(db: str, version: tuple, human: tuple, filters: Filters, rules: Ex
 
 
 @st.cache_resource(show_spinner=False)
-def cached_instance_params(dataset_hash: str) -> pd.DataFrame:
-    return instance_params(dataset())
+def cached_instance_params(dataset_hash: str, _ds: Dataset) -> pd.DataFrame:
+    """The instances' parameters of the dataset handed over (keyed by its hash), never the one the process looks up:
+    the warm-up thread computes this too, and `resources.dataset()` read the environment at that moment (after
+    a test had restored it: the default folder, so the thread built the full dataset, holding this cache's lock)."""
+    return instance_params(_ds)
 
 
 class _Priority:
@@ -503,10 +506,9 @@ class _WarmUp:
             self._ds = ds
             self._ds_given.set()
 
-    def dataset(self) -> Dataset:
+    def dataset(self) -> Dataset | None:
+        """The page's dataset, once handed over; None when the page could not load it."""
         self._ds_given.wait()
-        if self._ds is None:
-            raise RuntimeError("the dashboards' warm-up has no dataset: the page that started it could not load it")
         return self._ds
 
 
@@ -519,10 +521,12 @@ def _warm(w: _WarmUp, db: Store) -> None:
         # every analysis page needs these rows first. The analyses below yield to pages.
         _frames(db.location).get_with_stamps()
         _participant_stats(db.location, human_version(db))
-        v = View(Filters(), ExclusionRules(), db=db, ds=w.dataset(), background=True)
-        statistics_libraries().join()   # the analyses need them; imported by the warm-up, a page would wait
-        for kind, arg in WARM_ANALYSES:
-            v.compute(kind, arg)
+        ds = w.dataset()
+        if ds is not None:   # None: the page could not load it and says why; no analysis without it (no traceback)
+            v = View(Filters(), ExclusionRules(), db=db, ds=ds, background=True)
+            statistics_libraries().join()   # the analyses need them; imported by the warm-up, a page would wait
+            for kind, arg in WARM_ANALYSES:
+                v.compute(kind, arg)
         _frames(db.location).wait_saved()   # done means what the next start finds on disk is complete
     finally:
         w.done.set()

@@ -293,7 +293,7 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
     first = open_page("app_pages/results.py")
     assert not first.exception, first.exception
     assert late_valid(first).startswith("100.0")
-    ui.dash.warm_up().wait(120)                  # the sign-in warm-up keeps its analyses on disk too
+    assert ui.dash.warm_up().wait(120)           # the sign-in warm-up keeps its analyses on disk too
     assert list((tmp_path / "rose.db.analyses").glob("*.pkl"))
 
     computed = []
@@ -307,7 +307,7 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
     restart()
     again = open_page("app_pages/results.py")
     assert not again.exception, again.exception
-    ui.dash.warm_up().wait(120)
+    assert ui.dash.warm_up().wait(120)
     assert computed == []                        # everything read from disk (the page's and the warm-up's)
     pd.testing.assert_frame_equal(again.table[0].value, first.table[0].value)
 
@@ -319,8 +319,42 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
     fresh = open_page("app_pages/results.py")
     assert not fresh.exception, fresh.exception
     assert late_valid(fresh).startswith("0.0")
-    ui.dash.warm_up().wait(120)                  # the page and the warm-up started at sign-in: both counted
+    assert ui.dash.warm_up().wait(120)           # the page and the warm-up started at sign-in: both counted
     assert {s for _, s in computed} == {"late-model"}   # the other solvers still come from disk
+
+
+def test_the_warm_up_works_on_the_store_and_dataset_it_was_given(small_dataset, populated_db, tmp_path, monkeypatch):
+    """The warm-up thread outlives the rerun that started it, so it never looks up the process's store or dataset:
+    the environment they come from may have changed by then (after a test restored it, a warm-up's difficulty
+    analysis built the full dataset in the work tree, holding a cache lock the next test's page waited on)."""
+    import shutil
+
+    import ui.dash
+    from rose_core.storage import open_store
+
+    db = tmp_path / "rose.db"
+    shutil.copy(populated_db.path, db)
+
+    def looked_up():
+        raise AssertionError("the warm-up looked up the process's store or dataset instead of the ones it was given")
+
+    monkeypatch.setattr(ui.dash, "dataset", looked_up)
+    monkeypatch.setattr(ui.dash, "store", looked_up)
+    monkeypatch.delenv("ROSE_DATASET_DIR", raising=False)
+    monkeypatch.delenv("ROSE_DB", raising=False)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    store = open_store(db)
+    w = ui.dash._WarmUp()
+    w.give_dataset(small_dataset)
+    try:
+        ui.dash._warm(w, store)          # the thread's whole body, here in the test's own thread
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()
+        store.close()
+    assert w.is_set()
+    assert len(list((tmp_path / "rose.db.analyses").glob("*.pkl"))) >= len(ui.dash.WARM_ANALYSES)
 
 
 def test_every_analysis_page_warns_of_a_run_that_left_errored_samples_out(dash_env, small_dataset, tmp_path,
