@@ -30,7 +30,8 @@ from ..storage.schema import bump_verdicts_generation
 from .config import Study, StudyError
 from .ids import FakeClock, stable_hash
 from .session import (
-    Consent, End, Instructions, ItemScreen, OtherTab, ParticipantSession, PracticeFeedback, Wait, join, storage,
+    Consent, End, Instructions, ItemScreen, OtherTab, ParticipantSession, PracticeFeedback, Questionnaire, Wait, join,
+    storage,
 )
 
 Role = Literal["attentive", "too_fast", "attention_failure", "drop_out"]
@@ -356,6 +357,9 @@ class _Actor:
         if isinstance(s, PracticeFeedback):
             self.session.acknowledge_feedback(s.view_id)
             return 2.0 + 3.0 * self.rng.random()
+        if isinstance(s, Questionnaire):   # skipped, as the page's "Skip the questions" does
+            self.session.answer_questionnaire({})
+            return 5.0 + 5.0 * self.rng.random()
         if isinstance(s, Wait):
             self.p.waits += 1
             return 30.0
