@@ -154,8 +154,8 @@ def _difference(df: pd.DataFrame, n_boot: int, seed: int) -> PaperTable:
         "(instances whose participants split exactly in half are left out: 'Tied') against the solver's, on the "
         "instances both answered; '–' where p is undefined: for Avg (a mean of five template rates has no paired "
         "outcome) or without a shared, untied instance (the CSV's 'p undefined because' says which).", d,
-        (Column("solver", "Solver", "text"), Column("template", "Template", "text"), _rate("human", "Human"),
-         _rate("model", "Solver"), Column("human − model", "Human − solver", "rate", "human − model lo",
+        (Column("solver", "Solver", "text"), Column("template", "Template", "text"), _rate("human", "Human", best=False),
+         _rate("model", "Solver", best=False), Column("human − model", "Human − solver", "rate", "human − model lo",
                                           "human − model hi"),
          Column("participants", "People", "count"), Column("shared items", "Shared", "count"),
          Column("tied items", "Tied", "count"), Column("p (McNemar exact)", "p", "p")))

@@ -664,6 +664,16 @@ def test_tables_refuse_what_the_format_refuses():
 
 
 
+def test_the_human_model_difference_bolds_nothing(bundle, paper):
+    """Its rows are (solver, template) pairs: a column's maximum over them compared one model's G-Cnt with
+    another's L-Clk, and set the humans' own rate in bold on a model's row ("never a human")."""
+    table = paper.table("human_model_difference")
+    assert not [c.key for c in table.columns if c.best]
+    for ext in ("md", "tex"):
+        text = (bundle / "tables" / f"human_model_difference.{ext}").read_text()
+        assert "**" not in text and r"\textbf" not in text, ext
+
+
 def test_bold_follows_the_printed_value_not_hidden_decimals():
     """Two models printed 80.3 are both the best as printed: bolding only the one whose hidden digits are larger
     (80.34 vs the paper's 80.3) says one beat the other where the table shows a tie; 80.24, printed 80.2, is
