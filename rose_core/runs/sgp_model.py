@@ -95,7 +95,9 @@ COT_FILE = "ICML_instruction_cot.txt"
 STEP_FILES: dict[str, str] = {"3d": "ICML_instruction_step_vision.txt", "2d": "ICML_instruction_step_vision.txt",
                               "text": "ICML_instruction_step_text.txt"}
 TEXT_SLOTS = ("{goal_state}", "{current_state}")   # where the text step instruction takes the two boards
-NO_ACTION = "(no action found)"   # what the history shows for a reply without `action: move `
+# what the original's history shows for a reply without `action: move `: parse_action returns "No valid action
+# found.", and parse_action_rmv_special_chars drops the full stop before GPT4Agent.act stores it
+NO_ACTION = "No valid action found"
 
 
 @dataclass(frozen=True)

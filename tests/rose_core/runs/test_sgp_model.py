@@ -146,7 +146,9 @@ def test_an_ivispar_run_sends_the_original_layout_and_stores_its_settings(sgp_da
     assert third[1]["content"] == f"Previous observation 1: {start_text}"       # the board before step 1
     assert third[2]["content"] == "Previous action 1: move red cube up to b3"    # the original's cleaned command
     assert third[3]["content"].startswith("Previous observation 2: ")
-    assert third[4]["content"] == "Previous action 2: (no action found)"
+    # a reply without "action: move ": parse_action returns "No valid action found.", which
+    # parse_action_rmv_special_chars cleans before GPT4Agent.act stores it in the history
+    assert third[4]["content"] == "Previous action 2: No valid action found"
     goal = ep.goal_board()
     goal_text = "\n".join(f"{chr(65 + c[0])}{c[1] + 1} {g.color} {g.shape}" for g, c in zip(goal.geoms, goal.cells))
     step = third[5]["content"][0]["text"]
