@@ -7,7 +7,8 @@ the 2D or 3D image from the renderer's hit map (the pieces, and the free cells t
 highlighted), arrow buttons ("move up", …) or the keyboard's arrows, or a typed-command field with the allowed
 words beside it (several comma-separated moves with sgp_several_moves), as the study chose. What the browser
 gets is `rose_core.instrument.episode_session.board_component_data` (no gold beyond the goal the task shows
-anyway; the board as text only in the text modality or with piece coordinates).
+anyway; the board as text only in the text modality or with piece coordinates; each piece's cell still comes
+along, for the highlights and the click's cells, though the page never shows it).
 
 Browser -> server: state ``board`` on every move, ``{"view_id", "moves": [{seq, text, input, t, active_ms,
 click?}], "give_up", "active_ms", "first_action_ms"}`` where ``moves`` are the ones the server has not stored
