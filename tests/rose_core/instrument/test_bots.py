@@ -365,3 +365,20 @@ def test_the_approvals_command_checks_reported_codes(store, small_dataset, tmp_p
     (tmp_path / "no.csv").write_text("a,b\n1,2\n")
     bad = subprocess.run(cmd + ["--codes", str(tmp_path / "no.csv")], capture_output=True, text=True)
     assert bad.returncode == 2 and "no.csv: expected a participant id column" in bad.stderr
+
+
+def test_the_flags_export_names_each_flagged_participant_by_their_prolific_id(store, small_dataset):
+    """Review of issue 23: the behaviour, closed and excluded flags were stored without the external id, so the
+    Participants page and the `participant_flags` export showed them with an empty `external_id`, and the
+    experimenter could not match them with the approvals CSV (Prolific ids)."""
+    from rose_core.instrument.exports import table_frame
+
+    study = make(store, small_dataset, split="all", subsets=["PixelContent", "PixelEdit"], items_per_participant=8,
+                 completion_code="C1")
+    clock = FakeClock()
+    s = session(store, small_dataset, study, "5f00000000000000000000f1", clock=clock)
+    assert run_to_end(s, on_item=lambda screen: clock.advance(1.6))[1].reason == "completed"
+    rows = table_frame(store, "participant_flags", study.study_id)
+    assert list(rows["kind"]) == ["behaviour"]
+    assert list(rows["external_id"]) == ["5f00000000000000000000f1"]
+    assert list(rows["participant_id"]) == [s.participant_id]
