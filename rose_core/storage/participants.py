@@ -45,6 +45,12 @@ def _fills_target(count_anonymous: bool) -> str:
     return f"q.origin NOT IN {_TARGET_FREE}" + ("" if count_anonymous else
                                                " AND (q.source != 'anonymous' OR q.origin = 'simulated')")
 
+
+def filling_target(count_anonymous: bool) -> str:
+    """The participants whose answers fill the targets (`_fills_target`), as a subquery: the Studies page's
+    coverage counts by the same rule the assignment fills by."""
+    return f"SELECT q.participant_id FROM participants q WHERE {_fills_target(count_anonymous)}"
+
 # --------------------------------------------------------------------------- participants
 
 @dataclass

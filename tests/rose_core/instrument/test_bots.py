@@ -382,3 +382,42 @@ def test_the_flags_export_names_each_flagged_participant_by_their_prolific_id(st
     assert list(rows["kind"]) == ["behaviour"]
     assert list(rows["external_id"]) == ["5f00000000000000000000f1"]
     assert list(rows["participant_id"]) == [s.participant_id]
+
+
+def test_the_studies_page_coverage_counts_what_fills_the_targets(store, small_dataset):
+    """Review of issue 23: anonymous answers do not fill the targets (anonymous_counts off), but the Studies page's
+    coverage (and `study status`) counted them: after three `?pid=` bots every instance read as complete, progress
+    100 %, while the assignment still gave a real participant the whole pool."""
+    from rose_core.instrument.monitor import coverage
+
+    study = make(store, small_dataset)   # anonymous visitors allowed, anonymous_counts off
+    for i in range(3):
+        assert run_to_end(session(store, small_dataset, study, f"cov-anon-{i}", "anonymous"))[1].reason == "completed"
+    cov = coverage(store, small_dataset, study)
+    bots = cov["answers"]
+    assert bots > 0 and cov["complete_instances"] == 0 and cov["progress"] == 0.0   # answered, not filling
+    run_to_end(real := session(store, small_dataset, study, "COVREAL"))
+    with store.connect() as c:
+        mine = sum(a.kind == "main" for a in participants.participant_assignments(c, real.participant_id))
+    cov = coverage(store, small_dataset, study)
+    assert cov["complete_instances"] == mine > 0 and cov["answers"] == bots + mine
+    counted = make(store, small_dataset, anonymous_counts=True)
+    run_to_end(session(store, small_dataset, counted, "cov-anon-x", "anonymous"))
+    assert coverage(store, small_dataset, counted)["complete_instances"] > 0   # counted when the study says so
+
+
+def test_the_sgp_coverage_counts_what_fills_the_targets(store, sgp_small):
+    from rose_core.instrument.episode_session import EpisodeSession, create_sgp_study, sgp_coverage
+    from tests.sgp_players import run_to_end as play_to_end
+
+    study = create_sgp_study(store, sgp_small, StudyConfig(
+        name="sgp anon", benchmark="sgp", items_per_participant=2, target_per_instance=1, practice_items=0,
+        attention_every=0, seed=3), ids=_IDS, clock=FakeClock())
+    clock = FakeClock()
+    p = join(store, study, "sgp-anon-1", "anonymous", ids=SequentialIds("sgpa"), clock=clock)
+    s = EpisodeSession(store, sgp_small, study, p.participant_id, clock=clock)
+    s.consent()
+    s.finish_instructions()
+    assert play_to_end(s, clock=clock)[1].reason == "completed"
+    cov = sgp_coverage(store, sgp_small, study)
+    assert cov["answers"] == 2 and cov["complete_instances"] == 0 and cov["progress"] == 0.0
