@@ -421,3 +421,37 @@ def test_the_sgp_coverage_counts_what_fills_the_targets(store, sgp_small):
     assert play_to_end(s, clock=clock)[1].reason == "completed"
     cov = sgp_coverage(store, sgp_small, study)
     assert cov["answers"] == 2 and cov["complete_instances"] == 0 and cov["progress"] == 0.0
+
+
+@pytest.mark.parametrize("how", ["closed", "excluded"])
+def test_an_sgp_tab_left_open_is_refused_on_record(store, sgp_small, how):
+    """Review of issue 23: on an SGP study the moves of a tab left open after its study closed (or its participant
+    was excluded) were refused without a trace: no `closed_answer` / `excluded_answer` flag, as a ROSE answer gets."""
+    from rose_core.instrument.episode_session import EpisodeScreen, EpisodeSession, create_sgp_study
+    from rose_core.instrument.session import Client
+    from tests.sgp_players import payload, solution
+
+    study = create_sgp_study(store, sgp_small, StudyConfig(
+        name="sgp tab", benchmark="sgp", items_per_participant=3, target_per_instance=2, practice_items=0,
+        attention_every=0, seed=3, completion_code="C1"), ids=_IDS, clock=FakeClock())
+    clock = FakeClock()
+    p = join(store, study, f"5f00000000000000000sgp{how[:2]}", "prolific", "S", "X", ids=SequentialIds(how),
+             clock=clock)
+    s = EpisodeSession(store, sgp_small, study, p.participant_id, clock=clock, client=Client("tab-1"))
+    s.consent()
+    s.finish_instructions()
+    screen = s.screen()
+    assert isinstance(screen, EpisodeScreen)
+    if how == "closed":
+        set_active(store, study.study_id, False)
+    else:
+        manage.exclude(store, s.participant_id, "bot-like moves", "JD", clock=clock)
+    for _ in range(3):   # a bot sending again: one flag, the held episode back to the pool
+        rep = s.record_moves(screen, payload(screen, solution(screen)))
+        assert rep.stored == 0 and not rep.ended
+    assert s.screen() == Closed(how)
+    with store.connect() as c:
+        flags = participants.flags(c, study.study_id)
+        mine = participants.participant_assignments(c, s.participant_id)
+    assert [f["kind"] for f in flags] == [f"{how}_answer"]
+    assert all(a.answered_at is None and a.released_at is not None for a in mine if a.kind == "main")
