@@ -455,3 +455,22 @@ def test_an_sgp_tab_left_open_is_refused_on_record(store, sgp_small, how):
         mine = participants.participant_assignments(c, s.participant_id)
     assert [f["kind"] for f in flags] == [f"{how}_answer"]
     assert all(a.answered_at is None and a.released_at is not None for a in mine if a.kind == "main")
+
+
+def test_a_study_code_given_only_in_the_completion_url_is_checked(store, small_dataset):
+    """Review of issue 23: a Prolific study set up with its completion URL alone (`…/complete?cc=ABC123`, no
+    `completion_code`) sends every completed participant back with ABC123, but the approvals listed no code and
+    `--codes` checked nothing: a wrong reported code was neither `wrong` nor `missing`."""
+    from rose_core.analysis.approvals import review
+
+    study = make(store, small_dataset, target_per_instance=2,
+                 completion_url="https://app.prolific.com/submissions/complete?cc=ABC123")
+    clock = FakeClock()
+    ids = ["5f00000000000000000000d1", "5f00000000000000000000d2"]
+    for ext in ids:
+        end = run_to_end(session(store, small_dataset, study, ext, clock=clock), on_item=lambda s: clock.advance(4))[1]
+        assert end.reason == "completed" and end.url.endswith("cc=ABC123")
+    rows = review(store, study, reported={ids[0]: "abc123", ids[1]: "WRONG"}).rows.set_index("participant_id")
+    assert list(rows["completion_code"]) == ["ABC123", "ABC123"]
+    assert dict(rows["code_check"]) == {ids[0]: "ok", ids[1]: "wrong"}
+    assert rows.loc[ids[1], "rejection_category"] == "BAD_CODE"
