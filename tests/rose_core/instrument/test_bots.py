@@ -474,3 +474,22 @@ def test_a_study_code_given_only_in_the_completion_url_is_checked(store, small_d
     assert list(rows["completion_code"]) == ["ABC123", "ABC123"]
     assert dict(rows["code_check"]) == {ids[0]: "ok", ids[1]: "wrong"}
     assert rows.loc[ids[1], "rejection_category"] == "BAD_CODE"
+
+
+def test_the_approvals_show_each_participants_flags(store, small_dataset):
+    """Review of issue 23: under the default `behaviour_check = "flag"`, a participant whose answers had no trace
+    and clockwork times (a script that passes the checks) stood in the approvals CSV as a plain `approve` row:
+    the file the experimenter acts on said nothing of the flag."""
+    from rose_core.analysis.approvals import review
+
+    study = make(store, small_dataset, completion_code="DONE1", split="all", subsets=["PixelContent", "PixelEdit"],
+                 items_per_participant=8, target_per_instance=2)
+    clock = FakeClock()
+    run_to_end(session(store, small_dataset, study, "5f00000000000000000000e7", clock=clock),
+               on_item=lambda screen: clock.advance(1.6))           # clockwork: flagged
+    steps = iter([2.4, 6.1, 3.9, 12.8, 4.5, 2.9, 8.7, 5.2, 3.3, 7.0])
+    run_to_end(session(store, small_dataset, study, "5f00000000000000000000e8", clock=clock),
+               on_item=lambda screen: clock.advance(next(steps)))   # a person's pace: not flagged
+    rows = review(store, study).rows.set_index("participant_id")
+    assert dict(rows["status"]) == {"5f00000000000000000000e7": "approve", "5f00000000000000000000e8": "approve"}
+    assert dict(rows["flags"]) == {"5f00000000000000000000e7": "behaviour", "5f00000000000000000000e8": ""}
