@@ -15,7 +15,9 @@ The columns are those Prolific's review takes: `participant_id` (paste the appro
 `submission_id`, the action, the rejection category and message for a reject; then `completion_code`, the code a
 completed participant was shown (their own with per-participant codes, `instrument.completion`), and
 `code_check`, when the codes the submissions reported are given: ok, wrong (a completed participant reporting
-another code, e.g. one from another participant, is rejected: BAD_CODE) or missing.
+another code, e.g. one from another participant, is rejected: BAD_CODE) or missing; and `flags`, the kinds of the
+participant's flags (participant_flags: the behaviour check's, refused answers, takeover attempts), so a flagged
+`approve` row is seen in the file the experimenter acts on (the details are on the Participants page).
 """
 from __future__ import annotations
 
@@ -30,12 +32,13 @@ from ..instrument.completion import code_matches, expected_codes
 from ..instrument.config import Study
 from ..storage.connection import Store
 from ..storage.exclusions import standing_reasons
-from ..storage.participants import review_rows
+from ..storage.participants import flags, review_rows
 from .selection import ExclusionRules, participant_table
 
 Status = Literal["approve", "reject", "return", "screened_out", "still_working"]
 COLUMNS = ("participant_id", "submission_id", "status", "reason", "rejection_category", "time_taken_s",
-           "main_items", "end_reason", "started_at_utc", "finished_at_utc", "completion_code", "code_check")
+           "main_items", "end_reason", "started_at_utc", "finished_at_utc", "completion_code", "code_check",
+           "flags")
 CodeCheck = Literal["", "ok", "wrong", "missing"]
 # Prolific's rejection categories, per exclusion rule (`selection.participant_table`'s reason names).
 CATEGORY = {"attention": "FAILED_CHECK", "too fast": "TOO_QUICKLY", "streak": "LOW_EFFORT", "by hand": "OTHER"}
@@ -74,6 +77,9 @@ def review(store: Store, study: Study, rules: ExclusionRules | None = None,
     with store.connect() as conn:
         people = pd.DataFrame(review_rows(conn, study.study_id))
         manual = standing_reasons(conn)
+        flagged: dict[str, set[str]] = {}
+        for f in flags(conn, study.study_id):
+            flagged.setdefault(f["participant_id"], set()).add(f["kind"])
     if people.empty:
         return Review(pd.DataFrame(columns=list(COLUMNS)), 0)
     prolific = people[people["source"] == "prolific"]
@@ -129,7 +135,8 @@ def review(store: Store, study: Study, rules: ExclusionRules | None = None,
                     "started_at_utc": pd.to_datetime(started, unit="s", utc=True),
                     "finished_at_utc": None if done is None or pd.isna(done) else pd.to_datetime(done, unit="s",
                                                                                                    utc=True),
-                    "completion_code": expected, "code_check": check})
+                    "completion_code": expected, "code_check": check,
+                    "flags": ", ".join(sorted(flagged.get(pid, ())))})
     return Review(pd.DataFrame(out, columns=list(COLUMNS)), left_out)
 
 

@@ -41,6 +41,11 @@ def with_code(url: str, code: str) -> str:
     return urlunsplit(parts._replace(query=urlencode([(k, code if k == "cc" else v) for k, v in query])))
 
 
+def url_code(url: str) -> str:
+    """The completion code a completion URL carries (its `cc` parameter; "" when it has none)."""
+    return next((v for k, v in parse_qsl(urlsplit(url).query, keep_blank_values=True) if k == "cc"), "") if url else ""
+
+
 def study_secret(conn: Connection, study_id: str) -> str:
     secret = studies.completion_secret(conn, study_id, secrets.token_hex(32))
     if secret is None:
@@ -58,9 +63,11 @@ def completion(conn: Connection, study: Study, external_id: str) -> tuple[str, s
 
 
 def expected_codes(store: Store, study: Study, external_ids: list[str]) -> dict[str, str]:
-    """external id -> the completion code that participant was (or will be) shown."""
-    if study.config.completion_code_kind != "participant":
-        return {e: study.config.completion_code for e in external_ids}
+    """external id -> the completion code that participant was (or will be) shown, or sent back with in the
+    completion URL's `cc` (a study set up with its Prolific URL alone)."""
+    cfg = study.config
+    if cfg.completion_code_kind != "participant":
+        return {e: cfg.completion_code or url_code(cfg.completion_url) for e in external_ids}
     with store.write() as c:
         secret = study_secret(c, study.study_id)
     return {e: participant_code(secret, study.study_id, e) for e in external_ids}

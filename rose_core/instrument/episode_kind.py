@@ -190,8 +190,15 @@ class EpisodeKind:
         pid, run = s.participant_id, s.study.run_id
         item = screen.item
         with storage(s.store), s._tx() as c:
-            if s._stopped(c) is not None:
-                return MoveReport(0, False)   # a closed study, or an excluded participant: nothing more is stored
+            if (stop := s._stopped(c)) is not None:   # a closed study, or an excluded participant: nothing stored
+                a = s._assignment_of(c, screen.view_id)
+                if a is not None and a.answered_at is None and a.released_at is None:   # on record once, as ROSE's
+                    participants.record_flag(c, s.study.study_id, pid, None, f"{stop}_answer",
+                                             f"{a.kind} {a.instance_id} moved after the "
+                                             + ("study closed" if stop == "closed" else "participant was excluded"),
+                                             s.clock())
+                    participants.release_holds(c, [pid], s.clock())   # the held episode goes back to the pool
+                return MoveReport(0, False)
             if not s._owns(c):
                 raise OtherTabError("the study continues in another tab")
             a = s._assignment_of(c, screen.view_id)

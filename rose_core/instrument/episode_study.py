@@ -84,15 +84,18 @@ def sgp_progress(cfg: StudyConfig, answered: int) -> str:
 
 def sgp_coverage(store: Store, ds: SgpDataset, study: Study) -> dict[str, Any]:
     """Finished episodes per pool episode against the target, and participants needed (pool × target ÷ episodes
-    each): the Studies page's figures for an SGP study, over its own pool."""
+    each): the Studies page's figures for an SGP study, over its own pool. As `monitor.coverage`: `answers` every
+    counted episode, the rest only what fills the targets."""
     pool = sgp_pool(ds, study.config)
     with store.connect() as c:
-        counts = episodes.main_result_counts(c, study.run_id)
+        every = episodes.main_result_counts(c, study.run_id)
+        # what fills the targets (anonymous visitors' episodes only when the study says so): the assignment's rule
+        counts = episodes.main_result_counts(c, study.run_id, study.config.anonymous_counts)
         ends = participants.status_counts(c, study.study_id)
     target = study.config.target_per_instance
     per = [min(counts.get(e, 0), target) for e in pool]
     hist = Counter(counts.get(e, 0) for e in pool)
-    return {"pool": len(pool), "target": target, "answers": sum(counts.values()),
+    return {"pool": len(pool), "target": target, "answers": sum(every.values()),
             "complete_instances": sum(1 for v in per if v >= target),
             "progress": sum(per) / (target * len(pool)) if pool else 0.0,
             "histogram": {k: hist[k] for k in sorted(hist)},

@@ -34,15 +34,18 @@ def uncounted_frame(store: Store, study: Study) -> pd.DataFrame:
 
 def coverage(store: Store, ds: Dataset, study: Study) -> dict:
     """Answers per pool instance against the target, and participants needed (pool × target ÷ items each).
-    Anonymous visitors' answers count only where they fill targets (`anonymous_counts`), as the claims do."""
+    `answers`: every counted main answer; the instances at target, the progress and the histogram count only what
+    fills the targets, as the assignment does (anonymous visitors' answers only with `anonymous_counts`)."""
     pool = main_pool(ds, study.config)
     with store.connect() as c:
+        every = responses.main_answer_counts(c, study.run_id)
+        # what fills the targets (anonymous visitors' answers only when the study says so): the assignment's rule
         counts = responses.main_answer_counts(c, study.run_id, study.config.anonymous_counts)
         ends = participants.status_counts(c, study.study_id)
     target = study.config.target_per_instance
     per = [min(counts.get(i.instance_id, 0), target) for i in pool]
     hist = pd.Series([counts.get(i.instance_id, 0) for i in pool]).value_counts().sort_index()
-    return {"pool": len(pool), "target": target, "answers": sum(counts.values()),
+    return {"pool": len(pool), "target": target, "answers": sum(every.values()),
             "complete_instances": sum(1 for v in per if v >= target),
             "progress": sum(per) / (target * len(pool)) if pool else 0.0,
             "histogram": {int(k): int(v) for k, v in hist.items()},

@@ -45,6 +45,12 @@ def _fills_target(count_anonymous: bool) -> str:
     return f"q.origin NOT IN {_TARGET_FREE}" + ("" if count_anonymous else
                                                " AND (q.source != 'anonymous' OR q.origin = 'simulated')")
 
+
+def filling_target(count_anonymous: bool) -> str:
+    """The participants whose answers fill the targets (`_fills_target`), as a subquery: the Studies page's
+    coverage counts by the same rule the assignment fills by."""
+    return f"SELECT q.participant_id FROM participants q WHERE {_fills_target(count_anonymous)}"
+
 # --------------------------------------------------------------------------- participants
 
 @dataclass
@@ -142,10 +148,13 @@ def record_flag(conn: Connection, study_id: str, participant_id: str | None, ext
 
 def flags_export_query(study_id: str | None) -> tuple[str, tuple]:
     """Every flag (refused requests: takeover attempts, late answers, damaged images…) of one study, or all, for
-    the export and the Participants page; `flagged_at` in epoch seconds."""
-    where, params = (" WHERE study_id = ?", (study_id,)) if study_id else ("", ())
-    return ("SELECT study_id, participant_id, external_id, kind, detail, at AS flagged_at FROM participant_flags"
-            f"{where} ORDER BY at, kind, participant_id", params)
+    the export and the Participants page; `flagged_at` in epoch seconds. `external_id`: the one the flag recorded
+    (an identity mismatch's), else the participant's own, so every row can be matched with the approvals CSV."""
+    where, params = (" WHERE f.study_id = ?", (study_id,)) if study_id else ("", ())
+    return ("SELECT f.study_id, f.participant_id, coalesce(f.external_id, p.external_id) AS external_id, f.kind, "
+            "f.detail, f.at AS flagged_at FROM participant_flags f "
+            f"LEFT JOIN participants p ON p.participant_id = f.participant_id{where} "
+            "ORDER BY f.at, f.kind, f.participant_id", params)
 
 
 def flags(conn: Connection, study_id: str) -> list[dict]:

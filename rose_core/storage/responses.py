@@ -15,7 +15,7 @@ from typing import Any, Literal, Sequence
 
 from .columns import fetch_columns, fetch_rows
 from .connection import Connection, Store
-from .participants import NEVER_ANALYSED, NOT_COUNTED
+from .participants import NEVER_ANALYSED, NOT_COUNTED, filling_target
 
 ResponseKind = Literal["practice", "main", "attention"]
 
@@ -224,12 +224,11 @@ def participant_responses_extent(conn: Connection) -> tuple[int, int]:
 
 
 def main_answer_counts(conn: Connection, run_id: str, count_anonymous: bool = True) -> dict[str, int]:
-    """Counted main responses per instance of one run; without `count_anonymous`, not those of visitors without a
-    Prolific id (a study whose targets they do not fill: `StudyConfig.anonymous_counts`)."""
-    anon = "" if count_anonymous else \
-        " AND participant_id NOT IN (SELECT participant_id FROM participants WHERE source = 'anonymous')"
+    """Counted main responses per instance of one run; anonymous visitors' only when they fill the targets
+    (`StudyConfig.anonymous_counts`, `participants.filling_target`)."""
     return dict(conn.execute("SELECT instance_id, count(*) FROM responses WHERE run_id = ? AND kind = 'main' "
-                             f"AND {COUNTED_ONLY}{anon} GROUP BY instance_id", (run_id,)).fetchall())
+                             f"AND {COUNTED_ONLY} AND participant_id IN ({filling_target(count_anonymous)}) "
+                             "GROUP BY instance_id", (run_id,)).fetchall())
 
 
 def response_of(conn: Connection, run_id: str, participant_id: str, instance_id: str, kind: str,

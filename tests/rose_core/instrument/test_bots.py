@@ -69,7 +69,8 @@ def test_anonymous_answers_never_fill_the_targets_unless_the_study_says_so(store
     # and the monitor's coverage says the same: the anonymous answers are not progress towards the targets
     from rose_core.instrument.monitor import coverage
 
-    assert coverage(store, small_dataset, study)["answers"] == len(mine)
+    cov = coverage(store, small_dataset, study)
+    assert sum(k * v for k, v in cov["histogram"].items()) == len(mine) < cov["answers"]
     # with anonymous_counts the same bots fill the pool (target 1): the old behaviour, chosen explicitly
     counted = make(store, small_dataset, anonymous_counts=True)
     for i in range(60):
@@ -369,3 +370,131 @@ def test_the_approvals_command_checks_reported_codes(store, small_dataset, tmp_p
     (tmp_path / "no.csv").write_text("a,b\n1,2\n")
     bad = subprocess.run(cmd + ["--codes", str(tmp_path / "no.csv")], capture_output=True, text=True)
     assert bad.returncode == 2 and "no.csv: expected a participant id column" in bad.stderr
+
+
+def test_the_flags_export_names_each_flagged_participant_by_their_prolific_id(store, small_dataset):
+    """Review of issue 23: the behaviour, closed and excluded flags were stored without the external id, so the
+    Participants page and the `participant_flags` export showed them with an empty `external_id`, and the
+    experimenter could not match them with the approvals CSV (Prolific ids)."""
+    from rose_core.instrument.exports import table_frame
+
+    study = make(store, small_dataset, split="all", subsets=["PixelContent", "PixelEdit"], items_per_participant=8,
+                 completion_code="C1")
+    clock = FakeClock()
+    s = session(store, small_dataset, study, "5f00000000000000000000f1", clock=clock)
+    assert run_to_end(s, on_item=lambda screen: clock.advance(1.6))[1].reason == "completed"
+    rows = table_frame(store, "participant_flags", study.study_id)
+    assert list(rows["kind"]) == ["behaviour"]
+    assert list(rows["external_id"]) == ["5f00000000000000000000f1"]
+    assert list(rows["participant_id"]) == [s.participant_id]
+
+
+def test_the_studies_page_coverage_counts_what_fills_the_targets(store, small_dataset):
+    """Review of issue 23: anonymous answers do not fill the targets (anonymous_counts off), but the Studies page's
+    coverage (and `study status`) counted them: after three `?pid=` bots every instance read as complete, progress
+    100 %, while the assignment still gave a real participant the whole pool."""
+    from rose_core.instrument.monitor import coverage
+
+    study = make(store, small_dataset)   # anonymous visitors allowed, anonymous_counts off
+    for i in range(3):
+        assert run_to_end(session(store, small_dataset, study, f"cov-anon-{i}", "anonymous"))[1].reason == "completed"
+    cov = coverage(store, small_dataset, study)
+    bots = cov["answers"]
+    assert bots > 0 and cov["complete_instances"] == 0 and cov["progress"] == 0.0   # answered, not filling
+    run_to_end(real := session(store, small_dataset, study, "COVREAL"))
+    with store.connect() as c:
+        mine = sum(a.kind == "main" for a in participants.participant_assignments(c, real.participant_id))
+    cov = coverage(store, small_dataset, study)
+    assert cov["complete_instances"] == mine > 0 and cov["answers"] == bots + mine
+    counted = make(store, small_dataset, anonymous_counts=True)
+    run_to_end(session(store, small_dataset, counted, "cov-anon-x", "anonymous"))
+    assert coverage(store, small_dataset, counted)["complete_instances"] > 0   # counted when the study says so
+
+
+def test_the_sgp_coverage_counts_what_fills_the_targets(store, sgp_small):
+    from rose_core.instrument.episode_session import EpisodeSession, create_sgp_study, sgp_coverage
+    from tests.sgp_players import run_to_end as play_to_end
+
+    study = create_sgp_study(store, sgp_small, StudyConfig(
+        name="sgp anon", benchmark="sgp", items_per_participant=2, target_per_instance=1, practice_items=0,
+        attention_every=0, seed=3), ids=_IDS, clock=FakeClock())
+    clock = FakeClock()
+    p = join(store, study, "sgp-anon-1", "anonymous", ids=SequentialIds("sgpa"), clock=clock)
+    s = EpisodeSession(store, sgp_small, study, p.participant_id, clock=clock)
+    s.consent()
+    s.finish_instructions()
+    assert play_to_end(s, clock=clock)[1].reason == "completed"
+    cov = sgp_coverage(store, sgp_small, study)
+    assert cov["answers"] == 2 and cov["complete_instances"] == 0 and cov["progress"] == 0.0
+
+
+@pytest.mark.parametrize("how", ["closed", "excluded"])
+def test_an_sgp_tab_left_open_is_refused_on_record(store, sgp_small, how):
+    """Review of issue 23: on an SGP study the moves of a tab left open after its study closed (or its participant
+    was excluded) were refused without a trace: no `closed_answer` / `excluded_answer` flag, as a ROSE answer gets."""
+    from rose_core.instrument.episode_session import EpisodeScreen, EpisodeSession, create_sgp_study
+    from rose_core.instrument.session import Client
+    from tests.sgp_players import payload, solution
+
+    study = create_sgp_study(store, sgp_small, StudyConfig(
+        name="sgp tab", benchmark="sgp", items_per_participant=3, target_per_instance=2, practice_items=0,
+        attention_every=0, seed=3, completion_code="C1"), ids=_IDS, clock=FakeClock())
+    clock = FakeClock()
+    p = join(store, study, f"5f00000000000000000sgp{how[:2]}", "prolific", "S", "X", ids=SequentialIds(how),
+             clock=clock)
+    s = EpisodeSession(store, sgp_small, study, p.participant_id, clock=clock, client=Client("tab-1"))
+    s.consent()
+    s.finish_instructions()
+    screen = s.screen()
+    assert isinstance(screen, EpisodeScreen)
+    if how == "closed":
+        set_active(store, study.study_id, False)
+    else:
+        manage.exclude(store, s.participant_id, "bot-like moves", "JD", clock=clock)
+    for _ in range(3):   # a bot sending again: one flag, the held episode back to the pool
+        rep = s.record_moves(screen, payload(screen, solution(screen)))
+        assert rep.stored == 0 and not rep.ended
+    assert s.screen() == Closed(how)
+    with store.connect() as c:
+        flags = participants.flags(c, study.study_id)
+        mine = participants.participant_assignments(c, s.participant_id)
+    assert [f["kind"] for f in flags] == [f"{how}_answer"]
+    assert all(a.answered_at is None and a.released_at is not None for a in mine if a.kind == "main")
+
+
+def test_a_study_code_given_only_in_the_completion_url_is_checked(store, small_dataset):
+    """Review of issue 23: a Prolific study set up with its completion URL alone (`…/complete?cc=ABC123`, no
+    `completion_code`) sends every completed participant back with ABC123, but the approvals listed no code and
+    `--codes` checked nothing: a wrong reported code was neither `wrong` nor `missing`."""
+    from rose_core.analysis.approvals import review
+
+    study = make(store, small_dataset, target_per_instance=2,
+                 completion_url="https://app.prolific.com/submissions/complete?cc=ABC123")
+    clock = FakeClock()
+    ids = ["5f00000000000000000000d1", "5f00000000000000000000d2"]
+    for ext in ids:
+        end = run_to_end(session(store, small_dataset, study, ext, clock=clock), on_item=lambda s: clock.advance(4))[1]
+        assert end.reason == "completed" and end.url.endswith("cc=ABC123")
+    rows = review(store, study, reported={ids[0]: "abc123", ids[1]: "WRONG"}).rows.set_index("participant_id")
+    assert list(rows["completion_code"]) == ["ABC123", "ABC123"]
+    assert dict(rows["code_check"]) == {ids[0]: "ok", ids[1]: "wrong"}
+    assert rows.loc[ids[1], "rejection_category"] == "BAD_CODE"
+
+
+def test_the_approvals_show_each_participants_flags(store, small_dataset):
+    """Review of issue 23: under the default `behaviour_check = "flag"`, a participant whose answers had no trace
+    and clockwork times (a script that passes the checks) stood in the approvals CSV as a plain `approve` row:
+    the file the experimenter acts on said nothing of the flag."""
+    from rose_core.analysis.approvals import review
+
+    study = make(store, small_dataset, completion_code="DONE1", split="all", subsets=["PixelContent", "PixelEdit"],
+                 items_per_participant=8, target_per_instance=2)
+    clock = FakeClock()
+    run_to_end(session(store, small_dataset, study, "5f00000000000000000000e7", clock=clock),
+               on_item=lambda screen: clock.advance(1.6))           # clockwork: flagged
+    steps = iter([2.4, 6.1, 3.9, 12.8, 4.5, 2.9, 8.7, 5.2, 3.3, 7.0])
+    run_to_end(session(store, small_dataset, study, "5f00000000000000000000e8", clock=clock),
+               on_item=lambda screen: clock.advance(next(steps)))   # a person's pace: not flagged
+    rows = review(store, study).rows.set_index("participant_id")
+    assert dict(rows["status"]) == {"5f00000000000000000000e7": "approve", "5f00000000000000000000e8": "approve"}
+    assert dict(rows["flags"]) == {"5f00000000000000000000e7": "behaviour", "5f00000000000000000000e8": ""}
