@@ -93,8 +93,9 @@ class StudyConfig:
     # A visitor without a PROLIFIC_PID gets a calm page and never reaches consent. None: on when the study has a
     # completion URL or code (a Prolific study), off otherwise (`prolific_id_required`).
     require_prolific_id: bool | None = None
-    # Answers of visitors without a Prolific id (`?pid=` links) fill the per-instance targets only when this is on.
-    anonymous_counts: bool = False
+    # Whether answers of visitors without a Prolific id (`?pid=` links) fill the per-instance targets. None: only
+    # where the study admits them (no Prolific id required: a lab study), never in a Prolific study (`counts_anonymous`).
+    anonymous_counts: bool | None = None
     time_limit_minutes: int = 0        # 0 = no limit
     release_after_minutes: int = 30    # a participant silent this long loses their held item
     practice_rounds: list[list[str]] = field(default_factory=list)
@@ -211,8 +212,8 @@ class StudyConfig:
         if self.require_prolific_id is not None and not isinstance(self.require_prolific_id, bool):
             out.append(f"require_prolific_id: expected true or false (or leave it out), got "
                        f"{self.require_prolific_id!r}")
-        if not isinstance(self.anonymous_counts, bool):
-            out.append(f"anonymous_counts: expected true or false, got {self.anonymous_counts!r}")
+        if self.anonymous_counts is not None and not isinstance(self.anonymous_counts, bool):
+            out.append(f"anonymous_counts: expected true or false (or leave it out), got {self.anonymous_counts!r}")
         if self.completion_code_kind == "participant" and not (self.completion_code or self.completion_url):
             out.append("completion_code_kind: per-participant codes need a completion_code or completion_url "
                        "(a study without one shows no code)")
@@ -225,6 +226,14 @@ class StudyConfig:
         if self.require_prolific_id is not None:
             return self.require_prolific_id
         return bool(self.completion_url or self.completion_code)
+
+    @property
+    def counts_anonymous(self) -> bool:
+        """Whether anonymous visitors' answers fill the targets: the setting, or by default exactly when the study
+        admits them (a lab study run through `?pid=` links; in a Prolific study they are bots or mistakes)."""
+        if self.anonymous_counts is not None:
+            return self.anonymous_counts
+        return not self.prolific_id_required
 
     def _sgp_problems(self) -> list[str]:
         out = []

@@ -90,7 +90,7 @@ def sgp_coverage(store: Store, ds: SgpDataset, study: Study) -> dict[str, Any]:
     with store.connect() as c:
         every = episodes.main_result_counts(c, study.run_id)
         # what fills the targets (anonymous visitors' episodes only when the study says so): the assignment's rule
-        counts = episodes.main_result_counts(c, study.run_id, study.config.anonymous_counts)
+        counts = episodes.main_result_counts(c, study.run_id, study.config.counts_anonymous)
         ends = participants.status_counts(c, study.study_id)
     target = study.config.target_per_instance
     per = [min(counts.get(e, 0), target) for e in pool]

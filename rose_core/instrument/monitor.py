@@ -40,7 +40,7 @@ def coverage(store: Store, ds: Dataset, study: Study) -> dict:
     with store.connect() as c:
         every = responses.main_answer_counts(c, study.run_id)
         # what fills the targets (anonymous visitors' answers only when the study says so): the assignment's rule
-        counts = responses.main_answer_counts(c, study.run_id, study.config.anonymous_counts)
+        counts = responses.main_answer_counts(c, study.run_id, study.config.counts_anonymous)
         ends = participants.status_counts(c, study.study_id)
     target = study.config.target_per_instance
     per = [min(counts.get(i.instance_id, 0), target) for i in pool]

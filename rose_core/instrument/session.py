@@ -685,7 +685,7 @@ class ParticipantSession:
             return self._refetch(c, pid, "attention", slot, progress, fraction)
         if self._address_full(c):
             return Wait("address")
-        anon = cfg.anonymous_counts
+        anon = cfg.counts_anonymous
         ranked = self.kind.rank(self, participants.main_assignment_counts(c, self.study.study_id, anon), mains,
                                 p.counterbalance, answered_main)
         claim = participants.claim_instance(c, self.study.study_id, ranked, cfg.target_per_instance, anon)

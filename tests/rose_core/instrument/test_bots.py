@@ -55,7 +55,7 @@ def test_a_prolific_study_turns_anonymous_visitors_away_before_anything_is_store
 
 
 def test_anonymous_answers_never_fill_the_targets_unless_the_study_says_so(store, small_dataset):
-    study = make(store, small_dataset)   # anonymous visitors allowed (no completion URL), anonymous_counts off
+    study = make(store, small_dataset, anonymous_counts=False)   # anonymous visitors allowed (no completion URL)
     for i in range(3):   # anonymous bots answer everything they are given
         _, end = run_to_end(session(store, small_dataset, study, f"anon-{i}", "anonymous"))
         assert end.reason == "completed"
@@ -395,7 +395,7 @@ def test_the_studies_page_coverage_counts_what_fills_the_targets(store, small_da
     100 %, while the assignment still gave a real participant the whole pool."""
     from rose_core.instrument.monitor import coverage
 
-    study = make(store, small_dataset)   # anonymous visitors allowed, anonymous_counts off
+    study = make(store, small_dataset, anonymous_counts=False)   # anonymous visitors allowed
     for i in range(3):
         assert run_to_end(session(store, small_dataset, study, f"cov-anon-{i}", "anonymous"))[1].reason == "completed"
     cov = coverage(store, small_dataset, study)
@@ -417,7 +417,7 @@ def test_the_sgp_coverage_counts_what_fills_the_targets(store, sgp_small):
 
     study = create_sgp_study(store, sgp_small, StudyConfig(
         name="sgp anon", benchmark="sgp", items_per_participant=2, target_per_instance=1, practice_items=0,
-        attention_every=0, seed=3), ids=_IDS, clock=FakeClock())
+        attention_every=0, seed=3, anonymous_counts=False), ids=_IDS, clock=FakeClock())
     clock = FakeClock()
     p = join(store, study, "sgp-anon-1", "anonymous", ids=SequentialIds("sgpa"), clock=clock)
     s = EpisodeSession(store, sgp_small, study, p.participant_id, clock=clock)
@@ -498,3 +498,22 @@ def test_the_approvals_show_each_participants_flags(store, small_dataset):
     rows = review(store, study).rows.set_index("participant_id")
     assert dict(rows["status"]) == {"5f00000000000000000000e7": "approve", "5f00000000000000000000e8": "approve"}
     assert dict(rows["flags"]) == {"5f00000000000000000000e7": "behaviour", "5f00000000000000000000e8": ""}
+
+
+def test_a_lab_study_of_anonymous_links_fills_its_targets_by_default(store, small_dataset):
+    # Review of issue 23: with anonymous answers never filling the targets, a lab study (no Prolific id required)
+    # gave every participant the same least-answered items, whatever raters_per_item said. By default a study that
+    # admits anonymous visitors counts them; a Prolific study does not.
+    def second_after_first(study) -> str:
+        ends = []
+        for who in ("lab-1", "lab-2"):
+            ends.append(run_to_end(session(store, small_dataset, study, f"{study.study_id}-{who}", "anonymous"))[1])
+        assert ends[0].reason == "completed"
+        return ends[1].reason
+
+    lab = make(store, small_dataset)
+    assert not lab.config.prolific_id_required and lab.config.counts_anonymous
+    assert second_after_first(lab) == "pool_exhausted"      # the first lab participant used the targets up
+    assert second_after_first(make(store, small_dataset, anonymous_counts=False)) == "completed"
+    prolific = _prolific_study(store, small_dataset)
+    assert prolific.config.prolific_id_required and not prolific.config.counts_anonymous
