@@ -20,7 +20,7 @@ from ..failures import failure_table, with_share_intervals
 from ..formats import Kind
 from ..gap import gap_table, published_gap
 from ..report import report_from_selection, with_runs_warning, with_sgp
-from ..sgp import SgpBundleTable, sgp_results_for_bundle
+from ..sgp import SUMMARY_DEFINITION, SgpBundleTable, sgp_results_for_bundle
 from ...instrument.config import load_studies
 from ..selection import ExclusionRules, Filters, Selection, select_from_store, simulated_note
 from ..difference import human_model_difference
@@ -244,10 +244,10 @@ def _sgp(t: SgpBundleTable) -> tuple[PaperTable, ...]:
         return ()
     return (PaperTable(
         "sgp_results", "SGP (iVISPAR): participants beside the reference agents",
-        "Solved (%): share of plays whose board reached the goal, 95% Wilson interval; deviation: mean A* distance "
-        "left at t = c1, 95% percentile bootstrap over episodes; the outcome columns: mean moves of each class per "
-        f"play. {t.note}. Model rows: the SGP results page, from the runs' episode logs.", t.summary,
-        (Column("solver", "Solver", "text"), Column("modality", "Modality", "text"), Column("plays", "Plays", "count"),
+        f"{SUMMARY_DEFINITION}; the outcome columns: mean moves of each class per play. {t.note}. Model rows: the "
+        "SGP results page, from the runs' episode logs.", t.summary,
+        (Column("solver", "Solver", "text"), Column("modality", "Modality", "text"),
+         Column("participants", "Participants", "count"), Column("plays", "Plays", "count"),
          Column("episodes", "Episodes", "count"),
          Column("solved_pct", "Solved", "rate", "solved_pct lo", "solved_pct hi"),
          Column("deviation", "Deviation", "number", "deviation lo", "deviation hi"),
