@@ -10,18 +10,12 @@ from ..benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
 from ..common.stats import difference_interval, solver_rng
 from .answers import AnalysisInputError
 from .bridges import _mcnemar
+from .majority import majority_outcome
 from .tables import BOOT, SEED, n_fields, row_resamples, summarize_frame, with_n_types
 
 DIFFERENCE_COLUMNS = ["solver", "kind", "template", "human", "model", "human − model", "human − model lo",
                       "human − model hi", "participants", "human responses", "model responses", "shared items",
                       "tied items", "p (McNemar exact)", "p undefined because"]
-
-
-def _majority(h: pd.DataFrame) -> pd.Series:
-    """Per instance the humans' answer as one observer: right (1) when more than half of its participants were,
-    wrong (0) when fewer than half; an instance split exactly in half has no majority and is left out."""
-    share = h.groupby("instance_id")["passed"].mean()
-    return (share[share != 0.5] > 0.5).astype(int)
 
 
 def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
@@ -66,11 +60,10 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
                 row.update({"shared items": None, "tied items": None, "p (McNemar exact)": None,
                             "p undefined because": "a mean of five template rates has no paired outcome"})
             else:
-                panel = _majority(humans[humans["template"] == t])
+                panel, tied = majority_outcome(humans[humans["template"] == t])
                 model = g[g["template"] == t].set_index("instance_id")["passed"]
                 shared = panel.index.intersection(model.index)
-                tied = humans.loc[humans["template"] == t, "instance_id"].drop_duplicates()
-                tied = int(tied.isin(model.index).sum()) - len(shared)
+                tied = int(tied.isin(model.index).sum())
                 p = _mcnemar(panel.loc[shared].to_numpy(), model.loc[shared].to_numpy()) if len(shared) else None
                 row.update({"shared items": len(shared), "tied items": tied, "p (McNemar exact)": p,
                             "p undefined because": "" if p is not None else "no instance answered by both with a "
