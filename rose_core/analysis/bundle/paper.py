@@ -147,17 +147,24 @@ def _bridges(df: pd.DataFrame, published: bool, n_boot: int, seed: int) -> tuple
 
 def _difference(df: pd.DataFrame, n_boot: int, seed: int) -> PaperTable:
     d = human_model_difference(df, n_boot, seed)
+    d.insert(d.columns.get_loc("human items"), "items",
+             [f"{h}/{m}" for h, m in zip(d["human items"].astype(object), d["model items"].astype(object))])
     return PaperTable(
         "human_model_difference", "Human − model difference per template",
         "Human PASS − solver PASS (percentage points) per template and for Avg, with a 95% interval from independent "
-        "resamples of each side (the main table's: participants for the humans, scenes for the solver); p: "
+        "resamples of each side (the main table's: participants for the humans, scenes for the solver). The humans' "
+        "rate is over the instances they answered (the study's sample), the solver's over every instance it "
+        "answered ('Items H/S': the two counts); 'Same items': both rates restricted to the instances both answered, "
+        "the difference and its interval on the items the test pairs on. p: "
         "McNemar's exact test (two-sided binomial test of the discordant pairs) of the humans' majority answer "
-        "(instances whose participants split exactly in half are left out: 'Tied') against the solver's, on the "
-        "instances both answered; '–' where p is undefined: for Avg (a mean of five template rates has no paired "
+        f"({TIE_RULE}: 'Tied') against the solver's, on the instances both answered; '–' where p is undefined: for Avg (a mean of five template rates has no paired "
         "outcome) or without a shared, untied instance (the CSV's 'p undefined because' says which).", d,
         (Column("solver", "Solver", "text"), Column("template", "Template", "text"), _rate("human", "Human", best=False),
          _rate("model", "Solver", best=False), Column("human − model", "Human − solver", "rate", "human − model lo",
                                           "human − model hi"),
+         Column("items", "Items H/S", "text"),
+         Column("human − model (same items)", "Same items", "rate", "human − model (same items) lo",
+                "human − model (same items) hi"),
          Column("participants", "People", "count"), Column("shared items", "Shared", "count"),
          Column("tied items", "Tied", "count"), Column("p (McNemar exact)", "p", "p")))
 
