@@ -399,7 +399,9 @@ def _agreement_txt(paper: PaperReport) -> str:
     r = paper.table("agreement_human").frame.iloc[0]
     return (f"Krippendorff's α {fmt_stat(r['alpha_cells'])} (cell clicks, {fmt_count(r['click_units'])} "
             f"units), {fmt_stat(r['alpha_counts'])} (counts, {fmt_count(r['count_units'])} units), over "
-            f"{fmt_count(r['panel_items'])} instances with two or more participants")
+            f"{fmt_count(r['panel_items'] + r['panel_tied'])} instances with two or more participants (the "
+            f"majority-vote panel on the {fmt_count(r['panel_items'])} with a majority answer, "
+            f"{fmt_count(r['panel_tied'])} split exactly in half left out)")
 
 
 def _sample_txt(f: HumanFacts) -> str:
