@@ -5,8 +5,9 @@ the code before the change (`python -m tests.sgp_numbers --write`); the suite pi
 
 Changed on purpose since (issue 22, the reviewer's finding on the SGP human rows): the human summary row's
 `lo`/`hi` (solved %) and `lo_dev`/`hi_dev` (deviation) now resample participants, not plays or episodes, and
-the row carries `participants` (3); every agent number and every other human number is the one pinned before.
-Only `human.summary` was rewritten (`python -m tests.sgp_numbers --write-human-summary`)."""
+the row carries `participants` (3), and the human regret band's `regret_lo`/`regret_hi` resample participants
+too; every agent number and every other human number (rates, means, counts) is the one pinned before. Only
+`human.summary` and `human.regret` were rewritten (`python -m tests.sgp_numbers --write-human-summary`)."""
 from __future__ import annotations
 
 import argparse
@@ -103,7 +104,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--write-human-summary", action="store_true",
-                    help="rewrite only the pinned human summary row (its intervals resample participants)")
+                    help="rewrite only the pinned human summary row and regret band (their intervals resample participants)")
     a = ap.parse_args()
     from rose_core.storage import open_store
 
@@ -118,5 +119,6 @@ if __name__ == "__main__":
     if a.write_human_summary:
         pinned = json.loads(FIXTURE.read_text())
         pinned["human"]["summary"] = json.loads(json.dumps(numbers["human"]["summary"]))
+        pinned["human"]["regret"] = json.loads(json.dumps(numbers["human"]["regret"]))
         FIXTURE.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
     print(text[:3000])

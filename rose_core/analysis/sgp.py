@@ -258,7 +258,9 @@ def results_tables(logs: list[EpisodeLog], n_boot: int = BOOT, seed: int = SEED,
     regret curve with a 95 % band, and the per-play frame the heatmaps pivot."""
     episodes = episodes_frame(logs)
     steps = steps_frame(logs)
-    curve = regret_curve(steps).merge(regret_band(steps, n_boot, seed), on=[*GROUP, "t"])
+    people = {(lg.solver, lg.modality or "-", lg.episode_id, lg.sample): lg.meta.get("participant_id")
+              for lg in logs if lg.solver == HUMAN}
+    curve = regret_curve(steps).merge(regret_band(steps, n_boot, seed, people), on=[*GROUP, "t"])
     summary = with_participant_intervals(summary_table(logs, n_boot, seed), episodes, logs, n_boot, seed)
     if starts is not None:
         summary = summary.merge(reader_figures(logs, starts), on=list(GROUP))
@@ -268,8 +270,8 @@ def results_tables(logs: list[EpisodeLog], n_boot: int = BOOT, seed: int = SEED,
 SUMMARY_DEFINITION = (
     "Solved (%): share of plays whose board reached the goal; deviation: mean A* distance left at t = c1 "
     "(after as many moves as the shortest path has). Agents and models: 95% Wilson interval over plays and 95% "
-    "percentile bootstrap over episodes (their unit is the episode). Human rows: both intervals from one cluster "
-    "bootstrap over participants (1,000 resamples of whole people, 95% expanded percentile interval; Wilson's over "
+    "percentile bootstrap over episodes (their unit is the episode). Human rows: both intervals (and the regret "
+    "band) from one cluster bootstrap over participants (1,000 resamples of whole people, 95% expanded percentile interval; Wilson's over "
     "participants when every resample repeats a 0 or 100% rate), the rule of ROSE's human cells: one person's plays "
     "are not independent. participants: people behind a human row (none for an agent or model); plays and "
     "episodes: plays and distinct episodes the row rests on")
@@ -353,16 +355,45 @@ def sgp_results_for_bundle(store: Store, n_boot: int = BOOT, seed: int = SEED, s
     return SgpBundleTable(summary, note)
 
 
-def regret_band(steps: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
+def regret_band(steps: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED,
+                people: dict[tuple, Any] | None = None) -> pd.DataFrame:
     """95 % percentile interval of the mean regret at every t, resampling episodes (their samples come along),
-    as the metrics' step deviation does."""
+    as the metrics' step deviation does; the human rows (`people`: each human play's participant, by solver,
+    modality, episode and sample) resample participants as their summary row does (`human_regret_band`)."""
     out = []
     for key, g in steps.groupby(list(GROUP), sort=False):
+        if key[0] == HUMAN and people is not None:
+            out.extend(human_regret_band(g, people, n_boot, seed).to_dict(orient="records"))
+            continue
         rng = solver_rng(seed, "regret|" + "|".join(map(str, key)))
         for t, h in g.groupby("t", sort=True):
             lo, hi = _bootstrap_mean(h["regret"].to_numpy(float), h["episode_id"].to_numpy(), n_boot, rng)
             out.append({**dict(zip(GROUP, key)), "t": t, "regret_lo": lo, "regret_hi": hi})
     return pd.DataFrame(out, columns=[*GROUP, "t", "regret_lo", "regret_hi"])
+
+
+def human_regret_band(g: pd.DataFrame, people: dict[tuple, Any], n_boot: int = BOOT,
+                      seed: int = SEED) -> pd.DataFrame:
+    """The human row's regret band: one resample of whole participants for the whole curve (the stream of its
+    summary row), the mean regret at each t recomputed from the drawn people's plays, read as the expanded
+    percentile interval (`common.stats`), as every human interval is."""
+    who = pd.Series([people.get(k) for k in zip(g["solver"], g["modality"], g["episode_id"], g["sample"])],
+                    dtype=object)
+    if who.isna().any():
+        raise ValueError(f"{HUMAN}: a play without its participant id; its regret band cannot resample people")
+    key = (g["solver"].iloc[0], g["modality"].iloc[0])
+    codes, n_units = unit_codes(who.to_numpy())
+    ts = np.sort(g["t"].unique())
+    col = np.searchsorted(ts, g["t"].to_numpy())
+    width = len(ts)
+    sums = unit_sums(np.tile(codes, 2), n_units, np.concatenate([col, col + width]), 2 * width,
+                     np.concatenate([g["regret"].to_numpy(float), np.ones(len(g))]))
+    S = resampled_sums(resample_weights(n_units, n_boot, solver_rng(seed, f"participants|{key[0]}|{key[1]}")), sums)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = S[:, :width] / S[:, width:]
+    bounds = percentile_bounds(means, n_units)
+    return pd.DataFrame({"solver": key[0], "modality": key[1], "t": ts, "regret_lo": bounds[:, 0],
+                         "regret_hi": bounds[:, 1]})
 
 
 def group_heatmap(episodes: pd.DataFrame, solver: str, modality: str, value: str = "solved") -> pd.DataFrame:
@@ -469,6 +500,7 @@ def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.D
 __all__ = ["HUMAN", "AGENT_SOLVERS", "ModelSelection", "select_models", "SgpBundleTable", "sgp_results_for_bundle",
            "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
            "PARTICIPANT_COLUMNS", "sgp_participants", "SgpResults", "sgp_results",
-           "select_human", "agent_logs", "results_tables", "SUMMARY_DEFINITION", "with_participant_intervals", "regret_band", "group_heatmap", "heatmap_labels",
+           "select_human", "agent_logs", "results_tables", "SUMMARY_DEFINITION", "with_participant_intervals", "regret_band",
+           "human_regret_band", "group_heatmap", "heatmap_labels",
            "played_episodes", "replay",
            "INFERENCE_DEFINITION", "inference_scored", "inference_results", "inference_report", "inference_version"]

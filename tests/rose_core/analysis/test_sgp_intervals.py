@@ -84,3 +84,26 @@ def test_a_human_play_without_its_participant_is_refused():
     logs[0] = SimpleNamespace(solver=HUMAN, meta={})
     with pytest.raises(ValueError, match="without its participant id"):
         with_participant_intervals(summary, ep, logs, N_BOOT, SEED)
+
+
+def test_human_regret_band_resamples_people_for_the_whole_curve():
+    from rose_core.analysis.sgp import human_regret_band
+
+    rng = np.random.default_rng(4)
+    rows, people = [], {}
+    for i in range(9):
+        for sample in range(int(rng.integers(1, 4))):
+            people[(HUMAN, "2d", f"e{i}", sample)] = f"p{i % 5}"
+            for t in range(4):
+                rows.append({"solver": HUMAN, "modality": "2d", "episode_id": f"e{i}", "sample": sample, "t": t,
+                             "regret": float(rng.integers(0, 3) + t * (i % 2))})
+    g = pd.DataFrame(rows)
+    band = human_regret_band(g, people, N_BOOT, SEED).set_index("t")
+    who = np.array([people[k] for k in zip(g["solver"], g["modality"], g["episode_id"], g["sample"])], dtype=object)
+    ids = sorted(set(who))
+    draws = solver_rng(SEED, f"participants|{HUMAN}|2d").integers(0, len(ids), size=(N_BOOT, len(ids)))
+    levels = _levels(len(ids))
+    for t in range(4):
+        means = [pd.concat([g[(who == ids[k]) & (g["t"] == t).to_numpy()] for k in d])["regret"].mean() for d in draws]
+        assert (band.loc[t, "regret_lo"], band.loc[t, "regret_hi"]) == pytest.approx(
+            tuple(np.percentile(means, levels)), abs=1e-9)
