@@ -5,8 +5,9 @@ import streamlit as st
 from rose_core.analysis import LABELS, published_bridges, published_gap, table_columns
 from rose_core.analysis.bridges import BRIDGE_RATES
 from rose_core.analysis.bundle import bundle_zip
-from rose_core.analysis.difference import human_model_difference
+from rose_core.analysis.difference import ITEM_NOTE, human_model_difference
 from rose_core.analysis.formats import format_frame
+from rose_core.analysis.majority import TIE_RULE
 from rose_core.analysis.tables import INTERVALS_NOTE, N_NOTE, SHOWN_FIRST, SHOWN_MORE, with_n
 from rose_core.common.csv_safety import frame_bytes
 from rose_core.common.stats import N_COLUMNS
@@ -69,14 +70,16 @@ if diff.empty:
     st.info("No model or agent beside the humans in this selection.")
 else:
     static_table(format_frame(diff, {"human": "rate", "model": "rate", "participants": "count",
+                                     "human items": "count", "model items": "count", "items both answered": "count",
+                                     "human (same items)": "rate", "model (same items)": "rate",
                                      "human responses": "count", "model responses": "count", "shared items": "count",
                                      "tied items": "count", "p undefined because": "text"},
-                              intervals=("human − model",), drop=("kind",)), "rose_human_model_difference",
-                 "results_difference")
+                              intervals=("human − model", "human − model (same items)"), drop=("kind",)),
+                 "rose_human_model_difference", "results_difference")
     st.caption("Human PASS − solver PASS in percentage points, with a 95 % interval from independent resamples of "
-               "each side (the main table's: participants for the humans, scenes for the solver). p: McNemar's exact "
-               "test (McNemar 1947) of the humans' majority answer against the solver's on the instances both "
-               "answered; instances whose participants split exactly in half have no majority ('tied items').")
+               f"each side (the main table's: participants for the humans, scenes for the solver). {ITEM_NOTE}. "
+               "p: McNemar's exact test (McNemar 1947) of the humans' majority answer against the solver's on the "
+               f"instances both answered ({TIE_RULE}: 'tied items').")
 
 st.markdown("#### Perception-to-action gap")
 cond = st.toggle("Only scenes whose T1 (global count) answer was correct", key="results_conditioned")

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from rose_core.analysis.sgp import (
-    INFERENCE_DEFINITION, SgpExclusions, agent_logs, group_heatmap, heatmap_labels, inference_results,
+    INFERENCE_DEFINITION, SUMMARY_DEFINITION, SgpExclusions, agent_logs, group_heatmap, heatmap_labels, inference_results,
     inference_scored, inference_version, sgp_results,
 )
 from rose_core.benchmarks.sgp.logs import SgpLogError, read_logs
@@ -167,11 +167,9 @@ OUTCOME_COLUMNS = ("effective", "ineffective", "occupied", "out_of_bounds", "ill
 table(res["summary"].rename(columns={"lo": "solved_pct lo", "hi": "solved_pct hi", "lo_dev": "deviation lo",
                                      "hi_dev": "deviation hi"}),
       "sgp_summary", "sgpres_summary", note, intervals=("solved_pct", "deviation"),
-      kinds={"plays": "count", "solved": "count", "episodes": "count",
+      kinds={"participants": "count", "plays": "count", "solved": "count", "episodes": "count",
              **{c: "number" for c in (*OUTCOME_COLUMNS, "illegal_strict", "illegal_ivispar", "unclassified_ivispar")}})
-st.caption("solved_pct: share of plays whose board reached the goal, [lo, hi] its 95 % Wilson interval. deviation: "
-           "mean d at t = c1 (the A* distance left after as many moves as the shortest path has), [lo, hi] "
-           "a 95 % percentile bootstrap over episodes. Outcome columns: mean moves of each class per play. "
+st.caption(f"{SUMMARY_DEFINITION}. Outcome columns: mean moves of each class per play. "
            "illegal_strict, illegal_ivispar: mean illegal commands per play as this project's strict reader and as "
            "iVISPAR's engine count the same texts; unclassified_ivispar: texts iVISPAR's engine moves nothing for "
            "and counts in no class (a geom not on the board, no direction).")

@@ -1,7 +1,13 @@
 """Every SGP number the one-session change must keep: the optimal and random baselines (solved rate, mean step
 deviation with its interval, regret curve, outcome counts) and a human episode study played through the
 participant session and read back by the analysis. `tests/fixtures/sgp/numbers.json` holds them as computed on
-the code before the change (`python -m tests.sgp_numbers --write`); the suite pins them."""
+the code before the change (`python -m tests.sgp_numbers --write`); the suite pins them.
+
+Changed on purpose since (issue 22, the reviewer's finding on the SGP human rows): the human summary row's
+`lo`/`hi` (solved %) and `lo_dev`/`hi_dev` (deviation) now resample participants, not plays or episodes, and
+the row carries `participants` (3), and the human regret band's `regret_lo`/`regret_hi` resample participants
+too; every agent number and every other human number (rates, means, counts) is the one pinned before. Only
+`human.summary` and `human.regret` were rewritten (`python -m tests.sgp_numbers --write-human-summary`)."""
 from __future__ import annotations
 
 import argparse
@@ -11,12 +17,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 FIXTURE = Path(__file__).parent / "fixtures" / "sgp" / "numbers.json"
 BOOT, SEED = 200, 7
 
 
 def _clean(v: Any) -> Any:
     """JSON-able and exact: floats as repr-stable floats, NaN as the string "nan" (never 0)."""
+    if v is pd.NA:
+        return None
     if isinstance(v, float):
         return "nan" if math.isnan(v) else v
     if hasattr(v, "item"):
@@ -93,6 +103,8 @@ def small_dataset(root: Path):
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--write-human-summary", action="store_true",
+                    help="rewrite only the pinned human summary row and regret band (their intervals resample participants)")
     a = ap.parse_args()
     from rose_core.storage import open_store
 
@@ -104,4 +116,9 @@ if __name__ == "__main__":
     text = json.dumps(numbers, indent=1, sort_keys=True)
     if a.write:
         FIXTURE.write_text(text + "\n")
+    if a.write_human_summary:
+        pinned = json.loads(FIXTURE.read_text())
+        pinned["human"]["summary"] = json.loads(json.dumps(numbers["human"]["summary"]))
+        pinned["human"]["regret"] = json.loads(json.dumps(numbers["human"]["regret"]))
+        FIXTURE.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
     print(text[:3000])

@@ -10,18 +10,42 @@ from ..benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
 from ..common.stats import difference_interval, solver_rng
 from .answers import AnalysisInputError
 from .bridges import _mcnemar
+from .majority import majority_outcome
 from .tables import BOOT, SEED, n_fields, row_resamples, summarize_frame, with_n_types
 
 DIFFERENCE_COLUMNS = ["solver", "kind", "template", "human", "model", "human − model", "human − model lo",
-                      "human − model hi", "participants", "human responses", "model responses", "shared items",
+                      "human − model hi", "human items", "model items", "items both answered",
+                      "human (same items)", "model (same items)", "human − model (same items)",
+                      "human − model (same items) lo", "human − model (same items) hi",
+                      "participants", "human responses", "model responses", "shared items",
                       "tied items", "p (McNemar exact)", "p undefined because"]
+ITEM_NOTE = ("human: PASS over the instances the participants answered (the study's sample: 'human items'); model: "
+             "over every instance the run answered ('model items'), so the two rates can rest on different items; "
+             "'same items': both sides restricted to the instances both answered ('items both answered'), the "
+             "items McNemar's test pairs on ('shared items', those with a human majority, plus 'tied items')")
 
 
-def _majority(h: pd.DataFrame) -> pd.Series:
-    """Per instance the humans' answer as one observer: right (1) when more than half of its participants were,
-    wrong (0) when fewer than half; an instance split exactly in half has no majority and is left out."""
-    share = h.groupby("instance_id")["passed"].mean()
-    return (share[share != 0.5] > 0.5).astype(int)
+def _difference(humans: pd.DataFrame, model: pd.DataFrame, n_boot: int, seed: int,
+                solver: str) -> dict[str, dict[str, float | None]]:
+    """Per template label (and Avg) the humans' and the model's PASS on the frames given (the items both
+    answered) and their difference with its interval, by the same resampling as the full-item columns."""
+    keys = ("human (same items)", "model (same items)", "human − model (same items)",
+            "human − model (same items) lo", "human − model (same items) hi")
+    labels = [TEMPLATE_LABEL.get(t, t) for t in [*MAIN_TEMPLATES, "Avg"]]
+    if humans.empty or model.empty:
+        return {lab: dict.fromkeys(keys, None) for lab in labels}
+    hs, ms = summarize_frame(humans), summarize_frame(model)
+    h_rs = row_resamples(humans, n_boot, solver_rng(seed, str(humans["solver"].iloc[0])))
+    m_rs = row_resamples(model, n_boot, solver_rng(seed, solver))
+    out = {}
+    for lab in labels:
+        hv = hs.avg if lab == "Avg" else hs.pass_rate.get(lab)
+        mv = ms.avg if lab == "Avg" else ms.pass_rate.get(lab)
+        diff = None if hv is None or mv is None else hv - mv
+        lo, hi = difference_interval(h_rs.stats[lab] - m_rs.stats[lab], hv, mv, h_rs.n_units, m_rs.n_units) \
+            if h_rs.stats and m_rs.stats and diff is not None else (np.nan, np.nan)
+        out[lab] = dict(zip(keys, (hv, mv, diff, lo, hi)))
+    return out
 
 
 def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
@@ -29,7 +53,10 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
     interval of the difference from independent resamples of each side (participants for the humans, scenes for
     the run: each side's own main-table resamples, same streams), and McNemar's exact test (McNemar 1947: a
     two-sided binomial test of the discordant pairs) of the humans' majority answer against the model's on the
-    instances both answered. Avg has no paired test (it is a mean of five rates, not one paired outcome)."""
+    instances both answered. Avg has no paired test (it is a mean of five rates, not one paired outcome).
+    The humans answered the study's sample, a run usually every instance: `ITEM_NOTE` says which items each rate
+    is over, and the 'same items' columns give both rates and their difference on the instances both answered,
+    the items the test pairs on."""
     main = df[df["template"].isin(MAIN_TEMPLATES)]
     kind = main["solver_kind"].to_numpy(dtype=object)
     humans = main[kind == "human"]
@@ -49,6 +76,9 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
                                      f"{g.loc[g['instance_id'].duplicated(), 'instance_id'].iloc[0]!r} answered twice")
         m_sum = summarize_frame(g)
         m_rs = row_resamples(g, n_boot, solver_rng(seed, str(solver)))
+        both_items = pd.Index(humans["instance_id"].unique()).intersection(pd.Index(g["instance_id"]))
+        same = _difference(humans[humans["instance_id"].isin(both_items)], g[g["instance_id"].isin(both_items)],
+                           n_boot, seed, str(solver))
         for t in [*MAIN_TEMPLATES, "Avg"]:
             lab = TEMPLATE_LABEL.get(t, t)
             hv = h_sum.avg if t == "Avg" else h_sum.pass_rate[lab]
@@ -57,8 +87,11 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
             diff = None if hv is None or mv is None else hv - mv
             lo, hi = difference_interval(h_rs.stats[lab] - m_rs.stats[lab], hv, mv, h_rs.n_units, m_rs.n_units) \
                 if both and diff is not None else (np.nan, np.nan)
+            at = (lambda f, t=t: f) if t == "Avg" else (lambda f, t=t: f[f["template"] == t])
             row = {"solver": solver, "kind": g["solver_kind"].iloc[0], "template": lab, "human": hv, "model": mv,
                    "human − model": diff, "human − model lo": lo, "human − model hi": hi,
+                   "human items": at(humans)["instance_id"].nunique(), "model items": at(g)["instance_id"].nunique(),
+                   "items both answered": int(at(g)["instance_id"].isin(both_items).sum()), **same[lab],
                    "participants": h_n["participants"],
                    "human responses": int((humans["template"] == t).sum()) if t != "Avg" else h_n["responses"],
                    "model responses": int((g["template"] == t).sum()) if t != "Avg" else len(g)}
@@ -66,18 +99,18 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
                 row.update({"shared items": None, "tied items": None, "p (McNemar exact)": None,
                             "p undefined because": "a mean of five template rates has no paired outcome"})
             else:
-                panel = _majority(humans[humans["template"] == t])
+                panel, tied = majority_outcome(humans[humans["template"] == t])
                 model = g[g["template"] == t].set_index("instance_id")["passed"]
                 shared = panel.index.intersection(model.index)
-                tied = humans.loc[humans["template"] == t, "instance_id"].drop_duplicates()
-                tied = int(tied.isin(model.index).sum()) - len(shared)
+                tied = int(tied.isin(model.index).sum())
                 p = _mcnemar(panel.loc[shared].to_numpy(), model.loc[shared].to_numpy()) if len(shared) else None
                 row.update({"shared items": len(shared), "tied items": tied, "p (McNemar exact)": p,
                             "p undefined because": "" if p is not None else "no instance answered by both with a "
                                                                             "human majority"})
             rows.append(row)
     out = pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS)
-    for col in ("human responses", "model responses", "shared items", "tied items"):
+    for col in ("human items", "model items", "items both answered", "human responses", "model responses",
+                "shared items", "tied items"):
         out[col] = out[col].astype("Int64")
     return with_n_types(out)
 

@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
 import pandas as pd
 
 from ..benchmarks.sgp.agents import agent_policy
@@ -27,7 +28,8 @@ from ..benchmarks.sgp.metrics import (
 from ..benchmarks.sgp.play import EpisodeLog, StepLog, play_episode
 from ..storage.connection import Store
 from ..storage import episodes
-from ..common.stats import solver_rng
+from ..common.stats import (interval, percentile_bounds, resample_weights, resampled_sums, solver_rng, unit_codes,
+                           unit_sums)
 
 HUMAN = "Human"
 
@@ -250,16 +252,60 @@ def sgp_results(store: Store, ds, step_cap: int = 20, rules: SgpExclusions = Sgp
 def results_tables(logs: list[EpisodeLog], n_boot: int = BOOT, seed: int = SEED,
                    starts: dict | None = None) -> dict[str, pd.DataFrame]:
     """Everything the results page shows, from the benchmark's metric functions: the summary per solver and
-    modality (solved % [95 % Wilson], mean step deviation [95 % bootstrap over episodes], outcome counts, and
+    modality (`SUMMARY_DEFINITION`: solved % and mean step deviation with their 95 % intervals, over episodes
+    for agents and models, over participants for the human rows (`with_participant_intervals`), outcome counts, and
     with `starts` (each episode's start board) the illegal commands per play as each reader counts them), the
     regret curve with a 95 % band, and the per-play frame the heatmaps pivot."""
     episodes = episodes_frame(logs)
     steps = steps_frame(logs)
-    curve = regret_curve(steps).merge(regret_band(steps, n_boot, seed), on=[*GROUP, "t"])
-    summary = summary_table(logs, n_boot, seed)
+    people = {(lg.solver, lg.modality or "-", lg.episode_id, lg.sample): lg.meta.get("participant_id")
+              for lg in logs if lg.solver == HUMAN}
+    curve = regret_curve(steps).merge(regret_band(steps, n_boot, seed, people), on=[*GROUP, "t"])
+    summary = with_participant_intervals(summary_table(logs, n_boot, seed), episodes, logs, n_boot, seed)
     if starts is not None:
         summary = summary.merge(reader_figures(logs, starts), on=list(GROUP))
     return {"summary": summary, "episodes": episodes, "regret": curve, "outcomes": outcome_counts(episodes)}
+
+
+SUMMARY_DEFINITION = (
+    "Solved (%): share of plays whose board reached the goal; deviation: mean A* distance left at t = c1 "
+    "(after as many moves as the shortest path has). Agents and models: 95% Wilson interval over plays and 95% "
+    "percentile bootstrap over episodes (their unit is the episode). Human rows: both intervals (and the regret "
+    "band) from one cluster bootstrap over participants (1,000 resamples of whole people, 95% expanded percentile interval; Wilson's over "
+    "participants when every resample repeats a 0 or 100% rate), the rule of ROSE's human cells: one person's plays "
+    "are not independent. participants: people behind a human row (none for an agent or model); plays and "
+    "episodes: plays and distinct episodes the row rests on")
+
+
+def with_participant_intervals(summary: pd.DataFrame, episodes: pd.DataFrame, logs: list[EpisodeLog],
+                               n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
+    """The human rows' solved % and step deviation intervals from one cluster bootstrap over participants (the rule
+    of every human cell of a ROSE row, `common.stats`): a Wilson interval over plays or a bootstrap over episodes
+    treats one person's plays as independent, so three people solving 3/3, 0/3, 3/3 would get [35, 88] where
+    resampling people gives about [0, 100]. Adds `participants` (Int64; none for agents and models, whose
+    intervals stay over episodes). `episodes`: `episodes_frame(logs)`, one row per log in order."""
+    out = summary.copy()
+    people = pd.Series([lg.meta.get("participant_id") if lg.solver == HUMAN else None for lg in logs],
+                       index=episodes.index, dtype=object)
+    out["participants"] = pd.array([None] * len(out), dtype="Int64")
+    for i, r in out[out["solver"] == HUMAN].iterrows():
+        mine = (episodes["solver"] == HUMAN) & (episodes["modality"] == r["modality"])
+        who = people[mine]
+        if who.isna().any():
+            raise ValueError(f"{HUMAN} ({r['modality']}): a play without its participant id; its interval "
+                             "cannot resample people")
+        g = episodes[mine]
+        codes, n_units = unit_codes(who.to_numpy())
+        values = np.concatenate([g["solved"].to_numpy(float), np.ones(len(g)), g["d_at_c1"].to_numpy(float)])
+        sums = unit_sums(np.tile(codes, 3), n_units, np.repeat(np.arange(3), len(g)), 3, values)
+        S = resampled_sums(resample_weights(n_units, n_boot, solver_rng(seed, f"participants|{HUMAN}|{r['modality']}")),
+                           sums)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            solved, deviation = 100.0 * S[:, 0] / S[:, 1], S[:, 2] / S[:, 1]
+        out.loc[i, ["lo", "hi"]] = interval(solved, float(r["solved_pct"]), n_units)
+        out.loc[i, ["lo_dev", "hi_dev"]] = percentile_bounds(deviation, n_units)[0]
+        out.loc[i, "participants"] = n_units
+    return out
 
 
 @dataclass(frozen=True)
@@ -309,16 +355,45 @@ def sgp_results_for_bundle(store: Store, n_boot: int = BOOT, seed: int = SEED, s
     return SgpBundleTable(summary, note)
 
 
-def regret_band(steps: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
+def regret_band(steps: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED,
+                people: dict[tuple, Any] | None = None) -> pd.DataFrame:
     """95 % percentile interval of the mean regret at every t, resampling episodes (their samples come along),
-    as the metrics' step deviation does."""
+    as the metrics' step deviation does; the human rows (`people`: each human play's participant, by solver,
+    modality, episode and sample) resample participants as their summary row does (`human_regret_band`)."""
     out = []
     for key, g in steps.groupby(list(GROUP), sort=False):
+        if key[0] == HUMAN and people is not None:
+            out.extend(human_regret_band(g, people, n_boot, seed).to_dict(orient="records"))
+            continue
         rng = solver_rng(seed, "regret|" + "|".join(map(str, key)))
         for t, h in g.groupby("t", sort=True):
             lo, hi = _bootstrap_mean(h["regret"].to_numpy(float), h["episode_id"].to_numpy(), n_boot, rng)
             out.append({**dict(zip(GROUP, key)), "t": t, "regret_lo": lo, "regret_hi": hi})
     return pd.DataFrame(out, columns=[*GROUP, "t", "regret_lo", "regret_hi"])
+
+
+def human_regret_band(g: pd.DataFrame, people: dict[tuple, Any], n_boot: int = BOOT,
+                      seed: int = SEED) -> pd.DataFrame:
+    """The human row's regret band: one resample of whole participants for the whole curve (the stream of its
+    summary row), the mean regret at each t recomputed from the drawn people's plays, read as the expanded
+    percentile interval (`common.stats`), as every human interval is."""
+    who = pd.Series([people.get(k) for k in zip(g["solver"], g["modality"], g["episode_id"], g["sample"])],
+                    dtype=object)
+    if who.isna().any():
+        raise ValueError(f"{HUMAN}: a play without its participant id; its regret band cannot resample people")
+    key = (g["solver"].iloc[0], g["modality"].iloc[0])
+    codes, n_units = unit_codes(who.to_numpy())
+    ts = np.sort(g["t"].unique())
+    col = np.searchsorted(ts, g["t"].to_numpy())
+    width = len(ts)
+    sums = unit_sums(np.tile(codes, 2), n_units, np.concatenate([col, col + width]), 2 * width,
+                     np.concatenate([g["regret"].to_numpy(float), np.ones(len(g))]))
+    S = resampled_sums(resample_weights(n_units, n_boot, solver_rng(seed, f"participants|{key[0]}|{key[1]}")), sums)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = S[:, :width] / S[:, width:]
+    bounds = percentile_bounds(means, n_units)
+    return pd.DataFrame({"solver": key[0], "modality": key[1], "t": ts, "regret_lo": bounds[:, 0],
+                         "regret_hi": bounds[:, 1]})
 
 
 def group_heatmap(episodes: pd.DataFrame, solver: str, modality: str, value: str = "solved") -> pd.DataFrame:
@@ -425,6 +500,7 @@ def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.D
 __all__ = ["HUMAN", "AGENT_SOLVERS", "ModelSelection", "select_models", "SgpBundleTable", "sgp_results_for_bundle",
            "SgpExclusions", "SgpSelection", "human_episodes", "participant_exclusions", "to_logs",
            "PARTICIPANT_COLUMNS", "sgp_participants", "SgpResults", "sgp_results",
-           "select_human", "agent_logs", "results_tables", "regret_band", "group_heatmap", "heatmap_labels",
+           "select_human", "agent_logs", "results_tables", "SUMMARY_DEFINITION", "with_participant_intervals", "regret_band",
+           "human_regret_band", "group_heatmap", "heatmap_labels",
            "played_episodes", "replay",
            "INFERENCE_DEFINITION", "inference_scored", "inference_results", "inference_report", "inference_version"]

@@ -89,7 +89,10 @@ def test_results_page_shows_humans_beside_the_agents(sgp_env, sgp_small):  # noq
     human = rows.loc[("Human", "2d")]
     # shown in the dashboards' one number format (rates one decimal, intervals in brackets)
     assert human["plays"] == "4" and human["solved"] == "2"              # H1 excluded: median time per episode 0 s
-    assert human["solved_pct"] == "50.0 [15.0, 85.0]"
+    # issue 22: the interval resamples the 2 people (one solving both episodes, one neither), not the 4 plays
+    # (Wilson over plays said [15.0, 85.0]): two people this far apart can show no more than [0, 100]
+    assert human["solved_pct"] == "50.0 [0.0, 100.0]" and human["participants"] == "2"
+    assert rows.loc[("optimal (agent)", "-")]["participants"] in ("–", "")
     assert human["illegal"] == "3.0"                                     # H2: 2 episodes × 6 unreadable moves
     # both readers side by side: "hello" has no verb iVISPAR's engine knows either
     assert (human["illegal_strict"], human["illegal_ivispar"], human["unclassified_ivispar"]) == ("3.0", "3.0", "0.0")

@@ -572,6 +572,17 @@ def test_checklist_fills_from_data_and_leaves_blanks(bundle, populated_db):
     assert f"{joined} participants joined" in methods and "leaving 5 participants" in methods
     assert "stratified random sample" in methods     # the populated study draws a sample: methods says so
     assert f"Avg of {human['Avg']:.1f}%" in methods and f"[{human['Avg lo']:.1f}, {human['Avg hi']:.1f}]" in methods
+    # issue 22: humans answer the study's sample, runs their own set: the texts say which and how many, never
+    # "the same instances"
+    import re as _re
+    same = by["Same test set for humans and models"]["answer"]
+    n_hum = int(_re.search(r"study's sample of ([\d,]+) instances", same).group(1).replace(",", ""))
+    assert "not the same items" in same and n_hum > 0
+    assert "scored on the same instances" not in methods and f"the humans on {n_hum:,} instances" in methods
+    for solver, own, both in _re.findall(r"; ([^;:]+?) on ([\d,]+) instances, ([\d,]+) of the", same):
+        assert f"{solver} on {own} instances, {both} of the {n_hum:,} human-answered" in methods
+        assert int(both.replace(",", "")) <= min(n_hum, int(own.replace(",", "")))
+    assert len(_re.findall(r"; ([^;:]+?) on ([\d,]+) instances, ([\d,]+) of the", same)) >= 1
 
 
 def test_existing_folder_is_refused_and_a_failure_leaves_nothing(bundle, populated_db, small_dataset, tmp_path,

@@ -1,5 +1,7 @@
 """The SGP results' heatmap cells: the value in the one number format and the plays behind it; an empty cell is
 MISSING, never "NaN"."""
+import pandas as pd
+
 from rose_core.analysis.formats import MISSING
 from rose_core.analysis.sgp import agent_logs, group_heatmap, heatmap_labels
 from rose_core.benchmarks.sgp import episodes_frame
@@ -52,6 +54,9 @@ def test_the_bundle_carries_the_human_row_beside_the_agents(store, sgp_small, sm
     assert set(rows.index) == {("Human", "2d"), ("optimal (agent)", "-"), ("random (agent)", "-")}
     human = rows.loc[("Human", "2d")]
     assert (human["plays"], human["solved"], human["solved_pct"]) == (4, 2, 50.0)
+    # issue 22: the human row says how many people it rests on and its intervals resample them (2 people)
+    assert human["participants"] == 2 and pd.isna(rows.loc[("random (agent)", "-")]["participants"])
+    assert "over participants" in t.caption and "Participants" in to_markdown(t)
     assert rows.loc[("optimal (agent)", "-")]["episodes"] == human["episodes"]
     page = results_tables(select_human(human_episodes(store), sgp_small, SgpExclusions(), 20).logs
                           + agent_logs(sgp_small, tuple(sorted(set(human_episodes(store)["episode_id"]))), 3, 0, 20),
