@@ -134,16 +134,22 @@ def cmd_score(a: argparse.Namespace) -> int:
     side = reader_figures(logs, starts).merge(unclassified, on=list(GROUP))
     table = table.merge(side, on=list(GROUP))
     if a.json:
-        print(json.dumps(table.assign(reader=a.reader).to_dict(orient="records"), indent=1))
+        rows = table.assign(reader=a.reader).to_dict(orient="records")
+        print(json.dumps([{k: None if isinstance(v, float) and v != v else v for k, v in r.items()} for r in rows],
+                         indent=1, allow_nan=False))   # no interval (one episode): null, never NaN (not JSON)
     else:
         print(f"reader: {a.reader}")
         print(f"{'solver':<24}{'modality':>9}{'plays':>7}{'solved %':>22}{'deviation':>24}  " +
               " ".join(f"{o[:6]:>7}" for o in (*OUTCOMES, UNCLASSIFIED)) + "  " +
               " ".join(f"{'ill.' + r[:6]:>12}" for r in READERS))
+        def ci(lo: float, hi: float, digits: int) -> str:
+            """An interval, or "–" where there is none (one episode: nothing to resample), never "nan"."""
+            return "[    –,     –]" if lo != lo or hi != hi else f"[{lo:5.{digits}f}, {hi:5.{digits}f}]"
+
         for r in table.to_dict(orient="records"):
             print(f"{r['solver']:<24}{r['modality']:>9}{r['plays']:>7}"
-                  f"{r['solved_pct']:>8.1f} [{r['lo']:5.1f}, {r['hi']:5.1f}]"
-                  f"{r['deviation']:>10.2f} [{r['lo_dev']:5.2f}, {r['hi_dev']:5.2f}]  " +
+                  f"{r['solved_pct']:>8.1f} {ci(r['lo'], r['hi'], 1)}"
+                  f"{r['deviation']:>10.2f} {ci(r['lo_dev'], r['hi_dev'], 2)}  " +
                   " ".join(f"{r[o]:>7.2f}" for o in (*OUTCOMES, UNCLASSIFIED)) + "  " +
                   " ".join(f"{r['illegal_' + x]:>12.2f}" for x in READERS))
         print("solved %: 95% Wilson interval over plays; deviation: mean d at t = c1 (iVISPAR's mean step deviation), "

@@ -19,6 +19,15 @@ def test_build_agent_score(tmp_path, capsys):
     rows = {r["solver"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["optimal"]["solved_pct"] == 100.0 and rows["optimal"]["deviation"] == 0.0
     assert rows["random (seed 0)"]["plays"] == 8
+    # one episode: no interval to resample; "–" in the text and null in the JSON, never "nan"
+    one = tmp_path / "one.jsonl"
+    one.write_text(opt.read_text().splitlines()[0] + "\n")
+    assert main(["sgp", "score", str(one), "--episodes", str(ds), "--boot", "100"]) == 0
+    text = capsys.readouterr().out
+    assert "nan" not in text.lower() and "[    –,     –]" in text
+    assert main(["sgp", "score", str(one), "--episodes", str(ds), "--json", "--boot", "100"]) == 0
+    row = json.loads(capsys.readouterr().out)[0]
+    assert row["lo_dev"] is None and row["deviation"] == 0.0
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"episode_id": "sgp-g02-c02-0", "solver": "x", "steps": ["move red cube up"]}\n')
     assert main(["sgp", "score", str(bad), "--episodes", str(ds)]) == 2
