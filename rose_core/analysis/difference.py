@@ -3,6 +3,8 @@ test on the items both answered. What a reader asks of a human baseline ("are th
 and by how much?") answered with the same resampling as the main table."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -10,7 +12,7 @@ from ..benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
 from ..common.stats import difference_interval, solver_rng
 from .answers import AnalysisInputError
 from .bridges import _mcnemar
-from .tables import BOOT, SEED, n_fields, row_resamples, summarize_frame, with_n_types
+from .tables import BOOT, SEED, RowResamples, Summary, n_fields, row_resamples, summarize_frame, with_n_types
 
 DIFFERENCE_COLUMNS = ["solver", "kind", "template", "human", "model", "human − model", "human − model lo",
                       "human − model hi", "participants", "human responses", "model responses", "shared items",
@@ -24,17 +26,24 @@ def _majority(h: pd.DataFrame) -> pd.Series:
     return (share[share != 0.5] > 0.5).astype(int)
 
 
-def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
-    """Per model or agent and template (then Avg): human PASS − model PASS in percentage points, a 95% percentile
-    interval of the difference from independent resamples of each side (participants for the humans, scenes for
-    the run: each side's own main-table resamples, same streams), and McNemar's exact test (McNemar 1947: a
-    two-sided binomial test of the discordant pairs) of the humans' majority answer against the model's on the
-    instances both answered. Avg has no paired test (it is a mean of five rates, not one paired outcome)."""
+@dataclass(frozen=True)
+class HumanSide:
+    """The humans' half of every row of the table, the same for each model: prepared once per human data (the
+    dashboards cache it by the humans' data version), so a model's row costs only its own rows' work."""
+    humans: pd.DataFrame           # the human responses to the main templates
+    h_sum: Summary
+    h_rs: RowResamples
+    h_n: dict[str, int | None]
+    n_boot: int
+    seed: int
+
+
+def human_side(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> HumanSide | None:
+    """The humans' summary, resamples and counts of `df`'s human rows (None: no human answered a main template)."""
     main = df[df["template"].isin(MAIN_TEMPLATES)]
-    kind = main["solver_kind"].to_numpy(dtype=object)
-    humans = main[kind == "human"]
-    if humans.empty or (kind != "human").sum() == 0:
-        return pd.DataFrame(columns=DIFFERENCE_COLUMNS)
+    humans = main[main["solver_kind"].to_numpy(dtype=object) == "human"]
+    if humans.empty:
+        return None
     h_sum = summarize_frame(humans)
     h_rs = row_resamples(humans, n_boot, solver_rng(seed, str(humans["solver"].iloc[0])))
     h_n = n_fields(humans)
@@ -42,6 +51,31 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
         if n > 1:
             raise AnalysisInputError(f"human − model: participant {p!r} answers instance {i!r} {n} times; each "
                                      "observer must answer a trial once")
+    return HumanSide(humans, h_sum, h_rs, h_n, n_boot, seed)
+
+
+def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED,
+                           side: HumanSide | None = None) -> pd.DataFrame:
+    """Per model or agent and template (then Avg): human PASS − model PASS in percentage points, a 95% percentile
+    interval of the difference from independent resamples of each side (participants for the humans, scenes for
+    the run: each side's own main-table resamples, same streams), and McNemar's exact test (McNemar 1947: a
+    two-sided binomial test of the discordant pairs) of the humans' majority answer against the model's on the
+    instances both answered. Avg has no paired test (it is a mean of five rates, not one paired outcome).
+
+    `side`: the humans' half already prepared (`human_side`, same n_boot and seed); `df`'s own human rows are
+    then not read. The dashboards pass one model's rows at a time: its rows are what a model's row depends on."""
+    main = df[df["template"].isin(MAIN_TEMPLATES)]
+    kind = main["solver_kind"].to_numpy(dtype=object)
+    if (kind != "human").sum() == 0:
+        return pd.DataFrame(columns=DIFFERENCE_COLUMNS)
+    if side is None:
+        side = human_side(main, n_boot, seed)
+    elif (side.n_boot, side.seed) != (n_boot, seed):
+        raise ValueError(f"human − model: the humans' side was prepared with n_boot={side.n_boot}, seed={side.seed}; "
+                         f"asked for n_boot={n_boot}, seed={seed}")
+    if side is None:
+        return pd.DataFrame(columns=DIFFERENCE_COLUMNS)
+    humans, h_sum, h_rs, h_n = side.humans, side.h_sum, side.h_rs, side.h_n
     rows = []
     for solver, g in main[kind != "human"].groupby("solver", sort=False):
         if g["instance_id"].duplicated().any():
