@@ -36,6 +36,9 @@ class HumanSide:
     h_n: dict[str, int | None]
     n_boot: int
     seed: int
+    responses: dict[str, int]      # per main template: the human responses,
+    majority: dict[str, pd.Series]  # the humans' majority answer per instance (`_majority`),
+    answered: dict[str, pd.Series]  # the instances they answered (each once)
 
 
 def human_side(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> HumanSide | None:
@@ -51,7 +54,10 @@ def human_side(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> HumanS
         if n > 1:
             raise AnalysisInputError(f"human − model: participant {p!r} answers instance {i!r} {n} times; each "
                                      "observer must answer a trial once")
-    return HumanSide(humans, h_sum, h_rs, h_n, n_boot, seed)
+    of = {t: humans[humans["template"] == t] for t in MAIN_TEMPLATES}
+    return HumanSide(humans, h_sum, h_rs, h_n, n_boot, seed, responses={t: len(h) for t, h in of.items()},
+                     majority={t: _majority(h) for t, h in of.items()},
+                     answered={t: h["instance_id"].drop_duplicates() for t, h in of.items()})
 
 
 def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED,
@@ -75,7 +81,7 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
                          f"asked for n_boot={n_boot}, seed={seed}")
     if side is None:
         return pd.DataFrame(columns=DIFFERENCE_COLUMNS)
-    humans, h_sum, h_rs, h_n = side.humans, side.h_sum, side.h_rs, side.h_n
+    h_sum, h_rs, h_n = side.h_sum, side.h_rs, side.h_n
     rows = []
     for solver, g in main[kind != "human"].groupby("solver", sort=False):
         if g["instance_id"].duplicated().any():
@@ -94,16 +100,16 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
             row = {"solver": solver, "kind": g["solver_kind"].iloc[0], "template": lab, "human": hv, "model": mv,
                    "human − model": diff, "human − model lo": lo, "human − model hi": hi,
                    "participants": h_n["participants"],
-                   "human responses": int((humans["template"] == t).sum()) if t != "Avg" else h_n["responses"],
+                   "human responses": side.responses[t] if t != "Avg" else h_n["responses"],
                    "model responses": int((g["template"] == t).sum()) if t != "Avg" else len(g)}
             if t == "Avg":
                 row.update({"shared items": None, "tied items": None, "p (McNemar exact)": None,
                             "p undefined because": "a mean of five template rates has no paired outcome"})
             else:
-                panel = _majority(humans[humans["template"] == t])
+                panel = side.majority[t]
                 model = g[g["template"] == t].set_index("instance_id")["passed"]
                 shared = panel.index.intersection(model.index)
-                tied = humans.loc[humans["template"] == t, "instance_id"].drop_duplicates()
+                tied = side.answered[t]
                 tied = int(tied.isin(model.index).sum()) - len(shared)
                 p = _mcnemar(panel.loc[shared].to_numpy(), model.loc[shared].to_numpy()) if len(shared) else None
                 row.update({"shared items": len(shared), "tied items": tied, "p (McNemar exact)": p,

@@ -7,6 +7,7 @@ import pytest
 
 from rose_core.analysis.answers import AnalysisInputError
 from rose_core.analysis.difference import DIFFERENCE_COLUMNS, human_model_difference, human_side
+from rose_core.benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
 
 from .test_vectorised import synthetic
 
@@ -48,3 +49,23 @@ def test_no_humans_no_models_and_a_repeated_answer():
     twice = pd.concat([df, humans.iloc[:1]], ignore_index=True)
     with pytest.raises(AnalysisInputError, match=r"participant 'p00' answers instance '.*' 2 times"):
         human_side(twice, n_boot=BOOT)
+
+
+def test_the_counts_from_the_prepared_side_are_the_plain_counts():
+    """The humans' per-template counts, majority and answered instances are prepared once (`HumanSide`): each
+    model's row must show what a plain computation from the rows gives."""
+    df = synthetic(3, people=7, scenes=12, share=0.6, models=2)
+    d = human_model_difference(df, n_boot=BOOT).set_index(["solver", "template"])
+    humans = df[df["solver_kind"] == "human"]
+    for solver in ("m0", "m1"):
+        model = df[df["solver"] == solver]
+        for t, lab in TEMPLATE_LABEL.items():
+            if t not in MAIN_TEMPLATES:
+                continue
+            h, m = humans[humans["template"] == t], model[model["template"] == t]
+            share = h.groupby("instance_id")["passed"].mean()
+            answered = set(h["instance_id"]) & set(m["instance_id"])
+            row = d.loc[(solver, lab)]
+            assert row["human responses"] == len(h) and row["model responses"] == len(m)
+            assert row["shared items"] == sum(share[i] != 0.5 for i in answered)
+            assert row["tied items"] == sum(share[i] == 0.5 for i in answered)
