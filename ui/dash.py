@@ -512,9 +512,10 @@ def failures(df: pd.DataFrame, title: str, name: str, key: str, note: str = "") 
     chart(_figure("failures", df, title, note), name, key, note)
 
 
-# What the pages compute with the sidebar's defaults; the warm-up fills these caches ahead of the pages.
+# What the pages compute with the sidebar's defaults; the warm-up fills these caches ahead of the pages. The
+# human − model table last: it refuses humans answering an instance twice, which would end the warm-up there.
 WARM_ANALYSES = [("main", None), ("gap", False), ("bridges", None), ("failures", None), ("human_agreement", None),
-                 ("human_model", None), ("difference", None), ("difficulty", "grid cells")]
+                 ("human_model", None), ("difficulty", "grid cells"), ("difference", None)]
 
 
 class _WarmUp:
