@@ -5,7 +5,7 @@ import streamlit as st
 from rose_core.analysis import LABELS, published_bridges, published_gap, table_columns
 from rose_core.analysis.bridges import BRIDGE_RATES
 from rose_core.analysis.bundle import bundle_zip
-from rose_core.analysis.difference import ITEM_NOTE, human_model_difference
+from rose_core.analysis.difference import ITEM_NOTE
 from rose_core.analysis.formats import format_frame
 from rose_core.analysis.majority import TIE_RULE
 from rose_core.analysis.tables import INTERVALS_NOTE, N_NOTE, SHOWN_FIRST, SHOWN_MORE, with_n
@@ -29,15 +29,6 @@ def wrap_after_value(text: str) -> str:
         return text.replace(" ", "\u00a0")
     return text.replace(", ", ",\u00a0") if isinstance(text, str) and "[" in text else text
 
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _difference(version: tuple, filters: object, rules: object, _df: pd.DataFrame) -> pd.DataFrame:
-    """The human − model table, once per data version and selection (not at every rerun)."""
-    return human_model_difference(_df)
-
-
-def shown_difference(view: View) -> pd.DataFrame:
-    return view.shown(_difference(view.version, view.filters, view.rules, view.df))
 
 v = View()
 st.title("Results")
@@ -65,7 +56,7 @@ dots(main, [(m, m) for m in LABELS], "PASS per template and solver", "rose_pass_
      v.note(), connect=False)
 
 st.markdown("#### Human − model")
-diff = shown_difference(v)
+diff = v.shown(v.compute("difference"))   # per-model cached rows: new responses of one run recompute its row
 if diff.empty:
     st.info("No model or agent beside the humans in this selection.")
 else:

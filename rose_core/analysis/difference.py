@@ -3,6 +3,8 @@ test on the items both answered. What a reader asks of a human baseline ("are th
 and by how much?") answered with the same resampling as the main table."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -11,7 +13,7 @@ from ..common.stats import difference_interval, solver_rng
 from .answers import AnalysisInputError
 from .bridges import _mcnemar
 from .majority import majority_outcome
-from .tables import BOOT, SEED, n_fields, row_resamples, summarize_frame, with_n_types
+from .tables import BOOT, SEED, RowResamples, Summary, n_fields, row_resamples, summarize_frame, with_n_types
 
 DIFFERENCE_COLUMNS = ["solver", "kind", "template", "human", "model", "human − model", "human − model lo",
                       "human − model hi", "human items", "model items", "items both answered",
@@ -48,20 +50,28 @@ def _difference(humans: pd.DataFrame, model: pd.DataFrame, n_boot: int, seed: in
     return out
 
 
-def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
-    """Per model or agent and template (then Avg): human PASS − model PASS in percentage points, a 95% percentile
-    interval of the difference from independent resamples of each side (participants for the humans, scenes for
-    the run: each side's own main-table resamples, same streams), and McNemar's exact test (McNemar 1947: a
-    two-sided binomial test of the discordant pairs) of the humans' majority answer against the model's on the
-    instances both answered. Avg has no paired test (it is a mean of five rates, not one paired outcome).
-    The humans answered the study's sample, a run usually every instance: `ITEM_NOTE` says which items each rate
-    is over, and the 'same items' columns give both rates and their difference on the instances both answered,
-    the items the test pairs on."""
+@dataclass(frozen=True)
+class HumanSide:
+    """The humans' half of every row of the table, the same for each model: prepared once per human data (the
+    dashboards cache it by the humans' data version), so a model's row costs only its own rows' work."""
+    humans: pd.DataFrame           # the human responses to the main templates
+    h_sum: Summary
+    h_rs: RowResamples
+    h_n: dict[str, int | None]
+    n_boot: int
+    seed: int
+    responses: dict[str, int]      # per main template: the human responses,
+    majority: dict[str, tuple[pd.Series, pd.Index]]  # the humans' majority answer per instance and the tied
+                                                      # instances (`majority.majority_outcome`),
+    answered: dict[str, pd.Series]  # the instances they answered (each once)
+
+
+def human_side(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> HumanSide | None:
+    """The humans' summary, resamples and counts of `df`'s human rows (None: no human answered a main template)."""
     main = df[df["template"].isin(MAIN_TEMPLATES)]
-    kind = main["solver_kind"].to_numpy(dtype=object)
-    humans = main[kind == "human"]
-    if humans.empty or (kind != "human").sum() == 0:
-        return pd.DataFrame(columns=DIFFERENCE_COLUMNS)
+    humans = main[main["solver_kind"].to_numpy(dtype=object) == "human"]
+    if humans.empty:
+        return None
     h_sum = summarize_frame(humans)
     h_rs = row_resamples(humans, n_boot, solver_rng(seed, str(humans["solver"].iloc[0])))
     h_n = n_fields(humans)
@@ -69,6 +79,37 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
         if n > 1:
             raise AnalysisInputError(f"human − model: participant {p!r} answers instance {i!r} {n} times; each "
                                      "observer must answer a trial once")
+    of = {t: humans[humans["template"] == t] for t in MAIN_TEMPLATES}
+    return HumanSide(humans, h_sum, h_rs, h_n, n_boot, seed, responses={t: len(h) for t, h in of.items()},
+                     majority={t: majority_outcome(h) for t, h in of.items()},
+                     answered={t: h["instance_id"].drop_duplicates() for t, h in of.items()})
+
+
+def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED,
+                           side: HumanSide | None = None) -> pd.DataFrame:
+    """Per model or agent and template (then Avg): human PASS − model PASS in percentage points, a 95% percentile
+    interval of the difference from independent resamples of each side (participants for the humans, scenes for
+    the run: each side's own main-table resamples, same streams), and McNemar's exact test (McNemar 1947: a
+    two-sided binomial test of the discordant pairs) of the humans' majority answer against the model's on the
+    instances both answered. Avg has no paired test (it is a mean of five rates, not one paired outcome).
+    The humans answered the study's sample, a run usually every instance: `ITEM_NOTE` says which items each rate
+    is over, and the 'same items' columns give both rates and their difference on the instances both answered,
+    the items the test pairs on.
+
+    `side`: the humans' half already prepared (`human_side`, same n_boot and seed); `df`'s own human rows are
+    then not read. The dashboards pass one model's rows at a time: its rows are what a model's row depends on."""
+    main = df[df["template"].isin(MAIN_TEMPLATES)]
+    kind = main["solver_kind"].to_numpy(dtype=object)
+    if (kind != "human").sum() == 0:
+        return pd.DataFrame(columns=DIFFERENCE_COLUMNS)
+    if side is None:
+        side = human_side(main, n_boot, seed)
+    elif (side.n_boot, side.seed) != (n_boot, seed):
+        raise ValueError(f"human − model: the humans' side was prepared with n_boot={side.n_boot}, seed={side.seed}; "
+                         f"asked for n_boot={n_boot}, seed={seed}")
+    if side is None:
+        return pd.DataFrame(columns=DIFFERENCE_COLUMNS)
+    h_sum, h_rs, h_n = side.h_sum, side.h_rs, side.h_n
     rows = []
     for solver, g in main[kind != "human"].groupby("solver", sort=False):
         if g["instance_id"].duplicated().any():
@@ -76,6 +117,7 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
                                      f"{g.loc[g['instance_id'].duplicated(), 'instance_id'].iloc[0]!r} answered twice")
         m_sum = summarize_frame(g)
         m_rs = row_resamples(g, n_boot, solver_rng(seed, str(solver)))
+        humans = side.humans
         both_items = pd.Index(humans["instance_id"].unique()).intersection(pd.Index(g["instance_id"]))
         same = _difference(humans[humans["instance_id"].isin(both_items)], g[g["instance_id"].isin(both_items)],
                            n_boot, seed, str(solver))
@@ -93,16 +135,16 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
                    "human items": at(humans)["instance_id"].nunique(), "model items": at(g)["instance_id"].nunique(),
                    "items both answered": int(at(g)["instance_id"].isin(both_items).sum()), **same[lab],
                    "participants": h_n["participants"],
-                   "human responses": int((humans["template"] == t).sum()) if t != "Avg" else h_n["responses"],
+                   "human responses": side.responses[t] if t != "Avg" else h_n["responses"],
                    "model responses": int((g["template"] == t).sum()) if t != "Avg" else len(g)}
             if t == "Avg":
                 row.update({"shared items": None, "tied items": None, "p (McNemar exact)": None,
                             "p undefined because": "a mean of five template rates has no paired outcome"})
             else:
-                panel, tied = majority_outcome(humans[humans["template"] == t])
+                panel, tied_at = side.majority[t]
                 model = g[g["template"] == t].set_index("instance_id")["passed"]
                 shared = panel.index.intersection(model.index)
-                tied = int(tied.isin(model.index).sum())
+                tied = int(tied_at.isin(model.index).sum())
                 p = _mcnemar(panel.loc[shared].to_numpy(), model.loc[shared].to_numpy()) if len(shared) else None
                 row.update({"shared items": len(shared), "tied items": tied, "p (McNemar exact)": p,
                             "p undefined because": "" if p is not None else "no instance answered by both with a "

@@ -450,3 +450,67 @@ def test_participants_page_lists_participant_flags_in_their_own_section(dash_env
     finally:
         with dash_env.write() as c:
             c.execute("DELETE FROM participant_flags WHERE detail = ?", ('{"session_id": "forged"}',))
+
+
+def test_the_human_model_difference_is_cached_per_model_and_equals_the_whole_table(small_dataset, populated_db,
+                                                                                   fresh_location, tmp_path,
+                                                                                   monkeypatch):
+    """Results' human − model table assembled from per-model cached rows is the table computed whole; 20 new
+    responses of one run recompute that run's row only (the humans' side not rebuilt); a change of the humans'
+    rows (an exclusion by hand) rebuilds their side once for every model's row."""
+    import ui.dash
+    from rose_core.analysis import ExclusionRules, Filters
+    from rose_core.analysis.difference import human_model_difference
+    from rose_core.instrument import manage
+    from rose_core.runs.importer import import_run
+    from tests.backends import clone
+
+    store = clone(populated_db, fresh_location())
+    computed, sides = [], []
+    real_analysis, real_side = ui.dash._analysis, ui.dash.human_side
+
+    def counting(kind, arg, g, humans, ds):
+        if kind == "difference":
+            computed.append(str(g["solver"].iloc[0]))
+        return real_analysis(kind, arg, g, humans, ds)
+
+    def counting_side(humans):
+        sides.append(len(humans))
+        return real_side(humans)
+
+    monkeypatch.setattr(ui.dash, "_analysis", counting)
+    monkeypatch.setattr(ui.dash, "human_side", counting_side)
+
+    def table() -> tuple[pd.DataFrame, pd.DataFrame]:
+        v = ui.dash.View(Filters(), ExclusionRules(), db=store, ds=small_dataset)
+        return v.compute("difference"), human_model_difference(v.df)
+
+    with pages_on(monkeypatch, small_dataset, store.location):
+        got, whole = table()
+        models = sorted(set(whole["solver"]))
+        assert len(models) == 3 and len(whole) == 6 * 3
+        pd.testing.assert_frame_equal(got, whole, check_exact=True)
+        assert sorted(computed) == models and len(sides) == 1
+
+        computed.clear(), sides.clear()
+        got, whole = table()                      # a rerun on unchanged data: nothing computed
+        assert computed == [] and sides == []
+        pd.testing.assert_frame_equal(got, whole, check_exact=True)
+
+        mains = [i for i in small_dataset.instances.values() if i.template in ("T1", "T2", "T3", "T4", "T5")][:20]
+        f = tmp_path / "late.jsonl"
+        f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": i.protocol_answer,
+                                               "dataset_hash": small_dataset.dataset_hash}) + "\n" for i in mains))
+        import_run(store, small_dataset, f, "late-model")
+        got, whole = table()
+        assert computed == ["late-model"] and sides == []   # only the new run's row; the humans' side reused
+        assert "late-model" in set(got["solver"])
+        pd.testing.assert_frame_equal(got, whole, check_exact=True)
+
+        computed.clear()
+        (h0,) = store.query("SELECT participant_id FROM participants WHERE external_id = 'H0'")
+        manage.exclude(store, h0["participant_id"], "a colleague's pilot", "JD")
+        got, whole = table()
+        assert sorted(computed) == sorted([*models, "late-model"]) and len(sides) == 1   # the side built once
+        pd.testing.assert_frame_equal(got, whole, check_exact=True)
+    store.close()
