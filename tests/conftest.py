@@ -220,6 +220,24 @@ def small_dataset(tmp_path_factory) -> Dataset:
 
 
 @pytest.fixture(scope="session")
+def agent_runs(small_dataset, tmp_path_factory) -> Path:
+    """A folder of every reference agent's run over the small dataset (`NAME.jsonl`, run_agent's defaults),
+    written once per test run: the pixel agent reads every image, and the populated database and the agents' own
+    tests used to run it each per worker."""
+    return _agent_runs(small_dataset, tmp_path_factory)
+
+
+def _agent_runs(small_dataset, tmp_path_factory) -> Path:
+    from rose_core.benchmarks.rose.agents import AGENTS, run_agent
+
+    def build(tmp: Path) -> None:
+        for name in AGENTS:
+            run_agent(name, small_dataset, tmp / f"{name}.jsonl")
+
+    return built_once(tmp_path_factory, "small-agent-runs", build)
+
+
+@pytest.fixture(scope="session")
 def populated_stores(small_dataset, tmp_path_factory, request) -> Iterator[Callable[[str], Store]]:
     """The populated database of each storage backend, built once per backend and session.
 
@@ -252,12 +270,12 @@ def _populate(small_dataset, backend: str, tmp_path_factory, request) -> Store:
     the same bytes) and each worker opens a copy of its own; on PostgreSQL each worker fills its own database."""
     import shutil
 
+    runs = _agent_runs(small_dataset, tmp_path_factory)
     if backend != "sqlite":
-        return _fill(small_dataset, open_store(request.getfixturevalue("pg_server").fresh("_populated")),
-                     tmp_path_factory.mktemp("populated"))
+        return _fill(small_dataset, open_store(request.getfixturevalue("pg_server").fresh("_populated")), runs)
 
     def build(tmp: Path) -> None:
-        _fill(small_dataset, open_store(tmp / "rose.db"), tmp).close()
+        _fill(small_dataset, open_store(tmp / "rose.db"), runs).close()
 
     built = built_once(tmp_path_factory, "populated-sqlite", build)
     root = tmp_path_factory.mktemp("populated")
@@ -265,10 +283,9 @@ def _populate(small_dataset, backend: str, tmp_path_factory, request) -> Store:
     return open_store(root / "rose.db")
 
 
-def _fill(small_dataset, store: Store, root: Path) -> Store:
+def _fill(small_dataset, store: Store, runs: Path) -> Store:
     import random as _random
 
-    from rose_core.benchmarks.rose.agents import run_agent
     from rose_core.instrument.ids import FakeClock, SequentialIds
     from rose_core.instrument.config import ItemSample
     from rose_core.instrument.study import End, StudyConfig, create_study
@@ -300,9 +317,7 @@ def _fill(small_dataset, store: Store, root: Path) -> Store:
             session.submit(screen, submit_payload(screen, cells if screen.item.mode != "count" else [],
                                                   count if screen.item.mode != "click" else None))
     for name in ("oracle", "region-ignoring", "pixel"):
-        out = root / f"{name}.jsonl"
-        run_agent(name, ds, out)
-        import_run(store, ds, out, name, kind="agent")
+        import_run(store, ds, runs / f"{name}.jsonl", name, kind="agent")
     store.checkpoint()  # tests copy the file: put everything in it
     return store
 
