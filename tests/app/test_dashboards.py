@@ -1,13 +1,13 @@
 """Every dashboard page through AppTest, on a database filled through the real paths."""
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
+
+from tests.command_line import run_cli
 
 from .conftest import PASSWORD, ROOT, pages_on
 
@@ -71,8 +71,7 @@ def test_results_main_table_equals_report_json(dash_env, small_dataset):
     at = open_page("app_pages/results.py")
     assert not at.exception, at.exception
     shown = main_table_shown(at)
-    r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", dash_env.location, "--json"],
-                       capture_output=True, text=True, cwd=ROOT)
+    r = run_cli("report", "--db", dash_env.location, "--json")
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     rows = pd.DataFrame(report["rows"]).replace({"solver": {"Human": "Human (pilot)"}})

@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -29,6 +28,7 @@ from rose_core.analysis.bundle.paper import Column, PaperTable
 from rose_core.analysis.bundle.render import latex_escape, to_latex, to_markdown
 from rose_core.analysis.formats import MISSING
 from tests.backends import clone
+from tests.command_line import CliResult, run_cli
 
 BOOT = ["--boot", "60", "--seed", "5"]
 TABLES = ["main", "gap", "gap_conditioned", "bridge_global", "bridge_matched", "human_model_difference",
@@ -37,9 +37,8 @@ TABLES = ["main", "gap", "gap_conditioned", "bridge_global", "bridge_matched", "
 FIGURES = ["main_pass", "gap", "gap_conditioned", "bridge_global", "bridge_matched", "failure_kinds"]
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rose_core", "report", *args], capture_output=True, text=True,
-                          timeout=600)
+def _cli(*args: str) -> CliResult:
+    return run_cli("report", *args)
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +78,7 @@ def test_report_json_is_the_bundles_and_the_main_report(bundle, report_json, pop
     assert json.loads((bundle / "report.json").read_text()) == report_json
     assert set(report_json["tables"]) == set(TABLES)
     # the main table is exactly `report --json`'s (the one selection path)
-    r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", populated_db.location, "--json", *BOOT],
-                       capture_output=True, text=True, timeout=300)
+    r = _cli("--db", populated_db.location, "--json", *BOOT)
     plain = json.loads(r.stdout)
     # the bundle's table adds only its n as shown ("5 ppl · 215", from the integer columns it sits beside)
     bundled = [dict(row) for row in report_json["tables"]["main"]["rows"]]   # the fixture stays as it is

@@ -345,8 +345,8 @@ def test_the_same_bot_passed_everything_with_the_worded_check(store, small_datas
 
 def test_the_approvals_command_checks_reported_codes(store, small_dataset, tmp_path):
     import csv
-    import subprocess
-    import sys
+
+    from tests.command_line import run_cli
 
     if store.path is None:
         return  # the command opens the store itself: once, on SQLite, is enough
@@ -358,9 +358,8 @@ def test_the_approvals_command_checks_reported_codes(store, small_dataset, tmp_p
     store.checkpoint()
     sheet, out = tmp_path / "export.csv", tmp_path / "approvals.csv"
     sheet.write_text(f"participant_id,completion_code\n{ids[0]},{codes[1]}\n{ids[1]},{codes[1]}\n")
-    cmd = [sys.executable, "-m", "rose_core", "study", "approvals", study.study_id, "--out", str(out),
-           "--db", str(store.path)]
-    run = subprocess.run(cmd + ["--codes", str(sheet)], capture_output=True, text=True)
+    cmd = ["study", "approvals", study.study_id, "--out", str(out), "--db", str(store.path)]
+    run = run_cli(*cmd, "--codes", str(sheet))
     assert run.returncode == 0, run.stderr
     assert "completion codes: ok: 1, wrong: 1, missing: 0" in run.stdout
     with out.open(newline="") as f:
@@ -368,7 +367,7 @@ def test_the_approvals_command_checks_reported_codes(store, small_dataset, tmp_p
     assert rows[ids[0]]["status"] == "reject" and rows[ids[0]]["rejection_category"] == "BAD_CODE"
     assert rows[ids[1]]["status"] == "approve" and rows[ids[1]]["code_check"] == "ok"
     (tmp_path / "no.csv").write_text("a,b\n1,2\n")
-    bad = subprocess.run(cmd + ["--codes", str(tmp_path / "no.csv")], capture_output=True, text=True)
+    bad = run_cli(*cmd, "--codes", str(tmp_path / "no.csv"))
     assert bad.returncode == 2 and "no.csv: expected a participant id column" in bad.stderr
 
 

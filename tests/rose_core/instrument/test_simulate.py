@@ -267,6 +267,7 @@ def test_clear_deletes_exactly_the_simulated_rows(store, small_dataset):
     assert clear_simulated(store, study)["participants"] == 0
 
 
+@pytest.mark.slow  # ~5 s of CPU; what it simulates is checked on smaller studies above, only the time bound is its own
 def test_a_dry_run_of_thirty_by_forty_takes_seconds(small_dataset, tmp_path):
     """A realistic pilot (30 participants x 40 items) on the default backend, SQLite: seconds, and well under a
     minute even on a busy machine (measured figures, PostgreSQL's too: docs/running-a-study.md, "Dry run")."""
