@@ -257,7 +257,7 @@ def show_item(first: ItemScreen, retrying: bool = False) -> None:
         png = ss.get("part_png")
         if png is None or png[0] != screen.view_id:
             try:
-                png = ss["part_png"] = (screen.view_id, item_png(ds, screen.item))
+                png = ss["part_png"] = (screen.view_id, item_png(ds, screen.item, screen.drawing))
             except DatasetError as e:  # missing or changed on disk: never shown; another item instead
                 _log("image", e)
                 try:

@@ -32,8 +32,8 @@ from .ids import Clock, Ids, RandomIds, stable_hash, system_clock
 from ..benchmarks.items import ItemResult, OneShotAnswer
 from ..benchmarks.rose.item import RoseItem
 from .behaviour import check_behaviour
-from .completion import completion
-from .items import attention_item_id, item_for
+from .completion import completion, study_secret
+from .items import attention_item_id, is_picture_check, item_for, picture_key
 from .policy import (
     CLOSED_TAB_GRACE_S, attention_scene, attention_slot_due, default_tiebreak, holds_per_address, main_pool,
     progress_text, rank_main, shown_at,
@@ -162,6 +162,7 @@ class ItemScreen:
     progress_fraction: float
     ack_seq: int
     restore: Restore
+    drawing: bytes | None = field(default=None, repr=False)   # a picture check's key (`items.picture_key`): server only
 
     def component_data(self, image: bytes | str, stored_seq: int = -1, refusals: int = 0,
                        pending: bool = False) -> dict[str, Any]:
@@ -321,7 +322,9 @@ class RoseKind:
             raise ItemUnavailable(a, f"{self.ds.root / item.image}: {problem}")
         view = view_id_for(a.participant_id, a.kind, a.attempt, a.position)
         restored = restore([GridEvent(*e) for e in view_events(c, a.participant_id, view)])
-        return ItemScreen(view, a.kind, item, progress, fraction, restored.next_seq, restored)
+        drawing = picture_key(study_secret(c, s.study.study_id), a.participant_id, a.position) \
+            if is_picture_check(item) else None
+        return ItemScreen(view, a.kind, item, progress, fraction, restored.next_seq, restored, drawing)
 
     def feedback(self, s: "ParticipantSession", c: Any, p: participants.Participant, a: participants.Assignment,
                  outcome: RoundOutcome, of: int) -> PracticeFeedback:

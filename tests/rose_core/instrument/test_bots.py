@@ -3,11 +3,16 @@ study closed, picture attention checks, the behaviour check, per-participant com
 human-paced bot that reads every text it receives."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from rose_core.instrument import manage
 from rose_core.instrument.config import StudyConfig
 from rose_core.instrument.ids import FakeClock, SequentialIds
+from rose_core.instrument.items import (
+    BAND_PX, BODY_TEXT_PX, DEFAULT_STYLE, MIN_CONTRAST, PICTURE_PHRASINGS, _contrast, attention_item,
+    attention_item_id, drawn_png, item_png, picture_key, picture_style, picture_text)
 from rose_core.instrument.page_data import identity_from_query, needs_prolific_id
 from rose_core.instrument.session import Closed, ItemScreen, NeedsProlificId, ParticipantSession, join
 from rose_core.instrument.study import create_study, set_active
@@ -123,7 +128,7 @@ def test_a_picture_check_keeps_its_answer_out_of_every_text_the_browser_gets(sto
     import json
     import re
 
-    from rose_core.instrument.items import PICTURE_INSTRUCTION, attention_item, attention_item_id, item_png
+    from rose_core.instrument.items import PICTURE_INSTRUCTION
 
     study = make(store, small_dataset, attention_every=1, items_per_participant=2)
     assert study.config.attention_kind == "picture"          # the default
@@ -134,8 +139,12 @@ def test_a_picture_check_keeps_its_answer_out_of_every_text_the_browser_gets(sto
     data = check.component_data(b"png")
     assert not re.search(r"R\d+\s*,?\s*(column\s*)?C\d+", json.dumps(data))   # no cell named anywhere it reads
     (r, c), = check.item.key.gold_cells
-    png = item_png(small_dataset, check.item)
-    assert png == item_png(small_dataset, check.item)        # same item, same bytes
+    assert check.drawing and "drawing" not in repr(check) and check.drawing.hex() not in json.dumps(data)
+    png = item_png(small_dataset, check.item, check.drawing)
+    assert png == item_png(small_dataset, check.item, check.drawing)        # same participant and slot, same bytes
+    assert s.screen().drawing == check.drawing                              # and the same key on every rerun
+    with pytest.raises(ValueError, match="no drawing key"):
+        item_png(small_dataset, check.item)
     worded = attention_item(small_dataset, check.item.item_id, "worded")
     base = small_dataset.read_image(worded.image)
     assert png != base and worded.key == check.item.key     # the same gold either way (rescoring keeps working)
@@ -143,15 +152,96 @@ def test_a_picture_check_keeps_its_answer_out_of_every_text_the_browser_gets(sto
     import io
     im = Image.open(io.BytesIO(png))
     assert (im.width, im.height) == (check.item.layout.width, check.item.layout.height)
-    assert im.height == worded.layout.height + 60 and check.item.layout.cell_boxes() == worded.layout.cell_boxes()
+    assert im.height == worded.layout.height + BAND_PX and check.item.layout.cell_boxes() == worded.layout.cell_boxes()
     # another check on the same scene draws another cell: the picture, not the scene, carries the answer
     other = attention_item(small_dataset, attention_item_id(check.item.scene_id, "other-seed"), "picture")
     if other.key.gold_cells != check.item.key.gold_cells:
-        assert item_png(small_dataset, other) != png
-    # the old wording stays for studies stored before picture checks
-    assert StudyConfig.from_json(json.dumps({"name": "old"})).attention_kind == "worded"
-    assert StudyConfig(name="x", attention_kind="riddle").problems() == [
-        "attention_kind: expected one of picture, worded, got 'riddle'"]
+        assert item_png(small_dataset, other, check.drawing) != png
+
+
+def _band(png: bytes, item) -> bytes:
+    from PIL import Image
+    import io
+    im = Image.open(io.BytesIO(png)).convert("RGB")
+    return im.crop((0, item.layout.height - BAND_PX, im.width, im.height)).tobytes()
+
+
+def test_drawing_every_candidate_with_the_public_code_no_longer_reads_a_picture_check(store, small_dataset):
+    """The reviewer's attack: draw every possible instruction (each cell, each wording) with the public code and
+    its default parameters under a blank image of the same size, and compare the band byte for byte. It reads a
+    check drawn in the default style (as every check was before the drawing key); it reads none of the checks
+    the session now draws, nor does a guessed key, nor the nearest candidate within a small tolerance."""
+    import io
+
+    from PIL import Image
+
+    study = make(store, small_dataset, attention_every=1, items_per_participant=2)
+    checks = []
+    for n in range(3):
+        s = session(store, small_dataset, study, f"ATK{n}")
+        answer(s, s.screen())
+        checks.append(s.screen())
+    assert all(ch.kind == "attention" and ch.drawing for ch in checks)
+    assert len({ch.drawing for ch in checks}) == 3                # varied per participant by the study's secret
+
+    def attack(png: bytes, item, styles) -> set:
+        blank = io.BytesIO()
+        Image.new("RGB", (item.layout.width, item.layout.height - BAND_PX), (255, 255, 255)).save(blank, "PNG")
+        seen, read = _band(png, item), set()
+        for style in styles:
+            for r in range(1, item.key.rows + 1):
+                for c in range(1, item.key.cols + 1):
+                    for phr in range(len(PICTURE_PHRASINGS)):
+                        cand = replace(style, phrasing=phr)
+                        text = PICTURE_PHRASINGS[phr].format(r=r, c=c)
+                        drawn = drawn_png(blank.getvalue(), text, item.layout.width, item.layout.height, cand)
+                        if _band(drawn, item) == seen:
+                            read.add((r, c))
+        return read
+
+    for ch in checks:
+        gold = set(ch.item.key.gold_cells)
+        text = picture_text(ch.item, DEFAULT_STYLE)
+        before = drawn_png(small_dataset.read_image(ch.item.image), text, ch.item.layout.width,
+                           ch.item.layout.height, DEFAULT_STYLE)
+        assert attack(before, ch.item, [DEFAULT_STYLE]) == gold          # the attack works on the old drawing
+        now = item_png(small_dataset, ch.item, ch.drawing)
+        assert attack(now, ch.item, [DEFAULT_STYLE, picture_style(b"guess")]) == set()   # and fails on the keyed one
+        # nor does a near-exact comparison: the nearest default-style candidate differs in many band pixels
+        seen = _band(now, ch.item)
+        assert sum(a != b for a, b in zip(seen, _band(before, ch.item))) > len(seen) // 4
+
+
+def test_a_picture_check_stays_readable_in_every_style(small_dataset):
+    """Whatever the key picks: text at least the page's body size (the image is shown at least at its natural
+    width on the wide page) and AAA contrast against the noisy background, and it is really drawn in that colour."""
+    import io
+
+    from PIL import Image
+
+    item = attention_item(small_dataset, attention_item_id(next(iter(small_dataset.scenes)), "s"), "picture")
+    seen = set()
+    for n in range(200):
+        st = picture_style(picture_key("secret", f"P{n}", n % 5))
+        seen.add((st.phrasing, st.size, st.align, st.x))
+        assert BODY_TEXT_PX <= st.size <= 22 and 0 <= st.noise <= 7
+        worst = tuple(v - st.noise for v in st.background)
+        assert _contrast(st.text, worst) >= MIN_CONTRAST
+    assert len(seen) > 100                                    # the styles really vary
+    for n in range(12):
+        key = picture_key("secret", f"P{n}", 1)
+        st = picture_style(key)
+        im = Image.open(io.BytesIO(item_png(small_dataset, item, key))).convert("RGB")
+        band = im.crop((0, item.layout.height - BAND_PX, im.width, im.height))
+        assert st.text in {px for _, px in band.getcolors(band.width * band.height)}    # the text is drawn
+        assert _contrast(st.text, (255, 255, 255)) >= MIN_CONTRAST
+
+
+def test_a_drawing_key_needs_the_study_secret():
+    assert picture_key("s1", "P1", 3) == picture_key("s1", "P1", 3)
+    assert len({picture_key("s1", "P1", 3), picture_key("s2", "P1", 3), picture_key("s1", "P2", 3),
+                picture_key("s1", "P1", 4)}) == 4
+
 
 
 # --------------------------------------------------------------------------- 2. the behaviour check
