@@ -29,7 +29,8 @@ def test_a_person_passes_the_picture_check_a_text_reader_cannot(server, page, sm
     deadline = time.time() + 10
     while not img.evaluate("i => i.complete && i.naturalWidth > 0") and time.time() < deadline:
         time.sleep(0.1)
-    assert page.request.get(server.url + img.get_attribute("src")).body() == item_png(small_dataset, check.item)
+    served = page.request.get(server.url + img.get_attribute("src")).body()
+    assert served == item_png(small_dataset, check.item, check.drawing)    # the keyed drawing, as the server made it
     assert img.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [check.item.layout.width,
                                                                       check.item.layout.height]
     answer(page, check)           # clicks the cell the picture names, in the real grid
