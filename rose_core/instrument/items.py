@@ -175,33 +175,35 @@ def drawn_png(base: bytes, text: str, width: int, height: int, style: PictureSty
     w, top = max(width, im.width), height - BAND_PX
     out = Image.new("RGB", (w, height), style.background)
     if style.noise:   # a little per-pixel noise under the band: no two drawings' backgrounds agree byte for byte
-        rng = random.Random(style.noise_seed)
-        band = bytes(max(0, min(255, v + rng.randint(-style.noise, style.noise)))
-                     for _ in range(w * BAND_PX) for v in style.background)
-        out.paste(Image.frombytes("RGB", (w, BAND_PX), band), (0, top))
-    if style.band_top:  # the band's own height varies too: plain white between the grid and the band
-        ImageDraw.Draw(out).rectangle((0, top, w - 1, top + style.band_top - 1), fill=(255, 255, 255))
+        rng, span = random.Random(style.noise_seed), 2 * style.noise + 1
+        channels = [Image.frombytes("L", (w, BAND_PX), rng.randbytes(w * BAND_PX).translate(bytes(
+            max(0, min(255, v + b % span - style.noise)) for b in range(256)))) for v in style.background]
+        out.paste(Image.merge("RGB", channels), (0, top))
     out.paste(im, (0, 0))
     d = ImageDraw.Draw(out)
     pack = load_assets()
     margin = 8
-    for size in range(style.size, BODY_TEXT_PX - 1, -1):
+    # the style's own offsets first; on a narrow image, the tightest ones (still varied in everything else)
+    tight = replace(style, spacing=min(style.spacing, 0.5), band_top=0, x=margin, y=4, line_gap=4)
+    for st, size in [(st, size) for st in (style, tight) for size in range(style.size, BODY_TEXT_PX - 1, -1)]:
         font = pack.font(size)
-        x0 = min(style.x, max(margin, w // 10))
-        lines = _lines(d, text, font, style.spacing, w - x0 - margin)
-        fits = max(_width(d, line, font, style.spacing) for line in lines) <= w - x0 - margin
-        y0 = top + style.band_top + style.y
-        if fits and y0 + len(lines) * (size + style.line_gap) <= height - 4:
+        x0 = min(st.x, max(margin, w // 10))
+        lines = _lines(d, text, font, st.spacing, w - x0 - margin)
+        fits = max(_width(d, line, font, st.spacing) for line in lines) <= w - x0 - margin
+        y0 = top + st.band_top + st.y
+        if fits and y0 + len(lines) * (size + st.line_gap) <= height - 4:
             break
     else:
         raise ValueError(f"picture check: {text!r} does not fit a {w}x{BAND_PX} band at {BODY_TEXT_PX}px")
+    if st.band_top:  # the band's own height varies too: plain white between the grid and the band
+        d.rectangle((0, top, w - 1, top + st.band_top - 1), fill=(255, 255, 255))
     for n, line in enumerate(lines):
-        lw = _width(d, line, font, style.spacing)
-        x = x0 + ((w - x0 - margin - lw) / 2 if style.align == "centre" else 0)
-        y = y0 + n * (size + style.line_gap)
+        lw = _width(d, line, font, st.spacing)
+        x = x0 + ((w - x0 - margin - lw) / 2 if st.align == "centre" else 0)
+        y = y0 + n * (size + st.line_gap)
         for ch in line:
-            d.text((x, y), ch, font=font, fill=style.text, anchor="la")
-            x += d.textlength(ch, font=font) + style.spacing
+            d.text((x, y), ch, font=font, fill=st.text, anchor="la")
+            x += d.textlength(ch, font=font) + st.spacing
     buf = io.BytesIO()
     out.save(buf, format="PNG")
     return buf.getvalue()

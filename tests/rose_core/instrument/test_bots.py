@@ -235,6 +235,15 @@ def test_a_picture_check_stays_readable_in_every_style(small_dataset):
         band = im.crop((0, item.layout.height - BAND_PX, im.width, im.height))
         assert st.text in {px for _, px in band.getcolors(band.width * band.height)}    # the text is drawn
         assert _contrast(st.text, (255, 255, 255)) >= MIN_CONTRAST
+    # the narrowest scene (4 columns: 310 px) takes the longest wording in every style, never below body size
+    blank = io.BytesIO()
+    Image.new("RGB", (310, 300), (255, 255, 255)).save(blank, "PNG")
+    longest = max(PICTURE_PHRASINGS, key=len).format(r=10, c=10)
+    for n in range(60):
+        png = drawn_png(blank.getvalue(), longest, 310, 300 + BAND_PX, picture_style(picture_key("k", f"N{n}", 2)))
+        assert Image.open(io.BytesIO(png)).size == (310, 300 + BAND_PX)
+    with pytest.raises(ValueError, match="does not fit"):
+        drawn_png(blank.getvalue(), longest * 3, 310, 300 + BAND_PX, picture_style(b"k"))
 
 
 def test_a_drawing_key_needs_the_study_secret():
