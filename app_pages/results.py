@@ -14,13 +14,13 @@ from rose_core.common.stats import N_COLUMNS
 from ui.dash import View, _suffix as file_suffix, dots, failures, table
 
 
-def static_table(shown: pd.DataFrame, name: str, key: str) -> None:
+def static_table(shown: pd.DataFrame, name: str, key: str, in_view: list[str] | None = None) -> None:
     """A table already in the one format, as a static table whose cells wrap after the value ("93.3" over "[79.9,
     100.0]"): solver, n and the intervals fit 1440 px beside the sidebar, where a one-line grid needs ~1,500 px;
-    with its CSV (exactly what is shown)."""
-    st.table(shown.set_index(shown.columns[0]).map(wrap_after_value))
-    st.download_button("CSV", lambda: frame_bytes(shown, "csv"), f"{name}{file_suffix(v.note())}.csv", "text/csv",
-                       key=f"{key}_csv", on_click="ignore")
+    with its CSV (every column of `shown`; `in_view`: the columns the page shows, when not all fit)."""
+    st.table(shown[in_view or list(shown.columns)].set_index(shown.columns[0]).map(wrap_after_value))
+    st.download_button("CSV" if in_view is None else "CSV (every column)", lambda: frame_bytes(shown, "csv"),
+                       f"{name}{file_suffix(v.note())}.csv", "text/csv", key=f"{key}_csv", on_click="ignore")
 
 
 def wrap_after_value(text: str) -> str:
@@ -55,6 +55,10 @@ st.caption("Glyph / Emoji / Pixel: the mean of the five template rates within th
 dots(main, [(m, m) for m in LABELS], "PASS per template and solver", "rose_pass_by_template", "results_fig_main",
      v.note(), connect=False)
 
+# What fits 1440 px: both differences with their intervals, each side's items (its n) and the paired test; the
+# rest (the same-items rates, responses, participants, shared and tied items) in the CSV.
+DIFFERENCE_IN_VIEW = ["solver", "template", "human", "model", "human − model", "human − model (same items)",
+                      "human items", "model items", "items both answered", "p (McNemar exact)"]
 st.markdown("#### Human − model")
 diff = v.shown(v.compute("difference"))   # per-model cached rows: new responses of one run recompute its row
 if diff.empty:
@@ -66,7 +70,7 @@ else:
                                      "human responses": "count", "model responses": "count", "shared items": "count",
                                      "tied items": "count", "p undefined because": "text"},
                               intervals=("human − model", "human − model (same items)"), drop=("kind",)),
-                 "rose_human_model_difference", "results_difference")
+                 "rose_human_model_difference", "results_difference", in_view=DIFFERENCE_IN_VIEW)
     st.caption("Human PASS − solver PASS in percentage points, with a 95 % interval from independent resamples of "
                f"each side (the main table's: participants for the humans, scenes for the solver). {ITEM_NOTE}. "
                "p: McNemar's exact test (McNemar 1947) of the humans' majority answer against the solver's on the "
