@@ -2,7 +2,6 @@
 creation, the order episodes are handed out in, and its coverage for the Studies page."""
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any, Callable, Iterator, Sequence
 
 from ..benchmarks.sgp.dataset import SgpDataset
@@ -10,6 +9,7 @@ from ..storage import episodes, participants, studies
 from ..storage.connection import Store
 from .config import Study, StudyConfig, StudyError
 from .ids import Clock, Ids, RandomIds, stable_hash, system_clock
+from .monitor import coverage_figures
 from .policy import best_first
 
 
@@ -92,13 +92,4 @@ def sgp_coverage(store: Store, ds: SgpDataset, study: Study) -> dict[str, Any]:
         # what fills the targets (anonymous visitors' episodes only when the study says so): the assignment's rule
         counts = episodes.main_result_counts(c, study.run_id, study.config.counts_anonymous)
         ends = participants.status_counts(c, study.study_id)
-    target = study.config.target_per_instance
-    per = [min(counts.get(e, 0), target) for e in pool]
-    hist = Counter(counts.get(e, 0) for e in pool)
-    return {"pool": len(pool), "target": target, "answers": sum(every.values()),
-            "complete_instances": sum(1 for v in per if v >= target),
-            "progress": sum(per) / (target * len(pool)) if pool else 0.0,
-            "histogram": {k: hist[k] for k in sorted(hist)},
-            "participants_needed": study.participants_needed(len(pool)),
-            "participants_completed": int(ends.get("completed", 0)),
-            "participants_by_status": {str(k): int(v) for k, v in ends.items()}}
+    return coverage_figures(study, list(pool), every, counts, ends)
