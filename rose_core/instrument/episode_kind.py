@@ -208,11 +208,12 @@ class EpisodeKind:
             state = steps[-1].board() if steps else item.start()
             stored = 0
             t = s.clock()
+            stored_before = len(steps)
             for m, texts in zip(msg.moves, texts_of):
-                if m.seq < len(steps):
+                if m.seq < stored_before:
                     continue                                  # already stored (a repeated message)
-                if m.seq > len(steps):
-                    raise _err(f"move {m.seq} arrived before move {len(steps)}")
+                if m.seq != len(steps):                       # a gap, or a seq inside a line this message stored
+                    raise _err(f"move {m.seq} arrived where move {len(steps)} was due")
                 if m.click is not None:                       # a board click: checked against this board
                     try:
                         item.click_move(state, m.text, *m.click[:2], m.click[2:])

@@ -49,6 +49,9 @@ BODIES = ("cube", "tile", "sphere", "cylinder", "pyramid", "cone", "prism")   # 
 DIRECTION_WORDS = ("left", "right", "up", "down")                  # TurnManager.knownDirections
 NUMBER_WORDS = (("one", 1), ("two", 2), ("three", 3), ("four", 4), ("five", 5), ("six", 6), ("seven", 7),
                 ("eight", 8), ("nine", 9), ("ten", 10))            # TurnManager.wordToNumber, in its order
+# A repeat count above this is not replayed (the engine would try every move, one verdict each: a reply
+# saying 'up 999999999' would take the replay's memory): such a step counts in no class, with its reason.
+MAX_REPEAT = 1000
 _INT_MAX = 2**31 - 1                                               # C# int.Parse overflows beyond this
 
 
@@ -108,9 +111,12 @@ def unity_decode(command: str) -> Decoded:
     if body != "tile":
         m = re.search(r"[0-9]+", c)
         if m:
-            repeat = int(m.group())
-            if repeat > _INT_MAX:
-                crash, repeat = f"repeat count {m.group()} overflows a 32-bit int", 0
+            digits = m.group().lstrip("0") or "0"
+            if len(digits) > 10 or int(digits) > _INT_MAX:   # never int() of a huge digit run
+                crash, repeat = f"repeat count {m.group()[:20]}{'…' if len(m.group()) > 20 else ''} overflows " \
+                                "a 32-bit int", 0
+            else:
+                repeat = int(digits)
         else:
             repeat = next((n for word, n in NUMBER_WORDS if word in c), 1)
     return Decoded(verb, body, colour, direction, repeat, crash)
@@ -166,6 +172,10 @@ def _target(board: Board, reply: str, command: bool = False) -> _Target:
     command = f"move {geom.color} {geom.shape} {d.direction}"
     if d.repeat == 0:
         return _Target("unclassified", f"{cmd!r}: repeat count 0", d, geom, command)
+    if d.repeat > MAX_REPEAT:
+        return _Target("unclassified", f"{cmd!r}: repeat count {d.repeat}: the original's engine would try that "
+                                       f"many moves, one verdict each; beyond {MAX_REPEAT} this reader does not "
+                                       "reproduce it and counts the step in no class", d, geom, command)
     return _Target("move", None, d, geom, command)
 
 

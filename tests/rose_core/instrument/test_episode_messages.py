@@ -66,7 +66,7 @@ SHAPES = {
     "active_ms as text": (_set(("active_ms",), "fast"), "active_ms"),
     # huge
     "a huge seq": (_set(("moves", 0, "seq"), 10 ** 12), "moves[0].seq"),
-    "a seq far ahead": (_set(("moves", 0, "seq"), 99_999), "arrived before move 0"),
+    "a seq far ahead": (_set(("moves", 0, "seq"), 99_999), "arrived where move 0 was due"),
     "a huge command": (_set(("moves", 0, "text"), "move " * 1000), "moves[0].text"),
     "too many moves": (lambda m: m.__setitem__("moves", [dict(m["moves"][0], seq=k)
                                                          for k in range(MAX_MOVES_PER_MESSAGE + 1)]), "moves"),

@@ -120,7 +120,7 @@ def test_moves_are_stored_once_by_seq_and_a_gap_is_refused(store, sgp_small):
     first = solution(screen)[0]
     assert s.record_moves(screen, payload(screen, [first])).stored == 1
     assert s.record_moves(screen, payload(screen, [first], start=0)).stored == 0          # the same message again
-    with pytest.raises(StudyError, match="move 3 arrived before move 1"):
+    with pytest.raises(StudyError, match="move 3 arrived where move 1 was due"):
         s.record_moves(screen, payload(screen, ["move red cube up"], start=3))
     assert [r["seq"] for r in steps(store)] == [0]                                       # nothing half-stored
     with pytest.raises(StudyError, match="input: expected one of click, keyboard"):
@@ -351,6 +351,14 @@ def test_several_typed_moves_are_each_a_step_and_moves_after_the_goal_are_refuse
                           ).stored == 0                                     # the same message again: nothing
     screen = s.screen()
     assert screen.ack_seq == 2
+    # a crafted message whose next seq falls inside the line it just stored (2 moves at seq 2, then seq 3): refused
+    # whole, nothing stored, never the second line silently dropped
+    crafted = {"view_id": screen.view_id, "moves": [
+        {"seq": 2, "text": "move red nothing up, move red nothing down", "input": "typed", "t": 1.0},
+        {"seq": 3, "text": "move red nothing left", "input": "typed", "t": 2.0}]}
+    with pytest.raises(StudyError, match="move 3 arrived where move 4 was due"):
+        s.record_moves(screen, crafted)
+    assert len(steps(store, screen.view_id)) == 2
     rest = path[1:] + ["move red cube up", "move blue sphere left"]
     rep = s.record_moves(screen, payload(screen, [", ".join(rest)], how="typed"))
     assert rep.ended and rep.end == "solved" and rep.refused == ("move red cube up", "move blue sphere left")

@@ -120,3 +120,12 @@ def test_the_originals_further_geoms_are_read_on_boards_that_hold_them():
     assert (s.outcome, s.command) == ("effective", "move orange cone right")
     assert read_step("strict", start, "action: move orange cone right", goal).outcome == "effective"
     assert read_step("ivispar", START, "action: move orange cone right", GOAL).outcome == UNCLASSIFIED
+
+
+def test_huge_repeat_counts_are_refused_in_no_class_without_replaying_them():
+    # a model that writes a long run of digits: never int() of it, never a list of a billion blocked moves
+    s = read_step("ivispar", START, "action: move red cube right " + "9" * 5000, GOAL)
+    assert s.outcome == UNCLASSIFIED and "overflows" in s.error and s.moves == ()
+    s = read_step("ivispar", START, "action: move red cube left 999999999", GOAL)
+    assert s.outcome == UNCLASSIFIED and s.moves == () and "repeat count 999999999" in s.error
+    assert read_step("ivispar", START, "action: move red cube left 1000", GOAL).moves == ("out_of_bounds",) * 1000
