@@ -53,7 +53,8 @@ def _difference(humans: pd.DataFrame, model: pd.DataFrame, n_boot: int, seed: in
 @dataclass(frozen=True)
 class HumanSide:
     """The humans' half of every row of the table, the same for each model: prepared once per human data (the
-    dashboards cache it by the humans' data version), so a model's row costs only its own rows' work."""
+    dashboards cache it by the humans' data version), so a model's row does not redo it (its 'same items' columns
+    still resample the humans on the items both answered)."""
     humans: pd.DataFrame           # the human responses to the main templates
     h_sum: Summary
     h_rs: RowResamples

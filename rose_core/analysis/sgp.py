@@ -271,7 +271,7 @@ SUMMARY_DEFINITION = (
     "Solved (%): share of plays whose board reached the goal; deviation: mean A* distance left at t = c1 "
     "(after as many moves as the shortest path has). Agents and models: 95% Wilson interval over plays and 95% "
     "percentile bootstrap over episodes (their unit is the episode). Human rows: both intervals (and the regret "
-    "band) from one cluster bootstrap over participants (1,000 resamples of whole people, 95% expanded percentile interval; Wilson's over "
+    "band) from one cluster bootstrap over participants (resamples of whole people, 95% expanded percentile interval; Wilson's over "
     "participants when every resample repeats a 0 or 100% rate), the rule of ROSE's human cells: one person's plays "
     "are not independent. participants: people behind a human row (none for an agent or model); plays and "
     "episodes: plays and distinct episodes the row rests on")
