@@ -133,7 +133,7 @@ class Engine:
                 self.initialized = True
                 self._valid("valid command. start of experiment")
             elif cmd in ("done", "reset"):
-                raise NotImplementedError(f"the writer does not play {cmd!r}")
+                raise ValueError(f"{cmd!r} mid-episode: the importer refuses such logs, so the writer never makes one")
             else:
                 self._valid("not a legal command")
         return self.ack()
