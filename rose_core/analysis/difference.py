@@ -63,8 +63,7 @@ class HumanSide:
     seed: int
     responses: dict[str, int]      # per main template: the human responses,
     majority: dict[str, tuple[pd.Series, pd.Index]]  # the humans' majority answer per instance and the tied
-                                                      # instances (`majority.majority_outcome`),
-    answered: dict[str, pd.Series]  # the instances they answered (each once)
+                                                      # instances (`majority.majority_outcome`)
 
 
 def human_side(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> HumanSide | None:
@@ -82,8 +81,7 @@ def human_side(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> HumanS
                                      "observer must answer a trial once")
     of = {t: humans[humans["template"] == t] for t in MAIN_TEMPLATES}
     return HumanSide(humans, h_sum, h_rs, h_n, n_boot, seed, responses={t: len(h) for t, h in of.items()},
-                     majority={t: majority_outcome(h) for t, h in of.items()},
-                     answered={t: h["instance_id"].drop_duplicates() for t, h in of.items()})
+                     majority={t: majority_outcome(h) for t, h in of.items()})
 
 
 def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED,
