@@ -3,7 +3,8 @@ test on the items both answered. What a reader asks of a human baseline ("are th
 and by how much?") answered with the same resampling as the main table."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -27,18 +28,23 @@ ITEM_NOTE = ("human: PASS over the instances the participants answered (the stud
              "items McNemar's test pairs on ('shared items', those with a human majority, plus 'tied items')")
 
 
-def _difference(humans: pd.DataFrame, model: pd.DataFrame, n_boot: int, seed: int,
-                solver: str) -> dict[str, dict[str, float | None]]:
+def _difference(humans: pd.DataFrame, model: pd.DataFrame, n_boot: int, seed: int, solver: str,
+                known: dict[int, tuple[Summary, RowResamples]] | None = None) -> dict[str, dict[str, float | None]]:
     """Per template label (and Avg) the humans' and the model's PASS on the frames given (the items both
-    answered) and their difference with its interval, by the same resampling as the full-item columns."""
+    answered) and their difference with its interval, by the same resampling as the full-item columns.
+
+    `known`: summaries and resamples already computed, by `id` of the frame they were computed from; a side whose
+    rows are all of that frame's (the items both answered are all of its items) reuses them: the same rows and
+    stream give the same values, and at 100,000 human rows resampling them again was most of a model's row."""
     keys = ("human (same items)", "model (same items)", "human − model (same items)",
             "human − model (same items) lo", "human − model (same items) hi")
     labels = [TEMPLATE_LABEL.get(t, t) for t in [*MAIN_TEMPLATES, "Avg"]]
     if humans.empty or model.empty:
         return {lab: dict.fromkeys(keys, None) for lab in labels}
-    hs, ms = summarize_frame(humans), summarize_frame(model)
-    h_rs = row_resamples(humans, n_boot, solver_rng(seed, str(humans["solver"].iloc[0])))
-    m_rs = row_resamples(model, n_boot, solver_rng(seed, solver))
+    known = known or {}
+    hs, h_rs = known.get(id(humans)) or (summarize_frame(humans), row_resamples(
+        humans, n_boot, solver_rng(seed, str(humans["solver"].iloc[0]))))
+    ms, m_rs = known.get(id(model)) or (summarize_frame(model), row_resamples(model, n_boot, solver_rng(seed, solver)))
     out = {}
     for lab in labels:
         hv = hs.avg if lab == "Avg" else hs.pass_rate.get(lab)
@@ -62,8 +68,24 @@ class HumanSide:
     n_boot: int
     seed: int
     responses: dict[str, int]      # per main template: the human responses,
+    items: dict[str, int]          # per main template and Avg: the instances they answered,
+    item_index: pd.Index           # and those instances
+
+    def humans_on(self, items: pd.Index) -> tuple[pd.DataFrame, tuple[Summary, RowResamples]]:
+        """The humans' rows on `items` with their summary and resamples (the stream of their whole frame's), once
+        per set of items."""
+        key = hashlib.sha256("\n".join(sorted(map(str, items))).encode()).hexdigest()
+        got = self.same_items.get(key)
+        if got is None:
+            rows = self.humans[self.humans["instance_id"].isin(items)]
+            got = self.same_items[key] = (rows, (summarize_frame(rows), row_resamples(
+                rows, self.n_boot, solver_rng(self.seed, str(self.humans["solver"].iloc[0])))))
+        return got
     majority: dict[str, tuple[pd.Series, pd.Index]]  # the humans' majority answer per instance and the tied
                                                       # instances (`majority.majority_outcome`)
+    # items both answered (a digest) -> the humans' rows on them, their summary and resamples: runs over the same
+    # items share them (filled as models' rows are computed)
+    same_items: dict = field(default_factory=dict, compare=False)
 
 
 def human_side(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> HumanSide | None:
@@ -80,8 +102,17 @@ def human_side(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> HumanS
             raise AnalysisInputError(f"human − model: participant {p!r} answers instance {i!r} {n} times; each "
                                      "observer must answer a trial once")
     of = {t: humans[humans["template"] == t] for t in MAIN_TEMPLATES}
+    items = {t: int(h["instance_id"].nunique()) for t, h in of.items()}
+    items["Avg"] = int(humans["instance_id"].nunique())
     return HumanSide(humans, h_sum, h_rs, h_n, n_boot, seed, responses={t: len(h) for t, h in of.items()},
-                     majority={t: majority_outcome(h) for t, h in of.items()})
+                     items=items, item_index=pd.Index(humans["instance_id"].unique()),
+                     majority={t: _object_indexed(*majority_outcome(h)) for t, h in of.items()})
+
+
+def _object_indexed(panel: pd.Series, tied: pd.Index) -> tuple[pd.Series, pd.Index]:
+    """The majority's instance ids as plain strings: pandas infers its Arrow text type for a group-by's keys, whose
+    `isin` against every model's instances looped in Python (0.04 s a model at 100,000 human rows)."""
+    return panel.set_axis(pd.Index(panel.index, dtype=object)), pd.Index(tied, dtype=object)
 
 
 def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED,
@@ -117,9 +148,24 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
         m_sum = summarize_frame(g)
         m_rs = row_resamples(g, n_boot, solver_rng(seed, str(solver)))
         humans = side.humans
-        both_items = pd.Index(humans["instance_id"].unique()).intersection(pd.Index(g["instance_id"]))
-        same = _difference(humans[humans["instance_id"].isin(both_items)], g[g["instance_id"].isin(both_items)],
-                           n_boot, seed, str(solver))
+        both_items = side.item_index.intersection(pd.Index(g["instance_id"]))
+        # a side whose every item the other answered is its whole frame, whose summary and resamples are known
+        known = {id(g): (m_sum, m_rs)}
+        if len(both_items) == len(side.item_index):
+            h_same = humans
+            known[id(humans)] = (h_sum, h_rs)
+        elif len(both_items):
+            h_same, h_known = side.humans_on(both_items)
+            known[id(h_same)] = h_known
+        else:
+            h_same = humans.iloc[:0]
+        g_in = g["instance_id"].isin(both_items)
+        g_same = g if bool(g_in.all()) else g[g_in]
+        same = _difference(h_same, g_same, n_boot, seed, str(solver), known=known)
+        # per template, the model's rows as masks over plain arrays (a frame filtered per template and column
+        # was most of a model's row once its resamples were shared)
+        tmpl, inst = g["template"].to_numpy(dtype=object), g["instance_id"].to_numpy(dtype=object)
+        passed, in_both = g["passed"].to_numpy(), g_in.to_numpy()
         for t in [*MAIN_TEMPLATES, "Avg"]:
             lab = TEMPLATE_LABEL.get(t, t)
             hv = h_sum.avg if t == "Avg" else h_sum.pass_rate[lab]
@@ -128,20 +174,20 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
             diff = None if hv is None or mv is None else hv - mv
             lo, hi = difference_interval(h_rs.stats[lab] - m_rs.stats[lab], hv, mv, h_rs.n_units, m_rs.n_units) \
                 if both and diff is not None else (np.nan, np.nan)
-            at = (lambda f, t=t: f) if t == "Avg" else (lambda f, t=t: f[f["template"] == t])
+            at = np.ones(len(g), dtype=bool) if t == "Avg" else tmpl == t
             row = {"solver": solver, "kind": g["solver_kind"].iloc[0], "template": lab, "human": hv, "model": mv,
                    "human − model": diff, "human − model lo": lo, "human − model hi": hi,
-                   "human items": at(humans)["instance_id"].nunique(), "model items": at(g)["instance_id"].nunique(),
-                   "items both answered": int(at(g)["instance_id"].isin(both_items).sum()), **same[lab],
+                   "human items": side.items[t], "model items": len(pd.unique(inst[at])),
+                   "items both answered": int(in_both[at].sum()), **same[lab],
                    "participants": h_n["participants"],
                    "human responses": side.responses[t] if t != "Avg" else h_n["responses"],
-                   "model responses": int((g["template"] == t).sum()) if t != "Avg" else len(g)}
+                   "model responses": int(at.sum())}
             if t == "Avg":
                 row.update({"shared items": None, "tied items": None, "p (McNemar exact)": None,
                             "p undefined because": "a mean of five template rates has no paired outcome"})
             else:
                 panel, tied_at = side.majority[t]
-                model = g[g["template"] == t].set_index("instance_id")["passed"]
+                model = pd.Series(passed[at], index=pd.Index(inst[at], dtype=object))
                 shared = panel.index.intersection(model.index)
                 tied = int(tied_at.isin(model.index).sum())
                 p = _mcnemar(panel.loc[shared].to_numpy(), model.loc[shared].to_numpy()) if len(shared) else None
