@@ -25,8 +25,28 @@ def finish_background_work() -> None:
     (test_a_restart_… failed under two workers), and it looked the dataset up from an environment already restored,
     building the full one in the work tree (under a lock file both pytest workers share) while holding Streamlit's
     compute lock that the next test's page then waited on. A thread still running after BACKGROUND_LIMIT_S fails the
-    test with its stack."""
-    for t in [t for t in threading.enumerate() if t.name in BACKGROUND]:
+    test with its stack.
+
+    The test's pages are done by now, so the warm-up is not kept waiting the grace it gives a page to lay out its
+    tables (`ui.dash.PRIORITY`, 0.5 s after the page's last computation): that wait was half a second of idle
+    worker at the end of every app test that signed in."""
+    threads = [t for t in threading.enumerate() if t.name in BACKGROUND]
+    if not threads:
+        return
+    from ui.dash import PRIORITY
+
+    grace = PRIORITY.GRACE_S
+    PRIORITY.GRACE_S = 0.0
+    with PRIORITY._cv:
+        PRIORITY._cv.notify_all()   # a warm-up waiting out the grace looks again
+    try:
+        _join(threads)
+    finally:
+        PRIORITY.GRACE_S = grace
+
+
+def _join(threads: list[threading.Thread]) -> None:
+    for t in threads:
         t.join(BACKGROUND_LIMIT_S)
         if t.is_alive():
             frame = sys._current_frames().get(t.ident)
