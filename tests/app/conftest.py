@@ -55,6 +55,31 @@ def _join(threads: list[threading.Thread]) -> None:
                         f"ended; it waits here:\n{stack}", pytrace=False)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def app_runs_are_waited_for_not_polled() -> Iterator[None]:
+    """AppTest waits for a script run by polling its runner every millisecond (`require_widgets_deltas`: wake, scan
+    every event of the run for SHUTDOWN, sleep), taking the GIL from the very script it waits for; ~5-10 % of the
+    app tests' CPU. Here it joins the script thread with the same timeout instead: the run is over when that
+    thread ends (SHUTDOWN is its last event; `run` joins it right after either way), and a run still going at the
+    timeout is stopped and fails with Streamlit's own error, as before."""
+    from streamlit.testing.v1 import local_script_runner
+
+    polled = local_script_runner.require_widgets_deltas
+
+    def waited(runner, timeout: float = 3) -> None:
+        thread = runner._script_thread
+        if thread is not None:
+            thread.join(timeout)
+        if not runner.script_stopped():   # what Streamlit's own wait does at its timeout
+            runner.request_stop()
+            runner.join()
+            raise RuntimeError(f"AppTest script run timed out after {timeout}(s)")
+
+    local_script_runner.require_widgets_deltas = waited
+    yield
+    local_script_runner.require_widgets_deltas = polled
+
+
 @pytest.fixture(autouse=True)
 def no_background_work_outlives_its_test(monkeypatch):
     """Every app test (whatever fixtures it uses) ends with the app's background threads finished, before its
