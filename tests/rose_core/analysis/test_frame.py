@@ -151,7 +151,7 @@ def test_two_postgresql_databases_named_by_libpq_defaults_never_share_a_snapshot
     a shared snapshot would hand the second the first's answers."""
     from rose_core.analysis import FrameCache
     from rose_core.instrument.ids import FakeClock, SequentialIds
-    from rose_core.instrument.session import ItemScreen
+    from rose_core.instrument.screens import ItemScreen
     from rose_core.instrument.study import list_studies
     from rose_core.storage import open_store
     from tests.backends import with_database
@@ -191,7 +191,7 @@ def test_an_answer_committed_while_the_frame_is_read_is_counted_once(populated_d
     from rose_core.analysis import FrameCache
     from rose_core.analysis import frame as frame_module
     from rose_core.instrument.ids import FakeClock, SequentialIds
-    from rose_core.instrument.session import ItemScreen
+    from rose_core.instrument.screens import ItemScreen
     from rose_core.instrument.study import list_studies
     from tests.participants import answer, new_session
 

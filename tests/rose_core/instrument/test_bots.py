@@ -14,7 +14,9 @@ from rose_core.instrument.items import (
     BAND_PX, BODY_TEXT_PX, DEFAULT_STYLE, MIN_CONTRAST, PICTURE_PHRASINGS, _contrast, attention_item,
     attention_item_id, drawn_png, item_png, picture_key, picture_style, picture_text)
 from rose_core.instrument.page_data import identity_from_query, needs_prolific_id
-from rose_core.instrument.session import Closed, ItemScreen, NeedsProlificId, ParticipantSession, join
+from rose_core.instrument.joining import NeedsProlificId, join
+from rose_core.instrument.screens import Closed, ItemScreen
+from rose_core.instrument.session import ParticipantSession
 from rose_core.instrument.study import create_study, set_active
 from rose_core.storage import participants
 from tests.participants import LAB_INFO, answer, run_to_end
@@ -88,7 +90,7 @@ def test_anonymous_answers_never_fill_the_targets_unless_the_study_says_so(store
 
 @pytest.mark.parametrize("how", ["closed", "deleted", "excluded"])
 def test_a_tab_left_open_stores_nothing_more(store, small_dataset, how):
-    from rose_core.instrument.session import Client
+    from rose_core.instrument.tabs import Client
 
     study = make(store, small_dataset)
     clock = FakeClock()
@@ -382,7 +384,7 @@ class HumanPacedBot:
         return (sorted(k.gold_cells) if item.mode != "count" else []), (k.gold_count if item.mode != "click" else None)
 
     def run(self):
-        from rose_core.instrument.session import Consent, End, Instructions, PracticeFeedback
+        from rose_core.instrument.screens import Consent, End, Instructions, PracticeFeedback
         from tests.participants import events_for
 
         for _ in range(500):
@@ -542,7 +544,7 @@ def test_an_sgp_tab_left_open_is_refused_on_record(store, sgp_small, how):
     """Review of issue 23: on an SGP study the moves of a tab left open after its study closed (or its participant
     was excluded) were refused without a trace: no `closed_answer` / `excluded_answer` flag, as a ROSE answer gets."""
     from rose_core.instrument.episode_session import EpisodeScreen, EpisodeSession, create_sgp_study
-    from rose_core.instrument.session import Client
+    from rose_core.instrument.tabs import Client
     from tests.sgp_players import payload, solution
 
     study = create_sgp_study(store, sgp_small, StudyConfig(
