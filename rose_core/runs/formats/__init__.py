@@ -50,7 +50,7 @@ def file_extensions() -> tuple[str, ...]:
 
 
 def expected() -> str:
-    """What detection looks for, every format's CLUE: "instance_id (plain JSONL), …, or an .eval/.json inspect log"."""
+    """What detection looks for, every format's CLUE: "instance_id (plain JSONL), … or an .eval/.json inspect log"."""
     return _either([f.CLUE for f in FORMATS.values()])
 
 
