@@ -133,7 +133,8 @@ def responses_query(columns: Sequence[str] = RESPONSE_COLUMNS, *, run_id: str | 
                     attempt: int | None = None, study_id: str | None = None, solver_kind: str | None = None,
                     after_id: int | None = None, response_ids: Sequence[int] | None = None,
                     participants_only: bool = False, timed: bool = False, analysable: bool = False,
-                    every_row: bool = False, order: Literal["response_id", "participant"] = "response_id") -> tuple[str, tuple]:
+                    every_row: bool = False,
+                    order: Literal["response_id", "participant"] = "response_id") -> tuple[str, tuple]:
     """The SELECT of response rows and its parameters: `columns` (of `RESPONSE_COLUMNS`, `RUN_COLUMNS`,
     `PARTICIPANT_COLUMNS`, `EXCLUSION_COLUMNS`); of one run, participant, instance, kind, attempt; of the runs of
     one study or solver kind; after a response id; of these ids; of participants only (not model or agent runs);
