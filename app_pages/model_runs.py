@@ -89,7 +89,11 @@ def delete_section(removable: list[str]) -> None:
         victim = st.selectbox("Run", removable, key="runs_delete_pick")
         typed = st.text_input(f"Type the run's id ({victim}) to confirm", key="runs_delete_confirm")
         if st.button("Remove the run", type="primary", disabled=typed != victim, key="runs_delete_btn"):
-            delete_run(db, victim)
+            try:  # another tab may have removed it since this page was drawn
+                delete_run(db, victim)
+            except RunImportError as e:
+                st.error("Nothing removed: " + md_text("; ".join(e.problems)))
+                return
             st.session_state.pop("runs_delete_confirm", None)
             st.rerun()
 

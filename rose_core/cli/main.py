@@ -146,6 +146,9 @@ def cmd_runs(a: argparse.Namespace) -> int:
     from ..runs.importer import list_runs
     from ..storage import open_store
 
+    if not database_exists(a.db):  # opening it would create an empty one
+        print(f"error: no database at {a.db}", file=sys.stderr)
+        return 2
     for r in list_runs(open_store(a.db)):
         print(f"{r['run_id']:40s} {r['solver_kind']:6s} {r['format'] or '':16s} {r['responses']:7d} responses  "
               f"dataset {r['dataset_hash']}")
@@ -377,8 +380,43 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     return ap
 
 
+# The locations sub-commands share, each declared only where the command reads it, and what a command without it
+# does not read: named when one is given to a command that takes none.
+_LOCATIONS = {"--db": "opens no database", "--dataset": "reads no ROSE dataset build",
+              "--episodes": "reads no SGP dataset build"}
+
+
+def _chosen(parser: argparse.ArgumentParser, a: argparse.Namespace) -> tuple[argparse.ArgumentParser, list[str]]:
+    """The sub-command's own parser `a` was parsed by (`study approvals`'s, not the top level's), and its name."""
+    names: list[str] = []
+    while True:
+        subs = [x for x in parser._actions if isinstance(x, argparse._SubParsersAction)]
+        name = getattr(a, subs[0].dest, None) if subs else None
+        if name is None:
+            return parser, names
+        names.append(name)
+        parser = subs[0].choices[name]
+
+
+def _refuse_unrecognized(parser: argparse.ArgumentParser, a: argparse.Namespace, extra: list[str]) -> None:
+    """Arguments the chosen sub-command does not take, refused by that sub-command (its usage, its name), saying
+    why for a location it does not read (argparse refuses them with the top level's usage, which names none)."""
+    leaf, names = _chosen(parser, a)
+    takes = {o for x in leaf._actions for o in x.option_strings}
+    why = []
+    for opt in dict.fromkeys(x.split("=", 1)[0] for x in extra if x.startswith("--")):
+        if opt in _LOCATIONS and opt not in takes:
+            why.append(f"{' '.join(names)} {_LOCATIONS[opt]}: it takes no {opt}"
+                       + (" (an SGP build is given as --episodes)" if opt == "--dataset" and "--episodes" in takes
+                          else ""))
+    leaf.error(f"unrecognized arguments: {' '.join(extra)}" + "".join(f"; {w}" for w in why))
+
+
 def main(argv: list[str] | None = None) -> int:
-    a = build_parser("rose" if Path(sys.argv[0]).name == "rose" else "python -m rose_core").parse_args(argv)
+    parser = build_parser("rose" if Path(sys.argv[0]).name == "rose" else "python -m rose_core")
+    a, extra = parser.parse_known_args(argv)
+    if extra:
+        _refuse_unrecognized(parser, a, extra)
     try:
         return a.fn(a)
     except (DatasetError, ResponseFileError, ValueError) as e:

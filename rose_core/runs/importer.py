@@ -254,8 +254,11 @@ def list_runs(store: Store) -> list[dict]:
 
 
 def delete_run(store: Store, run_id: str) -> None:
-    """Remove a model or agent run and its responses; a study's human runs are refused."""
+    """Remove a model or agent run and its responses; a study's human runs and a run not stored (never imported,
+    or removed meanwhile) are refused with RunImportError, nothing written."""
     try:
         stored_runs.delete_run(store, run_id)
     except stored_runs.HumanRun:
         raise RunImportError(["human runs belong to a study and are not deleted here"]) from None
+    except stored_runs.UnknownRun:
+        raise RunImportError([f"no run {run_id!r} is stored (never imported, or removed meanwhile)"]) from None

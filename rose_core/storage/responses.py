@@ -133,6 +133,7 @@ def responses_query(columns: Sequence[str] = RESPONSE_COLUMNS, *, run_id: str | 
                     attempt: int | None = None, study_id: str | None = None, solver_kind: str | None = None,
                     after_id: int | None = None, response_ids: Sequence[int] | None = None,
                     participants_only: bool = False, timed: bool = False, analysable: bool = False,
+                    every_row: bool = False,
                     order: Literal["response_id", "participant"] = "response_id") -> tuple[str, tuple]:
     """The SELECT of response rows and its parameters: `columns` (of `RESPONSE_COLUMNS`, `RUN_COLUMNS`,
     `PARTICIPANT_COLUMNS`, `EXCLUSION_COLUMNS`); of one run, participant, instance, kind, attempt; of the runs of
@@ -141,12 +142,16 @@ def responses_query(columns: Sequence[str] = RESPONSE_COLUMNS, *, run_id: str | 
 
     Never a preview's, a simulated or a test participant's row (`COUNTED_ONLY`), unless `participant_id` names
     that participant: their own session reads its answers back through here (practice feedback, a round's
-    verdicts). `analysable`: the analyses' frame, which also reads a dry run's simulated rows (`ANALYSABLE`)."""
+    verdicts). `analysable`: the analyses' frame, which also reads a dry run's simulated rows (`ANALYSABLE`).
+    `every_row`: no origin filter at all, previews', simulated and test participants' rows too (`rescore`, which
+    keeps every stored verdict current, whoever's it is)."""
     unknown = [c for c in columns if c not in RESPONSE_TYPES and c not in RUN_COLUMNS
                and c not in PARTICIPANT_COLUMNS and c not in EXCLUSION_COLUMNS]
     if unknown:
         raise ValueError(f"not a column of a response: {', '.join(unknown)}")
-    where: list[str] = ([] if participant_id is not None else [f"r.{ANALYSABLE}"] if analysable
+    if every_row and analysable:
+        raise ValueError("every_row and analysable are two different origin filters: ask for one")
+    where: list[str] = ([] if participant_id is not None or every_row else [f"r.{ANALYSABLE}"] if analysable
                         else [f"r.{COUNTED_ONLY}"])
     params: list[Any] = []
     for name, value in (("run_id", run_id), ("participant_id", participant_id), ("instance_id", instance_id),

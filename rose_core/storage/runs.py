@@ -33,6 +33,10 @@ class HumanRun(Exception):
     """Human runs belong to a study: they are never deleted as an imported run."""
 
 
+class UnknownRun(Exception):
+    """No run with this id is stored (never imported, or removed meanwhile: two tabs removing the same run)."""
+
+
 @dataclass(frozen=True)
 class ImportedRun:
     """One `runs` row of an imported model or agent run."""
@@ -86,9 +90,13 @@ def list_runs(store: Store) -> list[dict]:
 
 
 def delete_run(store: Store, run_id: str) -> None:
-    """A model or agent run and its responses, in one transaction; raises HumanRun for a study's humans."""
+    """A model or agent run and its responses, in one transaction; raises HumanRun for a study's humans and
+    UnknownRun when no such run is stored (nothing written)."""
     with store.write() as c:
-        if c.execute("SELECT solver_kind FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0] == "human":
+        row = c.execute("SELECT solver_kind FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise UnknownRun(run_id)
+        if row[0] == "human":
             raise HumanRun(run_id)
         c.execute("DELETE FROM responses WHERE run_id = ?", (run_id,))
         c.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))

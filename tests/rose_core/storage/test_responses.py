@@ -44,6 +44,14 @@ def test_an_unknown_column_is_refused():
         responses_query(("response_id", "nope"))
 
 
+def test_every_row_has_no_origin_filter_and_is_not_mixed_with_the_analyses_one():
+    sql, _ = responses_query(("response_id",), every_row=True)
+    assert "WHERE" not in sql                       # rescore's read: previews', simulated and tests' rows too
+    assert "participant_id NOT IN" in responses_query(("response_id",))[0]
+    with pytest.raises(ValueError, match="two different origin filters"):
+        responses_query(("response_id",), every_row=True, analysable=True)
+
+
 def _direct(conn, sql, params=()):
     return [tuple(r) for r in conn.execute(sql, params).fetchall()]
 
