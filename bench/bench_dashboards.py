@@ -131,6 +131,48 @@ def restart(page: str, files: bool) -> tuple[float, float]:
     return float(res["sign_in"]), float(res["seconds"])
 
 
+def kept(a: argparse.Namespace, tmp: Path) -> tuple[str, Dataset]:
+    """(the database this run works on, the dataset) from the `--keep` folder, populated there on first use. The
+    in-process half imports small runs, so a run works on a copy and the kept database stays as populated."""
+    from rose_core.storage import open_store
+
+    a.keep.mkdir(parents=True, exist_ok=True)
+    if not (a.keep / "ds" / "manifest.json").exists():
+        build_dataset(a.keep / "ds", scale=a.scale)
+    ds = Dataset.load(a.keep / "ds")
+    done = a.keep / (f"populated-{a.humans}-{a.models}" + ("-pg" if a.db else ""))
+    if a.db:
+        import psycopg
+
+        base = a.db.rsplit("/", 1)[0]
+        with psycopg.connect(a.db, autocommit=True) as c:
+            if not done.exists():
+                c.execute("DROP DATABASE IF EXISTS rose_bench_kept")
+                c.execute("CREATE DATABASE rose_bench_kept")
+        if not done.exists():
+            populate(f"{base}/rose_bench_kept", ds, a.humans, models=a.models)
+            done.touch()
+        if a.populate_only:
+            return f"{base}/rose_bench_kept", ds
+        with psycopg.connect(a.db, autocommit=True) as c:
+            c.execute("DROP DATABASE IF EXISTS rose_bench_run")
+            c.execute("CREATE DATABASE rose_bench_run TEMPLATE rose_bench_kept")
+        return f"{base}/rose_bench_run", ds
+    kept_db = a.keep / f"bench-{a.humans}-{a.models}.db"
+    if not done.exists():
+        kept_db.unlink(missing_ok=True)
+        populate(str(kept_db), ds, a.humans, models=a.models).close()
+        import sqlite3
+
+        with sqlite3.connect(kept_db) as c:   # everything in the main file: the copy below is the whole database
+            c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        done.touch()
+    if a.populate_only:
+        return str(kept_db), ds
+    shutil.copyfile(kept_db, tmp / "bench.db")
+    return str(tmp / "bench.db"), ds
+
+
 def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -181,6 +223,10 @@ def main() -> None:
     ap.add_argument("--warm-runs", type=int, default=3)
     ap.add_argument("--restarts", type=int, default=3, help="restarts per page (the median is the figure)")
     ap.add_argument("--db", help="an empty PostgreSQL database's URL (default: a SQLite file in a temp folder)")
+    ap.add_argument("--keep", type=Path, help="a folder that keeps the dataset and the populated database between "
+                    "runs (populated on first use; each run works on a copy: SQLite's file copied, PostgreSQL's "
+                    "database cloned as a template), so a bench run does not spend minutes populating")
+    ap.add_argument("--populate-only", action="store_true", help="with --keep: populate it and stop")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -191,17 +237,25 @@ def main() -> None:
     print(f"dashboards: start, {load()}")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        build_dataset(tmp / "ds", scale=a.scale)
-        ds = Dataset.load(tmp / "ds")
         t0 = time.perf_counter()
-        db = a.db or str(tmp / "bench.db")
+        if a.keep:
+            db, ds = kept(a, tmp)
+            from rose_core.storage import open_store
+
+            store = open_store(db)
+        else:
+            build_dataset(tmp / "ds", scale=a.scale)
+            ds = Dataset.load(tmp / "ds")
+            db = a.db or str(tmp / "bench.db")
+            store = populate(db, ds, a.humans, models=a.models)
+        if a.populate_only:
+            return
         if a.db:  # the cache folder of a temp folder's (the files a restart finds, or not)
             os.environ["ROSE_CACHE_DIR"] = str(tmp / "cache")
-        store = populate(db, ds, a.humans, models=a.models)
         n = store.query("SELECT count(*) AS n FROM responses")[0]["n"]
         print(f"dashboards: {store.dialect}, {n:,} responses ({a.humans:,} human, {a.models} model runs over {len(ds.instances):,} "
               f"instances), database built in {time.perf_counter() - t0:.1f} s")
-        os.environ.update({"ROSE_DATASET_DIR": str(tmp / "ds"), "ROSE_DB": db,
+        os.environ.update({"ROSE_DATASET_DIR": str(ds.root), "ROSE_DB": db,
                            "ROSE_EXPERIMENTER_PASSWORD": "bench"})
         os.chdir(ROOT)
         fcold, fwarm, _ = timed_page(None, a.warm_runs)
