@@ -106,12 +106,11 @@ def restarted_page(page: str) -> tuple[float, float]:
 
 def server_files(db: str) -> list[Path]:
     """What a server process leaves for the next one (beside a SQLite file, in the cache folder for PostgreSQL):
-    the frame snapshot, the analyses."""
+    the analyses."""
     from rose_core.analysis.persist import local_prefix
     from rose_core.storage import open_store
 
-    prefix = local_prefix(open_store(db))
-    return [Path(f"{prefix}.frame.parquet"), Path(f"{prefix}.analyses")]
+    return [Path(f"{local_prefix(open_store(db))}.analyses")]
 
 
 def restart(page: str, files: bool) -> tuple[float, float]:
@@ -227,8 +226,10 @@ def main() -> None:
                     "runs (populated on first use; each run works on a copy: SQLite's file copied, PostgreSQL's "
                     "database cloned as a template), so a bench run does not spend minutes populating")
     ap.add_argument("--populate-only", action="store_true", help="with --keep: populate it and stop")
+    ap.add_argument("--pages", nargs="+", choices=PAGES, help="only these pages (default: all four)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    pages = a.pages or PAGES
     if a.child:
         os.chdir(ROOT)
         sign_in, took = restarted_page(a.child)
@@ -272,7 +273,7 @@ def main() -> None:
             worst = {}
             for files in orders:
                 worst[files] = 0.0
-                for page in PAGES:
+                for page in pages:
                     runs = [restart(page, files) for _ in range(a.restarts)]
                     times, sign_ins = [t for _, t in runs], [s for s, _ in runs]
                     med = statistics.median(times)
@@ -291,7 +292,7 @@ def main() -> None:
             shutil.rmtree(f) if f.is_dir() else f.unlink(missing_ok=True)
         worst_warm = worst_fresh = 0.0
         worst_signed_in = worst_cold = 0.0
-        for page in PAGES:
+        for page in pages:
             cold, warm, fresh = timed_page(page, a.warm_runs)
             signed_in = warmed_first_load(page)
             w = statistics.median(warm)

@@ -100,6 +100,12 @@ class SqliteReader:
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.starts += 1
 
+    def start(self) -> None:
+        """Start the process now if it is not running (it then imports its libraries while this one goes on)."""
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._start()
+
     def read(self, queries: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
         """Each (sql, params) of `queries` as a pyarrow Table, all read in one snapshot."""
         request = json.dumps({"queries": [[sql, list(params)] for sql, params in queries]}).encode()
