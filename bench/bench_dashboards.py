@@ -133,8 +133,6 @@ def restart(page: str, files: bool) -> tuple[float, float]:
 def kept(a: argparse.Namespace, tmp: Path) -> tuple[str, Dataset]:
     """(the database this run works on, the dataset) from the `--keep` folder, populated there on first use. The
     in-process half imports small runs, so a run works on a copy and the kept database stays as populated."""
-    from rose_core.storage import open_store
-
     a.keep.mkdir(parents=True, exist_ok=True)
     if not (a.keep / "ds" / "manifest.json").exists():
         build_dataset(a.keep / "ds", scale=a.scale)
