@@ -82,13 +82,18 @@ def read_columns(store: Store, queries: Sequence[tuple[str, Sequence[Any], Mappi
 
 
 def prepare_reads(store: Store) -> None:
-    """Start what `read_columns` of this store needs, ahead of the first read: SQLite's reader process (~0.3 s of
-    its own imports on a quiet machine, which a first dashboard page would otherwise wait for). Nothing on
-    PostgreSQL (its driver loads in this process at the first read)."""
+    """Start what `read_columns` of this store needs, ahead of the first read: SQLite's reader process (its own
+    imports, ~0.3 s on a quiet machine, which a first dashboard page would otherwise wait for); on PostgreSQL the
+    driver's import, in a thread of its own."""
     if store.dialect == "sqlite":
         from .sqlite_reader import reader_for
 
         reader_for(str(store.path)).start()
+        return
+    import threading
+
+    threading.Thread(target=lambda: __import__("adbc_driver_postgresql.dbapi"), name="rose-import-adbc",
+                     daemon=True).start()
 
 
 def _pg_tables(store: Store, queries: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
