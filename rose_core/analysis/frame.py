@@ -19,20 +19,6 @@ from ..storage.version import VERSION_COLUMNS, VERSION_SQL, DataVersion, data_ve
 
 # --------------------------------------------------------------------------- frames, filters, exclusions
 
-def _plain_text(df: pd.DataFrame) -> pd.DataFrame:
-    """Text columns as plain Python strings (object dtype), whatever produced them.
-
-    pandas 3 reads text as Arrow-backed strings, whose every row filter and group-by re-encodes the column: a
-    cold dashboard page spends most of its time there. Object columns are filtered by pointer copies."""
-    for col in df.columns:
-        dtype = df[col].dtype
-        if isinstance(dtype, pd.CategoricalDtype):   # the snapshot's dictionary-encoded columns: cheap to expand
-            df[col] = df[col].astype(object).where(df[col].notna(), None)
-        elif dtype == "str" or isinstance(dtype, pd.StringDtype):
-            df[col] = df[col].astype("category").astype(object).where(df[col].notna(), None)
-    return df
-
-
 # The frame's columns, named from storage's one list (`RESPONSE_COLUMNS` and the run's `RUN_COLUMNS`) and typed as
 # it types them; the responses' own are read as whole columns, the run's looked up per run.
 _COLUMNS = ["response_id", "run_id", "solver_kind", "solver_name", "study_id", "participant_id", "instance_id",
@@ -115,7 +101,8 @@ def _stored_as(values: Sequence) -> tuple:
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
     """Numbers typed (fixed dtypes whatever this batch holds: an appended batch must look like a full reload), text
-    plain strings (`_plain_text`), and each row's solver label and resampling unit."""
+    plain Python strings in object columns (pandas 3's Arrow-backed strings re-encode the column at every row filter
+    and group-by), and each row's solver label and resampling unit."""
     for col in _INTS:
         df[col] = df[col].astype(np.int64)
     for col in _FLOATS:
