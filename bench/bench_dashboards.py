@@ -191,6 +191,9 @@ def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+CPU: dict[str, list[float]] = {}   # CPU seconds of the in-process reruns, by kind (`tree_cpu`)
+
+
 def timed_page(page: str | None, runs: int) -> tuple[float, list[float], float]:
     import streamlit as st
     from streamlit.testing.v1 import AppTest
@@ -217,15 +220,18 @@ def timed_page(page: str | None, runs: int) -> tuple[float, list[float], float]:
         warm_up().wait(300)  # reruns are measured on a quiet server, not against the sign-in warm-up
     warm = []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), tree_cpu()
         at.run()
         warm.append(time.perf_counter() - t0)
+        if page is not None:
+            CPU.setdefault("rerun", []).append(tree_cpu() - c0)
     fresh = 0.0
     if page is not None:
         add_responses(50, f"late-{Path(page).stem}")
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), tree_cpu()
         at.run()
         fresh = time.perf_counter() - t0
+        CPU.setdefault("after new responses", []).append(tree_cpu() - c0)
     return cold, warm, fresh
 
 
@@ -316,7 +322,8 @@ def main() -> None:
             worst_signed_in, worst_cold = max(worst_signed_in, signed_in), max(worst_cold, cold)
             print(f"  {page:31s} first, caches emptied {cold:5.2f} s   first after sign-in warm-up {signed_in:5.2f} s   "
                   f"rerun {w:6.3f} s   after 50 new responses {fresh:5.2f} s", flush=True)
-        print(f"  ({load()})")
+        print(f"  ({load()}; CPU of the app and its reader: "
+              + ", ".join(f"{k} median {statistics.median(v):.3f} s" for k, v in CPU.items()) + ")")
         # The in-process half imported a small run per page: every solver costs a cold page its own share.
         print(f"  restarts again after those imports: {solvers()} solvers")
         more = restarts((False,))
