@@ -11,10 +11,9 @@ import pandas as pd
 from ..common.solver_labels import label_of
 from ..storage.columns import read_columns, read_snapshot
 from ..storage.connection import Store
-from ..storage.responses import (RESPONSE_TYPES, RUN_COLUMNS, main_responses_count, main_responses_read,
-                                 read_response_rows)
+from ..storage.responses import RESPONSE_TYPES, RUN_COLUMNS, main_responses_read, read_response_rows
 from ..storage.runs import RUN_SOLVERS_COLUMNS, RUN_SOLVERS_SQL
-from ..storage.version import VERSION_COLUMNS, VERSION_SQL, DataVersion, data_version, version_of
+from ..storage.version import NEWER_SQL, VERSION_COLUMNS, VERSION_SQL, DataVersion, data_version, version_of
 
 
 # --------------------------------------------------------------------------- frames, filters, exclusions
@@ -39,13 +38,14 @@ def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
     return _read(store, after_id)[0]
 
 
-def _read(store: Store, after_id: int = 0, count: bool = False) -> tuple[pd.DataFrame, DataVersion, int | None]:
-    """(the frame's rows after `after_id`, the data version they were read at, and with `count` how many main
-    responses a read from the start would give), all in one snapshot: the version handed out is the rows' own."""
+def _read(store: Store, after_id: int = 0, newer_than: int | None = None,
+          ) -> tuple[pd.DataFrame, DataVersion, int | None]:
+    """(the frame's rows after `after_id`, the data version they were read at, and with `newer_than` how many
+    responses are stored after that id), all in one snapshot: the version handed out is the rows' own."""
     queries = [main_responses_read(_RESPONSE_PART, after_id), (RUN_SOLVERS_SQL, (), RUN_SOLVERS_COLUMNS),
                (VERSION_SQL, (), VERSION_COLUMNS)]
-    if count:
-        queries.append(main_responses_count())
+    if newer_than is not None:
+        queries.append((NEWER_SQL, (newer_than,), {"n": "int"}))
     got = read_columns(store, queries)
     cols, solvers, version = got[0], got[1], version_of(got[2])
     for c in _INTS:
@@ -62,7 +62,7 @@ def _read(store: Store, after_id: int = 0, count: bool = False) -> tuple[pd.Data
         cols[name] = np.array([runs[u][j] for u in uniques] + [None], dtype=object)[codes]
     # dtype given: pandas would infer its Arrow text type from object arrays of strings (None becoming NaN)
     df = _typed(pd.DataFrame({c: pd.Series(cols[c], dtype=cols[c].dtype, copy=False) for c in _COLUMNS}))
-    return df, version, int(got[3]["n"][0]) if count else None
+    return df, version, int(got[3]["n"][0]) if newer_than is not None else None
 
 
 # What identifies a frame row's answer and verdict: a record read later must still belong to it
@@ -154,14 +154,13 @@ class FrameCache:
         if self.frame is not None and self.version is not None and now.generation == self.version.generation \
                 and now.last >= self.version.last and self._only_new_runs(now):
             ids = self.frame["response_id"]
-            # An answer committed after a later one would never be appended: PostgreSQL hands ids out before
-            # commit, so the count of a whole read, beside the new rows, tells. SQLite gives an id at insert under
-            # its one writer's lock, held to the commit: ids are committed in order there, and the count's scan
-            # (0.2-0.3 s under load) is not read.
-            new, version, total = _read(self.store, int(ids.max()) if len(ids) else 0,
-                                        count=self.store.dialect != "sqlite")
+            # An answer committed after a later one (PostgreSQL hands ids out before commit) would never be appended.
+            # Every response stored since the frame's version has an id beyond that version's last (counted here, a
+            # range of the primary key) or came late below it; responses are removed only with their run (a changed
+            # import time, checked above): equal counts, none came late.
+            new, version, newer = _read(self.store, int(ids.max()) if len(ids) else 0, newer_than=self.version.last)
             if version.generation == self.version.generation and self._only_new_runs(version) \
-                    and (total is None or len(self.frame) + len(new) == total):
+                    and version.rows - self.version.rows == newer:
                 if len(new):
                     self.frame = pd.concat([self.frame, new], ignore_index=True)
                 self.version = version

@@ -183,13 +183,6 @@ def main_responses_read(columns: Sequence[str], after_id: int = 0) -> tuple[str,
     return sql, params, {c: RESPONSE_TYPES[c] for c in columns}
 
 
-def main_responses_count() -> tuple[str, tuple, dict[str, str]]:
-    """The column read of how many main responses `main_responses_read` would read from the start (one row, `n`):
-    read beside appended rows, it tells whether rows committed out of id order were skipped."""
-    sql, params = responses_query(("response_id",), kind="main")
-    return f"SELECT count(*) AS n FROM ({sql}) AS counted", params, {"n": "int"}
-
-
 def main_answer_counts(conn: Connection, run_id: str) -> dict[str, int]:
     """Main responses per instance of one run."""
     return dict(conn.execute("SELECT instance_id, count(*) FROM responses WHERE run_id = ? AND kind = 'main' "

@@ -24,6 +24,9 @@ VERSION_SQL = ("SELECT v.n, v.last, v.people, v.generation, runs.run_id, runs.so
                "(SELECT count(*) FROM responses WHERE participant_id != '') AS people, "
                "(SELECT coalesce(max(CAST(value AS INTEGER)), 0) FROM meta WHERE key = 'verdicts_generation') "
                "AS generation) AS v LEFT JOIN runs ON 1 = 1 ORDER BY runs.run_id")
+# How many responses are stored after an id (a range of the primary key: no scan), read beside rows appended after
+# a version's last id: with the version's count it tells whether an answer was committed below that id since.
+NEWER_SQL = "SELECT count(*) AS n FROM responses WHERE response_id > ?"
 VERSION_COLUMNS: dict[str, str] = {"n": "int", "last": "int", "people": "int", "generation": "int",
                                    "run_id": "text", "solver_kind": "text", "imported_at": "float"}
 

@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from rose_core.analysis import responses_frame
 from rose_core.analysis.persist import local_prefix
@@ -231,13 +230,11 @@ def test_an_answer_committed_while_the_frame_is_read_is_counted_once(populated_d
 def test_a_response_committed_below_the_last_id_read_is_not_missed(populated_db, small_dataset, fresh_location):
     """PostgreSQL hands ids out before commit: an answer with a lower id can commit after one with a higher id that
     the frame already holds. Appending only what lies beyond the last id would miss it for good; the count of a
-    whole read, read beside the appended rows, tells, and the frame is read again. (SQLite gives ids under its one
-    writer's lock, held to the commit: committed in id order, so its refresh does not count.)"""
+    the version's own count, and the count of what lies beyond its last id, read beside the appended rows, tell,
+    and the frame is read again."""
     from rose_core.analysis import FrameCache
 
     store = clone(populated_db, fresh_location())
-    if store.dialect == "sqlite":
-        pytest.skip("SQLite commits ids in order")
     cache = FrameCache(store)
     first, _ = cache.get()
     last = int(first["response_id"].max())

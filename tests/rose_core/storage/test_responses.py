@@ -8,8 +8,7 @@ import pytest
 from rose_core.analysis import frame
 from rose_core.storage import responses
 from rose_core.storage.responses import (EXPORT_COLUMNS, PARTICIPANT_COLUMNS, RESPONSE_COLUMNS, RESPONSE_TYPES,
-                                         RUN_COLUMNS, ResponseRow, main_responses_count,
-                                         main_responses_read, read_response_rows,
+                                         RUN_COLUMNS, ResponseRow, main_responses_read, read_response_rows,
                                          responses_query)
 from rose_core.storage.schema import MIGRATIONS
 
@@ -111,9 +110,9 @@ def test_the_main_responses_read_as_columns(populated_db):
     for after in (0, rows[len(rows) // 2][0]):
         sql, params, kinds = main_responses_read(names, after)
         assert (sql, params) == responses_query(names, kind="main", after_id=after)
-        cols, count = read_columns(populated_db, [(sql, params, kinds), main_responses_count()])
+        cols, = read_columns(populated_db, [(sql, params, kinds)])
         want = [r for r in rows if r[0] > after]
-        assert list(cols) == list(names) and int(count["n"][0]) == len(rows)
+        assert list(cols) == list(names)
         assert cols["response_id"].dtype == "int64" and cols["total_ms"].dtype == "float64"
         for j, c in enumerate(names):
             got = [None if isinstance(v, float) and v != v else v for v in cols[c].tolist()]
