@@ -90,14 +90,19 @@ class SqliteReader:
     def __init__(self, path: str):
         self.path = path
         self._proc: Any = None
+        self._err: Any = None
         self._lock = threading.Lock()
         self.starts = 0                    # how many processes were started (a test sees a restart)
 
     def _start(self) -> None:
         import subprocess
 
+        import tempfile
+
+        # its error output into a file, not a pipe nobody drains (a full pipe would stop it); read when it died
+        self._err = tempfile.TemporaryFile()
         self._proc = subprocess.Popen([sys.executable, __file__, self.path], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                      stdout=subprocess.PIPE, stderr=self._err)
         self.starts += 1
 
     def start(self) -> None:
@@ -143,7 +148,8 @@ class SqliteReader:
     def _stderr(self) -> str:
         try:
             if self._proc is not None and self._proc.poll() is not None:
-                return self._proc.stderr.read().decode(errors="replace")[-2000:].strip()
+                self._err.seek(0)
+                return self._err.read().decode(errors="replace")[-2000:].strip()
         except (OSError, ValueError):
             pass
         return ""
@@ -151,7 +157,7 @@ class SqliteReader:
     def close_locked(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None:
-            for f in (proc.stdin, proc.stdout, proc.stderr):
+            for f in (proc.stdin, proc.stdout, self._err):
                 try:
                     f.close()
                 except OSError:
