@@ -81,10 +81,25 @@ def warmed_first_load(page: str) -> float:
     return time.perf_counter() - t0
 
 
-def restarted_page(page: str) -> tuple[float, float]:
+def tree_cpu() -> float:
+    """CPU seconds of this process (every thread) and of its live child processes (the SQLite reader): on a
+    shared machine a steadier figure than wall time."""
+    total = time.process_time()
+    tick = os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid():            # ppid; utime and stime are fields 14 and 15 of stat
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def restarted_page(page: str) -> tuple[float, float, float]:
     """In a child process (a restarted server): sign in, open `page` at once; (seconds of the sign-in's rerun,
     which lands on the Studies page and starts the warm-up, whose thread reads the rows in the background from
-    then on; seconds of the page)."""
+    then on; seconds of the page; CPU seconds of the app and its reader from the sign-in to the page shown)."""
     from streamlit.testing.v1 import AppTest
 
     from ui.dash import warm_up
@@ -92,6 +107,7 @@ def restarted_page(page: str) -> tuple[float, float]:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
     at.text_input(key="auth_given").input("bench")
     at.button[0].click()
+    cpu = tree_cpu()
     t0 = time.perf_counter()
     at.run()                                  # the Studies page: starts the warm-up
     sign_in = time.perf_counter() - t0
@@ -99,23 +115,23 @@ def restarted_page(page: str) -> tuple[float, float]:
     at.switch_page(page)
     at.run()
     took = time.perf_counter() - t0
+    cpu = tree_cpu() - cpu
     assert not at.exception, at.exception
     warm_up().wait(300)                       # what the next start finds on disk is complete
-    return sign_in, took
+    return sign_in, took, cpu
 
 
 def server_files(db: str) -> list[Path]:
     """What a server process leaves for the next one (beside a SQLite file, in the cache folder for PostgreSQL):
-    the frame snapshot, the analyses."""
+    the analyses."""
     from rose_core.analysis.persist import local_prefix
     from rose_core.storage import open_store
 
-    prefix = local_prefix(open_store(db))
-    return [Path(f"{prefix}.frame.parquet"), Path(f"{prefix}.analyses")]
+    return [Path(f"{local_prefix(open_store(db))}.analyses")]
 
 
-def restart(page: str, files: bool) -> tuple[float, float]:
-    """(sign-in, page) seconds in a new process; without `files`, the snapshot and the analyses on disk are removed
+def restart(page: str, files: bool) -> tuple[float, float, float]:
+    """(sign-in, page, CPU) seconds in a new process; without `files`, the snapshot and the analyses on disk are removed
     first (a restart with truly empty caches: a new database's first start)."""
     if not files:
         for f in server_files(os.environ["ROSE_DB"]):
@@ -128,11 +144,54 @@ def restart(page: str, files: bool) -> tuple[float, float]:
     if out.returncode:
         raise RuntimeError(f"restarted {page}: {out.stderr[-2000:]}")
     res = json.loads(out.stdout.strip().splitlines()[-1])
-    return float(res["sign_in"]), float(res["seconds"])
+    return float(res["sign_in"]), float(res["seconds"]), float(res["cpu"])
+
+
+def kept(a: argparse.Namespace, tmp: Path) -> tuple[str, Dataset]:
+    """(the database this run works on, the dataset) from the `--keep` folder, populated there on first use. The
+    in-process half imports small runs, so a run works on a copy and the kept database stays as populated."""
+    a.keep.mkdir(parents=True, exist_ok=True)
+    if not (a.keep / "ds" / "manifest.json").exists():
+        build_dataset(a.keep / "ds", scale=a.scale)
+    ds = Dataset.load(a.keep / "ds")
+    done = a.keep / (f"populated-{a.humans}-{a.models}" + ("-pg" if a.db else ""))
+    if a.db:
+        import psycopg
+
+        base = a.db.rsplit("/", 1)[0]
+        with psycopg.connect(a.db, autocommit=True) as c:
+            if not done.exists():
+                c.execute("DROP DATABASE IF EXISTS rose_bench_kept")
+                c.execute("CREATE DATABASE rose_bench_kept")
+        if not done.exists():
+            populate(f"{base}/rose_bench_kept", ds, a.humans, models=a.models)
+            done.touch()
+        if a.populate_only:
+            return f"{base}/rose_bench_kept", ds
+        with psycopg.connect(a.db, autocommit=True) as c:
+            c.execute("DROP DATABASE IF EXISTS rose_bench_run")
+            c.execute("CREATE DATABASE rose_bench_run TEMPLATE rose_bench_kept")
+        return f"{base}/rose_bench_run", ds
+    kept_db = a.keep / f"bench-{a.humans}-{a.models}.db"
+    if not done.exists():
+        kept_db.unlink(missing_ok=True)
+        populate(str(kept_db), ds, a.humans, models=a.models).close()
+        import sqlite3
+
+        with sqlite3.connect(kept_db) as c:   # everything in the main file: the copy below is the whole database
+            c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        done.touch()
+    if a.populate_only:
+        return str(kept_db), ds
+    shutil.copyfile(kept_db, tmp / "bench.db")
+    return str(tmp / "bench.db"), ds
 
 
 def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+CPU: dict[str, list[float]] = {}   # CPU seconds of the in-process reruns, by kind (`tree_cpu`)
 
 
 def timed_page(page: str | None, runs: int) -> tuple[float, list[float], float]:
@@ -161,15 +220,18 @@ def timed_page(page: str | None, runs: int) -> tuple[float, list[float], float]:
         warm_up().wait(300)  # reruns are measured on a quiet server, not against the sign-in warm-up
     warm = []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), tree_cpu()
         at.run()
         warm.append(time.perf_counter() - t0)
+        if page is not None:
+            CPU.setdefault("rerun", []).append(tree_cpu() - c0)
     fresh = 0.0
     if page is not None:
         add_responses(50, f"late-{Path(page).stem}")
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), tree_cpu()
         at.run()
         fresh = time.perf_counter() - t0
+        CPU.setdefault("after new responses", []).append(tree_cpu() - c0)
     return cold, warm, fresh
 
 
@@ -181,27 +243,41 @@ def main() -> None:
     ap.add_argument("--warm-runs", type=int, default=3)
     ap.add_argument("--restarts", type=int, default=3, help="restarts per page (the median is the figure)")
     ap.add_argument("--db", help="an empty PostgreSQL database's URL (default: a SQLite file in a temp folder)")
+    ap.add_argument("--keep", type=Path, help="a folder that keeps the dataset and the populated database between "
+                    "runs (populated on first use; each run works on a copy: SQLite's file copied, PostgreSQL's "
+                    "database cloned as a template), so a bench run does not spend minutes populating")
+    ap.add_argument("--populate-only", action="store_true", help="with --keep: populate it and stop")
+    ap.add_argument("--pages", nargs="+", choices=PAGES, help="only these pages (default: all four)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    pages = a.pages or PAGES
     if a.child:
         os.chdir(ROOT)
-        sign_in, took = restarted_page(a.child)
-        print(json.dumps({"sign_in": sign_in, "seconds": took}))
+        sign_in, took, cpu = restarted_page(a.child)
+        print(json.dumps({"sign_in": sign_in, "seconds": took, "cpu": cpu}))
         return
     print(f"dashboards: start, {load()}")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        build_dataset(tmp / "ds", scale=a.scale)
-        ds = Dataset.load(tmp / "ds")
         t0 = time.perf_counter()
-        db = a.db or str(tmp / "bench.db")
+        if a.keep:
+            db, ds = kept(a, tmp)
+            from rose_core.storage import open_store
+
+            store = open_store(db)
+        else:
+            build_dataset(tmp / "ds", scale=a.scale)
+            ds = Dataset.load(tmp / "ds")
+            db = a.db or str(tmp / "bench.db")
+            store = populate(db, ds, a.humans, models=a.models)
+        if a.populate_only:
+            return
         if a.db:  # the cache folder of a temp folder's (the files a restart finds, or not)
             os.environ["ROSE_CACHE_DIR"] = str(tmp / "cache")
-        store = populate(db, ds, a.humans, models=a.models)
         n = store.query("SELECT count(*) AS n FROM responses")[0]["n"]
         print(f"dashboards: {store.dialect}, {n:,} responses ({a.humans:,} human, {a.models} model runs over {len(ds.instances):,} "
               f"instances), database built in {time.perf_counter() - t0:.1f} s")
-        os.environ.update({"ROSE_DATASET_DIR": str(tmp / "ds"), "ROSE_DB": db,
+        os.environ.update({"ROSE_DATASET_DIR": str(ds.root), "ROSE_DB": db,
                            "ROSE_EXPERIMENTER_PASSWORD": "bench"})
         os.chdir(ROOT)
         fcold, fwarm, _ = timed_page(None, a.warm_runs)
@@ -218,15 +294,16 @@ def main() -> None:
             worst = {}
             for files in orders:
                 worst[files] = 0.0
-                for page in PAGES:
+                for page in pages:
                     runs = [restart(page, files) for _ in range(a.restarts)]
-                    times, sign_ins = [t for _, t in runs], [s for s, _ in runs]
+                    times, sign_ins, cpus = [t for _, t, _ in runs], [s for s, _, _ in runs], [c for *_, c in runs]
                     med = statistics.median(times)
                     worst[files] = max(worst[files], med)
                     print(f"  {page:31s} restart {'with' if files else 'WITHOUT'} the files the last process left: "
                           f"opened at sign-in {med:5.2f} s (median of {len(times)}: {', '.join(f'{t:.2f}' for t in times)}; "
                           f"{med / fcold:.2f}x the floor's first load); the sign-in before it "
-                          f"{statistics.median(sign_ins):5.2f} s", flush=True)
+                          f"{statistics.median(sign_ins):5.2f} s; CPU of the app and its reader from the sign-in to "
+                          f"the page shown {statistics.median(cpus):5.2f} s", flush=True)
                 print(f"  ({load()})")
             return worst
 
@@ -237,7 +314,7 @@ def main() -> None:
             shutil.rmtree(f) if f.is_dir() else f.unlink(missing_ok=True)
         worst_warm = worst_fresh = 0.0
         worst_signed_in = worst_cold = 0.0
-        for page in PAGES:
+        for page in pages:
             cold, warm, fresh = timed_page(page, a.warm_runs)
             signed_in = warmed_first_load(page)
             w = statistics.median(warm)
@@ -245,7 +322,8 @@ def main() -> None:
             worst_signed_in, worst_cold = max(worst_signed_in, signed_in), max(worst_cold, cold)
             print(f"  {page:31s} first, caches emptied {cold:5.2f} s   first after sign-in warm-up {signed_in:5.2f} s   "
                   f"rerun {w:6.3f} s   after 50 new responses {fresh:5.2f} s", flush=True)
-        print(f"  ({load()})")
+        print(f"  ({load()}; CPU of the app and its reader: "
+              + ", ".join(f"{k} median {statistics.median(v):.3f} s" for k, v in CPU.items()) + ")")
         # The in-process half imported a small run per page: every solver costs a cold page its own share.
         print(f"  restarts again after those imports: {solvers()} solvers")
         more = restarts((False,))

@@ -96,10 +96,14 @@ def delete_run(store: Store, run_id: str) -> None:
 
 # --------------------------------------------------------------------------- the dashboards' reads
 
+# Every run's solver, by run id (a column read beside the responses: `RUN_SOLVERS_COLUMNS` names its kinds).
+RUN_SOLVERS_SQL = "SELECT run_id, solver_kind, solver_name, study_id FROM runs ORDER BY run_id"
+RUN_SOLVERS_COLUMNS = {"run_id": "text", "solver_kind": "text", "solver_name": "text", "study_id": "text"}
+
+
 def run_solvers(conn: Connection) -> dict[str, tuple[str, str, str | None]]:
     """run_id -> (solver kind, solver name, study id or None) of every run."""
-    return {r: (k, nm, st) for r, k, nm, st in fetch_rows(
-        conn, "SELECT run_id, solver_kind, solver_name, study_id FROM runs ORDER BY run_id")[1]}
+    return {r: (k, nm, st) for r, k, nm, st in fetch_rows(conn, RUN_SOLVERS_SQL)[1]}
 
 
 def run_stamps(conn: Connection, solver_kind: str | None = None) -> dict[str, float]:
