@@ -94,6 +94,33 @@ def test_the_participants_share_of_the_version_follows_their_data_only(populated
     assert v4.generation == v3.generation + 1 and v4.people_part() != v3.people_part() and v4.key != v3.key
 
 
+def test_a_participant_marked_as_a_test_leaves_the_frame_and_comes_back(populated_db, fresh_location):
+    """Marking a participant as a test writes no response, yet the analyses stop reading theirs: the data version
+    (its counts are of the rows the analyses read) changes, the frame in memory is read again without them, the
+    participants' share changes (their statistics are recomputed); marked back, all of it returns."""
+    from rose_core.analysis import FrameCache
+    from rose_core.storage.participants import set_origin
+
+    store = clone(populated_db, fresh_location())
+    cache = FrameCache(store)
+    before, v1 = cache.get()
+    human = before[before["solver_kind"] == "human"]
+    who = str(human["participant_id"].iloc[0])
+    theirs = int((human["participant_id"] == who).sum())
+    assert theirs
+    with store.write() as c:
+        assert set_origin(c, who, "test") == 1
+    after, v2 = cache.get()
+    assert v2 != v1 and v2.rows < v1.rows and v2.last == v1.last and v2.people_part() != v1.people_part()
+    assert who not in set(after["participant_id"]) and len(after) == len(before) - theirs
+    pd.testing.assert_frame_equal(after, responses_frame(store))
+    with store.write() as c:
+        assert set_origin(c, who, "participant") == 1
+    back, v3 = cache.get()
+    assert (v3.rows, v3.people) == (v1.rows, v1.people) and len(back) == len(before)
+    pd.testing.assert_frame_equal(back, responses_frame(store))
+
+
 def test_frame_text_is_plain_strings_from_the_database(populated_db, fresh_location):
     """Object columns (not Arrow strings: every filter of those re-encodes the column), the same from a full read
     and through the cache; a missing failure kind is None."""
