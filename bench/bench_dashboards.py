@@ -123,11 +123,13 @@ def restarted_page(page: str) -> tuple[float, float, float]:
 
 def server_files(db: str) -> list[Path]:
     """What a server process leaves for the next one (beside a SQLite file, in the cache folder for PostgreSQL):
-    the analyses."""
+    the analyses; and the frame's Parquet snapshot that the code before the column reader left, so this bench
+    run from a checkout of that code (the same-run comparison) starts it as a new database too."""
     from rose_core.analysis.persist import local_prefix
     from rose_core.storage import open_store
 
-    return [Path(f"{local_prefix(open_store(db))}.analyses")]
+    prefix = local_prefix(open_store(db))
+    return [Path(f"{prefix}.analyses"), Path(f"{prefix}.frame.parquet")]
 
 
 def restart(page: str, files: bool) -> tuple[float, float, float]:
