@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+import re
 import threading
 import weakref
 from contextlib import contextmanager
@@ -155,7 +156,9 @@ def _pg_read(conn: Any, queries: Sequence[tuple[str, Sequence[Any]]]) -> list[An
         try:
             tables = []
             for sql, params in queries:
-                cur.execute(_numbered(translate(sql)), tuple(params) if params else None)
+                # the values written into the statement: with bound parameters the driver reads the result through
+                # libpq's row buffer instead of a binary COPY, 0.7–1.2 s more for the frame's 205,840 rows
+                cur.execute(_inlined(_numbered(translate(sql)), params))
                 tables.append(cur.fetch_arrow_table())
             return tables
         finally:
@@ -178,6 +181,39 @@ def _numbered(sql: str) -> str:
             rebuilt += f"${n}{piece}"
         out.append(rebuilt.replace("%%", "%"))
     return "".join(out)
+
+
+_PLACEHOLDER = re.compile(r"\$(\d+)")
+
+
+def _inlined(sql: str, params: Sequence[Any]) -> str:
+    """`sql` with libpq's `$1, $2, …` (outside quoted text) replaced by `params` written as PostgreSQL literals:
+    integers and finite reals as numbers (a negative one in brackets), text as an escape string (E'…', its quotes and backslashes doubled: read
+    the same whatever `standard_conforming_strings` says), None as NULL. Any other value, a NUL in text or a
+    placeholder without its value is refused (ValueError), never passed on half-written."""
+    import math
+
+    from .pg import _TOKENS
+
+    def literal(v: Any) -> str:
+        if v is None:
+            return "NULL"
+        if isinstance(v, bool):
+            return "TRUE" if v else "FALSE"
+        if isinstance(v, int) or (isinstance(v, float) and math.isfinite(v)):
+            text = str(int(v)) if isinstance(v, int) else repr(float(v))
+            return f"({text})" if text.startswith("-") else text    # never `x--5`, a comment
+        if isinstance(v, str) and "\x00" not in v:
+            return "E'" + v.replace("\\", "\\\\").replace("'", "''") + "'"
+        raise ValueError(f"a column read's parameter cannot be written as a literal: {v!r}")
+
+    def value(m: re.Match) -> str:
+        k = int(m.group(1))
+        if not 1 <= k <= len(params):
+            raise ValueError(f"placeholder ${k} has no value ({len(params)} given): {sql}")
+        return literal(params[k - 1])
+
+    return "".join(part if part[:1] in "'\"" else _PLACEHOLDER.sub(value, part) for part in _TOKENS.findall(sql))
 
 
 def _column(name: str, kind: Kind, arr: Any) -> Any:

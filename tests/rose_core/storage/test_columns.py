@@ -196,3 +196,32 @@ def test_a_failed_read_names_the_database_and_the_reader_goes_on(tmp_path):
         read_columns(store, [("SELECT k FROM nowhere", (), {"k": "int"})])
     _columns_table(store, [(1, 1, "x", "u", 1.0, None)])
     assert list(_read(store)["k"]) == [1]
+
+
+def test_postgresql_reads_write_their_parameters_as_literals():
+    """The PostgreSQL column read writes its parameters into the statement (bound parameters made the driver read
+    through libpq's row buffer, not a binary COPY): every value as the database would have bound it, quoted text
+    left alone, and nothing it cannot write exactly."""
+    from rose_core.storage.columns import _inlined
+
+    sql = "SELECT 'a $1 ''b''' AS t FROM r WHERE k = $1 AND n > $2 AND x - $3 < $4 AND y IS $5"
+    assert _inlined(sql, ("it's \\ ok", 7, -5, 2.5, None)) == (
+        "SELECT 'a $1 ''b''' AS t FROM r WHERE k = E'it''s \\\\ ok' AND n > 7 AND x - (-5) < 2.5 AND y IS NULL")
+    for bad in (["a\x00b"], [float("nan")], [b"bytes"], [object()]):
+        with pytest.raises(ValueError, match="literal"):
+            _inlined("SELECT $1", bad)
+    with pytest.raises(ValueError, match=r"\$2 has no value"):
+        _inlined("SELECT $1, $2", [1])
+
+
+def test_postgresql_literals_read_back_as_bound_values(backend, store):
+    """The same values through the column read (on PostgreSQL written as literals) and through the app's own
+    (bound) connection."""
+    from rose_core.storage.columns import read_columns
+
+    values = ("it's \\ 'quoted' $1 -- not a comment", -5, 2.5)
+    sql = "SELECT CAST(? AS TEXT) AS t, CAST(? AS BIGINT) - 1 AS n, CAST(? AS DOUBLE PRECISION) AS f"
+    got, = read_columns(store, [(sql, values, {"t": "text", "n": "int", "f": "float"})])
+    with store.connect() as c:
+        want = tuple(c.execute(sql, values).fetchone())
+    assert (got["t"][0], int(got["n"][0]), float(got["f"][0])) == want == (values[0], -6, 2.5)
