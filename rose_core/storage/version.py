@@ -5,8 +5,8 @@ generation), and a run replaced or removed, or a database made anew at the same 
 times (SQLite reuses the ids freed by a removed run, so counts and ids alone would not tell). Equal versions:
 equal responses, runs and verdicts.
 
-Read in one statement (one snapshot on either backend), ~40 ms at 200,000 responses on SQLite (two counts over
-an index, a third over the previews' and tests' through the participants' index; the last id is the primary
+Read in one statement (one snapshot on either backend), ~40 ms at 200,000 responses on SQLite (two counts in one
+scan of an index, a third over the previews' and tests' through the participants' index; the last id is the primary
 key's end).
 """
 from __future__ import annotations
@@ -23,12 +23,15 @@ from .participants import NEVER_ANALYSED
 # participants' index: a participant marked as a test, or back, changes the counts below without a row written.
 _HIDDEN = f"SELECT count(*) AS hidden FROM responses WHERE participant_id IN ({NEVER_ANALYSED})"
 # A row per run, each carrying the counts (one row, of NULL run, when there is no run).
+# Both counts in one scan of the participants' index (two scans cost PostgreSQL ~40 ms each at 205,840 rows).
+_COUNTS = "SELECT count(*) AS every, count(*) FILTER (WHERE participant_id != '') AS theirs FROM responses"
 VERSION_SQL = ("SELECT v.n, v.last, v.people, v.generation, runs.run_id, runs.solver_kind, runs.imported_at FROM (SELECT "
-               "(SELECT count(*) FROM responses) - h.hidden AS n, "
+               "c.every - h.hidden AS n, "
                "(SELECT coalesce(max(response_id), 0) FROM responses) AS last, "
-               "(SELECT count(*) FROM responses WHERE participant_id != '') - h.hidden AS people, "
+               "c.theirs - h.hidden AS people, "
                "(SELECT coalesce(max(CAST(value AS INTEGER)), 0) FROM meta WHERE key = 'verdicts_generation') "
-               f"AS generation FROM ({_HIDDEN}) AS h) AS v LEFT JOIN runs ON 1 = 1 ORDER BY runs.run_id")
+               f"AS generation FROM ({_COUNTS}) AS c, ({_HIDDEN}) AS h) AS v LEFT JOIN runs ON 1 = 1 "
+               "ORDER BY runs.run_id")
 # How many analysable responses are stored after an id (a range of the primary key: no scan), read beside rows
 # appended after a version's last id: with the version's count it tells whether an answer was committed below that
 # id since (or a participant's rows left or joined the analysed ones).
