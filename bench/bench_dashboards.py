@@ -18,7 +18,7 @@ Each page is run through Streamlit's AppTest (the real page script, no browser).
 The floor is the one-button app's first load and rerun in this process. The machine's load average is printed
 at the start and the end (a shared machine: compare ratios to the floor of the same run).
 
-    python bench/bench_dashboards.py [--humans 100000] [--models 10] [--scale 1.0] [--restarts 3]
+    python bench/bench_dashboards.py [--humans 100000] [--models 10] [--scale 1.0] [--restarts 3] [--typing 0]
                                      [--db postgresql://…]   (an empty database; default: SQLite in a temp folder)
 """
 from __future__ import annotations
@@ -105,6 +105,7 @@ def restarted_page(page: str) -> tuple[float, float, float]:
     from ui.dash import warm_up
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
+    time.sleep(float(os.environ.get("BENCH_TYPING_S", "0")))   # the experimenter typing the password (--typing)
     at.text_input(key="auth_given").input("bench")
     at.button[0].click()
     cpu = tree_cpu()
@@ -250,6 +251,9 @@ def main() -> None:
                     "database cloned as a template), so a bench run does not spend minutes populating")
     ap.add_argument("--populate-only", action="store_true", help="with --keep: populate it and stop")
     ap.add_argument("--pages", nargs="+", choices=PAGES, help="only these pages (default: all four)")
+    ap.add_argument("--typing", type=float, default=0.0, help="seconds between the sign-in form shown and the "
+                    "password sent, in each restart (a person typing; what the form starts meanwhile, the statistics "
+                    "imports and the SQLite reader, gets under way); default 0: at once")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     pages = a.pages or PAGES
@@ -258,6 +262,7 @@ def main() -> None:
         sign_in, took, cpu = restarted_page(a.child)
         print(json.dumps({"sign_in": sign_in, "seconds": took, "cpu": cpu}))
         return
+    os.environ["BENCH_TYPING_S"] = str(a.typing)   # read by each restart's child
     print(f"dashboards: start, {load()}")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
