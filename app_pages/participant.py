@@ -1,27 +1,29 @@
 """Participant flow: consent → instructions → practice with feedback → main items → end page.
 
 Layout only: `ParticipantSession.screen()` decides what to show from the database (one transaction), so a
-reload, a closed tab or a restarted server resumes at the same screen; this script matches on it.
+reload, a closed tab or a restarted server resumes at the same screen; this script matches on it. Every study
+comes through here: ROSE's one-shot items are drawn below (the click grid), SGP's episodes by their plugin
+(`ui.sgp_participant`: the board and its moves, a practice episode's feedback).
 
 Faults never reach the participant as a traceback: a database that cannot store (disk full, read-only,
 corrupt) keeps the item on screen with its selection and sends the answer again every few seconds; a damaged
 image is replaced by another item; a second tab is asked which one to continue in.
 """
-import runpy
 import sys
 from functools import partial
-from pathlib import Path
 
 import streamlit as st
 
 from rose_core.benchmarks.rose.dataset import DatasetError
 from rose_core.instrument.device import device_gate, refusal_text, report_device
-from rose_core.instrument.episode_session import study_benchmark
-from rose_core.instrument.session import OtherTab, OtherTabError, StorageError, Wait, open_session
+from rose_core.instrument.episode_kind import EpisodeFeedback, EpisodeScreen
+from rose_core.instrument.items import item_png
+from rose_core.instrument.kinds import open_participant_session, study_benchmark
+from rose_core.instrument.session import Closed, OtherTab, OtherTabError, StorageError, Wait
 from rose_core.instrument.study import (
     Consent, End, Instructions, ItemScreen, PracticeFeedback, Questionnaire, StudyError, get_study, join,
 )
-from rose_core.instrument.page_data import identity_from_query, practice_feedback_png, worked_example_pictures
+from rose_core.instrument.page_data import identity_from_query, needs_prolific_id, practice_feedback_png, worked_example_pictures
 from rose_core.instrument.manage import is_preview
 from rose_core.instrument.texts import QUESTIONS, opening_problems
 from ui.click_grid import click_grid, image_url
@@ -29,6 +31,8 @@ from ui.client import device_probe, leave_guard, tab
 from ui.countdown import countdown
 from ui.redirect import end_page, reload_with_param
 from ui.resources import dataset, store
+from ui import sgp_participant as sgp_plugin
+from ui.sgp_resources import sgp_dataset
 
 ss = st.session_state
 RETRY_S = 3.0          # a pending answer is sent again this often while storage fails
@@ -38,6 +42,8 @@ UNAVAILABLE = ("The study cannot be shown right now because of a problem on our 
 
 
 UNREADABLE = "the page sent something it should not have"
+NEEDS_PROLIFIC = ("This study takes part through Prolific: please start it from the study's page on Prolific, "
+                  "which opens it with your Prolific ID. Nothing has been recorded.")
 
 
 def _grid_raw(name: str) -> object:
@@ -78,10 +84,8 @@ def _retry_soon(seconds: float) -> None:
 
 try:
     db = store()
-    if study_benchmark(db, ss.get("part_study") or st.query_params.get("study")) == "sgp":
-        runpy.run_path(str(Path(__file__).with_name("sgp_participant.py")))  # iVISPAR's puzzle: its own flow
-        st.stop()
-    ds = dataset()
+    benchmark = study_benchmark(db, ss.get("part_study") or st.query_params.get("study"))
+    ds = sgp_dataset() if benchmark == "sgp" else dataset()  # the study's benchmark's items
 except Exception as e:  # a damaged dataset, or a database that cannot be opened: the details (paths) in the log only
     _log("dataset or database", e)
     st.info(UNAVAILABLE)
@@ -101,13 +105,17 @@ if "part_pid" not in ss:
     if study is None or not (study.active or is_preview(db, study.study_id, ident.external_id)):
         st.error("This study link is not valid or the study is closed. Please check the link you were given.")
         st.stop()
-    not_ready = opening_problems(study.config)
+    not_ready = opening_problems(study.config) if benchmark != "sgp" else []  # SGP pages word themselves
     if not_ready:  # a template marker or a missing fact: never shown to a participant
         _log("study texts not ready", StudyError("; ".join(not_ready)))
         st.error("This study is not ready yet. Please contact the researcher who sent you the link.")
         st.stop()
     if study.dataset_hash != ds.dataset_hash:
         st.error("This study was set up on a different version of the dataset; please contact the researcher.")
+        st.stop()
+    if needs_prolific_id(study.config, ident) and not is_preview(db, study.study_id, ident.external_id):
+        st.title("Please open this study from Prolific")  # never reaches consent; nothing is stored
+        st.info(NEEDS_PROLIFIC)
         st.stop()
     if ident.generated:  # a new anonymous id: into the address first (in place: Back never finds the id-less link)
         st.caption("Starting the study…")
@@ -125,6 +133,12 @@ if "part_pid" not in ss:
         st.stop()
     ss["part_pid"], ss["part_study"] = p.participant_id, study.study_id
 
+CLOSED_TEXT = {
+    "closed": "This study is closed now, so nothing more can be recorded here. Thank you for your time. If you came "
+              "from Prolific and have questions about your submission, please message the researcher there.",
+    "excluded": "Your participation in this study has ended, so nothing more can be recorded here. If you came from "
+                "Prolific and have questions, please message the researcher there.",
+}
 PENDING_NOTE = ("Your answer could not be saved just yet (a problem on our side). Your selection is kept and the "
                 "answer is sent again by itself in a few seconds: there is nothing you need to do.")
 REFUSED_NOTE = {
@@ -134,7 +148,7 @@ REFUSED_NOTE = {
 }
 
 try:
-    session = open_session(db, ds, ss["part_study"], ss["part_pid"], client=tab())
+    session = open_participant_session(db, ds, ss["part_study"], ss["part_pid"], client=tab())
     if session is None:
         st.error("This study link is not valid or the study is closed. Please check the link you were given.")
         st.stop()
@@ -243,7 +257,7 @@ def show_item(first: ItemScreen, retrying: bool = False) -> None:
         png = ss.get("part_png")
         if png is None or png[0] != screen.view_id:
             try:
-                png = ss["part_png"] = (screen.view_id, ds.read_image(screen.item.image))
+                png = ss["part_png"] = (screen.view_id, item_png(ds, screen.item, screen.drawing))
             except DatasetError as e:  # missing or changed on disk: never shown; another item instead
                 _log("image", e)
                 try:
@@ -293,7 +307,7 @@ notice = ss.pop("part_notice", None)
 if notice:
     st.info(notice)
 
-if not isinstance(screen, (Consent, End)):  # inside the study (also while storage fails): leaving asks first
+if not isinstance(screen, (Consent, End, Closed)):  # inside the study (also while storage fails): leaving asks first
     leave_guard()  # mounted before the item, in every run that shows one, so the item's element keeps its place
 
 if screen is None:  # storage is failing
@@ -329,16 +343,24 @@ def show_feedback(fb: PracticeFeedback) -> None:
                 + ("you clicked it" if line.clicked else "**you did not click it**")
                 for line in fb.lines for r, c in [line.cell]]
         st.markdown("\n".join(rows) if rows else "No cell fits this instruction: the right answer clicks nothing.")
-    if fb.outcome == "passed":
-        st.info("Practice complete. From now on there is no feedback; answer as accurately as you can.")
-    elif fb.outcome == "retry":
-        st.info("Not enough practice answers were right yet: let's do the practice once more, with new pictures.")
-    elif fb.outcome == "screened_out":
+    round_end(fb.outcome, fb.view_id, ROUND_NOTES, "part_fb_btn")
+
+
+ROUND_NOTES = {"passed": "Practice complete. From now on there is no feedback; answer as accurately as you can.",
+               "retry": "Not enough practice answers were right yet: let's do the practice once more, with new "
+                        "pictures."}
+
+
+def round_end(outcome: str, view_id: str, notes: dict[str, str], key: str) -> None:
+    """Below any practice item's feedback (one path for every kind): where the round stands, in the kind's words
+    (`notes`), and 'Continue', stored in its callback, before the rerun: that one rerun shows the next screen."""
+    if outcome == "screened_out":
         st.info("That was the last practice round.")
-    # Stored in the callback, before the rerun: that one rerun already shows the next screen.
+    elif outcome in notes:
+        st.info(notes[outcome])
     with actions():
-        st.button("Continue", type="primary", key="part_fb_btn",
-                  on_click=storage_fault_logged(session.acknowledge_feedback), args=(fb.view_id,))
+        st.button("Continue", type="primary", key=key, on_click=storage_fault_logged(session.acknowledge_feedback),
+                  args=(view_id,))
 
 
 def show_examples(templates: tuple[str, ...]) -> None:
@@ -464,11 +486,11 @@ def show_deadline() -> None:
     deadline_timer()
 
 
-if not isinstance(screen, (Consent, End)):
+if not isinstance(screen, (Consent, End, Closed)):
     show_deadline()
 
 
-if isinstance(screen, Consent):
+if isinstance(screen, Consent) and benchmark != "sgp":  # SGP studies set no device policy (the board scales)
     check_device()
 
 match screen:
@@ -489,7 +511,7 @@ match screen:
         st.title("How it works")
         st.markdown(text)
         show_examples(templates)
-        if has_practice:
+        if has_practice and templates:  # a kind without worked examples says it in its own text
             st.markdown("First a short practice with feedback: one screen of each kind you will meet.")
         with actions():
             st.button("Continue", type="primary", key="part_instr_btn",
@@ -500,6 +522,13 @@ match screen:
 
     case ItemScreen():
         show_item(screen, retrying="part_pending" in ss)
+
+    case EpisodeFeedback():
+        sgp_plugin.show_feedback(screen)
+        round_end(screen.outcome, screen.view_id, sgp_plugin.ROUND_NOTES, "sgpp_fb_btn")
+
+    case EpisodeScreen():
+        sgp_plugin.show_episode(session, screen)
 
     case OtherTab():
         st.title("This study is open in another tab")
@@ -524,8 +553,12 @@ match screen:
     case Questionnaire(questions=questions):
         show_questionnaire(questions)
 
+    case Closed(why=why):
+        st.title("This study has ended")
+        st.info(CLOSED_TEXT[why])
+
     case End():
-        end_page(screen, text=screen.text)
+        end_page(screen, text=screen.text, **(sgp_plugin.END_WORDS if benchmark == "sgp" else {}))
         if screen.debrief:
             st.divider()
             st.markdown(screen.debrief)

@@ -4,23 +4,23 @@ import streamlit as st
 
 from rose_core.analysis import LABELS, published_bridges, published_gap, table_columns
 from rose_core.analysis.bridges import BRIDGE_RATES
-from rose_core.analysis.bundle import BundleError, bundle_zip
-from rose_core.analysis.bundle.figures import chromium_path
-from rose_core.analysis.difference import human_model_difference
+from rose_core.analysis.bundle import bundle_zip
+from rose_core.analysis.difference import ITEM_NOTE
 from rose_core.analysis.formats import format_frame
+from rose_core.analysis.majority import TIE_RULE
 from rose_core.analysis.tables import INTERVALS_NOTE, N_NOTE, SHOWN_FIRST, SHOWN_MORE, with_n
 from rose_core.common.csv_safety import frame_bytes
 from rose_core.common.stats import N_COLUMNS
 from ui.dash import View, _suffix as file_suffix, dots, failures, table
 
 
-def static_table(shown: pd.DataFrame, name: str, key: str) -> None:
+def static_table(shown: pd.DataFrame, name: str, key: str, in_view: list[str] | None = None) -> None:
     """A table already in the one format, as a static table whose cells wrap after the value ("93.3" over "[79.9,
     100.0]"): solver, n and the intervals fit 1440 px beside the sidebar, where a one-line grid needs ~1,500 px;
-    with its CSV (exactly what is shown)."""
-    st.table(shown.set_index(shown.columns[0]).map(wrap_after_value))
-    st.download_button("CSV", lambda: frame_bytes(shown, "csv"), f"{name}{file_suffix(v.note())}.csv", "text/csv",
-                       key=f"{key}_csv", on_click="ignore")
+    with its CSV (every column of `shown`; `in_view`: the columns the page shows, when not all fit)."""
+    st.table(shown[in_view or list(shown.columns)].set_index(shown.columns[0]).map(wrap_after_value))
+    st.download_button("CSV" if in_view is None else "CSV (every column)", lambda: frame_bytes(shown, "csv"),
+                       f"{name}{file_suffix(v.note())}.csv", "text/csv", key=f"{key}_csv", on_click="ignore")
 
 
 def wrap_after_value(text: str) -> str:
@@ -30,27 +30,12 @@ def wrap_after_value(text: str) -> str:
     return text.replace(", ", ",\u00a0") if isinstance(text, str) and "[" in text else text
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _difference(version: tuple, filters: object, rules: object, _df: pd.DataFrame) -> pd.DataFrame:
-    """The human − model table, once per data version and selection (not at every rerun)."""
-    return human_model_difference(_df)
-
-
-def shown_difference(view: View) -> pd.DataFrame:
-    return view.shown(_difference(view.version, view.filters, view.rules, view.df))
-
 v = View()
 st.title("Results")
 v.header()
 
-try:  # the paper bundle of this page's selection; built (figures in the system Chromium) only when clicked
-    chromium_path()
-    with_figures = True
-except BundleError as e:
-    with_figures = False
-    st.warning(f"The paper bundle will have no figures: {e}")
-st.download_button("Download the paper bundle", lambda: bundle_zip(v.db, v.ds, filters=v.filters, rules=v.rules,
-                                                                   figures=with_figures),
+# the paper bundle of this page's selection, figures by Matplotlib on the server; built only when clicked
+st.download_button("Download the paper bundle", lambda: bundle_zip(v.db, v.ds, filters=v.filters, rules=v.rules),
                    "rose_paper_bundle.zip", "application/zip", key="results_bundle", on_click="ignore",
                    help="Every table (Markdown, LaTeX, CSV), the figures (SVG, PDF, PNG), the human-baseline "
                         "reporting checklist, a methods paragraph and a manifest, for this page's selection.")
@@ -70,20 +55,26 @@ st.caption("Glyph / Emoji / Pixel: the mean of the five template rates within th
 dots(main, [(m, m) for m in LABELS], "PASS per template and solver", "rose_pass_by_template", "results_fig_main",
      v.note(), connect=False)
 
+# What fits 1440 px: both differences with their intervals, each side's items (its n) and the paired test; the
+# rest (the same-items rates, responses, participants, shared and tied items) in the CSV.
+DIFFERENCE_IN_VIEW = ["solver", "template", "human", "model", "human − model", "human − model (same items)",
+                      "human items", "model items", "items both answered", "p (McNemar exact)"]
 st.markdown("#### Human − model")
-diff = shown_difference(v)
+diff = v.shown(v.compute("difference"))   # per-model cached rows: new responses of one run recompute its row
 if diff.empty:
     st.info("No model or agent beside the humans in this selection.")
 else:
     static_table(format_frame(diff, {"human": "rate", "model": "rate", "participants": "count",
+                                     "human items": "count", "model items": "count", "items both answered": "count",
+                                     "human (same items)": "rate", "model (same items)": "rate",
                                      "human responses": "count", "model responses": "count", "shared items": "count",
                                      "tied items": "count", "p undefined because": "text"},
-                              intervals=("human − model",), drop=("kind",)), "rose_human_model_difference",
-                 "results_difference")
+                              intervals=("human − model", "human − model (same items)"), drop=("kind",)),
+                 "rose_human_model_difference", "results_difference", in_view=DIFFERENCE_IN_VIEW)
     st.caption("Human PASS − solver PASS in percentage points, with a 95 % interval from independent resamples of "
-               "each side (the main table's: participants for the humans, scenes for the solver). p: McNemar's exact "
-               "test (McNemar 1947) of the humans' majority answer against the solver's on the instances both "
-               "answered; instances whose participants split exactly in half have no majority ('tied items').")
+               f"each side (the main table's: participants for the humans, scenes for the solver). {ITEM_NOTE}. "
+               "p: McNemar's exact test (McNemar 1947) of the humans' majority answer against the solver's on the "
+               f"instances both answered ({TIE_RULE}: 'tied items').")
 
 st.markdown("#### Perception-to-action gap")
 cond = st.toggle("Only scenes whose T1 (global count) answer was correct", key="results_conditioned")

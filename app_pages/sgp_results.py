@@ -1,15 +1,20 @@
-"""SGP results (experimenters): participants beside the optimal and random agents on the same episodes — solved
+"""SGP results (experimenters): participants beside model runs (their episode logs, uploaded) and the optimal and
+random agents on the same episodes — solved
 rate, mean step deviation (d at t = c1), the regret curve, outcome counts per episode, heatmaps by number of
 geoms × c1 — with 95 % intervals and the same participant exclusions as ROSE studies. The figures are the
 benchmark's own metric functions (rose_core.benchmarks.sgp.metrics), through rose_core.analysis.sgp."""
+import tempfile
+from pathlib import Path
+
 import plotly.graph_objects as go
 import streamlit as st
 
 from rose_core.analysis.sgp import (
-    INFERENCE_DEFINITION, SgpExclusions, agent_logs, group_heatmap, heatmap_labels, human_episodes,
-    inference_results, inference_scored, inference_version, results_tables, select_human, sgp_participants,
+    INFERENCE_DEFINITION, SUMMARY_DEFINITION, SgpExclusions, agent_logs, group_heatmap, heatmap_labels, inference_results,
+    inference_scored, inference_version, sgp_results,
 )
-from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES
+from rose_core.benchmarks.sgp.logs import SgpLogError, read_logs
+from rose_core.benchmarks.sgp.metrics import INFERENCE_CLASSES, INFERENCE_PER_BOARD
 from rose_core.instrument.study import list_studies
 from ui.dash import chart, participants_overview, table
 from ui.resources import store
@@ -24,6 +29,18 @@ studies = {s.study_id: s for s in list_studies(db) if s.config.benchmark == "sgp
 @st.cache_data(show_spinner="Playing the reference agents…", max_entries=16)
 def cached_agents(dataset_hash: str, episodes: tuple[str, ...], samples: int, seed: int, cap: int):
     return agent_logs(sgp, episodes, samples, seed, cap)
+
+
+@st.cache_data(show_spinner="Replaying the model's episode logs…", max_entries=16)
+def cached_model_logs(dataset_hash: str, name: str, data: bytes):
+    """One uploaded log file, checked by replaying every play (as `sgp score` does): its plays, or its problems."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / Path(name).name
+        path.write_bytes(data)
+        try:
+            return read_logs(path, sgp, reader=None), None
+        except SgpLogError as e:
+            return [], str(e)
 
 
 @st.cache_data(show_spinner="Scoring the board-state answers…", max_entries=8)
@@ -61,7 +78,7 @@ def inference_section() -> None:
         st.info("No board-state inference answers on this build yet: `python -m rose_core sgp infer-run …` writes "
                 "them, `python -m rose_core sgp infer-import FILE` stores them.")
         return
-    table(t, "sgp_inference", "sgpres_inference", intervals=("exact", *INFERENCE_CLASSES),
+    table(t, "sgp_inference", "sgpres_inference", intervals=("exact", *INFERENCE_CLASSES, *INFERENCE_PER_BOARD),
           kinds={"boards": "count", "episodes": "count", "geoms": "count"})
     st.caption(INFERENCE_DEFINITION)
     fig = go.Figure()
@@ -83,6 +100,11 @@ chosen = sb.multiselect("SGP studies (participants)", list(studies), format_func
 modalities = sb.multiselect("Modalities (participants)", ["2d", "3d", "text"], key="sgpres_modalities")
 cap = sb.number_input("Step cap compared", 1, 500, 20, key="sgpres_cap",
                       help="Episodes played under another cap (or none) have other regret curves: counted, left out.")
+uploads = sb.file_uploader("Model runs: episode logs (JSONL)", type=["jsonl"], accept_multiple_files=True,
+                           key="sgpres_models",
+                           help="The files `sgp run-model` writes (or any episode log `sgp score` reads): each play "
+                                "is replayed and checked, then shown beside the participants on the same episodes "
+                                "and step cap.")
 sb.markdown("### Participant exclusions")
 fast_on = sb.checkbox("Too fast", value=True, key="sgpres_fast")
 fast = sb.number_input("… median seconds per episode below", 0.1, 600.0, 1.5, key="sgpres_fast_s") if fast_on else None
@@ -98,10 +120,28 @@ other = sorted(s for s, x in studies.items() if x.dataset_hash != sgp.dataset_ha
 if other:
     st.warning("Studies run on another SGP build are left out (their episodes are not this build's): "
                + ", ".join(other))
-sel = select_human(human_episodes(db), sgp, rules, int(cap), tuple(chosen), tuple(modalities),
-                   sgp_participants(db, sgp.dataset_hash))
-played = tuple(sorted({lg.episode_id for lg in sel.logs}))
-episodes = played or tuple(sgp.episodes)
+
+
+runs = {}
+for f in uploads or []:
+    got, problem = cached_model_logs(sgp.dataset_hash, f.name, f.getvalue())
+    if problem:
+        st.error(f"{f.name} is left out: {problem}")
+    runs[f.name] = got
+
+
+def analysed(whole_build: bool):
+    return sgp_results(db, sgp, int(cap), rules, tuple(chosen), tuple(modalities), int(samples), int(seed),
+                       whole_build=whole_build, models=runs,
+                       agents=lambda ds, eps, n, s, c: cached_agents(ds.dataset_hash, eps, n, s, c))
+
+
+try:
+    out_ = analysed(whole_build=False)
+except ValueError as e:       # a model run that takes a reserved name, or pools different protocols
+    st.error(str(e))
+    st.stop()
+sel, played, episodes = out_.selection, out_.played, out_.agent_episodes
 note = f"exclusions on: {sel.n_excluded} participants excluded" if rules != SgpExclusions(None, None) \
     else "exclusions off"
 st.caption(f"{len(sel.logs):,} participant episodes ({len(chosen) or 'all'} SGP studies"
@@ -109,6 +149,10 @@ st.caption(f"{len(sel.logs):,} participant episodes ({len(chosen) or 'all'} SGP 
            f"({sel.n_excluded} participants excluded) · {sel.other_cap} episodes under another step cap left out · "
            f"agents on the {len(episodes)} {'episodes the participants played' if played else 'episodes of the build'}"
            f", step cap {cap}; random agent: {samples} plays per episode, seed {seed}")
+if out_.models is not None:
+    st.caption(f"Model runs: {len(out_.models.logs):,} plays on these episodes at step cap {cap}"
+               f" ({out_.models.other_cap} plays under another step cap and {out_.models.other_episodes} on episodes "
+               "the participants did not play left out).")
 if not played:
     st.info("No participant episode in this selection yet.")
     # The agents alone on the whole build take a while (the random agent's 300 plays: ~30-50 s on 2 cores).
@@ -117,18 +161,18 @@ if not played:
         participants_section()
         inference_section()
         st.stop()
-logs = sel.logs + cached_agents(sgp.dataset_hash, episodes, int(samples), int(seed), int(cap))
-
-res = results_tables(logs)
+res = out_.tables if out_.tables is not None else analysed(whole_build=True).tables
 st.markdown("#### Solved rate and step deviation")
 OUTCOME_COLUMNS = ("effective", "ineffective", "occupied", "out_of_bounds", "illegal")
 table(res["summary"].rename(columns={"lo": "solved_pct lo", "hi": "solved_pct hi", "lo_dev": "deviation lo",
                                      "hi_dev": "deviation hi"}),
       "sgp_summary", "sgpres_summary", note, intervals=("solved_pct", "deviation"),
-      kinds={"plays": "count", "solved": "count", "episodes": "count", **{c: "number" for c in OUTCOME_COLUMNS}})
-st.caption("solved_pct: share of plays whose board reached the goal, [lo, hi] its 95 % Wilson interval. deviation: "
-           "mean d at t = c1 (the A* distance left after as many moves as the shortest path has), [lo, hi] "
-           "a 95 % percentile bootstrap over episodes. Outcome columns: mean moves of each class per play.")
+      kinds={"participants": "count", "plays": "count", "solved": "count", "episodes": "count",
+             **{c: "number" for c in (*OUTCOME_COLUMNS, "illegal_strict", "illegal_ivispar", "unclassified_ivispar")}})
+st.caption(f"{SUMMARY_DEFINITION}. Outcome columns: mean moves of each class per play. "
+           "illegal_strict, illegal_ivispar: mean illegal commands per play as this project's strict reader and as "
+           "iVISPAR's engine count the same texts; unclassified_ivispar: texts iVISPAR's engine moves nothing for "
+           "and counts in no class (a geom not on the board, no direction).")
 
 fig = go.Figure()
 for (solver, modality), g in res["regret"].groupby(["solver", "modality"], sort=False):

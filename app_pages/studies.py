@@ -115,6 +115,12 @@ def plan_section(study: Study | None = None) -> None:
                        "expected accuracy; Avg: normal approximation of the bootstrap over participants.")
 
 
+def whole(col, label: str, lo: int, hi: int, value: int, **kw) -> int:
+    """A whole-number field whose range takes in the study's own value: a study file may set more than the form's
+    usual range (the study's checks accept any value from `lo` up), and Streamlit raises on a value outside it."""
+    return col.number_input(label, min(lo, value), max(hi, value), value, **kw)
+
+
 def study_form(key: str, initial: StudyConfig, submit: str) -> StudyConfig | None:
     """The study settings as a form (the same StudyConfig a study file makes); the config on submit, else None.
     Settings the form does not show (added by other parts of a study file) are kept from `initial`."""
@@ -134,41 +140,41 @@ def study_form(key: str, initial: StudyConfig, submit: str) -> StudyConfig | Non
                              "pilot's α and panel need several raters per item), or your own list.")
         c1, c2, c3, c4 = st.columns(4)
         smp = c.sample or ItemSample(per_cell=4)
-        per_cell = c1.number_input("Sample: instances per cell", 1, 10_000, smp.per_cell, key=f"{key}_per_cell")
+        per_cell = whole(c1, "Sample: instances per cell", 1, 10_000, smp.per_cell, key=f"{key}_per_cell")
         by = c2.multiselect("Sample: cells by", list(SAMPLE_BY), default=list(smp.by), key=f"{key}_by")
-        s_seed = c3.number_input("Sample: seed", 0, 2**31 - 1, smp.seed, key=f"{key}_sample_seed")
+        s_seed = whole(c3, "Sample: seed", 0, 2**31 - 1, smp.seed, key=f"{key}_sample_seed")
         s_scenes = c4.selectbox("Sample: scenes", SAMPLE_SCENES, SAMPLE_SCENES.index(smp.scenes),
                                 key=f"{key}_sample_scenes",
                                 help="distinct: every item on its own scene where possible; shared: templates drawn "
                                      "on the same scenes (the conditioned gap and the bridges compare them)")
         items_text = st.text_area("Instance ids (one per line)", "\n".join(c.items), key=f"{key}_ids", height=80)
         c1, c2, c3, c4 = st.columns(4)
-        items = c1.number_input("Items per participant", 1, 500, c.items_per_participant, key=f"{key}_items")
-        target = c2.number_input("Raters per item", 1, 100, c.target_per_instance, key=f"{key}_target",
-                                 help="raters_per_item: every item reaches k raters before any reaches k + 1")
-        planned = c3.number_input("Participants planned (0 = as many as needed)", 0, 100_000, c.participants,
-                                  key=f"{key}_planned")
-        practice = c4.number_input("Practice items per round", 0, 20, c.practice_items, key=f"{key}_practice",
-                                   help="At least one per kind of answer the templates ask for (count; click in a "
-                                        "region; click in the highlighted region; click outside + count). A failed "
-                                        "round is retried on new items.")
+        items = whole(c1, "Items per participant", 1, 500, c.items_per_participant, key=f"{key}_items")
+        target = whole(c2, "Raters per item", 1, 100, c.target_per_instance, key=f"{key}_target",
+                       help="raters_per_item: every item reaches k raters before any reaches k + 1")
+        planned = whole(c3, "Participants planned (0 = as many as needed)", 0, 100_000, c.participants,
+                        key=f"{key}_planned")
+        practice = whole(c4, "Practice items per round", 0, 20, c.practice_items, key=f"{key}_practice",
+                         help="At least one per kind of answer the templates ask for (count; click in a "
+                              "region; click in the highlighted region; click outside + count). A failed "
+                              "round is retried on new items.")
         c1, c2, c3, c4 = st.columns(4)
         pass_frac = c1.slider("Practice pass criterion (share correct)", 0.0, 1.0, float(c.practice_pass_fraction),
                               key=f"{key}_pass")
-        attempts = c2.number_input("Practice attempts", 1, 5, c.practice_max_attempts, key=f"{key}_attempts")
-        attention = c3.number_input("Attention check every N items (0 = none)", 0, 100, c.attention_every,
-                                    key=f"{key}_att")
+        attempts = whole(c2, "Practice attempts", 1, 5, c.practice_max_attempts, key=f"{key}_attempts")
+        attention = whole(c3, "Attention check every N items (0 = none)", 0, 100, c.attention_every,
+                          key=f"{key}_att")
         orderings = ["counterbalanced", "random"]
         ordering = c4.selectbox("Ordering", orderings, orderings.index(c.ordering), key=f"{key}_order",
                                 help="Counterbalanced rotates template and subset order across participants.")
         c1, c2, c3, c4 = st.columns(4)
-        seed = c1.number_input("Seed", 0, 2**31 - 1, c.seed, key=f"{key}_seed")
+        seed = whole(c1, "Seed", 0, 2**31 - 1, c.seed, key=f"{key}_seed")
         same_scene = c2.checkbox("Same scene under several templates", c.same_scene_multiple_templates,
                                  key=f"{key}_same")
-        time_limit = c3.number_input("Time limit, minutes (0 = none)", 0, 600, c.time_limit_minutes,
-                                     key=f"{key}_limit")
-        release = c4.number_input("Release a silent participant's item after (min)", 1, 1440,
-                                  c.release_after_minutes, key=f"{key}_release")
+        time_limit = whole(c3, "Time limit, minutes (0 = none)", 0, 600, c.time_limit_minutes,
+                           key=f"{key}_limit")
+        release = whole(c4, "Release a silent participant's item after (min)", 1, 1440,
+                        c.release_after_minutes, key=f"{key}_release")
         c1, c2 = st.columns([1, 3])
         code = c1.text_input("Completion code", c.completion_code, key=f"{key}_code")
         url = c2.text_input("Completion URL (e.g. https://app.prolific.com/submissions/complete?cc=CODE)",

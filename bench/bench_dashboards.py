@@ -3,15 +3,15 @@
 Each page is run through Streamlit's AppTest (the real page script, no browser). Per page:
 
 - restart: the page opened at the moment of sign-in in a NEW process (empty memory caches, nothing imported but
-  what signing in imports), without the files a previous server process leaves beside the database (the Parquet
-  frame snapshot, the persisted analyses: removed before each start, as at a new database's first start), and
+  what signing in imports), without the files a previous server process leaves beside the database (the
+  persisted analyses, the one on-disk cache: removed before each start, as at a new database's first start), and
   with them. Target: at most 1.5 s, on the database as populated (the humans and the model runs, ten by default:
   the target's condition); measured first, then again without the files after the in-process half below has
   imported four small runs (every solver adds its own share to a cold page). The sign-in's own rerun (which reads
   the response frame and starts the warm-up) is printed beside it: it comes before the page and is not in the
   page's time.
 - first, caches emptied: the same in this process after emptying every in-memory cache (Results, the first
-  page measured, also meets a database with no snapshot file at all: the one-time cost of a new database).
+  page measured, also meets a database with no analyses on disk at all: the one-time cost of a new database).
 - first after the sign-in warm-up; rerun (any widget interaction on unchanged data); after 50 new responses.
   Target: well under 2 s.
 
@@ -124,17 +124,16 @@ def restarted_page(page: str) -> tuple[float, float, float]:
 
 def server_files(db: str) -> list[Path]:
     """What a server process leaves for the next one (beside a SQLite file, in the cache folder for PostgreSQL):
-    the analyses; and the frame's Parquet snapshot that the code before the column reader left, so this bench
-    run from a checkout of that code (the same-run comparison) starts it as a new database too."""
+    the analyses on disk, the one on-disk cache."""
     from rose_core.analysis.persist import local_prefix
     from rose_core.storage import open_store
 
     prefix = local_prefix(open_store(db))
-    return [Path(f"{prefix}.analyses"), Path(f"{prefix}.frame.parquet")]
+    return [Path(f"{prefix}.analyses")]
 
 
 def restart(page: str, files: bool) -> tuple[float, float, float]:
-    """(sign-in, page, CPU) seconds in a new process; without `files`, the snapshot and the analyses on disk are removed
+    """(sign-in, page, CPU) seconds in a new process; without `files`, the analyses on disk are removed
     first (a restart with truly empty caches: a new database's first start)."""
     if not files:
         for f in server_files(os.environ["ROSE_DB"]):
@@ -244,19 +243,24 @@ def main() -> None:
     ap.add_argument("--models", type=int, default=10)
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--warm-runs", type=int, default=3)
-    ap.add_argument("--restarts", type=int, default=3, help="restarts per page (the median is the figure)")
+    ap.add_argument("--restarts", type=int, default=3,
+                    help="restarts per page (the median is the figure); 0: no restarts, the in-process half only")
+    ap.add_argument("--pages", nargs="+", choices=[Path(p).stem for p in PAGES],
+                    help="only these pages (e.g. results); default: all four")
     ap.add_argument("--db", help="an empty PostgreSQL database's URL (default: a SQLite file in a temp folder)")
     ap.add_argument("--keep", type=Path, help="a folder that keeps the dataset and the populated database between "
                     "runs (populated on first use; each run works on a copy: SQLite's file copied, PostgreSQL's "
                     "database cloned as a template), so a bench run does not spend minutes populating")
     ap.add_argument("--populate-only", action="store_true", help="with --keep: populate it and stop")
-    ap.add_argument("--pages", nargs="+", choices=PAGES, help="only these pages (default: all four)")
     ap.add_argument("--typing", type=float, default=0.0, help="seconds between the sign-in form shown and the "
                     "password sent, in each restart (a person typing; what the form starts meanwhile, the statistics "
                     "imports and the SQLite reader, gets under way); default 0: at once")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
-    pages = a.pages or PAGES
+    if a.restarts < 0:
+        ap.error("--restarts must be 0 or more")
+    if a.pages:
+        PAGES[:] = [p for p in PAGES if Path(p).stem in a.pages]
     if a.child:
         os.chdir(ROOT)
         sign_in, took, cpu = restarted_page(a.child)
@@ -301,7 +305,7 @@ def main() -> None:
             worst = {}
             for files in orders:
                 worst[files] = 0.0
-                for page in pages:
+                for page in PAGES:
                     runs = [restart(page, files) for _ in range(a.restarts)]
                     times, sign_ins, cpus = [t for _, t, _ in runs], [s for s, _, _ in runs], [c for *_, c in runs]
                     med = statistics.median(times)
@@ -316,12 +320,12 @@ def main() -> None:
 
         # The target's condition first: the database as populated (the humans and the model runs: ten by default).
         print(f"  restarts on the database as populated: {solvers()} solvers")
-        worst = restarts((False, True))
+        worst = restarts((False, True)) if a.restarts else {}
         for f in server_files(db):   # the in-process half starts as a new database's first start does
             shutil.rmtree(f) if f.is_dir() else f.unlink(missing_ok=True)
         worst_warm = worst_fresh = 0.0
         worst_signed_in = worst_cold = 0.0
-        for page in pages:
+        for page in PAGES:
             cold, warm, fresh = timed_page(page, a.warm_runs)
             signed_in = warmed_first_load(page)
             w = statistics.median(warm)
@@ -333,21 +337,22 @@ def main() -> None:
               + ", ".join(f"{k} median {statistics.median(v):.3f} s" for k, v in CPU.items()) + ")")
         # The in-process half imported a small run per page: every solver costs a cold page its own share.
         print(f"  restarts again after those imports: {solvers()} solvers")
-        more = restarts((False,))
-        print("  first = empty caches, page opened at once (Results: also no snapshot file yet); restart = the same in "
-              "a new process, with the snapshot and analyses files the last one left or without them (removed before "
+        more = restarts((False,)) if a.restarts else {}
+        print("  first = empty caches, page opened at once (Results: also no analyses on disk yet); restart = the "
+              "same in a new process, with the analyses files the last one left or without them (removed before "
               "each start); the sign-in = its rerun (the Studies page; the warm-up started, its thread reading the rows "
               "in the background, also while the page is opened), not counted "
               "in the page's time; first after sign-in warm-up = the page opened "
               "once the warm-up started at sign-in finished; rerun = any widget interaction on unchanged data; after "
               "new responses = the frame is appended, the analyses of the changed solver recomputed")
-        print(f"  target <= 1.5 s for a page opened at the moment of sign-in after a restart: "
-              f"{'met' if worst[True] <= 1.5 else 'NOT met'} (worst median {worst[True]:.2f} s, "
-              f"{worst[True] / fcold:.2f}x the floor's first load); without the files: "
-              f"{'met' if worst[False] <= 1.5 else 'NOT met'} (worst median {worst[False]:.2f} s, "
-              f"{worst[False] / fcold:.2f}x); without the files after the four small runs: "
-              f"{'met' if more[False] <= 1.5 else 'NOT met'} (worst median {more[False]:.2f} s); first with caches "
-              f"emptied in-process: worst {worst_cold:.2f} s")
+        if a.restarts:
+            print(f"  target <= 1.5 s for a page opened at the moment of sign-in after a restart: "
+                  f"{'met' if worst[True] <= 1.5 else 'NOT met'} (worst median {worst[True]:.2f} s, "
+                  f"{worst[True] / fcold:.2f}x the floor's first load); without the files: "
+                  f"{'met' if worst[False] <= 1.5 else 'NOT met'} (worst median {worst[False]:.2f} s, "
+                  f"{worst[False] / fcold:.2f}x); without the files after the four small runs: "
+                  f"{'met' if more[False] <= 1.5 else 'NOT met'} (worst median {more[False]:.2f} s); first with caches "
+                  f"emptied in-process: worst {worst_cold:.2f} s")
         ok = worst_warm < 2 and worst_fresh < 2 and worst_signed_in < 2
         print(f"  target < 2 s (reruns, after new data, first load after sign-in): {'met' if ok else 'NOT met'} "
               f"(worst {worst_warm:.2f} s, {worst_fresh:.2f} s, {worst_signed_in:.2f} s)")

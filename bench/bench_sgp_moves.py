@@ -78,7 +78,7 @@ def main() -> None:
                         _, color, shape, direction = cmd.split()
                         pg.locator(root).wait_for()
                         pg.locator(f'{root}[data-ack="{k}"][data-pending="0"]').wait_for()
-                        pg.locator(f"{root} .sb-piece", has_text=f"{color} {SHAPE_2D[shape]} at").click()
+                        pg.locator(f'{root} .sb-piece[data-name="{color} {SHAPE_2D[shape]}"]').click()
                         bb = pg.locator(f"{root} .sb-arrow.sb-{direction}").bounding_box()
                         xy = (bb["x"] + bb["width"] / 2, bb["y"] + bb["height"] / 2)
                         if k == len(path) - 1:

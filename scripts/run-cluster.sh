@@ -9,9 +9,7 @@
 # Every process gets the same cookie secret (data/.cookie_secret, or STREAMLIT_SERVER_COOKIE_SECRET) and the same
 # experimenter password (docs/running-a-study.md: The experimenter password; generated once here when none is configured).
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" requirements.txt   # also: cd to the project, set -euo pipefail
-source scripts/_chromium.sh
 source scripts/_haproxy.sh
-ensure_chromium || echo "warning: could not install chromium: the paper bundle will have no figures" >&2
 ensure_haproxy
 APPS=${APPS:-3}
 PORT=${PORT:-8501}

@@ -2,7 +2,7 @@
 # Set up and run the tests, by tier (pytest markers, pytest.ini; tests/conftest.py classifies every test).
 #   bash scripts/test.sh          every tier (what CI runs, .ci/run). Sets up .venv + requirements-dev.txt, and
 #                                 installs with apt-get when missing, saying what and how big first: Debian's chromium
-#                                 (browser tests, the paper bundle's figures), haproxy (the cluster test), pdflatex
+#                                 (the browser tests), haproxy (the cluster test), pdflatex
 #                                 (the paper bundle's LaTeX); starts a throwaway PostgreSQL server, Debian's postgresql
 #                                 (the PostgreSQL variant of every backend-parametrized test).
 #   bash scripts/test.sh --fast   the tests that need none of those (no browser, no PostgreSQL, no HAProxy, no LaTeX)

@@ -10,7 +10,7 @@ instead of skipping it).
 Tiers (markers, registered in pytest.ini; `scripts/test.sh --fast` leaves out all five, the default runs them all).
 A test is classified here from what it uses, so a new one needs no mark of its own:
   browser   it lives in tests/e2e (the real Streamlit server, Chromium through Playwright), or uses a fixture of
-            BROWSER_FIXTURES (`chromium`: the system Chromium, e.g. the paper bundle's figures, rendered by kaleido)
+            BROWSER_FIXTURES (`chromium`: the system Chromium that Playwright drives)
   postgres  it uses `pg_server`, or runs with a parameter "postgresql" (the `backend` parametrization's
             PostgreSQL variant, or a fixture of its own that picks the backend by parameter)
   cluster   it uses `haproxy` (HAProxy in front of app processes, tools/cluster.py)
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
+from hypothesis import settings
 
 from rose_core import Dataset, build_dataset
 from rose_core.storage import open_store
@@ -35,6 +36,11 @@ from rose_core.storage.connection import Store
 from .backends import BACKENDS, PG_MISSING, PG_REQUIRED_ENV, PG_URL_ENV, PgServer
 
 SMALL_SCALE = 0.05
+
+# Property tests draw the same examples on every run and every worker (a seed from each test's own source), and keep
+# no example database in the work tree: a run's verdict never depends on an earlier run or on luck.
+settings.register_profile("rose", derandomize=True, database=None)
+settings.load_profile("rose")
 
 TIERS = ("browser", "postgres", "cluster", "latex", "slow")
 BROWSER_FIXTURES = {"chromium", "browser", "page", "server", "live"}
@@ -71,16 +77,13 @@ def not_in_fast_tier(what: str, marker: str) -> None:
 
 @pytest.fixture(scope="session")
 def chromium() -> str:
-    """The system Chromium (Debian's; scripts/test.sh installs it): Playwright and the paper bundle's figures."""
-    from rose_core.analysis.bundle.figures import chromium_path
-
-    from rose_core.analysis.bundle import BundleError
+    """The system Chromium (Debian's; scripts/test.sh installs it), which Playwright drives."""
+    from tools.serve import CHROMIUM
 
     not_in_fast_tier("Chromium", "browser")
-    try:
-        return chromium_path()
-    except BundleError as e:
-        pytest.fail(f"{e} (scripts/test.sh installs it)", pytrace=False)
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (scripts/test.sh does)", pytrace=False)
+    return CHROMIUM
 
 
 @pytest.fixture(scope="session")
@@ -183,11 +186,55 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         terminalreporter.write_line(f"WARNING: {len(skipped)} tests skipped: {PG_MISSING}", red=True, bold=True)
 
 
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder `name`, filled by `build` once per test run: under pytest-xdist by whichever worker gets there
+    first while the others wait on a lock, then read by all (each worker used to build its own: the same
+    deterministic bytes, CPU spent twice). `build` fills a temporary folder renamed into place when it returns, so
+    a failed build leaves nothing a later caller would take for done."""
+    import fcntl
+    import shutil
+    import tempfile
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    done = shared / f"built-{name}"
+    with open(shared / f"built-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.is_dir():
+            tmp = Path(tempfile.mkdtemp(prefix=f".built-{name}-", dir=shared))
+            try:
+                build(tmp)
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+            tmp.rename(done)
+    return done
+
+
 @pytest.fixture(scope="session")
 def small_dataset(tmp_path_factory) -> Dataset:
-    root = tmp_path_factory.mktemp("datasets") / "small"
-    build_dataset(root, seed=7, scale=SMALL_SCALE)
-    return Dataset.load(root)
+    """The small dataset (seed 7, scale SMALL_SCALE), built once per test run (`built_once`): tests read it and
+    copy it before changing anything."""
+    return Dataset.load(built_once(tmp_path_factory, "small-dataset",
+                                   lambda tmp: build_dataset(tmp / "small", seed=7, scale=SMALL_SCALE)) / "small")
+
+
+@pytest.fixture(scope="session")
+def agent_runs(small_dataset, tmp_path_factory) -> Path:
+    """A folder of every reference agent's run over the small dataset (`NAME.jsonl`, run_agent's defaults),
+    written once per test run: the pixel agent reads every image, and the populated database and the agents' own
+    tests used to run it each per worker."""
+    return _agent_runs(small_dataset, tmp_path_factory)
+
+
+def _agent_runs(small_dataset, tmp_path_factory) -> Path:
+    from rose_core.benchmarks.rose.agents import AGENTS, run_agent
+
+    def build(tmp: Path) -> None:
+        for name in AGENTS:
+            run_agent(name, small_dataset, tmp / f"{name}.jsonl")
+
+    return built_once(tmp_path_factory, "small-agent-runs", build)
 
 
 @pytest.fixture(scope="session")
@@ -219,9 +266,26 @@ def populated_db(populated_stores, backend) -> Store:
 
 
 def _populate(small_dataset, backend: str, tmp_path_factory, request) -> Store:
+    """On SQLite the database is filled once per test run (`built_once`: deterministic, so every worker's would be
+    the same bytes) and each worker opens a copy of its own; on PostgreSQL each worker fills its own database."""
+    import shutil
+
+    runs = _agent_runs(small_dataset, tmp_path_factory)
+    if backend != "sqlite":
+        return _fill(small_dataset, open_store(request.getfixturevalue("pg_server").fresh("_populated")), runs)
+
+    def build(tmp: Path) -> None:
+        _fill(small_dataset, open_store(tmp / "rose.db"), runs).close()
+
+    built = built_once(tmp_path_factory, "populated-sqlite", build)
+    root = tmp_path_factory.mktemp("populated")
+    shutil.copyfile(built / "rose.db", root / "rose.db")
+    return open_store(root / "rose.db")
+
+
+def _fill(small_dataset, store: Store, runs: Path) -> Store:
     import random as _random
 
-    from rose_core.benchmarks.rose.agents import run_agent
     from rose_core.instrument.ids import FakeClock, SequentialIds
     from rose_core.instrument.config import ItemSample
     from rose_core.instrument.study import End, StudyConfig, create_study
@@ -229,9 +293,6 @@ def _populate(small_dataset, backend: str, tmp_path_factory, request) -> Store:
 
     from .participants import new_session, submit_payload
 
-    root = tmp_path_factory.mktemp("populated")
-    store = open_store(root / "rose.db" if backend == "sqlite"
-                       else request.getfixturevalue("pg_server").fresh("_populated"))
     ds = small_dataset
     ids, clock = SequentialIds("pop"), FakeClock()
     study = create_study(store, ds, StudyConfig(
@@ -256,9 +317,7 @@ def _populate(small_dataset, backend: str, tmp_path_factory, request) -> Store:
             session.submit(screen, submit_payload(screen, cells if screen.item.mode != "count" else [],
                                                   count if screen.item.mode != "click" else None))
     for name in ("oracle", "region-ignoring", "pixel"):
-        out = root / f"{name}.jsonl"
-        run_agent(name, ds, out)
-        import_run(store, ds, out, name, kind="agent")
+        import_run(store, ds, runs / f"{name}.jsonl", name, kind="agent")
     store.checkpoint()  # tests copy the file: put everything in it
     return store
 

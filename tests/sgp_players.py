@@ -3,8 +3,21 @@ engine's own A* to know a shortest solution, and send only what the component se
 from __future__ import annotations
 
 from rose_core.benchmarks.sgp import astar_path, board_from_state
-from rose_core.instrument.episode_session import EpisodeFeedback, EpisodeScreen, EpisodeSession
-from rose_core.instrument.session import End
+from rose_core.instrument.episode_session import EpisodeFeedback, EpisodeScreen, EpisodeSession, create_sgp_study
+from rose_core.instrument.ids import SequentialIds
+from rose_core.instrument.kinds import open_participant_session
+from rose_core.instrument.session import End, ParticipantSession, join
+
+
+def open_sgp_session(store, ds, study, participant_id, clock=None) -> ParticipantSession:
+    """The participant session of an SGP study, as the participant page opens every study (its kind: episodes)."""
+    s = open_participant_session(store, ds, study.study_id, participant_id, **({"clock": clock} if clock else {}))
+    assert s is not None and s.kind.benchmark == "sgp"
+    return s
+
+
+def create_sgp(store, ds, cfg, ids, clock):
+    return create_sgp_study(store, ds, cfg, ids=ids, clock=clock)
 
 
 def solution(screen: EpisodeScreen) -> list[str]:
@@ -39,9 +52,21 @@ def solve(session: EpisodeSession, screen: EpisodeScreen, how: str = "click", cl
     return play(session, screen, solution(screen), how, clock)
 
 
+_BACK = {"up": "down", "down": "up", "left": "right", "right": "left"}
+
+
+def detour(session: EpisodeSession, screen: EpisodeScreen, how: str = "click", clock=None):
+    """A first move of a shortest solution, its way back, and a word no engine reads: then the board is the start
+    again, three moves spent (effective, ineffective, illegal)."""
+    first = solution(screen)[0]
+    back = first.rsplit(" ", 1)[0] + " " + _BACK[first.rsplit(" ", 1)[1]]
+    return play(session, screen, [first, back, "jump"], how, clock)
+
+
 def run_to_end(session: EpisodeSession, solved=lambda screen: True, how: str = "click", max_screens: int = 200,
-               clock=None):
-    """Play every episode (solving it, or spending the cap on illegal moves), acknowledging feedback."""
+               clock=None, first=None):
+    """Play every episode (solving it, or spending the cap on illegal moves), acknowledging feedback; `first`
+    plays the opening moves of each episode before that."""
     kinds = []
     for _ in range(max_screens):
         screen = session.screen()
@@ -51,9 +76,21 @@ def run_to_end(session: EpisodeSession, solved=lambda screen: True, how: str = "
             session.acknowledge_feedback(screen.view_id)
             continue
         assert isinstance(screen, EpisodeScreen), screen
+        if first is not None and screen.ack_seq == 0:
+            first(session, screen, how, clock)
+            screen = session.screen()
         if solved(screen):
             solve(session, screen, how, clock)
         else:
             play(session, screen, ["hello"] * (screen.item.step_cap - screen.ack_seq), how, clock)
         kinds.append(screen.kind)
     raise AssertionError("no end reached")
+
+
+def participant(store, ds, study, ext: str, clock) -> EpisodeSession:
+    """A Prolific participant `ext` of `study`, past consent and instructions, on `clock`."""
+    p = join(store, study, ext, "prolific", None, None, ids=SequentialIds(ext), clock=clock)
+    s = EpisodeSession(store, ds, study, p.participant_id, clock=clock)
+    s.consent()
+    s.finish_instructions()
+    return s

@@ -21,6 +21,7 @@ from rose_core.analysis import (
 )
 from rose_core.analysis.agreement import HumanTrials, human_trials
 from rose_core.analysis.charts import dot_figure, failure_figure
+from rose_core.analysis.difference import DIFFERENCE_COLUMNS, HumanSide, human_model_difference, human_side
 from rose_core.analysis.formats import Kind, format_frame, human_label
 from rose_core.analysis.persist import DiskCache, local_prefix
 from rose_core.analysis.selection import participant_stats, repeated_people_note
@@ -74,7 +75,25 @@ def _signature(g: pd.DataFrame, version: DataVersion) -> tuple:
             version.of_runs(pd.unique(g["run_id"])) if len(g) else (version.generation, ()))
 
 
-def _analysis(kind: str, arg: object, g: pd.DataFrame, humans: "Callable[[], HumanTrials]", ds: Dataset) -> object:
+# The analyses whose per-solver share also depends on the humans' rows (keyed by their signature too, and given
+# the humans' side prepared once per human data: `_HumanParts`); the humans' own group has no share in them.
+AGAINST_HUMANS = ("human_model", "difference")
+
+
+class _HumanParts:
+    """The humans' prepared side of the human–model analyses, built only when a solver's share is not cached."""
+
+    def __init__(self, signature: tuple, rules: ExclusionRules, filters: Filters, humans: pd.DataFrame):
+        self._args = (signature, rules, filters, humans)
+
+    def trials(self) -> HumanTrials:
+        return _human_trials(*self._args)
+
+    def difference_side(self) -> HumanSide | None:
+        return _human_difference_side(*self._args)
+
+
+def _analysis(kind: str, arg: object, g: pd.DataFrame, humans: _HumanParts, ds: Dataset) -> object:
     if kind == "main":
         return main_rows(g)  # the solver's own seeded bootstrap: the same row as `report` computes
     if kind == "gap":
@@ -84,15 +103,17 @@ def _analysis(kind: str, arg: object, g: pd.DataFrame, humans: "Callable[[], Hum
     if kind == "failures":
         return failure_table(g)
     if kind == "human_model":  # the humans' trials, prepared once (`_human_trials`)
-        return human_model_agreement(g, humans=humans())
+        return human_model_agreement(g, humans=humans.trials())
+    if kind == "difference":  # one model's rows against the humans' side, prepared once (`_human_difference_side`)
+        return human_model_difference(g, side=humans.difference_side())
     if kind == "difficulty":
-        return difficulty_table(g, cached_instance_params(ds.dataset_hash), str(arg))
+        return difficulty_table(g, cached_instance_params(ds.dataset_hash, ds), str(arg))
     raise ValueError(kind)
 
 
 def _per_solver(kind: str, arg: object, solver: str, signature: tuple, human_signature: tuple, rules: ExclusionRules,
                 filters: Filters, dataset_hash: str, db: str, g: pd.DataFrame,
-                humans: "Callable[[], HumanTrials]", ds: Dataset) -> object:
+                humans: _HumanParts, ds: Dataset) -> object:
     """One solver's share of an analysis, cached by that solver's own rows (in memory, then on disk): new
     responses of one run (or of the participants) recompute only that run's (or the humans') part."""
     key = ("per_solver", kind, arg, solver, signature, human_signature, rules, filters, dataset_hash)
@@ -100,7 +121,7 @@ def _per_solver(kind: str, arg: object, solver: str, signature: tuple, human_sig
 
 
 @st.cache_data(show_spinner=False, max_entries=1024)
-def _per_solver_cached(digest: str, db: str, _key: tuple, _g: pd.DataFrame, _humans: "Callable[[], HumanTrials]",
+def _per_solver_cached(digest: str, db: str, _key: tuple, _g: pd.DataFrame, _humans: _HumanParts,
                        _ds: Dataset) -> object:
     """Cached by the digest of the key's text (as the disk cache names its files): Streamlit hashes one string,
     where nine arguments took it ~2 ms a call (the signature looked up per argument), twice on a miss: a tenth of a
@@ -113,6 +134,14 @@ def _per_solver_cached(digest: str, db: str, _key: tuple, _g: pd.DataFrame, _hum
 def _human_trials(human_signature: tuple, rules: ExclusionRules, filters: Filters, _humans: pd.DataFrame) -> HumanTrials:
     """The humans' side of every human–model comparison, once per human data (read-only once built)."""
     return human_trials(_humans)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _human_difference_side(human_signature: tuple, rules: ExclusionRules, filters: Filters,
+                           _humans: pd.DataFrame) -> HumanSide | None:
+    """The humans' side of the human − model table (their summary, resamples, counts), once per human data
+    (read-only once built): 50 new responses of one run then recompute that run's row only."""
+    return human_side(_humans)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -157,8 +186,11 @@ def _selected(db: str, version: str, participants: tuple, filters: Filters, rule
 
 
 @st.cache_resource(show_spinner=False)
-def cached_instance_params(dataset_hash: str) -> pd.DataFrame:
-    return instance_params(dataset())
+def cached_instance_params(dataset_hash: str, _ds: Dataset) -> pd.DataFrame:
+    """The instances' parameters of the dataset handed over (keyed by its hash), never the one the process looks up:
+    the warm-up thread computes this too, and `resources.dataset()` read the environment at that moment (after
+    a test had restored it: the default folder, so the thread built the full dataset, holding this cache's lock)."""
+    return instance_params(_ds)
 
 
 class _Priority:
@@ -266,14 +298,18 @@ class View:
         db, ds_hash = self.db.location, self.ds.dataset_hash
         if kind == "human_agreement":
             return _human_agreement(hsig, self.rules, self.filters, ds_hash, db, humans, self.ds)
-        trials = (lambda: _human_trials(hsig, self.rules, self.filters, humans))  # only when not cached
+        prepared = _HumanParts(hsig, self.rules, self.filters, humans)  # built only when a share is not cached
+        against = kind in AGAINST_HUMANS
         parts = []
         for solver, g, sig in self._parts.groups:
-            if kind == "human_model" and solver == "Human":
+            if against and solver == "Human":
                 continue
             self._yield()
-            parts.append(_per_solver(kind, arg, solver, sig, hsig if kind == "human_model" else (), self.rules,
-                                     self.filters, ds_hash, db, g, trials, self.ds))
+            parts.append(_per_solver(kind, arg, solver, sig, hsig if against else (), self.rules,
+                                     self.filters, ds_hash, db, g, prepared, self.ds))
+        if kind == "difference":   # a run with no main-template row has no row (an empty share)
+            parts = [p for p in parts if len(p)]
+            return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=DIFFERENCE_COLUMNS)
         out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         if kind == "main":
             out = with_published(out)
@@ -472,9 +508,10 @@ def failures(df: pd.DataFrame, title: str, name: str, key: str, note: str = "") 
     chart(_figure("failures", df, title, note), name, key, note)
 
 
-# What the pages compute with the sidebar's defaults; the warm-up fills these caches ahead of the pages.
+# What the pages compute with the sidebar's defaults; the warm-up fills these caches ahead of the pages. The
+# human − model table last: it refuses humans answering an instance twice, which would end the warm-up there.
 WARM_ANALYSES = [("main", None), ("gap", False), ("bridges", None), ("failures", None), ("human_agreement", None),
-                 ("human_model", None), ("difficulty", "grid cells")]
+                 ("human_model", None), ("difficulty", "grid cells"), ("difference", None)]
 
 
 class _WarmUp:
@@ -499,10 +536,9 @@ class _WarmUp:
             self._ds = ds
             self._ds_given.set()
 
-    def dataset(self) -> Dataset:
+    def dataset(self) -> Dataset | None:
+        """The page's dataset, once handed over; None when the page could not load it."""
         self._ds_given.wait()
-        if self._ds is None:
-            raise RuntimeError("the dashboards' warm-up has no dataset: the page that started it could not load it")
         return self._ds
 
 
@@ -515,10 +551,12 @@ def _warm(w: _WarmUp, db: Store) -> None:
         # every analysis page needs these rows first. The analyses below yield to pages.
         _, version = _frames(db.location).get()
         _participant_stats(db.location, version.people_part())
-        v = View(Filters(), ExclusionRules(), db=db, ds=w.dataset(), background=True)
-        statistics_libraries().join()   # the analyses need them; imported by the warm-up, a page would wait
-        for kind, arg in WARM_ANALYSES:
-            v.compute(kind, arg)
+        ds = w.dataset()
+        if ds is not None:   # None: the page could not load it and says why; no analysis without it (no traceback)
+            v = View(Filters(), ExclusionRules(), db=db, ds=ds, background=True)
+            statistics_libraries().join()   # the analyses need them; imported by the warm-up, a page would wait
+            for kind, arg in WARM_ANALYSES:
+                v.compute(kind, arg)
     finally:
         w.done.set()
 

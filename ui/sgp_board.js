@@ -1,6 +1,9 @@
 // SGP board: the current board and the goal (side by side, or behind a toggle), and the participant's moves.
-// A move is the command string a model writes ("move red cube up"), made by clicking a geom and then an
-// arrow button or an adjacent cell, by the keyboard, or typed. Moves are numbered from the server's count
+// A move is the command string a model writes ("move red cube up"), made by clicking a geom (on the board or
+// its button) and then an arrow button or a highlighted free cell next to it, by the keyboard, or typed (with
+// sgp_several_moves several at once, comma-separated: the server splits them). The click targets are the
+// renderer's hit polygons (data.cells, back to front, so a nearer 3D solid covers the cell behind it); a board
+// click also sends the cells and the point clicked, which the server checks against the board. Moves are numbered from the server's count
 // (ack_seq); the state "board" carries the moves the server has not stored yet, and the controls wait for
 // the server's new board before the next move (the outcome of a move is the server's to decide).
 //
@@ -13,6 +16,7 @@ const STEP = { up: [0, 1], down: [0, -1], left: [-1, 0], right: [1, 0] };
 
 const parseCoord = (c) => [c.charCodeAt(0) - 65, Number(c.slice(1)) - 1];
 const toCoord = (x, y) => String.fromCharCode(65 + x) + String(y + 1);
+const SVG = "http://www.w3.org/2000/svg";
 
 function mountEpisode(component) {
   const { parentElement } = component;
@@ -60,24 +64,40 @@ function mountEpisode(component) {
       active_ms: activeMs(), first_action_ms: S.firstAction,
     });
   }
-  function move(text, input) {
+  function move(text, input, click) {
     if (pendingNow() || data.finished) return;
     const t = sinceShown();
     if (S.firstAction === null) S.firstAction = t;
-    S.pending.push({ seq: S.nextSeq++, text, input, t, active_ms: activeMs() });
+    const m = { seq: S.nextSeq++, text, input, t, active_ms: activeMs() };
+    if (click) m.click = click;
+    S.pending.push(m);
     render();
     send();
   }
   const geomAt = (coord) => data.geoms.find((g) => g.coord === coord) || null;
   const geomNamed = (name) => data.geoms.find((g) => g.name === name) || null;
-  function moveSelected(dir, input) {
+  function moveSelected(dir, input, click) {
     const g = geomNamed(S.selected);
     if (!g) {
       error.textContent = "Choose a piece first.";
       return;
     }
     error.textContent = "";
-    move(`move ${g.command_name} ${dir}`, input);
+    move(`move ${g.command_name} ${dir}`, input, click);
+  }
+  // The free cells the chosen piece can move to, by direction (what the board highlights).
+  function reachable() {
+    const sel = geomNamed(S.selected);
+    const out = {};
+    if (!sel) return out;
+    const [sx, sy] = parseCoord(sel.coord);
+    for (const d of DIRS) {
+      const x = sx + STEP[d][0], y = sy + STEP[d][1];
+      if (x < 0 || y < 0 || x >= data.board_size || y >= data.board_size) continue;
+      const c = toCoord(x, y);
+      if (!geomAt(c)) out[c] = d;
+    }
+    return out;
   }
 
   // The current board: the image with buttons over its cells (when the image has a grid to click on),
@@ -94,36 +114,43 @@ function mountEpisode(component) {
     }
     const stage = el("div", "sb-stage");
     stage.style.aspectRatio = data.width + " / " + data.height;
-    const img = el("img", "", { alt: caption + ": " + text.replace(/\n/g, "; "), draggable: "false" });
+    // The image's alt text lists the board only where the page shows the board as text anyway.
+    const alt = caption + (text ? ": " + text.replace(/\n/g, "; ") : " (image)");
+    const img = el("img", "", { alt, draggable: "false" });
     img.src = src;
     stage.appendChild(img);
-    if (clickable && data.cells.length) {
-      const sel = geomNamed(S.selected);
-      const [sx, sy] = sel ? parseCoord(sel.coord) : [null, null];
-      for (const cell of data.cells) {
-        const [x, y] = parseCoord(cell.coord);
-        const g = geomAt(cell.coord);
-        let dir = null;
-        if (sel) for (const d of DIRS) if (sx + STEP[d][0] === x && sy + STEP[d][1] === y) dir = d;
+    if (clickable && data.cells.length && data.input !== "typed") {
+      // Pointer targets only (the same actions have named buttons below, for screen readers): each piece, and
+      // the free cells the chosen piece can reach, highlighted; clickable in click studies only.
+      const targets = reachable();
+      const svg = document.createElementNS(SVG, "svg");
+      svg.setAttribute("class", "sb-overlay" + (data.input === "click" ? " sb-live" : ""));
+      svg.setAttribute("viewBox", `0 0 ${data.width} ${data.height}`);
+      svg.setAttribute("preserveAspectRatio", "none");
+      svg.setAttribute("aria-hidden", "true");
+      for (const cell of data.cells) {     // back to front: a later polygon lies over an earlier one
+        const g = cell.piece ? geomAt(cell.coord) : null;
+        const dir = targets[cell.coord];
         if (!g && !dir) continue;
-        // Pointer targets only: the same actions have named buttons below (screen readers use those).
-        const b = el("button", "sb-cell", { type: "button", tabindex: "-1", "aria-hidden": "true" });
-        b.dataset.coord = cell.coord;
-        const [x0, y0, x1, y1] = cell.box;
-        b.style.left = (100 * x0) / data.width + "%";
-        b.style.top = (100 * y0) / data.height + "%";
-        b.style.width = (100 * (x1 - x0)) / data.width + "%";
-        b.style.height = (100 * (y1 - y0)) / data.height + "%";
-        if (g && g.name === S.selected) b.classList.add("sb-selected");
-        if (dir) {
-          b.classList.add("sb-target");
-          b.dataset.dir = dir;
-          b.addEventListener("click", (ev) => { ev.preventDefault(); moveSelected(dir, "click"); });
-        } else {
-          b.addEventListener("click", (ev) => { ev.preventDefault(); select(g.name); });
+        const poly = document.createElementNS(SVG, "polygon");
+        poly.setAttribute("points", cell.points.map((p) => p.join(",")).join(" "));
+        poly.setAttribute("class", "sb-cell" + (dir ? " sb-target" : "") +
+                          (g && g.name === S.selected ? " sb-selected" : ""));
+        poly.dataset.coord = cell.coord;
+        if (dir) poly.dataset.dir = dir;
+        if (data.input === "click") {
+          poly.addEventListener("click", (ev) => {
+            ev.preventDefault();
+            if (!dir) { select(g.name); return; }
+            const box = svg.getBoundingClientRect();
+            const x = round1(((ev.clientX - box.left) * data.width) / box.width);
+            const y = round1(((ev.clientY - box.top) * data.height) / box.height);
+            moveSelected(dir, "click", { from: geomNamed(S.selected).coord, to: cell.coord, x, y });
+          });
         }
-        stage.appendChild(b);
+        svg.appendChild(poly);
       }
+      stage.appendChild(svg);
     }
     fig.append(cap, stage);
   }
@@ -145,18 +172,21 @@ function mountEpisode(component) {
     if (data.input === "typed") {
       const id = "sb-command-" + data.view_id;
       const label = el("label", "sb-label", { for: id });
-      label.textContent = "Your move:";
-      typed = el("input", "sb-command", { id, type: "text", autocomplete: "off", spellcheck: "false",
-                                           placeholder: "move red cube up", "data-k": "command" });
+      const w = data.words;
+      const example = `move ${w.colours[0]} ${w.shapes[0]} up`;
+      label.textContent = data.several ? "Your moves:" : "Your move:";
+      typed = el("input", data.several ? "sb-command sb-several" : "sb-command", { id, type: "text", autocomplete: "off", spellcheck: "false",
+                                           placeholder: data.several ? `${example}, move ${w.colours[0]} ${w.shapes[0]} left` : example,
+                                           "data-k": "command", "aria-describedby": id + "-words" });
       typed.value = keep;
       typed.disabled = busy;
       const go = el("button", "sb-btn sb-send", { type: "button", "data-k": "send" });
-      go.textContent = "Send move";
+      go.textContent = data.several ? "Send moves" : "Send move";
       go.disabled = busy;
       const sendTyped = () => {
         const v = typed.value;
         if (!v.trim()) {
-          error.textContent = "Type a move, e.g. move red cube up.";
+          error.textContent = `Type a move, e.g. ${example}.`;
           return;
         }
         error.textContent = "";
@@ -167,13 +197,18 @@ function mountEpisode(component) {
       typed.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); sendTyped(); } });
       const row = el("div", "sb-row");
       row.append(label, typed, go);
-      controls.appendChild(row);
+      // The allowed words, in the names this modality uses (2D: square, circle, …), next to the field.
+      const words = el("div", "sb-words", { id: id + "-words" });
+      words.textContent = `Words: ${w.verb.join(", ")} · colours: ${w.colours.join(", ")} · shapes: ` +
+        `${w.shapes.join(", ")} · directions: ${w.directions.join(", ")}` +
+        (data.several ? " · several moves: separate them with commas" : "");
+      controls.append(row, words);
     } else {
       const pieces = el("div", "sb-pieces", { role: "group", "aria-label": "Pieces" });
       data.geoms.forEach((g, i) => {
         const b = el("button", "sb-btn sb-piece", { type: "button", "aria-pressed": String(g.name === S.selected),
                                                     "data-k": "piece-" + i });
-        b.textContent = `${g.name} at ${g.coord}`;
+        b.textContent = data.piece_coordinates ? `${g.name} at ${g.coord}` : g.name;
         b.dataset.name = g.name;
         b.title = data.input === "keyboard" && i < 9 ? `key ${i + 1}` : "";
         b.disabled = busy;
@@ -194,7 +229,7 @@ function mountEpisode(component) {
       } else {
         const hint = el("div", "sb-hint");
         hint.textContent = "Choose a piece (its button, or keys 1–" + Math.min(9, data.geoms.length) +
-          "), then press an arrow key to move it.";
+          "), then press an arrow key to move it; the free cells it can reach are highlighted.";
         controls.appendChild(hint);
       }
     }

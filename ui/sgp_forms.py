@@ -12,14 +12,15 @@ from rose_core.storage.connection import Store
 from ui.dash import table_downloads
 
 MODALITY_LABEL = {"2d": "2D schematic (the paper's look)", "3d": "3D view", "text": "text (list of pieces)"}
-INPUT_LABEL = {"click": "click a piece, then an arrow or the cell next to it", "keyboard": "keyboard (arrow keys)",
+INPUT_LABEL = {"click": "click a piece, then a highlighted cell or an arrow", "keyboard": "keyboard (arrow keys)",
                "typed": "typed command, as iVISPAR's participants did"}
 GOAL_LABEL = {"side_by_side": "goal beside the board", "toggle": "goal behind a toggle"}
 
 
 def sgp_study_form(store: Store, sgp) -> None:
     """Create an SGP study: episodes per participant, players per episode, practice, modality, move input, goal
-    view, step cap (20 as for the models, or no cap, recorded), which episodes."""
+    view, piece buttons with or without cells, several moves per submission, step cap (20 as for the models, or
+    no cap, recorded), which episodes."""
     levels_g = sorted({len(e.geoms) for e in sgp.episodes.values()})
     levels_c = sorted({e.c1 for e in sgp.episodes.values()})
     with st.form("studies_sgp_create"):
@@ -30,6 +31,14 @@ def sgp_study_form(store: Store, sgp) -> None:
         how = c2.selectbox("Move input", list(INPUT_LABEL), format_func=INPUT_LABEL.get, key="studies_sgp_input",
                            help="A text-only board needs typed commands.")
         goal = c3.selectbox("Goal", list(GOAL_LABEL), format_func=GOAL_LABEL.get, key="studies_sgp_goal")
+        c1, c2 = st.columns(2)
+        coords = c1.checkbox("Piece buttons name the cell too (\"red cube at B3\")", key="studies_sgp_coords",
+                             help="Off by default: the cell names give the board as text beside the image, which "
+                                  "the models never get in 2D or 3D. Click and keyboard input only.")
+        several = c2.checkbox("Several moves per submission (typed, comma-separated, as iVISPAR's humans)",
+                              key="studies_sgp_several",
+                              help="Each move is still one step, stored and capped on its own; moves typed after "
+                                   "the goal or the cap are not made, and the participant is told.")
         c1, c2, c3, c4 = st.columns(4)
         no_cap = c1.checkbox("No step cap (iVISPAR's humans had none)", key="studies_sgp_nocap",
                              help="Recorded with every episode. Without a cap a participant may give up a puzzle.")
@@ -58,7 +67,8 @@ def sgp_study_form(store: Store, sgp) -> None:
                             key="studies_sgp_url")
         if st.form_submit_button("Create SGP study", type="primary"):
             cfg = StudyConfig(name=name, benchmark="sgp", sgp_modality=modality, sgp_input=how, sgp_goal_view=goal,
-                              step_cap=None if no_cap else int(cap), items_per_participant=int(items),
+                              step_cap=None if no_cap else int(cap), sgp_piece_coordinates=coords,
+                              sgp_several_moves=several, items_per_participant=int(items),
                               target_per_instance=int(target), sgp_num_geoms=[int(x) for x in geoms],
                               sgp_c1=[int(x) for x in c1s], practice_items=int(practice),
                               practice_pass_fraction=float(pass_frac), practice_max_attempts=int(attempts),
@@ -77,7 +87,9 @@ def sgp_study_monitor(store: Store, sgp, study: Study) -> None:
     cfg = study.config
     cov = sgp_coverage(store, sgp, study)
     st.caption(f"SGP study · {MODALITY_LABEL[cfg.sgp_modality]} · {INPUT_LABEL[cfg.sgp_input]} · "
-               f"{GOAL_LABEL[cfg.sgp_goal_view]} · step cap: {cfg.step_cap if cfg.step_cap else 'none'}")
+               f"{GOAL_LABEL[cfg.sgp_goal_view]} · step cap: {cfg.step_cap if cfg.step_cap else 'none'}"
+               + (" · piece buttons with cells" if cfg.sgp_piece_coordinates else "")
+               + (" · several moves per submission" if cfg.sgp_several_moves else ""))
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Pool episodes", cov["pool"])
     c2.metric("Main episodes played", cov["answers"])

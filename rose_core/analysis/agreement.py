@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..benchmarks.rose.dataset import Dataset
 from .answers import AnalysisInputError
+from .majority import majority
 
 MIN_SHARED_TRIALS = 10   # a model-human pair with fewer shared trials gets no κ (reported as skipped)
 
@@ -30,16 +31,18 @@ class HumanAgreement:
     click_units: int
     count_units: int
     raters_per_item: dict[int, int]    # number of raters -> number of instances
-    panel_accuracy: float | None       # majority vote per instance, against gold
+    panel_accuracy: float | None       # majority vote per instance, against gold (tied instances left out)
     individual_accuracy: float | None  # mean individual accuracy on the same instances
-    panel_items: int = 0
+    panel_items: int = 0               # instances with two or more raters and a majority answer
     notes: list[str] = field(default_factory=list)
+    panel_tied: int = 0                # instances with two or more raters and no majority (`majority.TIE_RULE`)
 
 
 _CLICK = re.compile(r"CLICK\(R(\d+),C(\d+)\)")
 _COUNT = re.compile(r"(?:COUNT|SUBMIT)\((\d+)\)")
 _CELL = 100       # cell key r * _CELL + c (grids are at most 8 x 8; clicks outside 1..99 are outside every grid)
 _INST = _CELL * _CELL
+_TIED = -1.0      # a panel part without a majority answer (`majority.TIE_RULE`)
 
 
 @dataclass(frozen=True)
@@ -159,14 +162,21 @@ def human_agreement(df: pd.DataFrame, ds: Dataset) -> HumanAgreement:
     else:
         notes.append("every cell decision was the same for every rater (no variation): α for cell clicks is "
                      "undefined")
-    wrong = (k * 2 > n) != gold
+    # The panel's answer, cell by cell: clicked by a majority, not clicked, or tied (`majority`: no majority).
+    vote = majority(k, n)
+    wrong = ~np.isnan(vote) & (vote != gold)
     click_insts = np.unique(c_inst)
     wrong_per_inst = np.bincount(c_inst, weights=wrong, minlength=len(ctx.ids))
+    tied_per_inst = np.bincount(c_inst, weights=np.isnan(vote), minlength=len(ctx.ids))
     # A cell outside the context that a majority clicked is a wrong panel answer too (region ignored): it is
-    # not among the context cells above, and every answer holding it fails.
-    outside = ~np.isin(keys, c_key) & (k_of * 2 > n_all[keys // _INST])
-    np.add.at(wrong_per_inst, keys[outside] // _INST, 1)
-    click_ok = pd.Series(wrong_per_inst[click_insts] == 0, index=click_insts)
+    # not among the context cells above, and every answer holding it fails; one that half clicked is a tie.
+    out_vote = majority(k_of, n_all[keys // _INST])
+    outside = ~np.isin(keys, c_key)
+    np.add.at(wrong_per_inst, keys[outside & (out_vote == 1)] // _INST, 1)
+    np.add.at(tied_per_inst, keys[outside & np.isnan(out_vote)] // _INST, 1)
+    # per instance 1 (right), 0 (wrong however the ties are broken) or TIED (right or wrong as a tie is broken)
+    click_ok = pd.Series(np.where(wrong_per_inst[click_insts] > 0, 0.0,
+                                  np.where(tied_per_inst[click_insts] > 0, _TIED, 1.0)), index=click_insts)
     # Counts: per instance the answers' distribution; the panel answer is the unique mode.
     said = count_of[codes]
     has = ~np.isnan(said)
@@ -186,15 +196,22 @@ def human_agreement(df: pd.DataFrame, ds: Dataset) -> HumanAgreement:
         unique_mode = (tab.eq(top, axis=0)).sum(axis=1) == 1
         mode = tab.idxmax(axis=1)
         gold_count = pd.Series([ds.instances[ctx.ids[i]].gold.count for i in tab.index], index=tab.index)
-        count_ok = unique_mode & (mode == gold_count)
-    panel = pd.concat([click_ok.rename("click"), count_ok.rename("count")], axis=1)
-    panel_pass = panel.fillna(True).all(axis=1)
+        # no unique mode: tied when the gold count is among the modes, else wrong however the tie is broken
+        gold_is_mode = np.array([g in tab.columns and tab.at[i, g] == top[i] for i, g in gold_count.items()],
+                                dtype=bool)
+        count_ok = pd.Series(np.where(unique_mode, (mode == gold_count).astype(float),
+                                      np.where(gold_is_mode, _TIED, 0.0)), index=tab.index)
+    panel = pd.concat([click_ok.rename("click"), count_ok.rename("count")], axis=1)   # NaN: no such part
+    # wrong when a part is wrong; else tied when a part is (left out of the panel, counted); else right
+    wrong_any = (panel == 0).any(axis=1)
+    tied = ~wrong_any & (panel == _TIED).any(axis=1)
+    panel_pass = (~wrong_any)[~tied]
     answered = np.bincount(inst, minlength=len(ctx.ids))
     indiv = np.bincount(inst, weights=passed, minlength=len(ctx.ids))[panel_pass.index] / answered[panel_pass.index]
     return HumanAgreement(alpha_cells, alpha_counts, len(vc), int(len(count_ok)), raters_per_item,
                           100 * float(panel_pass.mean()) if len(panel_pass) else None,
                           100 * float(indiv.mean()) if len(panel_pass) else None,
-                          len(panel_pass), notes)
+                          len(panel_pass), notes, int(tied.sum()))
 
 
 # --------------------------------------------------------------------------- error consistency
@@ -359,7 +376,8 @@ def error_consistency_summary(pairs: pd.DataFrame) -> pd.DataFrame:
 
 def panel_consistency(df: pd.DataFrame, humans: HumanTrials | None = None) -> pd.DataFrame:
     """Per model or agent, against the humans' majority-vote panel (an instance counts as right for the
-    humans when at least half of its participants were right): consistency with the panel (same κ formula,
+    humans when more than half of its participants were right, wrong when fewer; one split exactly in half has
+    no majority and is left out, counted in `panel: tied items`: `majority.TIE_RULE`): consistency with the panel (same κ formula,
     but the panel is not an individual observer, so this is not Geirhos et al.'s error consistency), Cohen's
     κ (Cohen 1960) on the same vectors, and Pearson's r of per-instance human accuracy with the model's
     correctness."""
@@ -376,14 +394,19 @@ def panel_consistency(df: pd.DataFrame, humans: HumanTrials | None = None) -> pd
         order = np.argsort(codes[known], kind="stable")       # shared instances in id order
         shared = codes[known][order]
         if len(shared) < 2:
-            rows.append({"solver": solver, "panel: shared items": len(shared)})
+            rows.append({"solver": solver, "panel: shared items": len(shared), "panel: tied items": 0})
             continue
         passed = g["passed"].to_numpy()[known][order]
         if pd.isna(passed).any() or not np.isin(passed, [0, 1]).all():
             raise AnalysisInputError(f"panel consistency ({solver}): outcomes must be 0/1")
         acc_h = acc[shared]
-        hum = (acc_h >= 0.5).astype(int)
-        mod = passed.astype(int)
+        vote = majority(acc_h, np.ones(len(acc_h)))          # the humans' majority; NaN: tied (`TIE_RULE`)
+        has = ~np.isnan(vote)
+        if has.sum() < 2:
+            rows.append({"solver": solver, "panel: shared items": int(has.sum()), "panel: tied items": int((~has).sum())})
+            continue
+        hum = vote[has].astype(int)
+        mod = passed[has].astype(int)
         ec = _consistency(hum, mod)
         # either side constant: both κs are 0 by construction (or 0/0), not a measured agreement
         why = ("the solver made no error on the shared instances" if mod.min() == 1 else
@@ -391,10 +414,11 @@ def panel_consistency(df: pd.DataFrame, humans: HumanTrials | None = None) -> pd
                "the majority panel made no error on the shared instances" if hum.min() == 1 else
                "the majority panel was never right on the shared instances" if hum.max() == 0 else "")
         ck = np.nan if why else float(cohen_kappa_score(hum, mod))
-        r = np.nan
-        if acc_h.std() > 0 and mod.std() > 0:
-            r = float(pearsonr(acc_h, mod).statistic)
-        rows.append({"solver": solver, "panel: shared items": len(shared), "panel: human acc": 100 * ec.p1,
+        r = np.nan                       # per-instance accuracy, no majority: over every shared instance
+        if acc_h.std() > 0 and passed.astype(float).std() > 0:
+            r = float(pearsonr(acc_h, passed.astype(float)).statistic)
+        rows.append({"solver": solver, "panel: shared items": int(has.sum()), "panel: tied items": int((~has).sum()),
+                     "panel: human acc": 100 * ec.p1,
                      "panel: model acc": 100 * ec.p2, "panel: observed consistency": ec.c_obs,
                      "panel: expected consistency": ec.c_exp,
                      "κ vs majority panel": np.nan if ec.kappa is None or why else ec.kappa,

@@ -1,4 +1,5 @@
-"""One visual language for every ROSE figure, on the dashboards and in the paper bundle.
+"""One visual language for every ROSE figure: the dashboards' (drawn here with Plotly) and the paper bundle's
+(drawn by Matplotlib in `analysis.bundle.figures`, in the print palette defined here).
 
 A solver is a row; colour says WHAT is measured (a template, a bridge step, counting vs action, a failure kind),
 from the Okabe–Ito colour-blind-safe palette, and never repeats within a figure; the marker's shape says WHO
@@ -11,7 +12,6 @@ dashboard page most of its time."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -43,18 +43,6 @@ CONNECTOR = "#9a9a9a"
 PRINT_PALETTE = ("#000000", "#332288", "#882255", "#0077BB", "#CC6677", "#E68310", "#EE99AA", "#DDCC77")
 PRINT_PICK = {1: (3,), 2: (1, 5), 3: (0, 2, 5), 4: (0, 2, 4, 6), 5: (0, 1, 3, 5, 7), 6: (0, 1, 2, 3, 5, 7),
               7: (0, 1, 2, 3, 5, 6, 7), 8: tuple(range(8))}
-
-
-@dataclass(frozen=True)
-class Print:
-    """A figure for print at an exact size: `width` CSS pixels (96 per inch), every text `font` pixels, no title
-    (the caption says it), the colours of `PRINT_PALETTE`, the legend in one row under the plot, marker shapes
-    explained by the caption instead of a second legend."""
-
-    width: int
-    font: int
-    row: int = 17           # pixels per solver row
-    marker: int = 7
 
 
 def print_colours(keys: list[str]) -> dict[str, str]:
@@ -98,44 +86,6 @@ def _template() -> dict:
     return {"layout": spec["layout"], "data": {t: spec["data"][t] for t in ("scatter", "bar")}}
 
 
-def _print_layout(style: Print, n_rows: int, xtitle: str, xrange: tuple[float, float] | None) -> tuple[dict, int]:
-    """The layout of a figure for print (`Print`): plot rows, then tick labels, the axis title and the one-row
-    legend below it, nothing above."""
-    f = style.font
-    plot = style.row * max(n_rows, 2)
-    top, bottom = 4, 3 * f + 40
-    height = top + bottom + plot
-    return {
-        "height": height, "width": style.width, "template": _template(), "showlegend": False,
-        "font": {"family": "Arial, Helvetica, sans-serif", "size": f, "color": "#000000"},
-        "margin": {"l": 8, "r": 12, "t": top, "b": bottom, "pad": 0},
-        "xaxis": {"title": {"text": xtitle, "font": {"size": f}, "standoff": 2}, "showgrid": True,
-                  "gridcolor": "#e0e0e0", "tickfont": {"size": f}, "ticks": "outside", "ticklen": 3,
-                  **({"range": list(xrange)} if xrange else {})},
-        "yaxis": {"automargin": True, "tickfont": {"size": f}},
-    }, height
-
-
-LEGEND_GAP = "\u2003 "      # an em space and a space between legend entries
-EM = 0.62                    # a generous average glyph width (em) of the sans-serif face, for `legend_width`
-
-
-def print_legend(entries: list[tuple[str, str]], style: Print, plot_height: int) -> dict:
-    """The legend of a print figure as ONE line of text under the axis title, right-aligned to the plot: a
-    coloured square and the label per entry. Plotly's own legend gives every entry 40 px before its text and
-    wraps a row that is too long; one text line cannot wrap."""
-    text = LEGEND_GAP.join(f"<span style='color:{c}'>\u25a0</span>\u2009{label}" for label, c in entries)
-    return {"text": text, "showarrow": False, "xref": "paper", "yref": "paper", "x": 1, "xanchor": "right",
-            "y": -(2 * style.font + 22) / plot_height, "yanchor": "top", "align": "right",
-            "font": {"size": style.font, "color": "#000000"}, "name": "legend"}
-
-
-def legend_width(entries: list[tuple[str, str]], font: int) -> float:
-    """An upper estimate of the legend line's width in pixels (`EM` per character)."""
-    chars = sum(len(label) + 2 for label, _ in entries) + len(LEGEND_GAP) * max(len(entries) - 1, 0)
-    return chars * EM * font
-
-
 def _layout(title: str, n_rows: int, xtitle: str, xrange: tuple[float, float] | None,
             width: int | None) -> tuple[dict, int]:
     """The layout; with a `width` (a fixed-size export) also the white look, which the dashboards take from their
@@ -165,41 +115,15 @@ def _kind_legend(kinds: list[str]) -> list[dict]:
             for k in sorted(set(kinds), key=lambda k: KIND_ORDER.get(k, 9))]
 
 
-def _rows(df: pd.DataFrame, order: list[str] | None) -> pd.DataFrame:
-    """The rows top to bottom: in `order` (solvers named there first, as listed), else humans, models, agents,
-    published (`ordered`)."""
-    if order is None:
-        return ordered(df)
-    rank = {s: k for k, s in enumerate(order)}
-    return df.assign(_o=df["solver"].astype(str).map(rank).fillna(len(rank))).sort_values(
-        "_o", kind="stable").drop(columns="_o")
-
-
-def _error_bar(df: pd.DataFrame, key: str, values: np.ndarray, colour: str) -> dict | None:
-    """Horizontal error bars from the row's own interval columns (`<key> lo`, `<key> hi`, as the tables print
-    them); None when the frame has none. Drawn without caps, so a row without an interval shows nothing."""
-    if f"{key} lo" not in df or f"{key} hi" not in df:
-        return None
-    lo = pd.to_numeric(df[f"{key} lo"], errors="coerce").to_numpy(dtype=float)
-    hi = pd.to_numeric(df[f"{key} hi"], errors="coerce").to_numpy(dtype=float)
-    if np.isnan(lo).all():
-        return None
-    plus = [None if np.isnan(h) or np.isnan(v) else float(h - v) for h, v in zip(hi, values)]
-    minus = [None if np.isnan(low) or np.isnan(v) else float(v - low) for low, v in zip(lo, values)]
-    return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus, "color": colour,
-            "thickness": 1.2, "width": 0}
-
-
 def dot_figure(df: pd.DataFrame, metrics: list[tuple[str, str]], title: str | None, xtitle: str = "PASS (%)",
                connect: bool = True, xrange: tuple[float, float] | None = (0, 100),
-               width: int | None = WIDTH, *, order: list[str] | None = None,
-               style: Print | None = None) -> tuple[go.Figure, int]:
-    """One row per solver, one coloured marker per metric (key, label), each metric a little lower than the one
-    before so that equal values stay visible, joined by a grey line (a dumbbell for two metrics; dotted for
-    published rows). Rows without any value are left out. `order`: the solvers top to bottom; `style`: drawn for
-    print, with error bars from the frame's interval columns. Returns (figure, height in pixels)."""
+               width: int | None = WIDTH) -> tuple[go.Figure, int]:
+    """One row per solver (humans, models, agents, published), one coloured marker per metric (key, label), each
+    metric a little lower than the one before so that equal values stay visible, joined by a grey line (a
+    dumbbell for two metrics; dotted for published rows). Rows without any value are left out. Returns (figure,
+    height in pixels)."""
     keys = [k for k, _ in metrics]
-    df = _rows(df[df[keys].notna().any(axis=1)], order).reset_index(drop=True)
+    df = ordered(df[df[keys].notna().any(axis=1)]).reset_index(drop=True)
     solvers = df["solver"].astype(str).tolist()
     kinds = df["kind"].astype(str).tolist()
     step = 0.5 / max(len(metrics), 2)
@@ -217,39 +141,28 @@ def dot_figure(df: pd.DataFrame, metrics: list[tuple[str, str]], title: str | No
         for dotted, (xs, ys) in lines.items():
             if xs:
                 traces.append({"type": "scatter", "x": xs, "y": ys, "mode": "lines", "showlegend": False,
-                               "hoverinfo": "skip", "line": {"color": CONNECTOR, "width": 1 if style else 2,
+                               "hoverinfo": "skip", "line": {"color": CONNECTOR, "width": 2,
                                                              "dash": "dot" if dotted else "solid"}})
-    shade = print_colours(keys) if style else colours(keys, METRIC_COLOUR)
+    shade = colours(keys, METRIC_COLOUR)
     symbols = [symbol(k, s) for k, s in zip(kinds, solvers)]
     for key, label in metrics:
         tr = {"type": "scatter", "x": [None if np.isnan(v) else float(v) for v in values[key]],
               "y": [i + offset[key] for i in range(len(df))], "mode": "markers", "name": label,
               "cliponaxis": False, "text": solvers, "hovertemplate": "%{text}: %{x:.1f}",
-              "marker": {"color": shade[key], "size": style.marker if style else 10, "symbol": symbols,
-                         "line": {"width": 1.5 if style else 2, "color": shade[key]}}}
-        if style and (bar := _error_bar(df, key, values[key], shade[key])) is not None:
-            tr["error_x"] = bar
+              "marker": {"color": shade[key], "size": 10, "symbol": symbols,
+                         "line": {"width": 2, "color": shade[key]}}}
         traces.append(tr)
-    if style:
-        layout, height = _print_layout(style, len(df), xtitle, xrange)
-        layout["annotations"] = [print_legend([(label, shade[k]) for k, label in metrics], style,
-                                              style.row * max(len(df), 2))]
-    else:
-        traces += _kind_legend(kinds)
-        layout, height = _layout(title or "", len(df), xtitle, xrange, width)
+    traces += _kind_legend(kinds)
+    layout, height = _layout(title or "", len(df), xtitle, xrange, width)
     layout["yaxis"] = {**layout["yaxis"], "automargin": True, "tickmode": "array", "tickvals": list(range(len(df))),
                        "ticktext": solvers, "range": [len(df) - 0.5, -0.5], "autorange": False}
     return go.Figure({"data": traces, "layout": layout}), height
 
 
-def failure_figure(fk: pd.DataFrame, title: str | None, width: int | None = WIDTH, *,
-                   order: list[str] | None = None, style: Print | None = None,
-                   names: dict[str, str] | None = None) -> tuple[go.Figure, int]:
-    """Stacked horizontal bars: per (solver, template) the share of responses by primary failure kind. `order`:
-    the solvers top to bottom (else by name); `style`: drawn for print; `names`: a failure kind's legend label."""
+def failure_figure(fk: pd.DataFrame, title: str | None, width: int | None = WIDTH) -> tuple[go.Figure, int]:
+    """Stacked horizontal bars: per (solver, template) the share of responses by primary failure kind."""
     def layout_for(n_rows: int) -> tuple[dict, int]:
-        return _print_layout(style, n_rows, "% of responses", (0, 100)) if style else \
-            _layout(title or "", n_rows, "% of responses", (0, 100), width)
+        return _layout(title or "", n_rows, "% of responses", (0, 100), width)
 
     if fk.empty:
         layout, height = layout_for(1)
@@ -257,25 +170,17 @@ def failure_figure(fk: pd.DataFrame, title: str | None, width: int | None = WIDT
                                   "y": 0}]
         return go.Figure({"data": [], "layout": layout}), height
     fk = fk.assign(row=fk["solver"].astype(str) + " · " + fk["label"].astype(str))
-    rank = {s: k for k, s in enumerate(order or [])}
-    by = fk.assign(_o=fk["solver"].astype(str).map(rank).fillna(len(rank)))
-    rows = list(dict.fromkeys(by.sort_values(["_o", "solver", "template"], kind="stable")["row"]))
+    rows = list(dict.fromkeys(fk.sort_values(["solver", "template"], kind="stable")["row"]))
     kinds = sorted(set(fk["failure"]), key=lambda k: FAILURES.index(k) if k in FAILURES else len(FAILURES))
-    shade = print_colours(kinds) if style else colours(kinds, FAILURE_COLOUR)
+    shade = colours(kinds, FAILURE_COLOUR)
     traces = []
     for k in kinds:
         part = fk[fk["failure"] == k]
         traces.append({"type": "bar", "y": part["row"].tolist(), "x": part["share"].astype(float).tolist(),
-                       "orientation": "h", "name": (names or {}).get(k, k.replace("_", " ")),
-                       "marker": {"color": shade[k], **({"line": {"width": 0.5, "color": "#ffffff"}} if style else {})}})
+                       "orientation": "h", "name": k.replace("_", " "), "marker": {"color": shade[k]}})
     layout, height = layout_for(len(rows))
     layout["barmode"] = "stack"
     layout["yaxis"] = {**layout["yaxis"], "categoryorder": "array", "categoryarray": rows}
-    if style:
-        layout["yaxis"]["autorange"] = "reversed"
-        layout["bargap"] = 0.25
-        layout["annotations"] = [print_legend([(t["name"], t["marker"]["color"]) for t in traces], style,
-                                              style.row * max(len(rows), 2))]
     return go.Figure({"data": traces, "layout": layout}), height
 
 

@@ -5,6 +5,8 @@ import numpy as np
 import pandas as pd
 
 from ..benchmarks.rose.records import TEMPLATE_LABEL
+from ..common.stats import interval, resample_weights, resampled_sums, solver_rng, unit_codes, unit_sums
+from .tables import BOOT, SEED, units_of
 
 _KEYS = ["solver", "template", "failure"]
 
@@ -33,3 +35,39 @@ def failure_table(df: pd.DataFrame) -> pd.DataFrame:
     out["share"] = 100 * out["n"] / out["total"]
     out["label"] = out["template"].map(TEMPLATE_LABEL)
     return out[out["failure"] != "pass"]
+
+
+def with_share_intervals(df: pd.DataFrame, table: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
+    """`failure_table`'s rows with a 95% interval of each share ("share lo", "share hi") by the main table's rule:
+    a bootstrap of the solver's whole units (participants for humans, scenes for a run; `tables.units_of`) on the
+    solver's own seeded stream, each share recomputed from the resampled units' counts (`stats.interval`)."""
+    out = table.assign(**{"share lo": np.nan, "share hi": np.nan})
+    if table.empty:
+        return out
+    for solver, g in df.groupby("solver", sort=False):
+        mine = np.flatnonzero((table["solver"] == solver).to_numpy())
+        if not len(mine):
+            continue
+        codes, n_units = unit_codes(units_of(g))
+        if n_units < 2:
+            continue
+        template = g["template"].to_numpy(dtype=object)
+        failure = g["failure"].to_numpy(dtype=object)
+        rows = table.iloc[mine]
+        cols, vals, unit = [], [], []
+        for j, (t, k) in enumerate(zip(rows["template"], rows["failure"])):
+            on_t = template == t
+            hit = on_t & (failure == k)
+            cols += [np.full(int(hit.sum()), 2 * j), np.full(int(on_t.sum()), 2 * j + 1)]
+            unit += [codes[hit], codes[on_t]]
+            vals += [np.ones(int(hit.sum())), np.ones(int(on_t.sum()))]
+        sums = unit_sums(np.concatenate(unit), n_units, np.concatenate(cols).astype(np.int64), 2 * len(rows),
+                         np.concatenate(vals))
+        S = resampled_sums(resample_weights(n_units, n_boot, solver_rng(seed, str(solver))), sums)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            shares = 100 * S[:, 0::2] / S[:, 1::2]
+        for j, pos in enumerate(mine):
+            value = float(table["share"].iloc[pos])
+            out.iloc[pos, out.columns.get_loc("share lo")], out.iloc[pos, out.columns.get_loc("share hi")] = \
+                interval(shares[:, j], value, n_units)
+    return out

@@ -34,13 +34,18 @@ def with_runs_warning(report: dict, store: Store, sel: Selection) -> dict:
     return {**report, "runs_warning": skipped_note(skipped_samples(store, set(sel.df["run_id"])))}
 
 
-def with_sgp(report: dict, store: Store) -> dict:
+def with_sgp(report: dict, store: Store, results=None) -> dict:
     """The report with SGP's board-state inference table ("sgp_inference", per build, solver and modality; the
-    SGP results page's numbers), under the same resamples and seed: `report --json` and the paper bundle's
-    report.json both carry it."""
-    from .sgp import inference_report
+    SGP results page's numbers) and the SGP results' human row beside the agents ("sgp_results": its rows and
+    a note on what it covers, or why there is none; `results`: `sgp_results_for_bundle`'s, when already made),
+    under the same resamples and seed: `report --json` and the paper bundle's report.json both carry them."""
+    from .sgp import inference_report, sgp_results_for_bundle
 
-    return {**report, "sgp_inference": inference_report(store, report["boot"], report["seed"])}
+    if results is None:
+        results = sgp_results_for_bundle(store, report["boot"], report["seed"])
+    rows = [] if results.summary is None else json_rows(results.summary)
+    return {**report, "sgp_inference": inference_report(store, report["boot"], report["seed"]),
+            "sgp_results": {"note": results.note, "rows": rows}}
 
 
 def report_from_selection(sel: Selection, published: bool = True, n_boot: int | None = None,

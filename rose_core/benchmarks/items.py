@@ -1,14 +1,17 @@
 """What the instrument needs of a benchmark's item: a one-shot answer (ROSE) or a multi-step episode (iVISPAR).
 
-A participant session, a run import and an agent all end in the same `ItemResult` (what one `responses` row
-holds), whichever kind the item is:
+A participant session, a run import and an agent all end in the same `ItemResult` (the benchmark columns of a
+`responses` or `episode_results` row), whichever kind the item is:
 
 - `OneShotItem`: the solver sees the item once and gives one answer (ROSE: clicks and/or a count, turned into
   the protocol string a model writes and scored by the benchmark's scorer).
 - `EpisodeItem`: the solver makes a sequence of moves; each move changes a state, is timed and classified,
   and the episode ends when it is solved, failed, or reaches its step cap (iVISPAR's sliding geom puzzle).
   The moves are stored as the episode's events (one row per move, idempotent by sequence number, like a
-  one-shot item's clicks) and the final `ItemResult` as its response.
+  one-shot item's clicks) and the final `ItemResult` as its result.
+
+A participant session drives either kind the same way (`instrument.session.ItemKind`: one timeline, one practice
+and feedback path) and stores both through one writer (`instrument.results`).
 
 ROSE implements `OneShotItem` (`benchmarks.rose.item.RoseItem`), SGP `EpisodeItem` (`benchmarks.sgp.item`).
 """
@@ -76,8 +79,9 @@ class StepOutcome:
 class EpisodeItem(Protocol):
     item_id: str
     shape: ItemShape              # "episode"
-    step_cap: int                 # every move counts, invalid ones included
+    step_cap: int | None          # every move counts, invalid ones included; None: no cap (a study's choice)
 
     def start(self) -> dict[str, Any]: ...
     def step(self, state: dict[str, Any], move: Move, steps_taken: int) -> StepOutcome: ...
-    def result(self, moves: Sequence[Move], outcomes: Sequence[StepOutcome]) -> ItemResult: ...
+    def result(self, moves: Sequence[Move], outcomes: Sequence[StepOutcome],
+               given_up: bool = False) -> ItemResult: ...  # given_up: ended by the solver (no step cap)

@@ -18,12 +18,16 @@ def add_parser(study_subparsers) -> None:
     p.add_argument("--out", required=True, help="the CSV file to write")
     p.add_argument("--no-exclusions", dest="exclusions", action="store_false",
                    help="approve every completed participant (the analyses' exclusion rules not applied)")
+    p.add_argument("--codes", metavar="CSV",
+                   help="the completion codes the submissions reported (e.g. Prolific's submissions export: a "
+                        "participant id and a completion code column): each is checked against the participant's "
+                        "own code; a wrong one is rejected (BAD_CODE)")
     p.add_argument("--db", default=db_location())
     p.set_defaults(fn=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analysis.approvals import review
+    from ..analysis.approvals import read_reported_codes, review
     from ..analysis.selection import ExclusionRules
     from ..common.csv_safety import frame_bytes
     from ..instrument.study import get_study
@@ -38,13 +42,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: unknown study {args.study_id!r} in {args.db}", file=sys.stderr)
         return 2
     rules = ExclusionRules() if args.exclusions else ExclusionRules(False, None, None, True, False)
-    r = review(store, study, rules)
+    try:
+        reported = read_reported_codes(args.codes) if args.codes else None
+    except ValueError as e:
+        print(f"error: --codes: {e}", file=sys.stderr)
+        return 2
+    r = review(store, study, rules, reported)
     out = Path(args.out)
     tmp = out.with_name(f".{out.name}.part")
     tmp.write_bytes(frame_bytes(r.rows, "csv"))
     tmp.replace(out)
     counts = ", ".join(f"{k}: {v}" for k, v in r.counts().items()) or "no Prolific participant yet"
     print(f"wrote {len(r.rows)} rows to {out} ({counts})")
+    if reported is not None:
+        checks = r.rows["code_check"].value_counts()
+        print("completion codes: " + ", ".join(f"{k}: {int(checks.get(k, 0))}" for k in ("ok", "wrong", "missing")))
     if r.left_out:
         print(f"{r.left_out} participants did not come from Prolific (no submission to review): not in the file")
     return 0

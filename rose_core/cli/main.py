@@ -354,7 +354,7 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     rp.add_argument("--tables", action="store_true", help="with --json: every paper table, not only the main one")
     rp.add_argument("--dataset", default=str(dataset_dir()), help="the dataset build the database was scored "
                     "against (for --out and --tables)")
-    rp.add_argument("--no-figures", dest="figures", action="store_false", help="with --out: no figures (no Chromium)")
+    rp.add_argument("--no-figures", dest="figures", action="store_false", help="with --out: no figures (faster)")
     rp.add_argument("--figure-width", choices=["single", "double"], default="single",
                     help="with --out: figures one column wide (3.25 in, the default) or the text's width (6.75 in)")
     rp.add_argument("--force", action="store_true", help="with --out: replace the folder if it exists")

@@ -161,8 +161,11 @@ class ChatEndpoint:
     def ask(self, content: list[dict]) -> tuple[str | None, dict | None, str | None, int, float]:
         """One user message with these content parts: (the reply's text or None, the raw response, the error,
         attempts, seconds), through `post_with_retries`."""
+        return self.post(chat_body(self.model, content, self.temperature, self.max_tokens))
+
+    def post(self, body: dict) -> tuple[str | None, dict | None, str | None, int, float]:
+        """Any chat-completion body (several messages, other sampling fields), as `ask` returns."""
         url = self.base_url.rstrip("/") + "/chat/completions"
-        body = chat_body(self.model, content, self.temperature, self.max_tokens)
         raw, err, attempts, secs = post_with_retries(url, os.environ.get(self.api_key_env), body, self.timeout,
                                                      self.max_retries, self.backoff_base)
         text, err = reply_text(raw) if raw is not None else (None, err)

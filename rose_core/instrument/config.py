@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from ..benchmarks.rose.records import MAIN_TEMPLATES, SUBSETS, TEMPLATES
+from ..benchmarks.sgp.actions import allowed_words
 from ..benchmarks.sgp.render import MODALITIES as SGP_MODALITIES
 from ..benchmarks.sgp.render import Modality as SgpModality
 from ..storage import studies
@@ -24,6 +25,12 @@ SGP_GOAL_VIEWS: tuple[str, ...] = SgpGoalView.__args__  # type: ignore[attr-defi
 SGP_DEFAULT_STEP_CAP = 20                # the paper's cap for models: humans get the same by default
 SampleBy = Literal["template", "subset", "split"]
 SAMPLE_BY: tuple[str, ...] = SampleBy.__args__  # type: ignore[attr-defined]
+AttentionKind = Literal["picture", "worded"]
+ATTENTION_KINDS: tuple[str, ...] = AttentionKind.__args__  # type: ignore[attr-defined]
+BehaviourCheck = Literal["off", "flag", "exclude"]
+BEHAVIOUR_CHECKS: tuple[str, ...] = BehaviourCheck.__args__  # type: ignore[attr-defined]
+CompletionCodeKind = Literal["study", "participant"]
+COMPLETION_CODE_KINDS: tuple[str, ...] = CompletionCodeKind.__args__  # type: ignore[attr-defined]
 SampleScenes = Literal["distinct", "shared"]
 SAMPLE_SCENES: tuple[str, ...] = SampleScenes.__args__  # type: ignore[attr-defined]
 
@@ -73,6 +80,22 @@ class StudyConfig:
     screen_out_code: str = ""
     screen_out_url: str = ""
     attention_screen_out: bool = False  # a failed attention check ends the study at once, screened out (same code)
+    # ---- bots (docs/threat-model.md, "Bots"). "picture": the check's instruction is drawn into its image and the
+    # page says only "follow the instruction in the picture" (a script reading the page's text cannot answer it);
+    # "worded": the instruction in the page's text (kept for studies stored before picture checks).
+    attention_kind: AttentionKind = "picture"
+    # The behaviour check at completion (rose_core.instrument.behaviour): "flag" records a `behaviour` flag,
+    # "exclude" also excludes the participant (a standing exclusion by "behaviour check"), "off" neither.
+    behaviour_check: BehaviourCheck = "flag"
+    # "study": everyone who completes gets `completion_code` (Prolific's fixed code); "participant": each gets
+    # their own code, an HMAC of a per-study secret kept in the database and their id (rose_core.instrument.completion)
+    completion_code_kind: CompletionCodeKind = "study"
+    # A visitor without a PROLIFIC_PID gets a calm page and never reaches consent. None: on when the study has a
+    # completion URL or code (a Prolific study), off otherwise (`prolific_id_required`).
+    require_prolific_id: bool | None = None
+    # Whether answers of visitors without a Prolific id (`?pid=` links) fill the per-instance targets. None: only
+    # where the study admits them (no Prolific id required: a lab study), never in a Prolific study (`counts_anonymous`).
+    anonymous_counts: bool | None = None
     time_limit_minutes: int = 0        # 0 = no limit
     release_after_minutes: int = 30    # a participant silent this long loses their held item
     practice_rounds: list[list[str]] = field(default_factory=list)
@@ -87,6 +110,10 @@ class StudyConfig:
     step_cap: int | None = SGP_DEFAULT_STEP_CAP  # moves per episode, invalid ones included; None = no cap
     sgp_num_geoms: list[int] = field(default_factory=list)  # episodes with these numbers of geoms (empty: all)
     sgp_c1: list[int] = field(default_factory=list)         # episodes with these shortest path lengths (empty: all)
+    # What a participant gets beside the image: by default nothing the models do not get. Piece buttons name the
+    # piece only ("red cube"); True adds its cell ("red cube at B3"), i.e. the board as text beside the image.
+    sgp_piece_coordinates: bool = False
+    sgp_several_moves: bool = False              # typed: several moves per submission, split on commas (iVISPAR)
     # ---- what participants read (rose_core.instrument.texts): Markdown per page (consent, instructions, end,
     # screen_out, debrief), the facts the texts name as {fields}, and the end questionnaire's questions. The
     # defaults are a template with markers: a study keeps them only as a draft, never open to participants.
@@ -174,7 +201,39 @@ class StudyConfig:
             out.append("screen_out_url: must differ from completion_url")
         if not isinstance(self.attention_screen_out, bool):
             out.append(f"attention_screen_out: expected true or false, got {self.attention_screen_out!r}")
+        return out + self._bot_problems()
+
+    def _bot_problems(self) -> list[str]:
+        out = []
+        for name, options in (("attention_kind", ATTENTION_KINDS), ("behaviour_check", BEHAVIOUR_CHECKS),
+                              ("completion_code_kind", COMPLETION_CODE_KINDS)):
+            if getattr(self, name) not in options:
+                out.append(f"{name}: expected one of {', '.join(options)}, got {getattr(self, name)!r}")
+        if self.require_prolific_id is not None and not isinstance(self.require_prolific_id, bool):
+            out.append(f"require_prolific_id: expected true or false (or leave it out), got "
+                       f"{self.require_prolific_id!r}")
+        if self.anonymous_counts is not None and not isinstance(self.anonymous_counts, bool):
+            out.append(f"anonymous_counts: expected true or false (or leave it out), got {self.anonymous_counts!r}")
+        if self.completion_code_kind == "participant" and not (self.completion_code or self.completion_url):
+            out.append("completion_code_kind: per-participant codes need a completion_code or completion_url "
+                       "(a study without one shows no code)")
         return out
+
+    @property
+    def prolific_id_required(self) -> bool:
+        """Whether a visitor needs a PROLIFIC_PID: the setting, or by default whether the study pays through
+        Prolific (it has a completion URL or code)."""
+        if self.require_prolific_id is not None:
+            return self.require_prolific_id
+        return bool(self.completion_url or self.completion_code)
+
+    @property
+    def counts_anonymous(self) -> bool:
+        """Whether anonymous visitors' answers fill the targets: the setting, or by default exactly when the study
+        admits them (a lab study run through `?pid=` links; in a Prolific study they are bots or mistakes)."""
+        if self.anonymous_counts is not None:
+            return self.anonymous_counts
+        return not self.prolific_id_required
 
     def _sgp_problems(self) -> list[str]:
         out = []
@@ -191,6 +250,13 @@ class StudyConfig:
             out.append(f"step_cap: expected a whole number >= 1, or None for no cap, got {cap!r}")
         if self.attention_every:
             out.append("attention_every: SGP studies have no attention checks; set it to 0")
+        for name in ("sgp_piece_coordinates", "sgp_several_moves"):
+            if not isinstance(getattr(self, name), bool):
+                out.append(f"{name}: expected true or false, got {getattr(self, name)!r}")
+        if self.sgp_piece_coordinates is True and self.sgp_input == "typed":
+            out.append("sgp_piece_coordinates: typed studies have no piece buttons to label; leave it false")
+        if self.sgp_several_moves is True and self.sgp_input != "typed":
+            out.append("sgp_several_moves: only typed commands can hold several moves; use sgp_input typed")
         for name in ("sgp_num_geoms", "sgp_c1"):
             v = getattr(self, name)
             if not isinstance(v, list) or any(not isinstance(x, int) or isinstance(x, bool) or x < 0 for x in v):
@@ -213,10 +279,34 @@ class StudyConfig:
             d.setdefault("practice_rounds", [ids] if ids else [])
         if not {"allow_phones", "min_viewport_width", "min_viewport_height"} & set(d):
             d["allow_phones"] = True  # stored before the device policy: it keeps admitting every window it admitted
+        if "attention_kind" not in d:  # stored before picture checks: its checks keep the wording they were run with
+            d["attention_kind"] = "worded"
+        if "anonymous_counts" not in d:  # stored before the setting: anonymous answers kept filling the targets
+            d["anonymous_counts"] = True
         known = {f.name for f in fields(StudyConfig)}
         if isinstance(d.get("sample"), dict):
             d["sample"] = ItemSample(**d["sample"])
         return StudyConfig(**{k: v for k, v in d.items() if k in known})
+
+
+def sgp_move_help(cfg: StudyConfig) -> str:
+    """How to move, in the instructions (Markdown): exactly what the board component does under these settings
+    (the board is clickable only with click input; shape names as the modality shows them)."""
+    words = allowed_words("2d" if cfg.sgp_modality == "2d" else "3d")
+    piece = f"red {words['shapes'][0]}"
+    if cfg.sgp_input == "typed":
+        listed = (f"The words: **move**, a colour ({', '.join(words['colours'])}), a shape "
+                  f"({', '.join(words['shapes'])}) and a direction ({', '.join(words['directions'])}).")
+        if cfg.sgp_several_moves:
+            return (f"Type a move such as **move {piece} up** and press Enter. You may type several moves at once, "
+                    f"separated by commas (**move {piece} up, move {piece} left**): each counts as one move, in "
+                    f"order. {listed}")
+        return f"Type a move such as **move {piece} up** and press Enter. {listed}"
+    if cfg.sgp_input == "keyboard":
+        return ("Choose a piece with its button (or the number keys 1, 2, …), then press an **arrow key** to move "
+                "it one cell. The free cells it can move to are highlighted on the board.")
+    return ("Click a piece on the board (or its button below it), then click one of the **highlighted cells** next "
+            "to it, or an **arrow button**, to move it one cell.")
 
 
 @dataclass

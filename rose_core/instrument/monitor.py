@@ -33,15 +33,26 @@ def uncounted_frame(store: Store, study: Study) -> pd.DataFrame:
 
 
 def coverage(store: Store, ds: Dataset, study: Study) -> dict:
-    """Answers per pool instance against the target, and participants needed (pool × target ÷ items each)."""
+    """Answers per pool instance against the target, and participants needed (pool × target ÷ items each).
+    `answers`: every counted main answer; the instances at target, the progress and the histogram count only what
+    fills the targets, as the assignment does (anonymous visitors' answers only with `anonymous_counts`)."""
     pool = main_pool(ds, study.config)
     with store.connect() as c:
-        counts = responses.main_answer_counts(c, study.run_id)
+        every = responses.main_answer_counts(c, study.run_id)
+        # what fills the targets (anonymous visitors' answers only when the study says so): the assignment's rule
+        counts = responses.main_answer_counts(c, study.run_id, study.config.counts_anonymous)
         ends = participants.status_counts(c, study.study_id)
+    return coverage_figures(study, [i.instance_id for i in pool], every, counts, ends)
+
+
+def coverage_figures(study: Study, pool: list[str], every: dict[str, int], counts: dict[str, int],
+                     ends: dict) -> dict:
+    """The coverage figures of a pool (instance or episode ids), for ROSE's items and SGP's episodes alike:
+    `every` counted answer per id, `counts` those that fill the targets, `ends` participants by end status."""
     target = study.config.target_per_instance
-    per = [min(counts.get(i.instance_id, 0), target) for i in pool]
-    hist = pd.Series([counts.get(i.instance_id, 0) for i in pool]).value_counts().sort_index()
-    return {"pool": len(pool), "target": target, "answers": sum(counts.values()),
+    per = [min(counts.get(i, 0), target) for i in pool]
+    hist = pd.Series([counts.get(i, 0) for i in pool], dtype=int).value_counts().sort_index()
+    return {"pool": len(pool), "target": target, "answers": sum(every.values()),
             "complete_instances": sum(1 for v in per if v >= target),
             "progress": sum(per) / (target * len(pool)) if pool else 0.0,
             "histogram": {int(k): int(v) for k, v in hist.items()},

@@ -16,6 +16,8 @@ from ..benchmarks.rose.explore import outline_cells
 from ..benchmarks.rose.records import Cell, Layout, Region
 from ..benchmarks.rose.render import layout_for, render_scene
 from ..benchmarks.rose.scenes import generate_scene
+from .config import StudyConfig
+from .session import NeedsProlificId, admit
 from .texts import ExampleScene, WorkedExample, worked_examples
 
 
@@ -54,6 +56,16 @@ def identity_from_query(query: dict[str, str]) -> Identity:
     if anon:
         return Identity(study, anon, "anonymous", None, None, False)
     return Identity(study, f"anon-{secrets.token_hex(8)}", "anonymous", None, None, True)
+
+
+def needs_prolific_id(cfg: StudyConfig, ident: Identity) -> bool:
+    """True when this visitor may not start the study: it needs a Prolific id and the link has none (or not one of
+    Prolific's shape). The page then stops before consent; `session.join` refuses the same visitor."""
+    try:
+        admit(cfg, ident.source, ident.external_id)
+    except NeedsProlificId:
+        return True
+    return False
 
 
 def _png(im: Image.Image, width: int = 360) -> bytes:

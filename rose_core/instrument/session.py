@@ -11,28 +11,32 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Literal, Union
+from typing import Any, Callable, Iterator, Literal, Protocol, Union
 
 from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.records import Cell
 from ..benchmarks.rose.scoring import SCORER_VERSION
 from ..storage.connection import DatabaseError, IntegrityError, Store, roll_back
-from ..storage import participants, studies
+from ..storage import exclusions, participants, studies
 from ..storage import questionnaire as q_store
-from ..storage.events import insert_events, view_events
-from ..storage.responses import ResponseRow, practice_round_passes, response_of, write_responses
+from ..storage.events import view_events
+from ..storage.responses import ResponseRow
+from . import results
 from .config import EndReason, Origin, Study, StudyConfig, StudyError, load_study
 from .grid_input import GridEvent, Restore, component_data, parse_state, parse_submit, restore
 from .ids import Clock, Ids, RandomIds, stable_hash, system_clock
 from ..benchmarks.items import ItemResult, OneShotAnswer
 from ..benchmarks.rose.item import RoseItem
-from .items import attention_item_id, item_for
+from .behaviour import check_behaviour
+from .completion import completion, study_secret
+from .items import attention_item_id, is_picture_check, item_for, picture_key
 from .policy import (
     CLOSED_TAB_GRACE_S, attention_scene, attention_slot_due, default_tiebreak, holds_per_address, main_pool,
-    pick_main, progress_text, rank_main, shown_at,
+    progress_text, rank_main, shown_at,
 )
 from .practice import plan_practice
 from .texts import opening_problems, page_text, store_texts, validate_answers
@@ -158,6 +162,7 @@ class ItemScreen:
     progress_fraction: float
     ack_seq: int
     restore: Restore
+    drawing: bytes | None = field(default=None, repr=False)   # a picture check's key (`items.picture_key`): server only
 
     def component_data(self, image: bytes | str, stored_seq: int = -1, refusals: int = 0,
                        pending: bool = False) -> dict[str, Any]:
@@ -235,8 +240,19 @@ class End:
         return {"completed": self.completion_url, "screened_out": self.screen_out_url}.get(self.reason, "")
 
 
-Screen = Union[Consent, Instructions, PracticeFeedback, ItemScreen, OtherTab, Wait, Questionnaire, End]
-Refusal = Literal["answered", "unknown", "released", "late", "other_tab"]
+Stopped = Literal["closed", "excluded"]
+
+
+@dataclass(frozen=True)
+class Closed:
+    """This participant may store nothing more: their study was closed or deleted ("closed"), or they were
+    excluded ("excluded"), while their tab was open. The page says so calmly; answers are refused on the server."""
+
+    why: Stopped
+
+
+Screen = Union[Consent, Instructions, PracticeFeedback, ItemScreen, OtherTab, Wait, Questionnaire, End, Closed]
+Refusal = Literal["answered", "unknown", "released", "late", "other_tab", "closed", "excluded"]
 
 
 @dataclass(frozen=True)
@@ -244,6 +260,86 @@ class Recorded:
     result: ItemResult | None
     duplicate: bool               # nothing stored (already answered, not this participant's, or refused)
     refused: Refusal | None = None  # why nothing was stored
+
+
+# --------------------------------------------------------------------------- kinds of item
+
+class ItemKind(Protocol):
+    """What the one participant session asks of a kind of item (jsPsych's plugin for a trial type): the session
+    runs the timeline (consent, instructions, practice rounds with feedback, main items, the end) and stores
+    through the one writer (`instrument.results`); the kind says which items come, draws the screen of one, and
+    reads the input it takes. `RoseKind` (one-shot items), `instrument.episode_kind.EpisodeKind` (episodes)."""
+
+    benchmark: str
+
+    def text(self, cfg: StudyConfig, key: str) -> str: ...
+    def templates(self, cfg: StudyConfig) -> tuple[str, ...]: ...
+    def scene_of(self, instance_id: str) -> str: ...
+    def practice_label(self, position: int, of: int) -> str: ...
+    def progress(self, cfg: StudyConfig, answered_main: int, answered_attention: int) -> str: ...
+    def rank(self, s: "ParticipantSession", counts: dict[str, int], mains: list[participants.Assignment],
+             counterbalance: int, answered: int) -> Iterator[str]: ...
+    def item_screen(self, s: "ParticipantSession", c: Any, a: participants.Assignment, progress: str,
+                    fraction: float) -> Any: ...
+    def feedback(self, s: "ParticipantSession", c: Any, p: participants.Participant, a: participants.Assignment,
+                 outcome: RoundOutcome, of: int) -> Any: ...
+
+
+class RoseKind:
+    """ROSE's one-shot items: a picture with a click grid and/or a number, answered once (`submit`)."""
+
+    benchmark = "rose"
+
+    def __init__(self, ds: Dataset):
+        self.ds = ds
+
+    def text(self, cfg: StudyConfig, key: str) -> str:
+        return page_text(cfg, key)
+
+    def templates(self, cfg: StudyConfig) -> tuple[str, ...]:
+        return tuple(cfg.templates)
+
+    def scene_of(self, instance_id: str) -> str:
+        return self.ds.instances[instance_id].scene_id
+
+    def practice_label(self, position: int, of: int) -> str:
+        return f"Practice {position + 1} of {of}"
+
+    def progress(self, cfg: StudyConfig, answered_main: int, answered_attention: int) -> str:
+        return progress_text(cfg, answered_main, answered_attention)
+
+    def rank(self, s: "ParticipantSession", counts: dict[str, int], mains: list[participants.Assignment],
+             counterbalance: int, answered: int) -> Iterator[str]:
+        seen = {a.instance_id for a in mains}, {a.scene_id for a in mains}
+        return (i.instance_id for i in rank_main(main_pool(self.ds, s.cfg), s.cfg, counts, *seen, counterbalance,
+                                                 answered, default_tiebreak(s.participant_id)))
+
+    def item_screen(self, s: "ParticipantSession", c: Any, a: participants.Assignment, progress: str,
+                    fraction: float) -> ItemScreen:
+        item = item_for(self.ds, a.kind, a.instance_id, s.cfg.attention_kind)
+        problem = self.ds.image_problem(item.image)
+        if problem is not None:
+            raise ItemUnavailable(a, f"{self.ds.root / item.image}: {problem}")
+        view = view_id_for(a.participant_id, a.kind, a.attempt, a.position)
+        restored = restore([GridEvent(*e) for e in view_events(c, a.participant_id, view)])
+        drawing = picture_key(study_secret(c, s.study.study_id), a.participant_id, a.position) \
+            if is_picture_check(item) else None
+        return ItemScreen(view, a.kind, item, progress, fraction, restored.next_seq, restored, drawing)
+
+    def feedback(self, s: "ParticipantSession", c: Any, p: participants.Participant, a: participants.Assignment,
+                 outcome: RoundOutcome, of: int) -> PracticeFeedback:
+        item = item_for(self.ds, a.kind, a.instance_id)
+        row = results.result_of(c, s.study.run_id, p.participant_id, a.instance_id, "practice", a.attempt, False)
+        parsed = json.loads(row["parsed"]) if row else {"clicks": [], "count": None}
+        clicked = [tuple(x) for x in parsed.get("clicks") or []]
+        gold = item.gold_cells()
+        lines = [FeedbackLine(g, True, g in clicked) for g in gold]
+        if item.mode != "count":
+            lines += [FeedbackLine(x, False, True) for x in clicked if x not in gold]
+        return PracticeFeedback(
+            view_id_for(p.participant_id, a.kind, a.attempt, a.position), item, item.instruction,
+            bool(row and row["passed"]), clicked if item.mode != "count" else [], parsed.get("count"), gold,
+            None if item.mode == "click" else item.key.gold_count, lines, outcome, a.position + 1, of)
 
 
 # --------------------------------------------------------------------------- studies and participants
@@ -305,6 +401,8 @@ def join(store: Store, study: Study, external_id: str, source: str, prolific_stu
             participants.lock_joins(c, study.study_id)  # the arrival rank is a count: one new participant at a time
             p = participants.find_participant(c, study.study_id, external_id)  # stored meanwhile by another process?
         if p is None:
+            if origin == "participant":  # a new visitor; one already stored (a preview) keeps its way in
+                admit(study.config, source, external_id)
             pid = (ids or RandomIds()).participant_id()
             participants.insert_participant(c, pid, study.study_id, external_id, source, prolific_study_id,
                                   prolific_session_id, t, origin)
@@ -323,6 +421,23 @@ def join(store: Store, study: Study, external_id: str, source: str, prolific_stu
                            "contact the researcher")
 
 
+class NeedsProlificId(StudyError):
+    """The study admits only visitors with a Prolific id (`StudyConfig.prolific_id_required`)."""
+
+
+PROLIFIC_PID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def admit(cfg: StudyConfig, source: str, external_id: str) -> None:
+    """NeedsProlificId when a study that needs a Prolific id is visited without one (an anonymous `?pid=` link, or
+    a PROLIFIC_PID that is not one: letters, digits, - and _, at most 64). Previews, simulations and tests never
+    come through here."""
+    if not cfg.prolific_id_required:
+        return
+    if source != "prolific" or not PROLIFIC_PID.fullmatch(external_id.strip()):
+        raise NeedsProlificId("this study is open only through its Prolific link")
+
+
 def _link_id(v: str | None) -> str | None:
     """A Prolific STUDY_ID / SESSION_ID from the link: None when absent, refused when absurd."""
     v = (v or "").strip()
@@ -336,12 +451,17 @@ def _link_id(v: str | None) -> str | None:
 class ParticipantSession:
     """One participant of one study: `screen()` says what to show; the other methods store what they did."""
 
-    def __init__(self, store: Store, ds: Dataset, study: Study, participant_id: str, clock: Clock = system_clock,
-                 client: Client | None = None):
+    def __init__(self, store: Store, ds: Any, study: Study, participant_id: str, clock: Clock = system_clock,
+                 client: Client | None = None, kind: ItemKind | None = None):
         """`client`: the tab this session serves. With it, one tab at a time drives the participant, and held
-        items of closed tabs go back to the pool; without it (scripts, tests of the flow) neither is checked."""
+        items of closed tabs go back to the pool; without it (scripts, tests of the flow) neither is checked.
+        `kind`: the study's kind of item (`instrument.kinds.kind_for`); ROSE's one-shot items by default."""
         self.store, self.ds, self.study, self.participant_id, self.clock = store, ds, study, participant_id, clock
         self.client = client
+        self.kind: ItemKind = kind or RoseKind(ds)
+        if self.kind.benchmark != study.config.benchmark:
+            raise StudyError(f"study {study.study_id} has benchmark {study.config.benchmark!r}; this session's "
+                             f"kind of item is {self.kind.benchmark!r}")
 
     @property
     def cfg(self) -> StudyConfig:
@@ -376,7 +496,8 @@ class ParticipantSession:
             raise StudyError(str(e)) from e
         with storage(self.store), self._tx() as c:
             p = participants.get_participant(c, self.participant_id)
-            if p is None or p.end_reason != "completed" or not self.cfg.questionnaire or not self._owns(c):
+            if (p is None or p.end_reason != "completed" or not self.cfg.questionnaire or not self._owns(c)
+                    or self._stopped(c, p) is not None):
                 return False
             return q_store.insert_answers(c, self.participant_id, clean, self.clock())
 
@@ -457,13 +578,18 @@ class ParticipantSession:
         """The end page, or first the study's questionnaire (completed participants who have not answered it).
         `p`: the participant, to tell a screen-out by attention check from one at the practice."""
         cfg = self.cfg
-        if reason == "completed" and cfg.questionnaire and not q_store.answered(c, self.participant_id):
+        if (reason == "completed" and cfg.questionnaire and not q_store.answered(c, self.participant_id)
+                and self._stopped(c) is None):
             return Questionnaire(tuple(cfg.questionnaire))
         attention = bool(reason == "screened_out" and p is not None
                          and (p.practice_passed or not cfg.practice_rounds))
-        return End(reason, cfg.completion_code, cfg.completion_url, cfg.screen_out_code, cfg.screen_out_url,
-                   attention, page_text(cfg, "screen_out" if reason == "screened_out" else "end"),
-                   page_text(cfg, "debrief"))
+        code, url = cfg.completion_code, cfg.completion_url
+        if reason == "completed":  # the participant's own code when the study gives one (instrument.completion)
+            me = p or participants.get_participant(c, self.participant_id)
+            code, url = completion(c, self.study, me.external_id)
+        return End(reason, code, url, cfg.screen_out_code, cfg.screen_out_url,
+                   attention, self.kind.text(cfg, "screen_out" if reason == "screened_out" else "end"),
+                   self.kind.text(cfg, "debrief"))
     def deadline(self) -> Deadline | None:
         """When this participant's time runs out (the study's limit, from their consent), for the page's countdown;
         None without a limit, before consent or after the end. The server alone decides: `screen()` ends the
@@ -480,20 +606,26 @@ class ParticipantSession:
         cfg, t, pid = self.cfg, self.clock(), self.participant_id
         p = participants.get_participant(c, pid)
         if p is None:
+            if studies.study_row(c, self.study.study_id) is None:
+                return Closed("closed")  # the study was deleted (its participants with it) while the tab was open
             raise StudyError(f"unknown participant {pid!r}")
         participants.touch(c, pid, t)
+        if p.finished_at is None and (stop := self._stopped(c, p)) is not None:
+            participants.release_holds(c, [pid], t)  # their held item goes back to the pool at once
+            return Closed(stop)
         if p.finished_at is not None and p.end_reason != "screened_out":
             return self._end(c, p.end_reason, p)
         if not self._claim(c, p):
             return OtherTab()
         if p.consent_at is None:
-            return Consent(cfg.time_limit_minutes, page_text(cfg, "consent"))
+            return Consent(cfg.time_limit_minutes, self.kind.text(cfg, "consent"))
         if p.finished_at is None and cfg.time_limit_minutes and t - p.consent_at > 60 * cfg.time_limit_minutes:
             participants.finish(c, pid, "timed_out", t)
             participants.release_holds(c, [pid], t)  # their held item goes back to the pool at once
             return self._end(c, "timed_out")
         if p.instructions_at is None:
-            return Instructions(bool(cfg.practice_rounds), page_text(cfg, "instructions"), tuple(cfg.templates))
+            return Instructions(bool(cfg.practice_rounds), self.kind.text(cfg, "instructions"),
+                                self.kind.templates(cfg))
         assigns = participants.participant_assignments(c, pid)
         pending = [a for a in assigns if a.kind == "practice" and a.answered_at is not None and a.acknowledged_at is None]
         if pending:
@@ -504,14 +636,9 @@ class ParticipantSession:
             return self._practice(c, p, assigns, t)
         return self._main(c, p, assigns, t)
 
-    def _item_screen(self, c, a: participants.Assignment, progress: str, fraction: float) -> ItemScreen:
-        item = item_for(self.ds, a.kind, a.instance_id)
-        problem = self.ds.image_problem(item.image)
-        if problem is not None:
-            raise ItemUnavailable(a, f"{self.ds.root / item.image}: {problem}")
-        view = view_id_for(a.participant_id, a.kind, a.attempt, a.position)
-        restored = restore([GridEvent(*e) for e in view_events(c, a.participant_id, view)])
-        return ItemScreen(view, a.kind, item, progress, fraction, restored.next_seq, restored)
+    def _item_screen(self, c, a: participants.Assignment, progress: str, fraction: float) -> Any:
+        """The assignment's item on screen, as its kind draws it (`ItemScreen`, an episode's `EpisodeScreen`)."""
+        return self.kind.item_screen(self, c, a, progress, fraction)
 
     def _round(self, attempt: int) -> list[str]:
         rounds = self.cfg.practice_rounds
@@ -523,7 +650,7 @@ class ParticipantSession:
         if not mine:
             for pos, iid in enumerate(self._round(attempt)):
                 participants.insert_assignment(c, p.participant_id, "practice", pos, attempt, iid,
-                                     self.ds.instances[iid].scene_id, t)
+                                     self.kind.scene_of(iid), t)
             mine = [a for a in participants.participant_assignments(c, p.participant_id)
                     if a.kind == "practice" and a.attempt == attempt]
         open_ = sorted((a for a in mine if a.answered_at is None), key=lambda a: a.position)
@@ -531,7 +658,7 @@ class ParticipantSession:
             self._close_round(c, p.participant_id, attempt, t)
             return self._screen(c)
         a = open_[0]
-        return self._item_screen(c, a, f"Practice {a.position + 1} of {len(mine)}", a.position / len(mine))
+        return self._item_screen(c, a, self.kind.practice_label(a.position, len(mine)), a.position / len(mine))
 
     def _main(self, c, p: participants.Participant, assigns: list[participants.Assignment], t: float) -> Screen:
         cfg, pid = self.cfg, p.participant_id
@@ -543,42 +670,48 @@ class ParticipantSession:
         atts = [a for a in assigns if a.kind == "attention"]
         answered_main = sum(a.answered_at is not None for a in mains)
         answered_att = sum(a.answered_at is not None for a in atts)
-        progress = progress_text(cfg, answered_main, answered_att)
+        progress = self.kind.progress(cfg, answered_main, answered_att)
         n = cfg.items_per_participant + cfg.attention_checks
         fraction = min(1.0, (answered_main + answered_att) / n)
         held = [a for a in mains + atts if a.answered_at is None and a.released_at is None]
         if held:
             return self._item_screen(c, held[0], progress, fraction)
         if answered_main >= cfg.items_per_participant:
-            participants.finish(c, pid, "completed", t)
+            self._finish(c, "completed", t)
             return self._end(c, "completed")
         self._release_closed_tabs(c, t)
-        pool = main_pool(self.ds, cfg)
         slot = attention_slot_due(cfg, answered_main, {a.position for a in atts})
-        if slot is not None:
-            scene_id = attention_scene(pool, pid, slot)
+        if slot is not None:  # ROSE's: an SGP study has no attention checks (`StudyConfig.problems`)
+            scene_id = attention_scene(main_pool(self.ds, cfg), pid, slot)
             participants.insert_assignment(c, pid, "attention", slot, 0, attention_item_id(scene_id, f"{pid}-{slot}"),
                                  scene_id, t)
             return self._refetch(c, pid, "attention", slot, progress, fraction)
         if self._address_full(c):
             return Wait("address")
-        seen = {a.instance_id for a in mains}, {a.scene_id for a in mains}
-        ranked = rank_main(pool, cfg, participants.main_assignment_counts(c, self.study.study_id), *seen, p.counterbalance,
-                           answered_main, default_tiebreak(pid))
-        claim = participants.claim_instance(c, self.study.study_id, (i.instance_id for i in ranked), cfg.target_per_instance)
+        anon = cfg.counts_anonymous
+        ranked = self.kind.rank(self, participants.main_assignment_counts(c, self.study.study_id, anon), mains,
+                                p.counterbalance, answered_main)
+        claim = participants.claim_instance(c, self.study.study_id, ranked, cfg.target_per_instance, anon)
         if claim.busy:
             raise ClaimBusy()
         if claim.instance_id is None:
             # Only answers fill an instance for good: while a held item may still come free, ask them to wait.
-            if pick_main(pool, cfg, participants.main_answered_counts(c, self.study.study_id), *seen, p.counterbalance,
-                         answered_main, default_tiebreak(pid)) is not None:
+            if next(self.kind.rank(self, participants.main_answered_counts(c, self.study.study_id, anon), mains,
+                                   p.counterbalance, answered_main), None) is not None:
                 return Wait("held")
             reason: EndReason = "completed" if answered_main else "pool_exhausted"
-            participants.finish(c, pid, reason, t)
+            self._finish(c, reason, t)
             return self._end(c, reason)
-        inst = self.ds.instances[claim.instance_id]
-        participants.insert_assignment(c, pid, "main", len(mains), 0, inst.instance_id, inst.scene_id, t)
+        iid = claim.instance_id
+        participants.insert_assignment(c, pid, "main", len(mains), 0, iid, self.kind.scene_of(iid), t)
         return self._refetch(c, pid, "main", len(mains), progress, fraction)
+
+    def _finish(self, c, reason: EndReason, t: float) -> None:
+        """The end of the main items; a completed participant's record is then judged by the behaviour check
+        (`instrument.behaviour`: flagged, and excluded when the study says so) in the same transaction."""
+        participants.finish(c, self.participant_id, reason, t)
+        if reason == "completed":
+            check_behaviour(c, self.study, self.participant_id, t)
 
     def _release_closed_tabs(self, c, t: float) -> None:
         """Held main items of participants whose tab closed (no longer connected to this server) more than
@@ -602,20 +735,14 @@ class ParticipantSession:
                 and (h.client_id is None or self.client.live(h.client_id) is not False)]
         return len(same) >= cap
 
-    def _refetch(self, c, pid: str, kind: str, position: int, progress: str, fraction: float) -> ItemScreen:
+    def _refetch(self, c, pid: str, kind: str, position: int, progress: str, fraction: float) -> Any:
         a = next(a for a in participants.participant_assignments(c, pid) if a.kind == kind and a.position == position
                  and a.attempt == 0)
         return self._item_screen(c, a, progress, fraction)
 
-    def _feedback(self, c, p: participants.Participant, a: participants.Assignment, assigns: list[participants.Assignment]) -> PracticeFeedback:
-        item = item_for(self.ds, a.kind, a.instance_id)
-        row = response_of(c, self.study.run_id, p.participant_id, a.instance_id, "practice", a.attempt)
-        parsed = json.loads(row["parsed"]) if row else {"clicks": [], "count": None}
-        clicked = [tuple(x) for x in parsed.get("clicks") or []]
-        gold = item.gold_cells()
-        lines = [FeedbackLine(g, True, g in clicked) for g in gold]
-        if item.mode != "count":
-            lines += [FeedbackLine(x, False, True) for x in clicked if x not in gold]
+    def _feedback(self, c, p: participants.Participant, a: participants.Assignment,
+                  assigns: list[participants.Assignment]) -> Any:
+        """A practice item's feedback: where the round stands (one path for every kind), what the kind shows."""
         round_ = [x for x in assigns if x.kind == "practice" and x.attempt == a.attempt]
         if any(x.answered_at is None for x in round_):
             outcome: RoundOutcome = "next"
@@ -625,10 +752,7 @@ class ParticipantSession:
             outcome = "screened_out"
         else:
             outcome = "retry"
-        return PracticeFeedback(
-            view_id_for(p.participant_id, a.kind, a.attempt, a.position), item, item.instruction,
-            bool(row and row["passed"]), clicked if item.mode != "count" else [], parsed.get("count"), gold,
-            None if item.mode == "click" else item.key.gold_count, lines, outcome, a.position + 1, len(round_))
+        return self.kind.feedback(self, c, p, a, outcome, len(round_))
 
     # ---- what they did
     def acknowledge_feedback(self, view_id: str) -> None:
@@ -651,9 +775,11 @@ class ParticipantSession:
             return known_max_seq
         t = self.clock()
         with storage(self.store), self._tx() as c:
+            if self._stopped(c) is not None:
+                return known_max_seq  # nothing more is stored; the next screen says why
             if not self._owns(c):
                 raise OtherTabError("the study continues in another tab")
-            insert_events(c, self.participant_id, screen.item.item_id, screen.view_id, new, t)
+            results.write_events(c, self.participant_id, screen.item.item_id, screen.view_id, new, t)
             participants.touch(c, self.participant_id, t)
         return max(known_max_seq, max(e.seq for e in new))
 
@@ -668,6 +794,8 @@ class ParticipantSession:
         t = self.clock()
         pid = self.participant_id
         with storage(self.store), self._tx() as c:
+            if participants.get_participant(c, pid) is None:   # deleted with its study while the tab was open
+                return Recorded(None, duplicate=True, refused="closed")
             if not self._owns(c):
                 return Recorded(None, duplicate=True, refused="other_tab")
             assigns = participants.participant_assignments(c, pid)
@@ -675,16 +803,16 @@ class ParticipantSession:
             refused = self._refusal(c, a, t)
             if refused is not None or not participants.mark_answered(c, a, t):
                 return Recorded(result, duplicate=True, refused=refused or "answered")
-            insert_events(c, pid, item.item_id, screen.view_id, sub.events, t)
+            results.write_events(c, pid, item.item_id, screen.view_id, sub.events, t)
             vp = sub.viewport
-            write_responses(c, [ResponseRow.scored(
+            results.write_result(c, ResponseRow.scored(
                 self.study.run_id, item.item_id, item.template, item.subset, item.split, item.scene_id,
                 result.response, result.protocol, result.parsed, result.valid, result.passed, result.failure,
                 result.errors, t, participant_id=pid, kind=a.kind, attempt=a.attempt,
                 first_action_ms=sub.first_action_ms, total_ms=1000.0 * (t - shown_at(a, assigns)), active_ms=sub.active_ms,
                 client_total_ms=sub.client_total_ms, viewport_w=vp[0] if vp else None,
                 viewport_h=vp[1] if vp else None, device_pixel_ratio=sub.dpr, focus_lost=int(sub.focus_lost),
-                view_id=screen.view_id, scorer_version=SCORER_VERSION)])
+                view_id=screen.view_id, scorer_version=SCORER_VERSION))
             participants.touch(c, pid, t)
             if a.kind == "practice":
                 self._close_round(c, pid, a.attempt, t)
@@ -692,6 +820,14 @@ class ParticipantSession:
                 participants.finish(c, pid, "screened_out", t)
                 participants.release_holds(c, [pid], t)
         return Recorded(result, duplicate=False)
+
+    def record_moves(self, screen: Any, payload: Any) -> Any:
+        """An episode's moves (the board component's message): read and applied by the episode kind
+        (`EpisodeKind.record_moves`), stored through the one writer. A one-shot item takes `submit` instead."""
+        record = getattr(self.kind, "record_moves", None)
+        if record is None:
+            raise StudyError(f"a {self.kind.benchmark} study's items are answered once, not moved")
+        return record(self, screen, payload)
 
     def _refusal(self, c, a: participants.Assignment | None, t: float) -> Refusal | None:
         """Why an answer for this assignment must not count (recorded), or None. An item released to someone else
@@ -703,6 +839,14 @@ class ParticipantSession:
             return "answered"
         pid, cfg = self.participant_id, self.cfg
         p = participants.get_participant(c, pid)
+        stop = self._stopped(c, p)
+        if stop is not None and p is not None:
+            participants.record_flag(c, self.study.study_id, pid, None, f"{stop}_answer",
+                                     f"{a.kind} {a.instance_id} answered after the "
+                                     + ("study closed" if stop == "closed" else "participant was excluded"), t)
+            participants.release_holds(c, [pid], t)
+        if stop is not None:
+            return stop
         late = bool(cfg.time_limit_minutes and p.consent_at is not None
                     and t - p.consent_at > 60 * cfg.time_limit_minutes)
         if a.released_at is None and not late and p.finished_at is None:
@@ -715,10 +859,25 @@ class ParticipantSession:
             participants.release_holds(c, [pid], t)
         return why
 
+    def _stopped(self, c, p: participants.Participant | None = None) -> Stopped | None:
+        """Why this participant may store nothing more, read in the caller's transaction: their study closed or
+        deleted since the tab opened ("closed"; a preview may go on in a closed study: the experimenter tries it
+        before opening it; a session without a browser tab is not checked for a closed study, as for tabs), or a
+        standing exclusion ("excluded"). None: go on."""
+        row = studies.study_row(c, self.study.study_id)
+        p = p or participants.get_participant(c, self.participant_id)
+        if row is None or p is None:
+            return "closed"
+        if exclusions.standing(c, self.participant_id) is not None:
+            return "excluded"
+        # a browser tab only: scripts and tests of the flow drive draft studies that were never open (`client` None)
+        closed = not row["active"] and p.origin != "preview" and self.client is not None
+        return "closed" if closed else None
+
     def _close_round(self, c, pid: str, attempt: int, t: float) -> None:
         """After the last answer of a round: passed, another round on fresh items, or screened out."""
         cfg = self.cfg
-        passes = practice_round_passes(c, pid, attempt)
+        passes = results.round_passes(c, self.study.run_id, pid, attempt)
         if len(passes) < len(self._round(attempt)):
             return
         if sum(passes) / len(passes) >= cfg.practice_pass_fraction:
@@ -732,6 +891,7 @@ class ParticipantSession:
 
 def open_session(store: Store, ds: Dataset, study_id: str, participant_id: str,
                  clock: Clock = system_clock, client: Client | None = None) -> ParticipantSession | None:
+    """A ROSE study's participant session (any study's, with its kind: `instrument.kinds.open_participant_session`)."""
     with storage(store), store.connect() as c:
         study = load_study(c, study_id)
     return None if study is None else ParticipantSession(store, ds, study, participant_id, clock, client)

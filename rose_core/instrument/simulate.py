@@ -28,15 +28,18 @@ from ..storage import episodes, events, participants, responses
 from ..storage.connection import Store
 from ..storage.schema import bump_verdicts_generation
 from .config import Study, StudyError
+from .device import report_device
 from .ids import FakeClock, stable_hash
 from .session import (
-    Consent, End, Instructions, ItemScreen, OtherTab, ParticipantSession, PracticeFeedback, Wait, join, storage,
+    Consent, End, Instructions, ItemScreen, OtherTab, ParticipantSession, PracticeFeedback, Questionnaire, Wait, join,
+    storage,
 )
 
 Role = Literal["attentive", "too_fast", "attention_failure", "drop_out"]
 ROLES: tuple[Role, ...] = ("attentive", "too_fast", "attention_failure", "drop_out")
 SOURCE = "anonymous"          # how a simulated participant "arrived" (no Prolific ids to invent)
 MAX_PARTICIPANTS = 100_000
+DEVICE = {"viewport": [1440, 900], "dpr": 2.0, "touch_points": 0, "coarse_pointer": False}   # a desktop browser
 
 
 class TruthError(ValueError):
@@ -348,6 +351,8 @@ class _Actor:
             self.p.end_reason = s.reason
             return None
         if isinstance(s, Consent):
+            # the page's device check before consent: the window the simulated answers carry
+            report_device(self.session.store, self.session.cfg, self.p.participant_id, DEVICE, clock=self.clock)
             self.session.consent()
             return self.truth.reading_s * (0.5 + self.rng.random())
         if isinstance(s, Instructions):
@@ -356,6 +361,9 @@ class _Actor:
         if isinstance(s, PracticeFeedback):
             self.session.acknowledge_feedback(s.view_id)
             return 2.0 + 3.0 * self.rng.random()
+        if isinstance(s, Questionnaire):   # skipped, as the page's "Skip the questions" does
+            self.session.answer_questionnaire({})
+            return 5.0 + 5.0 * self.rng.random()
         if isinstance(s, Wait):
             self.p.waits += 1
             return 30.0
@@ -401,7 +409,7 @@ class _Actor:
             "view_id": s.view_id, "selection": [list(c) for c in p.cells],
             "count": None if count is None else str(count), "events": p.rest,
             "first_action_ms": p.first_ms if p.rest or p.cells or count is not None else None,
-            "active_ms": total_ms, "client_total_ms": total_ms, "viewport": [1440, 900], "dpr": 2.0,
+            "active_ms": total_ms, "client_total_ms": total_ms, "viewport": DEVICE["viewport"], "dpr": DEVICE["dpr"],
             "focus_lost": False})
         if rec.refused in ("late", "released"):
             # past the study's time limit (or silent past its release limit): refused and recorded, as for a

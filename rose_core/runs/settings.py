@@ -20,9 +20,14 @@ FIELDS: dict[str, tuple[str, tuple[type, ...]]] = {
     "system_prompt": ("the system prompt, if any", (str,)),
     "temperature": ("sampling temperature", (int, float)),
     "top_p": ("nucleus sampling threshold", (int, float)),
+    "top_k": ("top-k sampling: only the k likeliest tokens", (int,)),
     "max_tokens": ("the response's token limit", (int,)),
     "seed": ("the sampling seed the endpoint was given", (int,)),
     "date": ("when the run was made (ISO 8601 date or date-time, UTC)", (str, dt.date, dt.datetime)),
+    "protocol": ("sgp run-model: the message layout (studio or ivispar)", (str,)),
+    "reader": ("sgp run-model: how replies became moves (strict or ivispar)", (str,)),
+    "preset": ("sgp run-model: the sampling preset named after the paper's settings", (str,)),
+    "prompt_digest": ("sgp run-model: SHA-256 of the instruction texts the model got", (str,)),
     "notes": ("anything else the authors want on record", (str,)),
 }
 PROMPT_VARIANT = "instance"   # run-model sends each instance's own prompt (the dataset's text) with its image
@@ -80,8 +85,8 @@ def check_settings(raw: dict[str, Any], where: str) -> dict[str, Any]:
         elif key in ("temperature", "top_p") and value < 0:
             problems.append(f"{where}: {key} = {value!r}: must not be negative")
             continue
-        elif key == "max_tokens" and value <= 0:
-            problems.append(f"{where}: max_tokens = {value!r}: must be positive")
+        elif key in ("max_tokens", "top_k") and value <= 0:
+            problems.append(f"{where}: {key} = {value!r}: must be positive")
             continue
         out[key] = value
     if problems:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..benchmarks.sgp.board import COLOURS, SHAPE_2D, SHAPES, board_from_state
+from ..benchmarks.sgp.board import COLOURS, SHAPE_2D, SHAPES, board_from_state, vocabulary
 from ..benchmarks.sgp.dataset import SgpDataset
 from ..benchmarks.sgp.inference import (
     BOARDS,
@@ -29,15 +29,17 @@ from ..common.chat import ChatEndpoint, ModelRunSummary, done_keys, run_jobs
 from .sgp_model import state_parts
 
 
-def inference_instructions(size: int, modality: Modality) -> str:
-    shapes = [SHAPE_2D[s] for s in SHAPES] if modality == "2d" else list(SHAPES)
+def inference_instructions(size: int, modality: Modality, words: tuple = (COLOURS, SHAPES)) -> str:
+    """`words`: the colours and shapes to name (`board.vocabulary`: the paper's, unless the board holds others)."""
+    colours, shape_words = words
+    shapes = [SHAPE_2D[s] for s in shape_words] if modality == "2d" else list(shape_words)
     last_col = chr(ord("A") + size - 1)
     seen = "text below describes" if modality == "text" else "image shows"
     return (
         f"The {seen} one board of the Sliding Geom Puzzle: a {size}x{size} grid whose squares are named like a "
         f"chess board (columns A to {last_col} from left to right, rows 1 to {size} from bottom to top; A1 is "
         f"bottom-left, {last_col}{size} top-right). Some squares hold a geom. Each geom has a colour "
-        f"({', '.join(COLOURS)}) and a shape ({', '.join(shapes)}); no two geoms share both.\n"
+        f"({', '.join(colours)}) and a shape ({', '.join(shapes)}); no two geoms share both.\n"
         "Write down every geom on the board and the square it stands on. You may think first; then end your reply "
         "with a line that says only\nboard:\nfollowed by one line per geom, in the form <colour> <shape>: <square>, "
         f"for example\nred {shapes[0]}: A1\nWrite nothing after that list, and no line for an empty square.")
@@ -46,7 +48,7 @@ def inference_instructions(size: int, modality: Modality) -> str:
 def inference_content(item: InferenceItem, modality: Modality) -> list[dict[str, Any]]:
     """The content parts of the one user message for this board."""
     board = board_from_state(item.state)
-    return [{"type": "text", "text": inference_instructions(board.size, modality)},
+    return [{"type": "text", "text": inference_instructions(board.size, modality, vocabulary(board))},
             *state_parts("The board:", board, modality, "active")]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from .columns import read_frame
-from .participants import NOT_COUNTED
+from .participants import NOT_COUNTED, filling_target
 from .connection import Connection
 from dataclasses import astuple, dataclass, fields
 from typing import Any, Literal, Sequence
@@ -105,9 +105,13 @@ def practice_round_solved(conn: Connection, run_id: str, participant_id: str, at
                                        "AND kind = 'practice' AND attempt = ?", (run_id, participant_id, attempt))]
 
 
-def main_result_counts(conn: Connection, run_id: str) -> dict[str, int]:
+def main_result_counts(conn: Connection, run_id: str, count_anonymous: bool = True) -> dict[str, int]:
+    """Counted finished main episodes per episode of one run; anonymous visitors' only when they fill the targets
+    (`StudyConfig.anonymous_counts`, `participants.filling_target`)."""
     return dict(conn.execute("SELECT episode_id, count(*) FROM episode_results WHERE run_id = ? AND kind = 'main' "
-                             f"AND participant_id NOT IN ({NOT_COUNTED}) GROUP BY episode_id", (run_id,)).fetchall())
+                             f"AND participant_id NOT IN ({NOT_COUNTED}) "
+                             f"AND participant_id IN ({filling_target(count_anonymous)}) GROUP BY episode_id",
+                             (run_id,)).fetchall())
 
 
 def results(conn: Connection, run_ids: Sequence[str] | None = None, kind: str = "main") -> list[dict]:

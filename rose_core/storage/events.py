@@ -62,3 +62,10 @@ def delete_of_origin(conn: Connection, study_id: str, origin: str) -> int:
     from .participants import OF_ORIGIN
 
     return conn.execute(f"DELETE FROM events WHERE participant_id IN ({OF_ORIGIN})", (study_id, origin)).rowcount
+
+
+def action_counts(conn: Connection, participant_id: str, types: Sequence[str]) -> dict[str, int]:
+    """view_id -> how many stored events of these types (the participant's actions: clicks, typing) it has."""
+    return dict(conn.execute(
+        f"SELECT view_id, count(*) FROM events WHERE participant_id = ? AND type IN ({', '.join('?' * len(types))}) "
+        "GROUP BY view_id", (participant_id, *types)).fetchall())

@@ -36,6 +36,21 @@ NEVER_ANALYSED = "SELECT participant_id FROM participants WHERE origin IN ('prev
 # place (simulated participants do: a simulation fills its own study as real people would).
 _TARGET_FREE = "('preview', 'test')"
 
+
+def _fills_target(count_anonymous: bool) -> str:
+    """The one rule of whose assignments use up an instance's target (a condition on `q`, the participant): never a
+    preview's or a test's, and a visitor without a Prolific id's (source 'anonymous') only when the study says so
+    (`StudyConfig.anonymous_counts`), so anonymous bots cannot fill the pool. A dry run's simulated participants
+    arrive anonymous but stand for Prolific ones: they count, as they always did."""
+    return f"q.origin NOT IN {_TARGET_FREE}" + ("" if count_anonymous else
+                                               " AND (q.source != 'anonymous' OR q.origin = 'simulated')")
+
+
+def filling_target(count_anonymous: bool) -> str:
+    """The participants whose answers fill the targets (`_fills_target`), as a subquery: the Studies page's
+    coverage counts by the same rule the assignment fills by."""
+    return f"SELECT q.participant_id FROM participants q WHERE {_fills_target(count_anonymous)}"
+
 # --------------------------------------------------------------------------- participants
 
 @dataclass
@@ -133,10 +148,13 @@ def record_flag(conn: Connection, study_id: str, participant_id: str | None, ext
 
 def flags_export_query(study_id: str | None) -> tuple[str, tuple]:
     """Every flag (refused requests: takeover attempts, late answers, damaged images…) of one study, or all, for
-    the export and the Participants page; `flagged_at` in epoch seconds."""
-    where, params = (" WHERE study_id = ?", (study_id,)) if study_id else ("", ())
-    return ("SELECT study_id, participant_id, external_id, kind, detail, at AS flagged_at FROM participant_flags"
-            f"{where} ORDER BY at, kind, participant_id", params)
+    the export and the Participants page; `flagged_at` in epoch seconds. `external_id`: the one the flag recorded
+    (an identity mismatch's), else the participant's own, so every row can be matched with the approvals CSV."""
+    where, params = (" WHERE f.study_id = ?", (study_id,)) if study_id else ("", ())
+    return ("SELECT f.study_id, f.participant_id, coalesce(f.external_id, p.external_id) AS external_id, f.kind, "
+            "f.detail, f.at AS flagged_at FROM participant_flags f "
+            f"LEFT JOIN participants p ON p.participant_id = f.participant_id{where} "
+            "ORDER BY f.at, f.kind, f.participant_id", params)
 
 
 def flags(conn: Connection, study_id: str) -> list[dict]:
@@ -382,20 +400,20 @@ def release(conn: Connection, a: Assignment, t: float) -> None:
                  (t, a.participant_id, a.kind, a.attempt, a.position))
 
 
-def main_answered_counts(conn: Connection, study_id: str) -> dict[str, int]:
+def main_answered_counts(conn: Connection, study_id: str, count_anonymous: bool = True) -> dict[str, int]:
     """Answered main items per instance (what a held item may still free up is not in it)."""
     return dict(conn.execute(
         "SELECT a.instance_id, count(*) FROM assignments a JOIN participants q ON q.participant_id = a.participant_id "
-        f"WHERE q.study_id = ? AND a.kind = 'main' AND a.answered_at IS NOT NULL AND q.origin NOT IN {_TARGET_FREE} "
+        f"WHERE q.study_id = ? AND a.kind = 'main' AND a.answered_at IS NOT NULL AND {_fills_target(count_anonymous)} "
         "GROUP BY a.instance_id",
         (study_id,)).fetchall())
 
 
-def main_assignment_counts(conn: Connection, study_id: str) -> dict[str, int]:
+def main_assignment_counts(conn: Connection, study_id: str, count_anonymous: bool = True) -> dict[str, int]:
     """Live main assignments per instance (answered or held, not released): what the target caps."""
     return dict(conn.execute(
         "SELECT a.instance_id, count(*) FROM assignments a JOIN participants q USING (participant_id) "
-        f"WHERE q.study_id = ? AND a.kind = 'main' AND a.released_at IS NULL AND q.origin NOT IN {_TARGET_FREE} "
+        f"WHERE q.study_id = ? AND a.kind = 'main' AND a.released_at IS NULL AND {_fills_target(count_anonymous)} "
         "GROUP BY a.instance_id",
         (study_id,)).fetchall())
 
@@ -414,15 +432,16 @@ class Claim:
     busy: bool = False
 
 
-def live_main_count(conn: Connection, study_id: str, instance_id: str) -> int:
+def live_main_count(conn: Connection, study_id: str, instance_id: str, count_anonymous: bool = True) -> int:
     """Live main assignments of one instance in a study (answered or held, not released)."""
     return int(conn.execute(
         "SELECT count(*) FROM assignments a JOIN participants q USING (participant_id) WHERE q.study_id = ? "
-        f"AND a.instance_id = ? AND a.kind = 'main' AND a.released_at IS NULL AND q.origin NOT IN {_TARGET_FREE}",
+        f"AND a.instance_id = ? AND a.kind = 'main' AND a.released_at IS NULL AND {_fills_target(count_anonymous)}",
         (study_id, instance_id)).fetchone()[0])
 
 
-def claim_instance(conn: Connection, study_id: str, candidates: Iterable[str], target: int) -> Claim:
+def claim_instance(conn: Connection, study_id: str, candidates: Iterable[str], target: int,
+                   count_anonymous: bool = True) -> Claim:
     """The first candidate (best first, as the policy ranks them) that still has room below the target, claimed
     until the transaction ends (see the module docstring). SQLite: the counts the candidates were ranked by were
     read in this same exclusive transaction, so the first one is it."""
@@ -437,7 +456,7 @@ def claim_instance(conn: Connection, study_id: str, candidates: Iterable[str], t
             busy = True
             continue
         # Counted again now that it is ours (a new statement: it sees every claim committed before ours).
-        if live_main_count(conn, study_id, iid) < target:
+        if live_main_count(conn, study_id, iid, count_anonymous) < target:
             return Claim(iid)
         busy = True  # filled since the ranking's counts were read: fresh counts may offer another
     return Claim(None, busy=busy)

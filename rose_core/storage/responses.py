@@ -15,7 +15,7 @@ from typing import Any, Literal, Sequence
 
 from .columns import fetch_rows
 from .connection import Connection, Store
-from .participants import NEVER_ANALYSED, NOT_COUNTED
+from .participants import NEVER_ANALYSED, NOT_COUNTED, filling_target
 
 ResponseKind = Literal["practice", "main", "attention"]
 
@@ -202,10 +202,12 @@ def main_responses_read(columns: Sequence[str], after_id: int = 0) -> tuple[str,
     return sql, params, {c: RESPONSE_TYPES[c] for c in columns}
 
 
-def main_answer_counts(conn: Connection, run_id: str) -> dict[str, int]:
-    """Counted main responses per instance of one run."""
+def main_answer_counts(conn: Connection, run_id: str, count_anonymous: bool = True) -> dict[str, int]:
+    """Counted main responses per instance of one run; anonymous visitors' only when they fill the targets
+    (`StudyConfig.anonymous_counts`, `participants.filling_target`)."""
     return dict(conn.execute("SELECT instance_id, count(*) FROM responses WHERE run_id = ? AND kind = 'main' "
-                             f"AND {COUNTED_ONLY} GROUP BY instance_id", (run_id,)).fetchall())
+                             f"AND {COUNTED_ONLY} AND participant_id IN ({filling_target(count_anonymous)}) "
+                             "GROUP BY instance_id", (run_id,)).fetchall())
 
 
 def response_of(conn: Connection, run_id: str, participant_id: str, instance_id: str, kind: str,

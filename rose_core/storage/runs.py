@@ -119,10 +119,14 @@ def run_stamps(conn: Connection, solver_kind: str | None = None) -> dict[str, fl
 # --------------------------------------------------------------------------- the paper bundle's check
 
 
-def other_dataset_builds(conn: Connection, dataset_hash: str, limit: int = 3) -> list[tuple[str, str]]:
+def other_dataset_builds(conn: Connection, dataset_hash: str, limit: int = 3,
+                         skip_hashes: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """Up to `limit` runs and studies scored against another dataset build than `dataset_hash`, as
-    ('run <id>' or 'study <id>', their dataset hash)."""
+    ('run <id>' or 'study <id>', their dataset hash); builds in `skip_hashes` (another benchmark's, such as the
+    SGP studies' episode builds) are not counted."""
+    hashes = (dataset_hash, *skip_hashes)
+    marks = ", ".join("?" * len(hashes))
     return [(r[0], r[1]) for r in conn.execute(
-        "SELECT 'run ' || run_id, dataset_hash FROM runs WHERE dataset_hash != ? UNION ALL "
-        f"SELECT 'study ' || study_id, dataset_hash FROM studies WHERE dataset_hash != ? LIMIT {int(limit)}",
-        (dataset_hash, dataset_hash)).fetchall()]
+        f"SELECT 'run ' || run_id, dataset_hash FROM runs WHERE dataset_hash NOT IN ({marks}) UNION ALL "
+        f"SELECT 'study ' || study_id, dataset_hash FROM studies WHERE dataset_hash NOT IN ({marks}) "
+        f"LIMIT {int(limit)}", (*hashes, *hashes)).fetchall()]

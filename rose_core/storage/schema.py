@@ -306,6 +306,11 @@ MIGRATIONS: dict[int, list[str]] = {
         "WHERE revoked_at IS NULL",
         "CREATE INDEX participant_exclusions_study ON participant_exclusions(study_id)",
     ],
+    14: [
+        # A study's secret for per-participant completion codes (rose_core.instrument.completion): kept on the study
+        # row, never in its settings (which the pages show and study files carry), made on first use.
+        "ALTER TABLE studies ADD COLUMN completion_secret TEXT",
+    ],
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

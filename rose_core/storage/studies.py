@@ -46,3 +46,15 @@ def study_names(conn: Connection, study_ids: Sequence[str]) -> list[tuple[str, s
     return [(r[0], r[1]) for r in conn.execute(
         f"SELECT study_id, name FROM studies WHERE study_id IN ({','.join('?' * len(study_ids))}) ORDER BY study_id",
         list(study_ids)).fetchall()]
+
+
+def completion_secret(conn: Connection, study_id: str, new: str) -> str | None:
+    """The study's completion secret, stored as `new` if it has none yet (two first uses at once agree: the first
+    one written stays). None: no such study."""
+    row = conn.execute("SELECT completion_secret FROM studies WHERE study_id = ?", (study_id,)).fetchone()
+    if row is None or row[0] is not None:      # read first: every picture-check screen asks, one first use writes
+        return None if row is None else row[0]
+    conn.execute("UPDATE studies SET completion_secret = ? WHERE study_id = ? AND completion_secret IS NULL",
+                 (new, study_id))
+    row = conn.execute("SELECT completion_secret FROM studies WHERE study_id = ?", (study_id,)).fetchone()
+    return None if row is None else row[0]

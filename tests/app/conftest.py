@@ -1,5 +1,8 @@
 """App tests run the real page scripts through Streamlit's AppTest on a small real dataset."""
 import os
+import sys
+import threading
+import traceback
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -9,6 +12,35 @@ import streamlit as st
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "test-experimenter-pw"
+# The app's background threads that work on one test's database: the dashboards' warm-up (started at sign-in) and
+# the frame's Parquet snapshot. Neither may outlive the test that started it.
+BACKGROUND = ("rose-dashboard-warm-up", "rose-frame-snapshot")
+BACKGROUND_LIMIT_S = 300   # they take seconds on the small dataset; this is a hang
+
+
+def finish_background_work() -> None:
+    """Wait for the app's background threads (BACKGROUND) before the test's environment and caches are undone.
+
+    Left running, a warm-up went on into the next test: it counted in that test's monkeypatched `_analysis`
+    (test_a_restart_… failed under two workers), and it looked the dataset up from an environment already restored,
+    building the full one in the work tree (under a lock file both pytest workers share) while holding Streamlit's
+    compute lock that the next test's page then waited on. A thread still running after BACKGROUND_LIMIT_S fails the
+    test with its stack."""
+    for t in [t for t in threading.enumerate() if t.name in BACKGROUND]:
+        t.join(BACKGROUND_LIMIT_S)
+        if t.is_alive():
+            frame = sys._current_frames().get(t.ident)
+            stack = "".join(traceback.format_stack(frame)) if frame else "(no frame)"
+            pytest.fail(f"the app's background thread {t.name!r} still runs {BACKGROUND_LIMIT_S} s after its test "
+                        f"ended; it waits here:\n{stack}", pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def no_background_work_outlives_its_test(monkeypatch):
+    """Every app test (whatever fixtures it uses) ends with the app's background threads finished, before its
+    monkeypatches are undone (this fixture uses `monkeypatch`, so it is torn down first)."""
+    yield
+    finish_background_work()
 
 
 @pytest.fixture(scope="session")
@@ -34,6 +66,7 @@ def pages_on(monkeypatch, dataset, location: str) -> Iterator[None]:
     try:
         yield
     finally:
+        finish_background_work()
         st.cache_resource.clear()
         st.cache_data.clear()
 
@@ -47,4 +80,5 @@ def app_env(small_dataset, monkeypatch, fresh_location):
     st.cache_resource.clear()  # survives between AppTest instances otherwise
     st.cache_data.clear()
     yield small_dataset
+    finish_background_work()
     st.cache_resource.clear()

@@ -106,7 +106,7 @@ def test_anonymous_participant_gets_an_id_in_the_url(app_env):
     the visit with it joins."""
     from ui.click_grid import element_data
 
-    s = study(app_env)
+    s = study(app_env, require_prolific_id=False)   # anonymous visitors allowed
     at = visit(study=s.study_id)
     (reload,) = at.get("bidi_component")
     data = element_data(reload.proto)
@@ -230,6 +230,31 @@ def test_the_device_gate_comes_before_consent_and_judges_the_stored_claim(app_en
     report_device(db, s.config, at.session_state["part_pid"], {"viewport": [1440, 900], "dpr": 2})
     at.run()
     assert at.title[0].value == "Welcome" and at.checkbox(key="part_agree")
+
+
+def test_a_prolific_study_turns_anonymous_visitors_away_before_consent(app_env):
+    """Issue 23: `?pid=` bots filled the pool. A study with a completion URL needs a Prolific id by default: an
+    anonymous visitor gets a calm page, never consent, and nothing is stored."""
+    s = study(app_env)
+    for query in ({}, {"pid": "anon-bot"}, {"PROLIFIC_PID": "not an id"}):
+        at = visit(study=s.study_id, **query)
+        assert not at.exception and not at.error and at.title[0].value == "Please open this study from Prolific"
+        assert not at.checkbox and "part_pid" not in at.session_state
+    assert open_store(os.environ["ROSE_DB"]).query("SELECT * FROM participants") == []
+
+
+def test_a_tab_left_open_after_its_study_closed_says_so_calmly(app_env):
+    """Issue 23: a tab left open after its study closed still stored answers. The page's next run shows a calm page,
+    and an answer sent from it is refused on the server (tests/rose_core/instrument/test_bots.py)."""
+    from rose_core.instrument.study import set_active
+
+    s = study(app_env, practice_items=0)
+    at = through_intro(visit(study=s.study_id, PROLIFIC_PID="OPEN1"))
+    assert at.session_state["part_item"].kind == "main"
+    set_active(open_store(os.environ["ROSE_DB"]), s.study_id, False)
+    at.run()
+    assert not at.exception and not at.error and at.title[0].value == "This study has ended"
+    assert "nothing more can be recorded" in at.info[0].value
 
 
 def test_a_closed_study_opens_for_its_preview_only(app_env):

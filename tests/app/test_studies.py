@@ -234,3 +234,22 @@ def test_delete_a_study_on_the_studies_page_needs_its_name(app_env):
     at.run()
     assert not at.exception
     assert list_studies(store) == [] and store.query("SELECT count(*) AS n FROM responses")[0]["n"] == 0
+
+
+def test_a_study_file_beyond_the_forms_usual_range_opens_and_keeps_its_values(app_env):
+    """A study file may set more raters, items or minutes than the form's fields usually offer (the study's checks
+    accept them): the Studies page opens it and its form shows the study's own values (it raised on the first
+    value above a field's top, a traceback instead of the page)."""
+    from rose_core.instrument.study import StudyConfig, create_study
+
+    cfg = StudyConfig(name="big", target_per_instance=1000, items_per_participant=600, practice_items=0,
+                      practice_max_attempts=7, attention_every=150, time_limit_minutes=900,
+                      release_after_minutes=2000)
+    study = create_study(open_store(os.environ["ROSE_DB"]), app_env, cfg)
+    at = signed_in()
+    assert not at.exception
+    key = f"studies_edit_{study.study_id}"
+    shown = {k: at.number_input(key=f"{key}_{k}").value for k in ("target", "items", "practice", "attempts", "att",
+                                                                   "limit", "release")}
+    assert shown == {"target": 1000, "items": 600, "practice": 0, "attempts": 7, "att": 150, "limit": 900,
+                     "release": 2000}

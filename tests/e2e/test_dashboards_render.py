@@ -66,6 +66,8 @@ def test_n_and_intervals_in_view_at_1440_px(dash_server, browser, tmp_path):
         for what, t in zip(("main table", "groups", "human − model"), tables):
             assert t["content"] <= t["shown"] + 1, (what, t)          # no sideways scroll
         assert tables[0]["heads"][:3] == ["solver", "n", "Avg"] and len(tables[0]["heads"]) == 8, tables[0]
+        # the gap (a data grid, drawn after the static tables): wait for its scroller before measuring it
+        page.wait_for_function("document.querySelectorAll('[data-testid=stDataFrame] .dvn-scroller').length >= 1")
         fits = _table_fits(page, 0)                                     # the gap, with its intervals
         assert fits["content"] <= fits["shown"] + 1, ("gap", fits)
         page.get_by_role("link", name="Agreement and difficulty", exact=True).click()

@@ -108,17 +108,29 @@ def _human_row(paper: PaperReport) -> pd.Series | None:
     return h.iloc[0] if len(h) else None
 
 
-def _same_test_set(paper: PaperReport) -> str:
+def _item_sets(paper: PaperReport) -> tuple[int, list[str]]:
+    """Which instances each side is measured on: the humans' count (the study's sample), and per run its own
+    count and how many of the humans' it answered. Humans and runs rarely answer the same set, so no text may
+    say they were scored "on the same instances"."""
     df = paper.selection.df
     hum = set(df.loc[df["solver_kind"] == "human", "instance_id"])
-    if not hum:
-        return "no human responses in this selection"
     bits = []
     for solver, g in df[df["solver_kind"] != "human"].groupby("solver", sort=False):
-        both = len(hum & set(g["instance_id"]))
-        bits.append(f"{solver}: {both} of the {len(hum)} human-answered instances ({fmt_rate(100 * both / len(hum))}%)")
-    return ("the same ROSE instances (same images, same gold answers, same scorer); " + "; ".join(bits)) if bits \
-        else f"no model or agent run in this selection ({len(hum)} human-answered instances)"
+        own = set(g["instance_id"])
+        both = len(hum & own)
+        share = f" ({fmt_rate(100 * both / len(hum))}%)" if hum else ""
+        bits.append(f"{solver} on {len(own):,} instances, {both:,} of the {len(hum):,} human-answered among them{share}")
+    return len(hum), bits
+
+
+def _same_test_set(paper: PaperReport) -> str:
+    n_hum, bits = _item_sets(paper)
+    if not n_hum:
+        return "no human responses in this selection"
+    return (f"the same ROSE dataset (same images, same gold answers, same scorer), not the same items: the humans "
+            f"on the study's sample of {n_hum:,} instances; " + "; ".join(bits) + "; the human − model table gives "
+            "each rate's items and both rates on the instances both answered ('Same items')") if bits \
+        else f"no model or agent run in this selection ({n_hum:,} human-answered instances)"
 
 
 def checklist_items(store: Store, ds: Dataset, paper: PaperReport) -> tuple[list[Item], HumanFacts]:
@@ -387,7 +399,9 @@ def _agreement_txt(paper: PaperReport) -> str:
     r = paper.table("agreement_human").frame.iloc[0]
     return (f"Krippendorff's α {fmt_stat(r['alpha_cells'])} (cell clicks, {fmt_count(r['click_units'])} "
             f"units), {fmt_stat(r['alpha_counts'])} (counts, {fmt_count(r['count_units'])} units), over "
-            f"{fmt_count(r['panel_items'])} instances with two or more participants")
+            f"{fmt_count(r['panel_items'] + r['panel_tied'])} instances with two or more participants (the "
+            f"majority-vote panel on the {fmt_count(r['panel_items'])} with a majority answer, "
+            f"{fmt_count(r['panel_tied'])} split exactly in half left out)")
 
 
 def _sample_txt(f: HumanFacts) -> str:
@@ -426,6 +440,7 @@ def methods_paragraph(paper: PaperReport, facts: HumanFacts, ds: Dataset, store:
     hr = _human_row(paper)
     completed = int((p["end_reason"] == "completed").sum()) if len(p) else 0
     solvers = [s for s in paper.table("main").frame.query("kind != 'published' and kind != 'human'")["solver"]]
+    n_hum, item_bits = _item_sets(paper)
     human = ("No human responses were analysed" if hr is None else
              f"Humans reached an Avg of {fmt_rate(hr['Avg'])}% "
              f"(95% bootstrap interval {_interval(hr, 'Avg', 'not available')})")
@@ -441,6 +456,8 @@ def methods_paragraph(paper: PaperReport, facts: HumanFacts, ds: Dataset, store:
         f"{practice_text(done)}. Participants answered on the same images as the models, through a click "
         f"grid whose answers are converted to the models' protocol and scored by the same scorer (scorer versions: "
         f"{', '.join(rep['scorer_versions']) or 'none'}). Selection: {selection_used(paper)}. {human}; "
-        f"{len(solvers)} model or agent runs were scored on the same instances ({', '.join(solvers) or 'none'}); "
+        f"{len(solvers)} model or agent runs were scored ({', '.join(solvers) or 'none'}): the humans on "
+        f"{n_hum:,} instances, {'; '.join(item_bits) or 'no run'} (human − model "
+        "differences are also given on the instances both answered); "
         f"their settings: {'; '.join(settings_text(s, v, blank=False) for s, v in settings.items()) or 'none'}. "
         f"Intervals: {rep['intervals']}. {_agreement_txt(paper)}.")

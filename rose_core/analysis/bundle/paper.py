@@ -16,10 +16,13 @@ from ...storage.connection import Store
 from ..agreement import human_agreement, human_model_agreement
 from ..bridges import bridge_table, published_bridges
 from ..difficulty import DIFFICULTY_PARAMS, difficulty_table, instance_params
-from ..failures import failure_table
+from ..failures import failure_table, with_share_intervals
 from ..formats import Kind
+from ..majority import TIE_RULE
 from ..gap import gap_table, published_gap
 from ..report import report_from_selection, with_runs_warning, with_sgp
+from ..sgp import SUMMARY_DEFINITION, SgpBundleTable, sgp_results_for_bundle
+from ...instrument.config import load_studies
 from ..selection import ExclusionRules, Filters, Selection, select_from_store, simulated_note
 from ..difference import human_model_difference
 from ..tables import INTERVALS_NOTE as tables_intervals_note, LABELS, N_NOTE as tables_n_note, with_n, with_n_types
@@ -30,7 +33,7 @@ N_NOTE, INTERVALS = tables_n_note, tables_intervals_note   # the pages' words: o
 
 
 class BundleError(ValueError):
-    """A bundle that cannot be made right (another dataset's database, no browser for the figures, …)."""
+    """A bundle that cannot be made right (another dataset's database, a figure whose legend does not fit, …)."""
 
 
 @dataclass(frozen=True)
@@ -144,31 +147,39 @@ def _bridges(df: pd.DataFrame, published: bool, n_boot: int, seed: int) -> tuple
 
 def _difference(df: pd.DataFrame, n_boot: int, seed: int) -> PaperTable:
     d = human_model_difference(df, n_boot, seed)
+    d.insert(d.columns.get_loc("human items"), "items",
+             [f"{h}/{m}" for h, m in zip(d["human items"].astype(object), d["model items"].astype(object))])
     return PaperTable(
         "human_model_difference", "Human − model difference per template",
         "Human PASS − solver PASS (percentage points) per template and for Avg, with a 95% interval from independent "
-        "resamples of each side (the main table's: participants for the humans, scenes for the solver); p: "
+        "resamples of each side (the main table's: participants for the humans, scenes for the solver). The humans' "
+        "rate is over the instances they answered (the study's sample), the solver's over every instance it "
+        "answered ('Items H/S': the two counts); 'Same items': both rates restricted to the instances both answered, "
+        "the difference and its interval on the items the test pairs on. p: "
         "McNemar's exact test (two-sided binomial test of the discordant pairs) of the humans' majority answer "
-        "(instances whose participants split exactly in half are left out: 'Tied') against the solver's, on the "
-        "instances both answered; '–' where p is undefined: for Avg (a mean of five template rates has no paired "
+        f"({TIE_RULE}: 'Tied') against the solver's, on the instances both answered; '–' where p is undefined: for Avg (a mean of five template rates has no paired "
         "outcome) or without a shared, untied instance (the CSV's 'p undefined because' says which).", d,
-        (Column("solver", "Solver", "text"), Column("template", "Template", "text"), _rate("human", "Human"),
-         _rate("model", "Solver"), Column("human − model", "Human − solver", "rate", "human − model lo",
+        (Column("solver", "Solver", "text"), Column("template", "Template", "text"), _rate("human", "Human", best=False),
+         _rate("model", "Solver", best=False), Column("human − model", "Human − solver", "rate", "human − model lo",
                                           "human − model hi"),
+         Column("items", "Items H/S", "text"),
+         Column("human − model (same items)", "Same items", "rate", "human − model (same items) lo",
+                "human − model (same items) hi"),
          Column("participants", "People", "count"), Column("shared items", "Shared", "count"),
          Column("tied items", "Tied", "count"), Column("p (McNemar exact)", "p", "p")))
 
 
-def _failures(df: pd.DataFrame) -> PaperTable:
-    cols = ["solver", "template", "label", "failure", "n", "total", "share"]
-    fk = failure_table(df).reindex(columns=cols).reset_index(drop=True) if len(df) else pd.DataFrame(columns=cols)
+def _failures(df: pd.DataFrame, n_boot: int, seed: int) -> PaperTable:
+    cols = ["solver", "template", "label", "failure", "n", "total", "share", "share lo", "share hi"]
+    fk = with_share_intervals(df, failure_table(df), n_boot, seed).reindex(columns=cols).reset_index(drop=True) \
+        if len(df) else pd.DataFrame(columns=cols)
     return PaperTable("failure_kinds", "Failure kinds",
                       "Share (%) of a solver's responses to a template whose primary failure kind (the scorer's "
                       "precedence: invalid, failure to abstain, region ignored, count anchoring, false click, missed "
-                      "target, repeated click, miscount) is the one named.", fk,
+                      f"target, repeated click, miscount) is the one named. {INTERVALS}", fk,
                       (Column("solver", "Solver", "text"), Column("label", "Template", "text"),
                        Column("failure", "Failure kind", "text"), Column("n", "n", "count"),
-                       Column("total", "Responses", "count"), _rate("share", "Share", best=False)))
+                       Column("total", "Responses", "count"), _rate("share", "Share", interval=True, best=False)))
 
 
 def _agreement(df: pd.DataFrame, ds: Dataset) -> tuple[PaperTable, PaperTable]:
@@ -176,24 +187,27 @@ def _agreement(df: pd.DataFrame, ds: Dataset) -> tuple[PaperTable, PaperTable]:
     ha = human_agreement(humans, ds)
     hh = pd.DataFrame([{
         "alpha_cells": ha.alpha_cells, "alpha_counts": ha.alpha_counts, "click_units": ha.click_units,
-        "count_units": ha.count_units, "panel_items": ha.panel_items, "panel_accuracy": ha.panel_accuracy,
+        "count_units": ha.count_units, "panel_items": ha.panel_items, "panel_tied": ha.panel_tied,
+        "panel_accuracy": ha.panel_accuracy,
         "individual_accuracy": ha.individual_accuracy,
         "raters_per_item": "; ".join(f"{k} raters: {n}" for k, n in ha.raters_per_item.items()),
         "notes": "; ".join(ha.notes) or ""}])
     h = PaperTable("agreement_human", "Human–human agreement",
                    "Krippendorff's α over per-cell click decisions (nominal) and counts (ratio), on instances with "
-                   "two or more participants; the majority-vote panel's accuracy next to the mean individual's."
+                   "two or more participants; the majority-vote panel's accuracy next to the mean individual's, "
+                   f"both on the instances with a majority answer ({TIE_RULE}: 'Tied')."
                    + (f" Undefined ('–'): {hh['notes'].iloc[0]}." if len(hh) and hh["notes"].iloc[0] else ""), hh,
                    (Column("alpha_cells", "α (cell clicks)", "stat"), Column("alpha_counts", "α (counts)", "stat"),
                     Column("click_units", "Cell units", "count"), Column("count_units", "Count units", "count"),
-                    Column("panel_items", "Instances", "count"), _rate("panel_accuracy", "Panel acc.", best=False),
+                    Column("panel_items", "Instances", "count"), Column("panel_tied", "Tied", "count"),
+                    _rate("panel_accuracy", "Panel acc.", best=False),
                     _rate("individual_accuracy", "Individual acc.", best=False),
                     Column("raters_per_item", "Raters per instance", "text")))
     hm = human_model_agreement(df) if len(humans) else pd.DataFrame()
     ec = "error consistency κ (mean over humans)"
     if hm.empty:
         hm = pd.DataFrame(columns=["solver", ec])
-    for col in (ec, "κ SD", "κ Q1", "κ Q3", "humans", "humans skipped", "shared trials",
+    for col in (ec, "κ SD", "κ Q1", "κ Q3", "humans", "humans skipped", "shared trials", "panel: tied items",
                 "κ vs majority panel", "Cohen's κ vs majority panel", "r(human acc, model correct)"):
         if col not in hm:
             hm[col] = np.nan
@@ -203,14 +217,14 @@ def _agreement(df: pd.DataFrame, ds: Dataset) -> tuple[PaperTable, PaperTable]:
                    "Error consistency κ (Geirhos, Meding & Wichmann 2020) between the solver and each individual "
                    "participant on the instances both answered, averaged over participants (SD and quartiles across "
                    "them); pairs with fewer than 10 shared trials or c_exp = 1 are skipped. Then κ and Cohen's κ "
-                   "against the humans' majority vote, and Pearson's r of per-instance human accuracy with the "
+                   f"against the humans' majority vote ({TIE_RULE}: 'Tied'), and Pearson's r of per-instance human accuracy with the "
                    "solver's correctness. A κ with an observer who never erred (or was never right) is 0 by construction and "
                    "measures nothing: undefined ('–'), the reason in the CSV's 'κ undefined because' and 'panel κ undefined "
                    "because' columns.", hm.reset_index(drop=True),
                    (Column("solver", "Solver", "text"), Column(ec, "κ (mean)", "stat"), Column("κ SD", "SD", "stat"),
                     Column("κ Q1", "Q1", "stat"), Column("κ Q3", "Q3", "stat"), Column("humans", "Humans", "count"),
                     Column("humans skipped", "Skipped", "count"), Column("shared trials", "Trials", "count"),
-                    Column("κ vs majority panel", "κ (panel)", "stat"),
+                    Column("panel: tied items", "Tied", "count"), Column("κ vs majority panel", "κ (panel)", "stat"),
                     Column("Cohen's κ vs majority panel", "Cohen's κ (panel)", "stat"),
                     Column("r(human acc, model correct)", "r", "stat")))
     return h, m
@@ -235,6 +249,23 @@ def _difficulty(df: pd.DataFrame, ds: Dataset) -> PaperTable:
                        Column("solver", "Solver", "text"), Column("n", "n", "count"), _rate("PASS", best=False)))
 
 
+def _sgp(t: SgpBundleTable) -> tuple[PaperTable, ...]:
+    """The SGP results table (the human row per modality beside the agents), when there is one."""
+    if t.summary is None:
+        return ()
+    return (PaperTable(
+        "sgp_results", "SGP (iVISPAR): participants beside the reference agents",
+        f"{SUMMARY_DEFINITION}; the outcome columns: mean moves of each class per play. {t.note}. Model rows: the "
+        "SGP results page, from the runs' episode logs.", t.summary,
+        (Column("solver", "Solver", "text"), Column("modality", "Modality", "text"),
+         Column("participants", "Participants", "count"), Column("plays", "Plays", "count"),
+         Column("episodes", "Episodes", "count"),
+         Column("solved_pct", "Solved", "rate", "solved_pct lo", "solved_pct hi"),
+         Column("deviation", "Deviation", "number", "deviation lo", "deviation hi"),
+         *(Column(k, k.replace("_", " ").capitalize(), "number")
+           for k in ("effective", "ineffective", "occupied", "out_of_bounds", "illegal")))),)
+
+
 def study_names(store: Store, study_ids: list[str]) -> list[dict]:
     with store.connect() as conn:
         rows = stored_study_names(conn, study_ids)
@@ -242,9 +273,11 @@ def study_names(store: Store, study_ids: list[str]) -> list[dict]:
 
 
 def check_dataset(store: Store, ds: Dataset) -> None:
-    """Refuse a dataset other than the one every run and study of the database was scored against."""
+    """Refuse a dataset other than the one every run and study of the database was scored against (SGP studies
+    are scored against their own episode build: their table is `sgp_results`)."""
     with store.connect() as conn:
-        other = other_dataset_builds(conn, ds.dataset_hash)
+        sgp = tuple(sorted({s.dataset_hash for s in load_studies(conn) if s.config.benchmark == "sgp"}))
+        other = other_dataset_builds(conn, ds.dataset_hash, skip_hashes=sgp)
     if other:
         names = ", ".join(f"{w} ({h})" for w, h in other)
         raise BundleError(f"the database holds data of another dataset build than {ds.root} (hash {ds.dataset_hash}): "
@@ -279,10 +312,11 @@ def paper_report(store: Store, ds: Dataset, split: str | None = None, exclusions
         main_t = replace(main_t, caption=main_t.caption + " Human: the participants of " + ", ".join(
             f"{s['name']} ({s['study_id']})" for s in study_names(store, studies)) + ", pooled.")
     n_boot, seed = report["boot"], report["seed"]
+    sgp = sgp_results_for_bundle(store, n_boot, seed)
     tables = (main_t, _gap(df, published, False, n_boot, seed), _gap(df, published, True, n_boot, seed),
-              *_bridges(df, published, n_boot, seed), _difference(df, n_boot, seed), _failures(df),
-              *_agreement(df, ds), _difficulty(df, ds))
+              *_bridges(df, published, n_boot, seed), _difference(df, n_boot, seed), _failures(df, n_boot, seed),
+              *_agreement(df, ds), _difficulty(df, ds), *_sgp(sgp))
     report = {**report, "simulated_warning": simulated_note(sel.participants, sel.filters)}   # as report --json
-    report = {**with_sgp(with_runs_warning(report, store, sel), store), "dataset_hash": ds.dataset_hash,
+    report = {**with_sgp(with_runs_warning(report, store, sel), store, sgp), "dataset_hash": ds.dataset_hash,
               "tables": {t.name: {"title": t.title, "rows": t.records()} for t in tables}}
     return PaperReport(report, tables, sel)

@@ -73,6 +73,7 @@ def latex_escape(s: str) -> str:
     return "".join(_LATEX.get(ch, ch) for ch in s)
 
 
+FLOAT_ROWS = 24  # rows (each with its interval line) one float holds over all its parts with room for a caption
 LONG_ROWS = 40   # a table with more rows than this is a longtable: it breaks across pages instead of overflowing one
 # The narrowest text block a table must fit without shrinking: NeurIPS's 5.5 in (ICML's two columns together are
 # 6.75 in). Widths are estimated in points from Computer Modern's glyphs (digits 0.5 em; letters a little wider):
@@ -166,8 +167,9 @@ def to_latex(t: PaperTable) -> str:
         parts = column_parts(t, rows)
         lines += [r"\begin{table*}[t]", r"\centering", r"\footnotesize", r"\setlength{\tabcolsep}{3pt}", caption, label]
         for n, cols in enumerate(parts):
-            if n and len(parts) > 2:
-                # three or more parts would outgrow a page in one float: each further part is a float of its own
+            if n and (len(parts) > 2 or len(parts) * len(t.frame) > FLOAT_ROWS):
+                # three or more parts, or two of many rows, would outgrow a page in one float: each further part
+                # is a float of its own
                 ref = f"tab:rose-{t.name.replace('_', '-')}"
                 lines += [r"\end{table*}", r"\begin{table*}[t]", r"\centering", r"\footnotesize",
                           r"\setlength{\tabcolsep}{3pt}", rf"{{\scriptsize Table~\ref{{{ref}}}, continued.}}\par\smallskip"]

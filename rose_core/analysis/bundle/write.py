@@ -17,7 +17,7 @@ from ...benchmarks.rose.scoring import SCORER_VERSION
 from ...storage.connection import Store
 from ...instrument.texts import stored_info_json, stored_texts
 from .checklist import HumanFacts, checklist_items, checklist_markdown, methods_paragraph
-from .figures import (FIGURE_WIDTHS, FORMATS, PNG_SCALE, FigureWidth, captions_latex, captions_markdown,
+from .figures import (FIGURE_WIDTHS, FONT_PT, FORMATS, PNG_DPI, FigureWidth, captions_latex, captions_markdown,
                       paper_figures, render_figures)
 from ..selection import ExclusionRules, Filters
 from .paper import BundleError, PaperReport, paper_report
@@ -87,9 +87,9 @@ def _write_contents(folder: Path, store: Store, ds: Dataset, paper: PaperReport,
         "selection": {**asdict(sel.filters), "split": sel.filters.split or "all", "published_rows": published,
                       "boot": paper.report["boot"], "seed": paper.report["seed"]},
         "figure_width": {"name": figure_width, "inches": FIGURE_WIDTHS[figure_width]},
-        "figures": [{"name": f.name, "formats": list(FORMATS), "width": f.width, "height": f.height,
-                     "inches": [f.width_in, f.height_in], "png_pixels": [f.width * PNG_SCALE, f.height * PNG_SCALE]}
-                    for f in figs]
+        "figures": [{"name": f.name, "formats": list(FORMATS), "inches": [f.width_in, f.height_in],
+                     "points": [round(f.width_in * 72, 2), round(f.height_in * 72, 2)], "font_pt": FONT_PT,
+                     "png_pixels": list(f.png_pixels), "png_dpi": PNG_DPI} for f in figs]
         if figures else "not rendered (--no-figures)",
     }
 

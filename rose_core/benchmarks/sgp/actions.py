@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .board import (
-    COLOURS, DIRECTIONS, SHAPE_FROM_2D, SHAPES, Board, Colour, Direction, Geom, Shape, board_from_state, in_bounds,
+    COLOURS, DIRECTIONS, KNOWN_COLOURS, KNOWN_SHAPES, SHAPE_2D, SHAPE_FROM_2D, SHAPES, Board, Colour, Direction, Geom,
+    Shape, board_from_state, in_bounds,
 )
 from .search import astar_distance, distance_after_move
 
@@ -80,14 +81,39 @@ def parse_action(text: str) -> ParsedAction:
         return ParsedAction(cmd, None, "expected 'move <colour> <shape> <direction>'")
     _, color, shape, direction = words
     shape = SHAPE_FROM_2D.get(shape, shape)
-    if color not in COLOURS:
+    # Words of geoms the original's engine knows parse (iVISPAR's own configs use them); on a board without
+    # such a geom the move is still illegal ("there is no … on the board").
+    if color not in KNOWN_COLOURS:
         return ParsedAction(cmd, None, f"unknown colour {color!r} (expected one of {', '.join(COLOURS)})")
-    if shape not in SHAPES:
+    if shape not in KNOWN_SHAPES:
         return ParsedAction(cmd, None, f"unknown shape {shape!r} (expected one of {', '.join(SHAPES)} or "
-                                       f"{', '.join(SHAPE_FROM_2D)})")
+                                       f"{', '.join(SHAPE_2D[s] for s in SHAPES)})")
     if direction not in DIRECTIONS:
         return ParsedAction(cmd, None, f"unknown direction {direction!r} (expected up, down, left or right)")
     return ParsedAction(cmd, Action(color, shape, direction), None)  # type: ignore[arg-type]
+
+
+MOVE_SEPARATOR = ","   # iVISPAR's human interface split a typed line on commas, one command each
+
+
+def split_moves(text: str) -> list[str]:
+    """The commands of one typed submission, as iVISPAR's humans typed several: the text split on commas, each
+    part stripped; blank parts (a trailing comma, two commas in a row) are not moves. Each part is then parsed
+    on its own, strictly (`parse_action`), and counts as one step."""
+    return [part.strip() for part in text.split(MOVE_SEPARATOR) if part.strip()]
+
+
+def parse_moves(text: str) -> list[ParsedAction]:
+    """`split_moves`, each command parsed by `parse_action`: an unreadable part is one illegal move, never a
+    reason to drop its neighbours."""
+    return [parse_action(part) for part in split_moves(text)]
+
+
+def allowed_words(shape_names: Literal["2d", "3d"] = "3d") -> dict[str, list[str]]:
+    """The words a typed command is made of, as the modality names the shapes (the 2D names in 2D): what a
+    participant who types sees listed next to the field."""
+    shapes = [SHAPE_2D[s] for s in SHAPES] if shape_names == "2d" else list(SHAPES)
+    return {"verb": ["move"], "colours": list(COLOURS), "shapes": shapes, "directions": list(DIRECTIONS)}
 
 
 @dataclass(frozen=True)

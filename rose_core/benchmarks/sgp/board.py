@@ -2,7 +2,8 @@
 
 A state is a plain JSON-able dict, because the dataset, the participant session, the episode logs and the
 renderers all pass it around: `{"board_size": 4, "geoms": [{"color", "shape", "coord"}, …]}` with the geoms
-in canonical order (colour, then shape, in the order of `COLOURS` and `SHAPES`). Coordinates are chess style,
+in canonical order (colour, then shape, in the order of `KNOWN_COLOURS` and `KNOWN_SHAPES`, which start with
+the paper's `COLOURS` and `SHAPES`). Coordinates are chess style,
 as in iVISPAR: columns A… left to right, rows 1… bottom to top, "A1" is bottom-left; `up` is row + 1 and
 `right` is column + 1. Inside the package a state is a `Board` (frozen; cells are 0-based (column, row)).
 """
@@ -11,15 +12,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Shape = Literal["cube", "pyramid", "sphere", "cylinder"]
-Colour = Literal["red", "green", "blue", "yellow"]
+Shape = Literal["cube", "pyramid", "sphere", "cylinder", "cone", "prism"]
+Colour = Literal["red", "green", "blue", "yellow", "cyan", "darkblue", "lightblue", "purple", "lime", "fuchsia",
+                 "white", "silver", "grey", "black", "orange", "brown", "maroon", "olive", "navy", "teal", "aqua",
+                 "magenta"]
 Direction = Literal["up", "down", "left", "right"]
 StateKind = Literal["active", "goal", "past"]
 
+# The paper's 16 geoms: what `sgp build` draws from by default and what the prompts name.
 SHAPES: tuple[Shape, ...] = ("cube", "pyramid", "sphere", "cylinder")
 COLOURS: tuple[Colour, ...] = ("red", "green", "blue", "yellow")
-# The 2D schematic draws each 3D shape as a flat marker; prompts of the 2D modality use these names.
-SHAPE_2D: dict[str, str] = {"cube": "square", "sphere": "circle", "pyramid": "triangle", "cylinder": "hexagon"}
+# Everything else iVISPAR's engine can place, so its own configs (`ivispar_configs`) can be read: the two
+# further bodies its level loader instantiates, and the colour names its loader parses (Unity's
+# ColorUtility.TryParseHtmlString; hex colours are not names a command can say, so they stay out).
+EXTRA_SHAPES: tuple[Shape, ...] = ("cone", "prism")
+EXTRA_COLOURS: tuple[Colour, ...] = ("cyan", "darkblue", "lightblue", "purple", "lime", "fuchsia", "white", "silver",
+                                     "grey", "black", "orange", "brown", "maroon", "olive", "navy", "teal", "aqua",
+                                     "magenta")
+KNOWN_SHAPES: tuple[Shape, ...] = SHAPES + EXTRA_SHAPES      # the paper's first: canonical order is unchanged
+KNOWN_COLOURS: tuple[Colour, ...] = COLOURS + EXTRA_COLOURS
+# The 2D schematic draws each 3D shape as a flat marker; prompts of the 2D modality use these names. The
+# original's schematic has no marker of its own for cone and prism (it falls back to the sphere's circle);
+# ours gives each a distinct one.
+SHAPE_2D: dict[str, str] = {"cube": "square", "sphere": "circle", "pyramid": "triangle", "cylinder": "hexagon",
+                            "cone": "star", "prism": "diamond"}
 SHAPE_FROM_2D: dict[str, str] = {v: k for k, v in SHAPE_2D.items()}
 DIRECTIONS: dict[str, tuple[int, int]] = {"up": (0, 1), "down": (0, -1), "left": (-1, 0), "right": (1, 0)}
 MIN_BOARD, MAX_BOARD = 2, 9   # one letter and one digit per coordinate
@@ -43,10 +59,16 @@ class Geom:
         return f"{self.color} {self.shape}"
 
     def sort_key(self) -> tuple[int, int]:
-        return COLOURS.index(self.color), SHAPES.index(self.shape)
+        return KNOWN_COLOURS.index(self.color), KNOWN_SHAPES.index(self.shape)
+
+    @property
+    def is_paper(self) -> bool:
+        """One of the paper's 16 geoms."""
+        return self.color in COLOURS and self.shape in SHAPES
 
 
-ALL_GEOMS: tuple[Geom, ...] = tuple(Geom(c, s) for c in COLOURS for s in SHAPES)
+ALL_GEOMS: tuple[Geom, ...] = tuple(Geom(c, s) for c in COLOURS for s in SHAPES)          # the paper's 16
+KNOWN_GEOMS: tuple[Geom, ...] = tuple(Geom(c, s) for c in KNOWN_COLOURS for s in KNOWN_SHAPES)
 
 
 def coord(cell: Cell) -> str:
@@ -85,8 +107,8 @@ class Board:
         items = sorted(placement.items(), key=lambda kv: kv[0].sort_key())
         cells = [c for _, c in items]
         for g, c in items:
-            if g.color not in COLOURS or g.shape not in SHAPES:
-                raise BoardError(f"geom {g.name!r}: colour must be one of {COLOURS}, shape one of {SHAPES}")
+            if g.color not in KNOWN_COLOURS or g.shape not in KNOWN_SHAPES:
+                raise BoardError(f"geom {g.name!r}: colour must be one of {KNOWN_COLOURS}, shape one of {KNOWN_SHAPES}")
             if not in_bounds(c, size):
                 raise BoardError(f"{g.name} at {c} is off the {size}x{size} board")
         if len(set(cells)) != len(cells):
@@ -139,10 +161,10 @@ def board_from_state(state: dict[str, Any]) -> Board:
         if not isinstance(g, dict):
             raise BoardError(f"geoms[{k}]: expected an object with color, shape, coord")
         color, shape, where = g.get("color"), g.get("shape"), g.get("coord")
-        if color not in COLOURS:
-            raise BoardError(f"geoms[{k}].color: {color!r} is not one of {', '.join(COLOURS)}")
-        if shape not in SHAPES:
-            raise BoardError(f"geoms[{k}].shape: {shape!r} is not one of {', '.join(SHAPES)}")
+        if color not in KNOWN_COLOURS:
+            raise BoardError(f"geoms[{k}].color: {color!r} is not one of {', '.join(KNOWN_COLOURS)}")
+        if shape not in KNOWN_SHAPES:
+            raise BoardError(f"geoms[{k}].shape: {shape!r} is not one of {', '.join(KNOWN_SHAPES)}")
         if not isinstance(where, str):
             raise BoardError(f"geoms[{k}].coord: expected a string like 'A1', got {where!r}")
         geom = Geom(color, shape)
@@ -153,6 +175,15 @@ def board_from_state(state: dict[str, Any]) -> Board:
         except BoardError as e:
             raise BoardError(f"geoms[{k}].coord: {e}") from None
     return Board.of(size, placement)
+
+
+def vocabulary(board: Board) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The colour and shape words that name geoms when reading a solver's text about this board: the paper's
+    when every geom is one of its 16 (so scores on the paper's boards stay what they were), else every word
+    the original's engine knows."""
+    if all(g.is_paper for g in board.geoms):
+        return COLOURS, SHAPES
+    return KNOWN_COLOURS, KNOWN_SHAPES
 
 
 def same_geoms(a: Board, b: Board) -> None:

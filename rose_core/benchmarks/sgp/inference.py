@@ -31,7 +31,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ...common.problems import ProblemsError, checked_records
-from .board import COLOURS, SHAPE_FROM_2D, SHAPES, BoardError, board_from_state, coord, parse_coord
+from .board import COLOURS, SHAPE_FROM_2D, SHAPES, BoardError, board_from_state, coord, parse_coord, vocabulary
 
 if TYPE_CHECKING:
     from .dataset import SgpDataset
@@ -70,8 +70,11 @@ class InferenceScore:
         return d
 
 
-def parse_board_text(text: str, size: int) -> tuple[list[Triplet], list[str]]:
-    """The predicted triplets and one message per item that is not a valid triplet."""
+def parse_board_text(text: str, size: int, words: tuple[tuple[str, ...], tuple[str, ...]] = (COLOURS, SHAPES)
+                     ) -> tuple[list[Triplet], list[str]]:
+    """The predicted triplets and one message per item that is not a valid triplet; `words` are the colour and
+    shape words that name a geom (`board.vocabulary`: the paper's, or every word of the original's engine)."""
+    colours, shapes = words
     marks = list(_MARK.finditer(text))
     body = text[marks[-1].end():] if marks else text
     preds: list[Triplet] = []
@@ -91,7 +94,7 @@ def parse_board_text(text: str, size: int) -> tuple[list[Triplet], list[str]]:
                 problems.append(f"{raw!r}: not '<colour> <shape>: <coordinate>'")
                 continue
             shape = SHAPE_FROM_2D.get(shape, shape)
-            if color not in COLOURS or shape not in SHAPES:
+            if color not in colours or shape not in shapes:
                 problems.append(f"{raw!r}: unknown colour or shape")
                 continue
             try:
@@ -113,7 +116,7 @@ def score_inference(truth_state: dict[str, Any], text: str) -> InferenceScore:
     """Score a predicted board (text) against the true state (JSON)."""
     b = board_from_state(truth_state)
     truth = [Triplet(g.color, g.shape, coord(c)) for g, c in zip(b.geoms, b.cells)]
-    preds, problems = parse_board_text(text, b.size)
+    preds, problems = parse_board_text(text, b.size, vocabulary(b))
     pairs: list[tuple[Triplet, Triplet]] = []
     if truth and preds:
         cost = np.array([[_cost(t, p) for p in preds] for t in truth])

@@ -6,29 +6,35 @@ and, by default, the same step cap as the models (every move counts, invalid one
 the episode's `ItemResult`: the move transcript, the canonical commands, and the per-step record (outcome,
 d_t) in `parsed`, solved = passed.
 
-What the board component needs from an episode is here too (`geoms`, `cell_boxes`, images and text of a
-state), so the instrument never reaches into the renderer's internals.
+What the board component needs from an episode is here too (`geoms`, `hit_cells`, `click_move`, images and
+text of a state), so the instrument never reaches into the renderer's internals.
 """
 from __future__ import annotations
 
+import functools
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from ..items import EpisodeEnd, ItemResult, ItemShape, Move, StepOutcome
 from .actions import OUTCOMES, apply_action, parse_action
-from .board import SHAPE_2D, StateKind, board_from_state, coord
-from .render import CELL_2D, Modality, render_png, render_text, text_lines
+from .board import DIRECTIONS, SHAPE_2D, StateKind, board_from_state, coord, in_bounds
+from .render import CellHit, Modality, cell_at, hit_map, render_png, render_text, text_lines
 from .search import astar_distance
 
 if TYPE_CHECKING:
     from .dataset import SgpDataset
     from .records import Episode
 
-# Where the 2D schematic puts the board inside its image, at output size (render.render_2d: margins left
-# 44 px and top 64 px, CELL_2D px per cell). A test renders boards and checks every geom's colour at the
-# centre of its box, so a change in the renderer cannot silently misplace the click targets.
-_LEFT_2D, _TOP_2D = 44, 64
+@functools.lru_cache(maxsize=4096)
+def _hits(state_json: str, modality: str) -> tuple[CellHit, ...]:
+    """A board's hit map, drawn once however often it is shown or clicked (3D: ~10-20 ms a board)."""
+    return tuple(hit_map(json.loads(state_json), modality))  # type: ignore[arg-type]
+
+
+def _hit_map(state: dict[str, Any], modality: str) -> tuple[CellHit, ...]:
+    return _hits(json.dumps(board_from_state(state).to_state(), sort_keys=True), modality)
 
 
 @dataclass(frozen=True)
@@ -107,14 +113,35 @@ class SgpItem:
                         "color": g.color, "shape": g.shape})
         return out
 
-    def cell_boxes(self) -> list[dict[str, Any]]:
-        """Pixel boxes of the cells in the 2D image (click targets); the 3D view and text have none."""
-        if self.modality != "2d":
-            return []
-        n = self.board_size
-        return [{"coord": coord((c, r)), "box": [_LEFT_2D + c * CELL_2D, _TOP_2D + (n - 1 - r) * CELL_2D,
-                                                 _LEFT_2D + (c + 1) * CELL_2D, _TOP_2D + (n - r) * CELL_2D]}
-                for r in range(n) for c in range(n)]
+    def hit_cells(self, state: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every cell's click polygon on the image of `state` (render.hit_map, back to front), for the board
+        component's click targets and highlights; the text modality has none."""
+        return [] if self.modality == "text" else [h.to_json() for h in _hit_map(state, self.modality)]
+
+    def click_move(self, state: dict[str, Any], text: str, frm: str, to: str, point: tuple[float, float]) -> None:
+        """Check a move made by clicking a piece and then a cell of the board image against the board itself:
+        the command names the piece standing on `frm`, `to` is the cell next to it in the command's direction,
+        and the click at image pixel `point` lands on `to` (within a pixel) by this board's own hit map. Raises ValueError
+        saying what disagrees (nothing the browser names is taken on trust)."""
+        if self.modality == "text":
+            raise ValueError("a text board has no cells to click")
+        p = parse_action(text)
+        if p.action is None:
+            raise ValueError(f"{text!r} is not a move ({p.error})")
+        b = board_from_state(state)
+        at = dict(zip((coord(c) for c in b.cells), b.geoms))
+        if at.get(frm) != p.action.geom:
+            raise ValueError(f"the {p.action.geom.name} is not on {frm}")
+        dc, dr = DIRECTIONS[p.action.direction]
+        col, row = ord(frm[0]) - 65 + dc, int(frm[1:]) - 1 + dr
+        if not in_bounds((col, row), b.size) or coord((col, row)) != to:
+            raise ValueError(f"{to} is not the cell {p.action.direction} of {frm}")
+        hits = _hit_map(state, self.modality)
+        hit = cell_at(hits, *point)
+        # the browser sends the point rounded to 0.1 px: on a polygon's very edge, a pixel's leeway
+        near = {cell_at(hits, point[0] + dx, point[1] + dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1)}
+        if to not in near:
+            raise ValueError(f"the click at ({point[0]:.0f}, {point[1]:.0f}) is on {hit or 'no cell'}, not {to}")
 
     def png(self, state: dict[str, Any], kind: StateKind = "active") -> bytes:
         if self.modality == "text":

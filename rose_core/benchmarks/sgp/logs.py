@@ -2,7 +2,9 @@
 
 One JSON object per line: `episode_id`, `steps` (a list of `{"action": text, …}` or of plain texts) and
 optionally `solver`, `sample` (default 0), `step_cap` (default 20), `modality`, `dataset_hash`, `solved`, and
-per step `command`, `outcome`, `d`, `state`, `ms`. Nothing a file says is believed: the actions are replayed
+per step `command`, `outcome`, `d`, `state`, `ms` (and `moves` under the ivispar reader); a `protocol` object
+(written by `sgp run-model`) is kept in the log's meta, and its `reader` must be the one scoring; a line
+without one holds commands, not model replies, and is replayed by the strict reader. Nothing a file says is believed: the actions are replayed
 from the episode's start through the same engine the agents use, and every field the line does carry must
 agree with the replay. A log must be complete (solved, or exactly at its step cap) and must not go on after
 the goal. Every problem is reported as `FILE:LINE: …` (`problems.checked_records`: lines read with a length
@@ -16,6 +18,7 @@ from typing import Any
 from ...common.problems import ProblemsError, checked_records
 from .dataset import SgpDataset
 from .play import STEP_CAP, EpisodeLog, Replay
+from .readers import READERS, Reader
 
 
 
@@ -23,7 +26,8 @@ class SgpLogError(ProblemsError):
     """An episode-log file that does not hold valid, complete, consistent episodes (problems by file:line)."""
 
 
-def _check_line(obj: Any, ds: SgpDataset, default_solver: str | None) -> tuple[EpisodeLog | None, list[str]]:
+def _check_line(obj: Any, ds: SgpDataset, default_solver: str | None,
+                reader: Reader | None = "strict") -> tuple[EpisodeLog | None, list[str]]:
     if not isinstance(obj, dict):
         return None, [f"expected a JSON object, got {type(obj).__name__}"]
     errs: list[str] = []
@@ -45,8 +49,19 @@ def _check_line(obj: Any, ds: SgpDataset, default_solver: str | None) -> tuple[E
     steps = obj.get("steps")
     if not isinstance(steps, list):
         return None, [f"steps: expected a list, got {type(steps).__name__}"]
+    protocol = obj.get("protocol")
+    played = protocol.get("reader") if isinstance(protocol, dict) else None
+    if played is not None and played not in READERS:
+        return None, [f"protocol.reader: expected one of {', '.join(READERS)}, got {played!r}"]
+    if reader is None:            # each line with the reader it was played with (a page that shows runs as played)
+        reader = played or "strict"
+    if played is not None and played != reader:
+        return None, [f"played with the {played!r} reader (the boards the model saw followed it): score it with "
+                      f"--reader {played}"]
     ep = ds.episodes[eid]
-    r = Replay(ep, cap)
+    # a line without run-model's protocol object holds commands (an agent's, or written elsewhere), not replies:
+    # the original's agents send theirs to its engine directly, which moves a well-formed command as strict does
+    r = Replay(ep, cap, reader if isinstance(protocol, dict) else "strict")
     for k, st in enumerate(steps, 1):
         if r.done:
             errs.append(f"steps[{k - 1}]: the episode was already over after step {k - 1} "
@@ -60,9 +75,12 @@ def _check_line(obj: Any, ds: SgpDataset, default_solver: str | None) -> tuple[E
         if ms is not None and (not isinstance(ms, (int, float)) or isinstance(ms, bool) or ms < 0):
             errs.append(f"steps[{k - 1}].ms: expected a non-negative number, got {ms!r}")
             ms = None
-        extra = {key: v for key, v in claim.items() if key not in ("t", "action", "command", "outcome", "d", "state", "ms")}
+        extra = {key: v for key, v in claim.items()
+                 if key not in ("t", "action", "command", "outcome", "d", "state", "ms", "moves")}
         got = r.send(claim["action"], ms, extra)
-        for field_name in ("t", "command", "outcome", "d", "state"):
+        if "moves" in claim:
+            claim = {**claim, "moves": tuple(claim["moves"]) if isinstance(claim["moves"], list) else claim["moves"]}
+        for field_name in ("t", "command", "outcome", "d", "state", "moves"):
             if field_name in claim and claim[field_name] != getattr(got, field_name):
                 errs.append(f"steps[{k - 1}].{field_name}: the file says {claim[field_name]!r}, replaying the "
                             f"actions gives {getattr(got, field_name)!r}")
@@ -74,14 +92,20 @@ def _check_line(obj: Any, ds: SgpDataset, default_solver: str | None) -> tuple[E
     if modality is not None and modality not in ("2d", "3d", "text"):
         errs.append(f"modality: {modality!r} is not one of 2d, 3d, text")
     meta = obj.get("meta") if isinstance(obj.get("meta"), dict) else {}
+    if isinstance(protocol, dict):
+        meta = {**meta, "protocol": protocol}
     if errs:
         return None, errs
     return r.log(solver, sample, ds.dataset_hash, modality, meta), []
 
 
-def read_logs(path: Path | str, ds: SgpDataset, default_solver: str | None = None) -> list[EpisodeLog]:
-    """Every episode log in `path`, replayed and checked; raises `SgpLogError` naming file:line otherwise."""
-    logs, problems = checked_records(Path(path), lambda obj: _check_line(obj, ds, default_solver),
+def read_logs(path: Path | str, ds: SgpDataset, default_solver: str | None = None,
+              reader: Reader | None = "strict") -> list[EpisodeLog]:
+    """Every episode log in `path`, replayed and checked; raises `SgpLogError` naming file:line otherwise.
+    `reader` reads the model replies of lines written by `sgp run-model` (a line played with another reader, its
+    `protocol.reader`, is refused; None: each line with the reader it was played with); other lines are commands,
+    replayed by the strict reader."""
+    logs, problems = checked_records(Path(path), lambda obj: _check_line(obj, ds, default_solver, reader),
                                      lambda lg: (lg.solver, lg.episode_id, lg.sample),
                                      lambda lg: f"{lg.solver!r} episode {lg.episode_id} sample {lg.sample}")
     if problems:

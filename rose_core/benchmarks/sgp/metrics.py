@@ -10,7 +10,8 @@ Definitions (shared/research/ivispar.md):
     t = c1, which equals regret_{c1}; 95% percentile bootstrap interval resampling episodes (all samples of a
     drawn episode come along), each solver with its own seeded stream (`analysis.tables.solver_rng`);
   * outcome classes: per play, how many steps were effective, ineffective, occupied, out_of_bounds, illegal;
-    averaged per play;
+    averaged per play (under the ivispar reader per engine move, as the original counts, and a step that moved
+    nothing and matched no class counts as `unclassified`, see `readers`);
   * heatmaps: any per-play figure (solved, d at c1, minimum distance reached) by number of geoms × c1.
 A figure that cannot be computed is refused (`MetricsInputError`), never filled in.
 """
@@ -22,7 +23,9 @@ import numpy as np
 import pandas as pd
 
 from .actions import OUTCOMES
+from .board import Board, board_from_state
 from .play import EpisodeLog
+from .readers import READERS, UNCLASSIFIED, counts_as_illegal, counts_as_unclassified
 
 BOOT, SEED = 1000, 0
 GROUP = ("solver", "modality")
@@ -41,13 +44,14 @@ def episodes_frame(logs: Iterable[EpisodeLog]) -> pd.DataFrame:
         if lg.end is None:
             raise MetricsInputError(f"{lg.solver} {lg.episode_id} sample {lg.sample}: incomplete episode "
                                     f"({len(lg.steps)} steps, neither solved nor at the cap {lg.step_cap})")
-        outcomes = [s.outcome for s in lg.steps]
+        outcomes = [o for s in lg.steps for o in s.move_outcomes()]
         rows.append({"solver": lg.solver, "modality": lg.modality or "-", "episode_id": lg.episode_id,
                      "sample": lg.sample, "n_geoms": lg.n_geoms, "c1": lg.c1, "step_cap": lg.step_cap,
                      "steps": len(lg.steps), "solved": lg.solved,
                      "d_at_c1": d_at(lg, lg.c1) if lg.c1 <= lg.step_cap else np.nan,
                      "d_final": ds[-1], "min_d": min(ds),
-                     **{o: outcomes.count(o) for o in OUTCOMES}})
+                     **{o: outcomes.count(o) for o in OUTCOMES},
+                     UNCLASSIFIED: sum(s.outcome == UNCLASSIFIED for s in lg.steps)})
     df = pd.DataFrame(rows)
     if df.empty:
         raise MetricsInputError("no episode logs")
@@ -183,16 +187,58 @@ def summary_table(logs: Sequence[EpisodeLog], n_boot: int = BOOT, seed: int = SE
     return t.merge(o, on=list(GROUP))
 
 
-# The board-state inference task (`inference`): what each class counts, per 100 geoms on the true boards.
+def reader_figures(logs: Iterable[EpisodeLog], starts: dict[str, Board]) -> pd.DataFrame:
+    """Per solver and modality, the mean per play of illegal commands as each reader counts them, and of the
+    ivispar reader's unclassified commands, side by side: each reply judged on the board it was sent on (the
+    board the solver saw, whichever reader played the episode). A play without `sgp run-model`'s protocol
+    object holds commands, not replies: the ivispar reader sends them to the engine as they are (as the
+    original's agents do). `starts`: each episode's start board."""
+    rows = []
+    for lg in logs:
+        board, command = starts[lg.episode_id], "protocol" not in lg.meta
+        row = {"solver": lg.solver, "modality": lg.modality or "-", **{f"illegal_{r}": 0 for r in READERS},
+               f"{UNCLASSIFIED}_ivispar": 0}
+        for s in lg.steps:
+            for r in READERS:
+                row[f"illegal_{r}"] += counts_as_illegal(r, board, s.action, command)
+            row[f"{UNCLASSIFIED}_ivispar"] += counts_as_unclassified(board, s.action, command)
+            board = board_from_state(s.state)
+        rows.append(row)
+    if not rows:
+        raise MetricsInputError("no episode logs")
+    return pd.DataFrame(rows).groupby(list(GROUP), sort=False).mean().reset_index()
+
+
+def check_pooling(runs: dict[str, Sequence[EpisodeLog]]) -> None:
+    """Refuse to pool plays of one solver and modality made under different protocols or settings (the
+    `protocol` object `sgp run-model` writes: protocol, reader, sampling, token limit, prompt digest): one
+    solved rate over them would describe no run. `runs`: the plays of each run (file), by its name."""
+    seen: dict[tuple[str, str], tuple[str, dict]] = {}
+    for name, logs in runs.items():
+        for lg in logs:
+            key, mine = (lg.solver, lg.modality or "-"), lg.meta.get("protocol") or {}
+            first, theirs = seen.setdefault(key, (name, mine))
+            if mine != theirs:
+                keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+                said = "; ".join(f"{k}: {theirs.get(k)!r} vs {mine.get(k)!r}" for k in keys)
+                raise MetricsInputError(f"{key[0]} ({key[1]}): {first} and {name} hold plays under different "
+                                        f"protocols or settings ({said}); one figure cannot pool them: score "
+                                        "them apart, or under different solver names")
+
+
+# The board-state inference task (`inference`): what each class counts, per 100 geoms on the true boards, and in
+# the paper's unit, the mean count per board (`<class> per board`).
 INFERENCE_CLASSES: tuple[str, ...] = ("correct", "missed", "hallucinated", "coord_errors", "color_errors",
                                       "shape_errors", "format_errors")
+INFERENCE_PER_BOARD: tuple[str, ...] = tuple(f"{c} per board" for c in INFERENCE_CLASSES)
 
 
 def inference_table(rows: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
     """Per solver and modality: boards answered, boards written exactly right (every geom correct, nothing
     hallucinated, no format error) as a % with its 95% Wilson interval, and each class (`INFERENCE_CLASSES`) per
     100 geoms on the true boards with a 95% percentile bootstrap interval resampling episodes (an episode's
-    start and goal boards, and repeated samples, come along together). `rows`: one per answer, with the
+    start and goal boards, and repeated samples, come along together), and beside it in iVISPAR's unit, the mean
+    count per board (`<class> per board`, same resampling). `rows`: one per answer, with the
     scorer's counts (`inference.scored_rows`)."""
     from ...common.stats import solver_rng
 
@@ -215,5 +261,9 @@ def inference_table(rows: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) ->
             row[c] = 100.0 * num.sum() / truth.sum()
             lo, hi = bootstrap_ratio(num, truth, units, n_boot, rng)
             row[f"{c} lo"], row[f"{c} hi"] = 100.0 * lo, 100.0 * hi
+        for c, pb in zip(INFERENCE_CLASSES, INFERENCE_PER_BOARD):
+            num = g[c].to_numpy(float)
+            row[pb] = float(num.mean())
+            row[f"{pb} lo"], row[f"{pb} hi"] = _bootstrap_mean(num, units, n_boot, rng)
         out.append(row)
     return pd.DataFrame(out)

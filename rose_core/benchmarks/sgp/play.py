@@ -14,8 +14,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
-from .actions import Outcome, step_board
+from .actions import Outcome
 from .board import Board
+from .readers import Reader, StepOutcome, read_step
 from .records import Episode
 from .search import astar_distance
 
@@ -28,15 +29,22 @@ class StepLog:
     t: int                       # 1-based step number
     action: str                  # what the solver sent (a command, or a model's whole reply)
     command: str | None          # the canonical command parsed from it (None: illegal)
-    outcome: Outcome
+    outcome: StepOutcome         # under the ivispar reader also "unclassified" (see `readers`)
     d: int                       # A* distance to the goal after this step
     state: dict[str, Any]        # the board after this step
     ms: float | None = None      # time the solver took for this step
     extra: dict[str, Any] = field(default_factory=dict)   # e.g. a model's raw API response
+    moves: tuple[Outcome, ...] | None = None   # ivispar reader: each engine move's class (a repeat moves n times)
+
+    def move_outcomes(self) -> tuple[str, ...]:
+        """The classes this step counts in: its outcome, or under the ivispar reader one per engine move."""
+        return (self.outcome,) if self.moves is None else self.moves
 
     def to_json(self) -> dict[str, Any]:
         d = {"t": self.t, "action": self.action, "command": self.command, "outcome": self.outcome, "d": self.d,
              "state": self.state, "ms": self.ms}
+        if self.moves is not None:
+            d["moves"] = list(self.moves)
         d.update(self.extra)
         return d
 
@@ -95,10 +103,10 @@ Policy = Callable[[PlayView], "str | tuple[str, dict[str, Any]]"]
 class Replay:
     """The engine's state between steps: feed texts one by one (`send`), read the log (`log`)."""
 
-    def __init__(self, episode: Episode, step_cap: int = STEP_CAP):
+    def __init__(self, episode: Episode, step_cap: int = STEP_CAP, reader: Reader = "strict"):
         if step_cap < 1:
             raise ValueError("step_cap must be at least 1")
-        self.episode, self.step_cap = episode, step_cap
+        self.episode, self.step_cap, self.reader = episode, step_cap, reader
         self.goal = episode.goal_board()
         self.board = episode.start_board()
         self.d = astar_distance(self.board, self.goal)
@@ -113,10 +121,10 @@ class Replay:
     def send(self, text: str, ms: float | None = None, extra: dict[str, Any] | None = None) -> StepLog:
         if self.done:
             raise ValueError(f"{self.episode.episode_id}: the episode is over (solved or at the step cap)")
-        s = step_board(self.board, text, self.goal, self.d)
+        s = read_step(self.reader, self.board, text, self.goal, self.d)
         self.board, self.d = s.board, s.distance
-        cmd = s.parsed.action.command() if s.parsed.action else None
-        log = StepLog(len(self.steps) + 1, text, cmd, s.outcome, s.distance, s.board.to_state(), ms, extra or {})
+        log = StepLog(len(self.steps) + 1, text, s.command, s.outcome, s.distance, s.board.to_state(), ms,
+                      extra or {}, None if self.reader == "strict" else s.moves)
         self.steps.append(log)
         return log
 

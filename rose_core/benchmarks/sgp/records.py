@@ -33,6 +33,10 @@ class Episode:
     geoms: tuple[EpisodeGeom, ...]
     images: dict[str, str] = field(default_factory=dict)          # IMAGE_KEYS -> dataset-relative PNG path
     image_sha256: dict[str, str] = field(default_factory=dict)
+    # Where an imported episode came from and what `sgp export-configs` needs to write it back as it was
+    # (`ivispar_configs`); empty for generated episodes, and then absent from the JSON line, so generated
+    # datasets keep their bytes and hash.
+    source: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_geoms(self) -> int:
@@ -64,10 +68,11 @@ class Episode:
         return {"episode_id": self.episode_id, "board_size": self.board_size, "n_geoms": self.n_geoms,
                 "c1": self.c1, "c2": self.c2,
                 "geoms": [{"shape": g.shape, "color": g.color, "start": g.start, "goal": g.goal} for g in self.geoms],
-                "images": dict(self.images), "image_sha256": dict(self.image_sha256)}
+                "images": dict(self.images), "image_sha256": dict(self.image_sha256),
+                **({"source": self.source} if self.source else {})}
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> Episode:
         gs = tuple(EpisodeGeom(g["shape"], g["color"], g["start"], g["goal"]) for g in d["geoms"])
         return Episode(d["episode_id"], d["board_size"], d["c1"], d["c2"], gs, dict(d.get("images", {})),
-                       dict(d.get("image_sha256", {})))
+                       dict(d.get("image_sha256", {})), dict(d.get("source", {})))

@@ -1,7 +1,8 @@
 """Observations of a board: the 2D schematic, a 3D view, and text. Same state, same bytes.
 
 - 2D (iVISPAR's look): a square grid with black lines, each geom a flat marker in its colour with a black
-  edge (cube square, sphere circle, pyramid triangle, cylinder hexagon), chess labels along the edges and on
+  edge (cube square, sphere circle, pyramid triangle, cylinder hexagon; the original's further bodies: cone
+  a five-pointed star, prism a diamond), chess labels along the edges and on
   free cells, on a background whose colour and label say which state it is: active (blue), goal (green),
   past (grey).
 - 3D: the project's own rendering in place of iVISPAR's Unity scene: an orthographic camera looking down
@@ -17,8 +18,9 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal, Sequence
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -35,6 +37,13 @@ BACKGROUND: dict[str, tuple[int, int, int]] = {"active": (82, 138, 174), "goal":
 KIND_LABEL: dict[str, str] = {"active": "Current state", "goal": "Goal state", "past": "Past state"}
 GEOM_RGB: dict[str, tuple[int, int, int]] = {"red": (220, 38, 38), "green": (22, 163, 74), "blue": (37, 99, 235),
                                              "yellow": (250, 204, 21)}
+# The further colour names of the original's engine, at their HTML values (the names it parses are HTML
+# colour names). "aqua" and "cyan", "fuchsia" and "magenta" are one colour there, and so here.
+GEOM_RGB.update({"cyan": (0, 255, 255), "darkblue": (0, 0, 139), "lightblue": (173, 216, 230),
+                 "purple": (128, 0, 128), "lime": (0, 255, 0), "fuchsia": (255, 0, 255), "white": (255, 255, 255),
+                 "silver": (192, 192, 192), "grey": (128, 128, 128), "black": (0, 0, 0), "orange": (255, 165, 0),
+                 "brown": (165, 42, 42), "maroon": (128, 0, 0), "olive": (128, 128, 0), "navy": (0, 0, 128),
+                 "teal": (0, 128, 128), "aqua": (0, 255, 255), "magenta": (255, 0, 255)})
 BOARD_LIGHT, BOARD_DARK = (236, 236, 236), (214, 214, 214)
 FREE_LABEL = (150, 150, 150)
 
@@ -66,6 +75,13 @@ def _marker(draw: ImageDraw.ImageDraw, shape: str, cx: float, cy: float, r: floa
         draw.polygon(pts, fill=fill, outline=(0, 0, 0), width=edge)
     elif shape == "cylinder":
         pts = [(cx + r * math.cos(math.radians(a)), cy - r * math.sin(math.radians(a))) for a in range(0, 360, 60)]
+        draw.polygon(pts, fill=fill, outline=(0, 0, 0), width=edge)
+    elif shape == "cone":       # a five-pointed star
+        pts = [(cx + (r if i % 2 == 0 else r * 0.45) * math.cos(math.radians(90 + 36 * i)),
+                cy - (r if i % 2 == 0 else r * 0.45) * math.sin(math.radians(90 + 36 * i)) + r * 0.06) for i in range(10)]
+        draw.polygon(pts, fill=fill, outline=(0, 0, 0), width=edge)
+    elif shape == "prism":      # a diamond, taller than wide so it is no turned square
+        pts = [(cx, cy - r), (cx + r * 0.68, cy), (cx, cy + r), (cx - r * 0.68, cy)]
         draw.polygon(pts, fill=fill, outline=(0, 0, 0), width=edge)
     else:
         raise ValueError(f"no 2D marker for shape {shape!r}")
@@ -149,6 +165,16 @@ def _solid(shape: str, cx: float, cy: float) -> list[list[Vec]]:
         topr = [(x, y, hgt) for x, y in ring]
         faces = [[bot[i], bot[(i + 1) % m], topr[(i + 1) % m], topr[i]] for i in range(m)]
         return faces + [topr, bot[::-1]]
+    if shape == "cone":
+        r, hgt, m = 0.34, 0.80, 28
+        bot = [(cx + r * math.cos(2 * math.pi * i / m), cy + r * math.sin(2 * math.pi * i / m), 0.0) for i in range(m)]
+        apex = (cx, cy, hgt)
+        return [[bot[i], bot[(i + 1) % m], apex] for i in range(m)] + [bot[::-1]]
+    if shape == "prism":        # a triangular prism lying on a face, its ridge running away from the camera
+        s, hgt = 0.34, 0.62
+        a, b, c, d = (cx - s, cy - s, 0.0), (cx + s, cy - s, 0.0), (cx + s, cy + s, 0.0), (cx - s, cy + s, 0.0)
+        e, f = (cx, cy - s, hgt), (cx, cy + s, hgt)
+        return [[a, d, c, b], [a, b, e], [d, c, f], [a, e, f, d], [b, c, f, e]]
     if shape == "sphere":
         r, rings, segs = 0.35, 12, 24
         cz = r
@@ -181,10 +207,9 @@ def _shade(rgb: tuple[int, int, int], n: Vec) -> tuple[int, int, int]:
     return tuple(min(255, round(c * lam)) for c in rgb)  # type: ignore[return-value]
 
 
-def render_3d(state: dict[str, Any] | Board, kind: StateKind = "active") -> Image.Image:
-    """An angled top-down view of the board with shaded solids (RGB); nearer geoms occlude farther ones."""
-    b = _board(state)
-    k, n = SUPERSAMPLE, b.size
+def _camera_3d(n: int, k: int) -> tuple[int, int, Callable[[Vec], tuple[float, float]]]:
+    """The 3D view's camera at `k`× the output size: (width, height, board point -> pixel); the renderer draws
+    with it at SUPERSAMPLE and the hit map reads it at 1 (every length scales with k)."""
     unit = 118 * k
     sin_e, cos_e = math.sin(_EL), math.cos(_EL)
     margin_x, top = 70 * k, 80 * k
@@ -196,6 +221,14 @@ def render_3d(state: dict[str, Any] | Board, kind: StateKind = "active") -> Imag
         # screen x = column axis; screen y grows downwards: far rows and height go up
         return margin_x + v[0] * unit, top + board_h - (v[1] * sin_e + v[2] * cos_e) * unit + 0.62 * unit * cos_e
 
+    return w, h, proj
+
+
+def render_3d(state: dict[str, Any] | Board, kind: StateKind = "active") -> Image.Image:
+    """An angled top-down view of the board with shaded solids (RGB); nearer geoms occlude farther ones."""
+    b = _board(state)
+    k, n = SUPERSAMPLE, b.size
+    w, h, proj = _camera_3d(n, k)
     im = Image.new("RGB", (w, h), BACKGROUND[kind])
     d = ImageDraw.Draw(im)
     d.text((w // 2, 34 * k), KIND_LABEL[kind], font=_font(26 * k), fill=(255, 255, 255), anchor="mm")
@@ -231,9 +264,87 @@ def render_3d(state: dict[str, Any] | Board, kind: StateKind = "active") -> Imag
         facets.sort(key=lambda t: t[0])
         for _, f, nrm in facets:
             col = _shade(GEOM_RGB[g.color], nrm)
-            crisp = g.shape in ("cube", "pyramid") or len(f) > 4   # facet edges of curved solids stay unseen
+            crisp = g.shape in ("cube", "pyramid", "prism") or len(f) > 4   # facet edges of curved solids stay unseen
             d.polygon([proj(v) for v in f], fill=col, outline=(30, 30, 30) if crisp else col, width=k if crisp else 1)
     return im.resize((w // k, h // k), Image.Resampling.BOX)
+
+
+# ---------------------------------------------------------------------------------------------------- hit map
+
+@dataclass(frozen=True)
+class CellHit:
+    """Where a cell is on a board's image (output pixels): the polygon a click on it lands in. For a cell with a
+    geom in 3D, the outline of its solid and its floor together (a click on the solid picks the geom)."""
+
+    coord: str
+    points: tuple[tuple[float, float], ...]
+    piece: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"coord": self.coord, "points": [[round(x, 2), round(y, 2)] for x, y in self.points],
+                "piece": self.piece}
+
+
+def _hull(points: list[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
+    """Convex hull (Andrew's monotone chain), counter-clockwise on screen."""
+    pts = sorted(set(points))
+    if len(pts) < 3:
+        return tuple(pts)
+
+    def half(seq: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        out: list[tuple[float, float]] = []
+        for p in seq:
+            while len(out) >= 2 and ((out[-1][0] - out[-2][0]) * (p[1] - out[-2][1])
+                                     - (out[-1][1] - out[-2][1]) * (p[0] - out[-2][0])) <= 0:
+                out.pop()
+            out.append(p)
+        return out
+
+    lower, upper = half(pts), half(pts[::-1])
+    return tuple(lower[:-1] + upper[:-1])
+
+
+def hit_map(state: dict[str, Any] | Board, modality: Literal["2d", "3d"]) -> list[CellHit]:
+    """Every cell's click polygon on the image `render(state, modality)` draws, back to front: where polygons
+    overlap (a nearer solid in front of a farther cell in 3D), the later one is on top, as in the image. The
+    browser draws its click targets from these; the server maps a click back with `cell_at`."""
+    b = _board(state)
+    n = b.size
+    if modality == "2d":
+        left, top = 44, 64   # render_2d's margins at output size
+        return [CellHit(coord((c, r)), ((left + c * CELL_2D, top + (n - 1 - r) * CELL_2D),
+                                        (left + (c + 1) * CELL_2D, top + (n - 1 - r) * CELL_2D),
+                                        (left + (c + 1) * CELL_2D, top + (n - r) * CELL_2D),
+                                        (left + c * CELL_2D, top + (n - r) * CELL_2D)), (c, r) in b.cells)
+                for r in range(n) for c in range(n)]
+    if modality != "3d":
+        raise ValueError(f"no image, so no hit map, for modality {modality!r}")
+    _, _, proj = _camera_3d(n, 1)
+    at = dict(zip(b.cells, b.geoms))
+    out = []
+    for r in range(n - 1, -1, -1):
+        for c in range(n):
+            floor = [proj((c, r, 0)), proj((c + 1, r, 0)), proj((c + 1, r + 1, 0)), proj((c, r + 1, 0))]
+            g = at.get((c, r))
+            if g is None:
+                out.append(CellHit(coord((c, r)), tuple(floor), False))
+                continue
+            solid = [proj(v) for f in _solid(g.shape, c + 0.5, r + 0.5) for v in f]
+            out.append(CellHit(coord((c, r)), _hull(floor + solid), True))
+    return out
+
+
+def _inside(points: tuple[tuple[float, float], ...], x: float, y: float) -> bool:
+    inside = False
+    for (x0, y0), (x1, y1) in zip(points, points[1:] + points[:1]):
+        if (y0 > y) != (y1 > y) and x < x0 + (y - y0) * (x1 - x0) / (y1 - y0):
+            inside = not inside
+    return inside
+
+
+def cell_at(hits: Sequence[CellHit], x: float, y: float) -> str | None:
+    """The cell a click at image pixel (x, y) lands on (the topmost polygon there), None off the board."""
+    return next((h.coord for h in reversed(hits) if _inside(h.points, x, y)), None)
 
 
 # ---------------------------------------------------------------------------------------------------- text
@@ -261,5 +372,5 @@ def render_png(state: dict[str, Any] | Board, modality: Literal["2d", "3d"], kin
     return encode_png(render(state, modality, kind))
 
 
-__all__ = ["BACKGROUND", "GEOM_RGB", "KIND_LABEL", "MODALITIES", "Modality", "render", "render_2d", "render_3d",
+__all__ = ["BACKGROUND", "CellHit", "GEOM_RGB", "cell_at", "hit_map", "KIND_LABEL", "MODALITIES", "Modality", "render", "render_2d", "render_3d",
            "render_png", "render_text", "text_lines"]

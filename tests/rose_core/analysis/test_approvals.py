@@ -1,8 +1,6 @@
 """The approvals of a Prolific study: one row per Prolific id, the status from the end state and the analyses'
 exclusion rules, in the columns Prolific's review takes; the CLI writes it."""
 import csv
-import subprocess
-import sys
 
 from rose_core.analysis.approvals import COLUMNS, review
 from rose_core.analysis.selection import ExclusionRules
@@ -11,6 +9,7 @@ from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.session import ParticipantSession, join
 from rose_core.instrument.study import StudyConfig, create_study
 from rose_core.storage import open_store
+from tests.command_line import run_cli
 from tests.participants import fail_to_the_end, new_session, run_to_end
 
 
@@ -18,7 +17,8 @@ def _study(store, ds):
     return create_study(store, ds, StudyConfig(
         name="prolific", split="dev", items_per_participant=4, target_per_instance=3, practice_items=4,
         practice_max_attempts=1, attention_every=2, time_limit_minutes=30, seed=8, completion_code="DONE1",
-        screen_out_code="OUT1"), ids=SequentialIds("ap"), clock=FakeClock())
+        screen_out_code="OUT1", require_prolific_id=False),  # an anonymous visitor too: left out of the file
+        ids=SequentialIds("ap"), clock=FakeClock())
 
 
 def _people(store, ds, study):
@@ -86,8 +86,7 @@ def test_the_cli_writes_the_csv(store, small_dataset, tmp_path):
     _people(store, small_dataset, study)
     store.checkpoint()
     out = tmp_path / "approvals.csv"
-    run = subprocess.run([sys.executable, "-m", "rose_core", "study", "approvals", study.study_id, "--out", str(out),
-                          "--db", str(store.path)], capture_output=True, text=True)
+    run = run_cli("study", "approvals", study.study_id, "--out", str(out), "--db", str(store.path))
     assert run.returncode == 0, run.stderr
     assert "wrote 6 rows" in run.stdout and "approve: 1, reject: 2" in run.stdout
     assert "1 participants did not come from Prolific" in run.stdout
@@ -95,8 +94,7 @@ def test_the_cli_writes_the_csv(store, small_dataset, tmp_path):
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == list(COLUMNS)
     assert [r["participant_id"] for r in rows if r["status"] == "approve"] == ["GOOD"]
-    bad = subprocess.run([sys.executable, "-m", "rose_core", "study", "approvals", "nope", "--out", str(out),
-                          "--db", str(store.path)], capture_output=True, text=True)
+    bad = run_cli("study", "approvals", "nope", "--out", str(out), "--db", str(store.path))
     assert bad.returncode == 2 and "unknown study 'nope'" in bad.stderr
 
 
@@ -108,8 +106,7 @@ def test_the_cli_manages_participants_and_deletes_only_with_the_name(store, smal
     store.checkpoint()
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "rose_core", "study", *args, "--db", str(store.path)],
-                              capture_output=True, text=True)
+        return run_cli("study", *args, "--db", str(store.path))
 
     assert cli("exclude", study.study_id, "P9", "--reason", "pilot run by a colleague", "--by", "JD").returncode == 0
     again = cli("exclude", study.study_id, "P9", "--reason", "x", "--by", "JD")

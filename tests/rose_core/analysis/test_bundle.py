@@ -1,7 +1,8 @@
 """The paper bundle from the populated test database, through the command line: every file present, every table's
 numbers (CSV at full precision, Markdown and LaTeX rounded) equal to `report --json --tables`, LaTeX that compiles
-(or, without a TeX engine, is syntactically sound), figures rendered by the system Chromium at the right size,
-a manifest whose hashes match, and a checklist that leaves what the data cannot tell blank."""
+(or, without a TeX engine, is syntactically sound), figures drawn by Matplotlib at their exact size with the
+tables' intervals as error bars (no browser), a manifest whose hashes match, and a checklist that leaves what the
+data cannot tell blank."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,7 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -28,6 +28,7 @@ from rose_core.analysis.bundle.paper import Column, PaperTable
 from rose_core.analysis.bundle.render import latex_escape, to_latex, to_markdown
 from rose_core.analysis.formats import MISSING
 from tests.backends import clone
+from tests.command_line import CliResult, run_cli
 
 BOOT = ["--boot", "60", "--seed", "5"]
 TABLES = ["main", "gap", "gap_conditioned", "bridge_global", "bridge_matched", "human_model_difference",
@@ -36,13 +37,12 @@ TABLES = ["main", "gap", "gap_conditioned", "bridge_global", "bridge_matched", "
 FIGURES = ["main_pass", "gap", "gap_conditioned", "bridge_global", "bridge_matched", "failure_kinds"]
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rose_core", "report", *args], capture_output=True, text=True,
-                          timeout=600)
+def _cli(*args: str) -> CliResult:
+    return run_cli("report", *args)
 
 
 @pytest.fixture(scope="module")
-def bundle(populated_db, small_dataset, tmp_path_factory, chromium) -> Path:
+def bundle(populated_db, small_dataset, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bundle") / "paper"
     r = _cli("--db", populated_db.location, "--dataset", str(small_dataset.root), "--out", str(out), *BOOT)
     assert r.returncode == 0, r.stderr
@@ -78,8 +78,7 @@ def test_report_json_is_the_bundles_and_the_main_report(bundle, report_json, pop
     assert json.loads((bundle / "report.json").read_text()) == report_json
     assert set(report_json["tables"]) == set(TABLES)
     # the main table is exactly `report --json`'s (the one selection path)
-    r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", populated_db.location, "--json", *BOOT],
-                       capture_output=True, text=True, timeout=300)
+    r = _cli("--db", populated_db.location, "--json", *BOOT)
     plain = json.loads(r.stdout)
     # the bundle's table adds only its n as shown ("5 ppl · 215", from the integer columns it sits beside)
     bundled = [dict(row) for row in report_json["tables"]["main"]["rows"]]   # the fixture stays as it is
@@ -361,45 +360,37 @@ def test_figures_are_drawn_at_their_size(bundle):
     assert sorted(figs) == sorted(FIGURES)
     assert manifest["figure_width"] == {"name": "single", "inches": 3.25}
     for name, f in figs.items():
-        # one column (3.25 in = 312 CSS px), but failure kinds, whose one-row legend needs the text's width
-        assert f["width"] == (648 if name == "failure_kinds" else 312) and f["inches"][0] == f["width"] / 96, name
+        # one column (3.25 in), but failure kinds, whose one-row legend of six kinds needs the text's width
+        width = 6.75 if name == "failure_kinds" else 3.25
+        assert f["inches"][0] == width and f["points"][0] == width * 72 and f["font_pt"] == 8, name
         img = Image.open(bundle / "figures" / f"{name}.png")
-        assert list(img.size) == f["png_pixels"] == [2 * f["width"], 2 * f["height"]], name
+        assert list(img.size) == f["png_pixels"] == [round(300 * x) for x in f["inches"]], name
         colours = img.convert("RGB").resize((300, 200)).getcolors(maxcolors=1 << 16)
         assert colours is not None and len(colours) > 20, f"{name}.png looks blank"
         svg = ET.parse(bundle / "figures" / f"{name}.svg").getroot()
-        assert svg.tag.endswith("svg") and float(svg.get("width")) == f["width"], name
-        assert (bundle / "figures" / f"{name}.svg").read_text().count('class="point"') + \
-            (bundle / "figures" / f"{name}.svg").read_text().count('class="bars"') > 0, name
+        assert svg.tag.endswith("svg") and svg.get("width") == f"{f['points'][0]:g}pt", name
+        assert svg.get("height") == f"{f['points'][1]:g}pt", name
         pdf = (bundle / "figures" / f"{name}.pdf").read_bytes()
         assert pdf.startswith(b"%PDF") and b"%%EOF" in pdf[-64:], name
-        # the legend, as the browser laid it out: one line (one line's height), inside the figure
-        legend = re.search(r'<g class="annotation".*?translate\(([-\d.]+),[-\d.]+\)"><rect class="bg" x="[\d.]+" '
-                           r'y="[\d.]+" width="([\d.]+)" height="([\d.]+)"', svg_text := (bundle / "figures" /
-                                                                                       f"{name}.svg").read_text())
-        assert legend, name
-        x, w, h = map(float, legend.groups())
-        assert x >= 0 and x + w <= f["width"] and h < 2 * 11, (name, x, w, h)
-        assert svg_text.count("\u25a0") >= 2, name
-        # the PDF's page is the figure's size in points (72 per inch)
+        # the PDF's page is the figure's size in points (72 per inch): nothing cropped, nothing scaled
         box = [float(x) for x in re.search(rb"/MediaBox\s*\[([^\]]*)\]", pdf).group(1).split()]
-        assert box[2] == pytest.approx(f["inches"][0] * 72, abs=1) and box[3] == pytest.approx(f["inches"][1] * 72, abs=1)
+        assert box[2] == pytest.approx(f["points"][0], abs=0.01) and box[3] == pytest.approx(f["points"][1], abs=0.01)
+        # fonts embedded as TrueType (Type 42: a CIDFontType2 with its FontFile2), Matplotlib's own DejaVu Sans
+        assert b"/FontFile2" in pdf and b"/Type1" not in pdf and b"/FontFile3" not in pdf, name
+        assert set(re.findall(rb"/BaseFont\s*/(?:[A-Z]{6}\+)?([\w-]+)", pdf)) == {b"DejaVuSans"}, name
 
 
 @pytest.fixture(scope="module")
-def double_figures(paper, tmp_path_factory, chromium) -> tuple[Path, list]:
+def double_figures(paper, tmp_path_factory) -> tuple[Path, list]:
     from rose_core.analysis.bundle.figures import paper_figures, render_figures
 
     folder = tmp_path_factory.mktemp("double")
     return folder, render_figures(paper_figures(paper, "double"), folder)
 
 
-def _svg_font_sizes(path: Path) -> list[float]:
-    """Every font size (px) in a Plotly SVG: its texts carry `font-size` in their style."""
-    return [float(x) for x in re.findall(r"font-size:\s*([\d.]+)px", path.read_text())]
-
-
-def test_every_text_is_at_least_7_pt_in_the_pdf_and_the_svg(bundle, double_figures):
+def test_every_text_is_at_least_7_pt_in_the_pdf(bundle, double_figures):
+    """Read from each PDF's content streams (`tests/pdf_fonts.py`): every text is 8 pt at the printed size, at
+    both widths (the SVG carries the same glyphs as outlines, so there is no font size to read there)."""
     from tests.pdf_fonts import smallest_text_pt, text_sizes
 
     folder, files = double_figures
@@ -409,58 +400,138 @@ def test_every_text_is_at_least_7_pt_in_the_pdf_and_the_svg(bundle, double_figur
         for base, name in figs:
             pdf = base / f"{name}.pdf"
             assert len(text_sizes(pdf)) >= 10, (where, name)          # the text is text, and was all read
-            pt_pdf = smallest_text_pt(pdf)
-            # SVG: CSS pixels, 96 per inch, at the figure's printed width: 0.75 pt per pixel
-            pt_svg = min(_svg_font_sizes(base / f"{name}.svg")) * 0.75
-            assert pt_pdf >= 7 and pt_svg >= 7, (where, name, pt_pdf, pt_svg)
-    assert {f.width for f in files} == {648}
+            assert smallest_text_pt(pdf) >= 7 and max(text_sizes(pdf)) <= 8 + 1e-9, (where, name)
+    assert {f.width_in for f in files} == {6.75}
 
 
-def test_figures_have_captions_not_titles(bundle):
+def test_figures_are_the_same_bytes_for_the_same_data(paper, double_figures, tmp_path):
+    """No date, no random id, no system font: the same figure is the same file, in every format."""
+    from rose_core.analysis.bundle.figures import paper_figures, render_figures
+
+    folder, files = double_figures
+    render_figures(paper_figures(paper, "double"), tmp_path)
+    for f in files:
+        for fmt in ("svg", "pdf", "png"):
+            assert (tmp_path / f"{f.name}.{fmt}").read_bytes() == (folder / f"{f.name}.{fmt}").read_bytes(), \
+                (f.name, fmt)
+        pdf = (folder / f"{f.name}.pdf").read_bytes()
+        assert b"CreationDate" not in pdf and b"ModDate" not in pdf
+        assert "<dc:date>" not in (folder / f"{f.name}.svg").read_text()
+
+
+def test_the_figures_font_is_matplotlibs_own(monkeypatch):
+    """Set in the DejaVu Sans that ships with Matplotlib; a lookup that lands on another copy is refused."""
+    import matplotlib
+    from matplotlib import font_manager
+
+    from rose_core.analysis.bundle.figures import bundled_font
+
+    path = bundled_font()
+    assert path.name == "DejaVuSans.ttf" and Path(matplotlib.get_data_path()).resolve() in path.parents
+    monkeypatch.setattr(font_manager, "findfont", lambda *a, **k: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+    with pytest.raises(BundleError, match="not Matplotlib's own DejaVu Sans"):
+        bundled_font()
+
+
+def test_figures_have_captions_not_titles(bundle, paper):
+    from rose_core.analysis.bundle.figures import paper_figures
+
     caps = (bundle / "figures" / "captions.md").read_text()
     tex = (bundle / "figures" / "captions.tex").read_text()
     for name in FIGURES:
         assert f"## {name}" in caps and f"figures/{name}.pdf" in tex, name
-        assert 'class="gtitle"' not in (bundle / "figures" / f"{name}.svg").read_text(), name
+    for name, f in paper_figures(paper).items():
+        assert f.figure._suptitle is None and all(not ax.get_title() for ax in f.figure.axes), name
     assert tex.count(r"\begin{figure}") == 5 and tex.count(r"\begin{figure*}") == 1   # failure kinds spans both
     assert "Error bars: the 95% intervals printed in the table (G-Cnt, L-Cnt, L-Clk, V-Clk, Excl-CS)" in caps
+    assert "Error bars: the 95% intervals printed in the table (Counting Avg, Action Avg)" in caps
+    assert "Error bars: the 95% intervals of the shares printed in the table" in caps
+    assert "No error bars" not in caps
     assert "published numbers" in caps and "sorted by Avg" in caps
 
 
-def test_figures_sort_solvers_by_avg_and_draw_the_tables_intervals(paper):
+def _drawn_intervals(fig) -> dict[str, list[tuple[str, float, float]]]:
+    """Per metric, the error bars a figure draws: (row label, left end, right end), read from the artists."""
+    (ax,) = fig.axes
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    out: dict[str, list] = {}
+    for c in ax.collections:
+        gid = c.get_gid() or ""
+        if gid.startswith("interval "):
+            out[gid.removeprefix("interval ")] = [(labels[round(seg[0][1])], float(seg[0][0]), float(seg[1][0]))
+                                                  for seg in c.get_segments()]
+    return out
+
+
+FIGURE_TABLE = {"main_pass": ("main", ["G-Cnt", "L-Cnt", "L-Clk", "V-Clk", "Excl-CS"]),
+                "gap": ("gap", ["Counting Avg", "Action Avg"]),
+                "gap_conditioned": ("gap_conditioned", ["Counting Avg", "Action Avg"]),
+                "bridge_global": ("bridge_global", ["G-Cnt", "G-Clk", "V-Clk"]),
+                "bridge_matched": ("bridge_matched", ["mL-Cnt", "L-Clk", "L-Clk†"])}
+
+
+def test_figures_sort_solvers_by_avg_and_draw_the_tables_intervals(paper, report_json):
+    """Every figure of a rate draws, for every cell whose table row carries an interval, a bar whose ends are that
+    interval exactly (the JSON's numbers), and no bar where the table has none (published rows)."""
     from rose_core.analysis.bundle.figures import paper_figures, short_name
 
     main = paper.table("main").frame
     figs = paper_figures(paper, "single")
-    ticks = list(figs["main_pass"].figure.layout.yaxis.ticktext)
+    (ax,) = figs["main_pass"].figure.axes
+    ticks = [t.get_text() for t in ax.get_yticklabels()]
     avg = {short_name(s): a for s, a in zip(main["solver"], main["Avg"])}
     shown = [avg[t] for t in ticks]
     assert shown == sorted(shown, reverse=True) and len(ticks) == len(main)
-    human = ticks.index("Human")
-    row = main[main["solver"] == "Human"].iloc[0]
-    for t in figs["main_pass"].figure.data:
-        if t.mode == "markers" and t.name in ("G-Cnt", "V-Clk"):
-            assert t.x[human] + t.error_x.array[human] == pytest.approx(row[f"{t.name} hi"])
-            assert t.x[human] - t.error_x.arrayminus[human] == pytest.approx(row[f"{t.name} lo"])
+    checked = 0
+    for name, (table, keys) in FIGURE_TABLE.items():
+        rows = {short_name(r["solver"]): r for r in report_json["tables"][table]["rows"]}
+        drawn = _drawn_intervals(figs[name].figure)
+        for key in keys:
+            want = {s: (r[f"{key} lo"], r[f"{key} hi"]) for s, r in rows.items()
+                    if r.get(key) is not None and r.get(f"{key} lo") is not None}
+            assert want, (name, key)                      # the test data has intervals for every rate shown
+            got = {s: (lo, hi) for s, lo, hi in drawn[key]}
+            assert set(got) == set(want), (name, key)
+            for s, (lo, hi) in want.items():
+                assert got[s] == (pytest.approx(lo, abs=1e-9), pytest.approx(hi, abs=1e-9)), (name, key, s)
+                checked += 1
+    fk = report_json["tables"]["failure_kinds"]["rows"]
+    drawn = _drawn_intervals(figs["failure_kinds"].figure)
+    got = {(s, kind): (lo, hi) for kind, bars in drawn.items() for s, lo, hi in bars}
+    want = {(f"{short_name(r['solver'])} · {r['label']}", r["failure"]): (r["share lo"], r["share hi"])
+            for r in fk if r["share lo"] is not None}
+    assert want and set(got) == set(want)
+    for k, (lo, hi) in want.items():
+        assert got[k] == (pytest.approx(lo, abs=1e-9), pytest.approx(hi, abs=1e-9)), k
+    assert checked + len(want) > 60
     for name, f in figs.items():
-        (legend,) = f.figure.layout.annotations
-        assert "<br>" not in legend.text and not f.figure.layout.showlegend, name   # one legend, one line
-        assert not f.figure.layout.title.text, name
+        (legend,) = f.figure.legends                       # one legend, in one row, inside the figure
+        assert legend._ncols == len(legend.legend_handles), name
+        f.figure.canvas.draw()
+        box = legend.get_window_extent()
+        assert box.x0 >= 0 and box.x1 <= f.figure.bbox.width and box.height < 2 * 8 * f.figure.dpi / 72, name
 
 
 def test_no_colour_repeats_within_a_figure(paper):
+    from matplotlib.colors import to_hex
+
     from rose_core.analysis.bundle.figures import paper_figures
     from rose_core.analysis.charts import PRINT_PALETTE
 
     for name, f in paper_figures(paper).items():
-        fig = f.figure
-        colours = [t.marker.color for t in fig.data if t.showlegend is not False]
+        (legend,) = f.figure.legends
+        colours = [to_hex(h.get_markerfacecolor()).upper() for h in legend.legend_handles]
         assert len(colours) == len(set(colours)) and set(colours) <= set(PRINT_PALETTE), name
         # humans, agents and published rows are told apart by the marker, not only the colour
-        if name != "failure_kinds":
-            symbols = {s for t in fig.data if isinstance(t.marker.symbol, tuple) for s in t.marker.symbol}
-            # (the conditioned gap has no published rows: the paper did not print it)
-            assert {"circle", "diamond"} | ({"square-open"} if name != "gap_conditioned" else set()) <= symbols, name
+        (ax,) = f.figure.axes
+        drawn = {(line.get_marker(), line.get_markerfacecolor() != "white") for line in ax.lines
+                 if (line.get_gid() or "").startswith("points ")}
+        want = {("o", True), ("D", True)}
+        if name not in ("gap_conditioned", "failure_kinds"):   # the paper printed neither: no published rows
+            want.add(("s", False))
+        if name in ("main_pass", "gap"):                        # the paper's own human row: an open circle
+            want.add(("o", False))
+        assert want <= drawn, (name, drawn)
 
 
 def test_manifest_describes_the_bundle(bundle, small_dataset, populated_db):
@@ -499,6 +570,17 @@ def test_checklist_fills_from_data_and_leaves_blanks(bundle, populated_db):
     assert f"{joined} participants joined" in methods and "leaving 5 participants" in methods
     assert "stratified random sample" in methods     # the populated study draws a sample: methods says so
     assert f"Avg of {human['Avg']:.1f}%" in methods and f"[{human['Avg lo']:.1f}, {human['Avg hi']:.1f}]" in methods
+    # issue 22: humans answer the study's sample, runs their own set: the texts say which and how many, never
+    # "the same instances"
+    import re as _re
+    same = by["Same test set for humans and models"]["answer"]
+    n_hum = int(_re.search(r"study's sample of ([\d,]+) instances", same).group(1).replace(",", ""))
+    assert "not the same items" in same and n_hum > 0
+    assert "scored on the same instances" not in methods and f"the humans on {n_hum:,} instances" in methods
+    for solver, own, both in _re.findall(r"; ([^;:]+?) on ([\d,]+) instances, ([\d,]+) of the", same):
+        assert f"{solver} on {own} instances, {both} of the {n_hum:,} human-answered" in methods
+        assert int(both.replace(",", "")) <= min(n_hum, int(own.replace(",", "")))
+    assert len(_re.findall(r"; ([^;:]+?) on ([\d,]+) instances, ([\d,]+) of the", same)) >= 1
 
 
 def test_existing_folder_is_refused_and_a_failure_leaves_nothing(bundle, populated_db, small_dataset, tmp_path,
@@ -507,8 +589,15 @@ def test_existing_folder_is_refused_and_a_failure_leaves_nothing(bundle, populat
     with pytest.raises(BundleError, match="exists"):
         write_bundle(populated_db, small_dataset, bundle)
     assert (bundle / "manifest.json").read_bytes() == before
-    monkeypatch.setenv("ROSE_CHROMIUM", str(tmp_path / "no-such-browser"))
-    with pytest.raises(BundleError, match="no Chromium"):
+    from rose_core.analysis.bundle import write
+
+    def half_written(figs, folder):           # one file written, then the export fails
+        folder.mkdir(parents=True)
+        (folder / "main_pass.svg").write_text("<svg/>")
+        raise BundleError("figure export failed")
+
+    monkeypatch.setattr(write, "render_figures", half_written)
+    with pytest.raises(BundleError, match="figure export failed"):
         write_bundle(populated_db, small_dataset, tmp_path / "out", n_boot=20)
     assert list(tmp_path.iterdir()) == []  # neither the folder nor its temporary sibling
 
@@ -534,6 +623,13 @@ def test_zip_holds_the_bundle(populated_db, small_dataset):
 def test_an_empty_database_gives_a_bundle_that_says_so(small_dataset, store, tmp_path):
     m = write_bundle(store, small_dataset, tmp_path / "out", n_boot=20, figures=False)
     assert m["studies"] == [] and m["figures"] == "not rendered (--no-figures)"
+    # with figures: the published rows alone (no bars: they carry no interval), and no failure to show
+    m = write_bundle(store, small_dataset, tmp_path / "figs", n_boot=20)
+    assert [f["name"] for f in m["figures"]] == FIGURES
+    caps = (tmp_path / "figs" / "figures" / "captions.md").read_text()
+    assert "No error bars: the table carries no interval" in caps
+    for f in m["figures"]:
+        assert (tmp_path / "figs" / "figures" / f"{f['name']}.pdf").stat().st_size > 1000
     assert "No human baseline in this selection" in (tmp_path / "out" / "methods.md").read_text()
     main = (tmp_path / "out" / "tables" / "main.md").read_text()
     assert "GPT-5.5 (published)" in main and "None" not in main and "nan" not in main
@@ -575,6 +671,16 @@ def test_tables_refuse_what_the_format_refuses():
     with pytest.raises(ValueError, match="not a whole number"):
         to_latex(_crafted(n=[1.0, 2.5, 3.0]))
 
+
+
+def test_the_human_model_difference_bolds_nothing(bundle, paper):
+    """Its rows are (solver, template) pairs: a column's maximum over them compared one model's G-Cnt with
+    another's L-Clk, and set the humans' own rate in bold on a model's row ("never a human")."""
+    table = paper.table("human_model_difference")
+    assert not [c.key for c in table.columns if c.best]
+    for ext in ("md", "tex"):
+        text = (bundle / "tables" / f"human_model_difference.{ext}").read_text()
+        assert "**" not in text and r"\textbf" not in text, ext
 
 
 def test_bold_follows_the_printed_value_not_hidden_decimals():

@@ -123,28 +123,3 @@ def test_print_palette_stays_apart_for_colour_blind_eyes_and_in_greyscale():
         assert min(abs(_grey_lightness(a) - _grey_lightness(b)) for a, b in combinations(chosen, 2)) >= want, k
     with pytest.raises(ValueError, match="print palette"):
         print_colours([str(k) for k in range(9)])
-
-
-def test_print_figure_has_no_title_bars_from_the_rows_and_one_legend_line():
-    from rose_core.analysis.charts import Print, legend_width
-
-    df = pd.DataFrame({"solver": ["a", "b", "c"], "kind": ["model", "human", "model"],
-                       "Counting Avg": [50.0, 90.0, 70.0], "Counting Avg lo": [40.0, 85.0, np.nan],
-                       "Counting Avg hi": [61.0, 94.0, np.nan], "Action Avg": [10.0, 80.0, 30.0]})
-    style = Print(312, 11)
-    fig, height = dot_figure(df, [("Counting Avg", "Counting"), ("Action Avg", "Action")], None,
-                             order=["b", "c", "a"], style=style)
-    assert not fig.layout.title.text and fig.layout.width == 312 and fig.layout.height == height
-    assert list(fig.layout.yaxis.ticktext) == ["b", "c", "a"]
-    counting = next(t for t in fig.data if t.name == "Counting")
-    assert list(counting.x) == [90.0, 70.0, 50.0]
-    assert list(counting.error_x.array) == [pytest.approx(4.0), None, pytest.approx(11.0)]
-    assert list(counting.error_x.arrayminus) == [pytest.approx(5.0), None, pytest.approx(10.0)]
-    assert next(t for t in fig.data if t.name == "Action").error_x.array is None   # no interval column: no bars
-    assert fig.layout.showlegend is False
-    (legend,) = fig.layout.annotations
-    assert "<br>" not in legend.text and legend.text.count("\u25a0") == 2
-    assert legend_width([("Counting", ""), ("Action", "")], 11) < 312
-    for size in (fig.layout.font.size, fig.layout.xaxis.tickfont.size, fig.layout.yaxis.tickfont.size,
-                 legend.font.size, fig.layout.xaxis.title.font.size):
-        assert size == 11

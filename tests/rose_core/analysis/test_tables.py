@@ -1,8 +1,6 @@
 """The main table: a constructed run with known rates comes out exactly; Avg and the gap follow the spec;
 published rows as printed; one selection path for `report` and the dashboards; per-solver seeded intervals."""
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -16,6 +14,7 @@ from rose_core.benchmarks.rose.metrics import ScoredRow, summarize
 from rose_core.benchmarks.rose.records import MAIN_TEMPLATES
 from rose_core.runs.importer import import_run
 from tests.backends import clone
+from tests.command_line import run_cli
 
 from .conftest import RATES
 
@@ -92,8 +91,7 @@ def test_importing_another_run_leaves_every_other_solvers_intervals_unchanged(po
 
 
 def test_report_json_is_the_shared_selection_and_table(populated_db):
-    r = subprocess.run([sys.executable, "-m", "rose_core", "report", "--db", populated_db.location, "--json",
-                        "--boot", "50"], capture_output=True, text=True)
+    r = run_cli("report", "--db", populated_db.location, "--json", "--boot", "50")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     solvers = {row["solver"] for row in out["rows"]}

@@ -1,18 +1,12 @@
-"""The command line on good and bad input, run as a real subprocess."""
+"""The command line on good and bad input, in-process (tests/command_line.py); one real `python -m rose_core`
+process checks the entry point's exit code on bad input (tests/test_project.py checks it and the console script
+on --help)."""
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rose_core", *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+from tests.command_line import run_cli as run
+from tests.command_line import run_process
 
 
 def test_check_prints_one_json_object(small_dataset):
@@ -26,7 +20,8 @@ def test_check_prints_one_json_object(small_dataset):
 
 
 def test_check_unknown_instance(small_dataset):
-    r = run("check", "--dataset", str(small_dataset.root), "--instance", "nope", "--response", "DONE")
+    """The smoke test of the process boundary: `python -m rose_core` exits 2 with the error on stderr."""
+    r = run_process("check", "--dataset", str(small_dataset.root), "--instance", "nope", "--response", "DONE")
     assert r.returncode == 2 and "unknown instance 'nope'" in r.stderr
 
 
@@ -144,11 +139,8 @@ def test_every_database_command_works_on_the_database_rose_db_names(store, small
             for i in small_dataset.select(split="dev")]
     f = tmp_path / "run.jsonl"
     f.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "ROSE_DB": store.location}
-
-    def cli(*args: str) -> subprocess.CompletedProcess:
-        r = subprocess.run([sys.executable, "-m", "rose_core", *args], cwd=ROOT, capture_output=True, text=True,
-                           env=env)
+    def cli(*args: str):
+        r = run(*args, env={"ROSE_DB": store.location})
         assert r.returncode == 0, (args, r.stderr[-2000:])
         return r
 

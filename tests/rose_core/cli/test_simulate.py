@@ -1,11 +1,12 @@
-"""`study simulate` and `report --include-simulated` on good and bad input, run as a real subprocess."""
+"""`study simulate` and `report --include-simulated` on good and bad input, in-process (tests/command_line.py)."""
 import json
 
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.study import StudyConfig, create_study
 from rose_core.storage import open_store
 
-from .test_main import ROOT, run
+from tests.command_line import ROOT
+from tests.command_line import run_cli as run
 
 EXAMPLE = str(ROOT / "docs" / "examples" / "truth.toml")
 

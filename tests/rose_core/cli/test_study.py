@@ -1,18 +1,12 @@
-"""`study create / show / list / close / clone / export-config` and `plan` on a sample, run as real subprocesses
-on a SQLite file."""
+"""`study create / show / list / close / clone / export-config` and `plan` on a sample, in-process
+(tests/command_line.py) on a SQLite file; one real process checks the `study` family's exit code on bad input."""
 import json
-import os
-import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.command_line import ROOT, run_process
+from tests.command_line import run_cli as run
+
 EXAMPLE = ROOT / "docs" / "examples" / "study.toml"
-
-
-def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rose_core", *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
 
 
 def test_a_study_file_round_trips_through_the_command_line(small_dataset, tmp_path):
@@ -57,7 +51,7 @@ def test_a_bad_study_file_creates_nothing(small_dataset, tmp_path):
     db, ds = str(tmp_path / "rose.db"), ["--dataset", str(small_dataset.root)]
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "x"\nraters_per_item = 3\nparticipants = 2\nsample = {per_cell = 4}\n', encoding="utf-8")
-    r = run("study", "create", str(bad), "--db", db, *ds)
+    r = run_process("study", "create", str(bad), "--db", db, *ds)   # the smoke test of the process boundary
     assert r.returncode == 2
     assert f"{bad}: raters_per_item: 3 raters per item need at least as many participants, planned 2" in r.stderr
     big = tmp_path / "big.toml"

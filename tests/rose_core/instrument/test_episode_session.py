@@ -120,7 +120,7 @@ def test_moves_are_stored_once_by_seq_and_a_gap_is_refused(store, sgp_small):
     first = solution(screen)[0]
     assert s.record_moves(screen, payload(screen, [first])).stored == 1
     assert s.record_moves(screen, payload(screen, [first], start=0)).stored == 0          # the same message again
-    with pytest.raises(StudyError, match="move 3 arrived before move 1"):
+    with pytest.raises(StudyError, match="move 3 arrived where move 1 was due"):
         s.record_moves(screen, payload(screen, ["move red cube up"], start=3))
     assert [r["seq"] for r in steps(store)] == [0]                                       # nothing half-stored
     with pytest.raises(StudyError, match="input: expected one of click, keyboard"):
@@ -247,3 +247,145 @@ def test_least_assigned_first_target_never_exceeded_and_counterbalanced(store, s
 def test_malformed_board_messages_are_refused(bad, needle):
     with pytest.raises(StudyError, match=needle.replace("[", r"\[").replace("]", r"\]")):
         parse_board_message(bad, ("click", "keyboard"))
+
+
+@pytest.mark.parametrize("click, needle", [
+    ({"from": "A1", "to": "B1", "x": 1}, "expected an object with from, to, x and y"),
+    ({"from": "A1", "to": "B1000", "x": 1, "y": 2}, "cell names such as B3"),
+    ({"from": "A1", "to": "B1", "x": -4, "y": 2}, "image pixels"),
+    ({"from": "A1", "to": "B1", "x": True, "y": 2}, "image pixels"),
+])
+def test_malformed_clicks_are_refused(click, needle):
+    with pytest.raises(StudyError, match=needle):
+        parse_board_message({"view_id": "v", "moves": [{"seq": 0, "text": "a", "input": "click", "click": click}]},
+                            ("click", "keyboard"))
+    with pytest.raises(StudyError, match="only a click move has a click"):
+        parse_board_message({"view_id": "v", "moves": [{"seq": 0, "text": "a", "input": "keyboard",
+                                                        "click": {"from": "A1", "to": "B1", "x": 1, "y": 2}}]},
+                            ("click", "keyboard"))
+
+
+def test_the_human_condition_options_are_checked():
+    text = "; ".join(cfg(sgp_input="typed", sgp_modality="text", sgp_piece_coordinates=True).problems()
+                     + cfg(sgp_several_moves=True).problems() + cfg(sgp_piece_coordinates="yes").problems())
+    for needle in ("sgp_piece_coordinates: typed studies have no piece buttons",
+                   "sgp_several_moves: only typed commands can hold several moves",
+                   "sgp_piece_coordinates: expected true or false, got 'yes'"):
+        assert needle in text
+    c = cfg(sgp_input="typed", sgp_several_moves=True)
+    assert c.problems() == [] and StudyConfig.from_json(c.to_json()).sgp_several_moves is True
+    assert (cfg().sgp_piece_coordinates, cfg().sgp_several_moves) == (False, False)   # the models' condition
+
+
+def test_the_move_help_says_what_the_page_does():
+    from rose_core.instrument.config import sgp_move_help
+    two = sgp_move_help(cfg(sgp_input="typed"))
+    assert "move red square up" in two and "square, triangle, circle, hexagon" in two and "cube" not in two
+    assert "comma" not in two
+    several = sgp_move_help(cfg(sgp_input="typed", sgp_modality="3d", sgp_several_moves=True))
+    assert "move red cube up, move red cube left" in several and "separated by commas" in several
+    assert "highlighted cells" in sgp_move_help(cfg()) and "arrow key" in sgp_move_help(cfg(sgp_input="keyboard"))
+
+
+def test_the_board_as_text_goes_to_the_browser_only_in_the_text_modality(store, sgp_small):
+    from rose_core.instrument.episode_session import board_component_data
+    for modality, coords, has_text in (("3d", False, False), ("2d", False, False), ("2d", True, True),
+                                       ("text", False, True)):
+        study = make(store, sgp_small, practice_items=0, sgp_modality=modality,
+                     sgp_input="typed" if modality == "text" else "click", sgp_piece_coordinates=coords)
+        screen = session(store, sgp_small, study, ext=f"B{modality}{coords}").screen()
+        d = board_component_data(screen, "u", "g", (10, 10), study.config.sgp_input, "side_by_side",
+                                 piece_coordinates=coords)
+        assert (d["text"] is not None, d["goal_text"] is not None) == (has_text, has_text)
+        assert d["piece_coordinates"] is coords
+        assert d["words"]["shapes"][0] == ("square" if modality == "2d" else "cube")
+        assert len(d["cells"]) == (0 if modality == "text" else screen.item.board_size ** 2)
+
+
+def _click_at(screen, text: str, frm: str, to: str) -> dict:
+    poly = next(c["points"] for c in screen.item.hit_cells(screen.state) if c["coord"] == to)
+    xs, ys = zip(*poly)
+    return {"from": frm, "to": to, "x": sum(xs) / len(xs), "y": sum(ys) / len(ys)}
+
+
+@pytest.mark.parametrize("modality", ["2d", "3d"])
+def test_board_clicks_are_checked_against_the_board_before_a_move_is_stored(store, sgp_small, modality):
+    study = make(store, sgp_small, practice_items=0, sgp_modality=modality)
+    s = session(store, sgp_small, study, ext=f"C{modality}")
+    screen = s.screen()
+    first = solution(screen)[0]
+    _, color, shape, direction = first.split()
+    geoms = {(g["color"], g["shape"]): g["coord"] for g in screen.item.geoms(screen.state)}
+    frm = geoms[(color, shape)]
+    dc, dr = {"up": (0, 1), "down": (0, -1), "left": (-1, 0), "right": (1, 0)}[direction]
+    to = f"{chr(ord(frm[0]) + dc)}{int(frm[1:]) + dr}"
+    text = next(f"move {g['command_name']} {direction}" for g in screen.item.geoms(screen.state)
+                if (g["color"], g["shape"]) == (color, shape))
+    msg = payload(screen, [text])
+    other = next(c for c in geoms.values() if c != frm)
+    for lie in ({**_click_at(screen, text, frm, to), "from": other},          # another piece's cell
+                {**_click_at(screen, text, frm, to), "x": 1.0, "y": 1.0}):   # a click off the cell it names
+        msg["moves"][0]["click"] = lie
+        with pytest.raises(StudyError, match="move 0: "):
+            s.record_moves(screen, msg)
+    assert steps(store, screen.view_id) == []                                # nothing stored
+    msg["moves"][0]["click"] = _click_at(screen, text, frm, to)
+    assert s.record_moves(screen, msg).stored == 1
+    row = steps(store, screen.view_id)[0]
+    assert (row["command"], row["outcome"], row["input"]) == (text, "effective", "click")
+
+
+def test_several_typed_moves_are_each_a_step_and_moves_after_the_goal_are_refused(store, sgp_small):
+    study = make(store, sgp_small, practice_items=0, sgp_input="typed", sgp_several_moves=True, step_cap=20)
+    s = session(store, sgp_small, study)
+    screen = s.screen()
+    path = solution(screen)
+    assert len(path) >= 2
+    # the first move and an unreadable one (a trailing comma is no move): two steps from one submission
+    rep = s.record_moves(screen, payload(screen, [f"{path[0]}, move red nothing up,"], how="typed"))
+    assert (rep.stored, rep.ended, rep.refused) == (2, False, ())
+    rows = steps(store, screen.view_id)
+    assert [(r["seq"], r["command"], r["outcome"]) for r in rows] == [(0, path[0], "effective"),
+                                                                      (1, "move red nothing up", "illegal")]
+    assert s.record_moves(screen, payload(screen, [f"{path[0]}, move red nothing up,"], how="typed", start=0)
+                          ).stored == 0                                     # the same message again: nothing
+    screen = s.screen()
+    assert screen.ack_seq == 2
+    # a crafted message whose next seq falls inside the line it just stored (2 moves at seq 2, then seq 3): refused
+    # whole, nothing stored, never the second line silently dropped
+    crafted = {"view_id": screen.view_id, "moves": [
+        {"seq": 2, "text": "move red nothing up, move red nothing down", "input": "typed", "t": 1.0},
+        {"seq": 3, "text": "move red nothing left", "input": "typed", "t": 2.0}]}
+    with pytest.raises(StudyError, match="move 3 arrived where move 4 was due"):
+        s.record_moves(screen, crafted)
+    assert len(steps(store, screen.view_id)) == 2
+    rest = path[1:] + ["move red cube up", "move blue sphere left"]
+    rep = s.record_moves(screen, payload(screen, [", ".join(rest)], how="typed"))
+    assert rep.ended and rep.end == "solved" and rep.refused == ("move red cube up", "move blue sphere left")
+    assert "was solved before your last 2 typed moves" in rep.refused_note
+    assert "move red cube up, move blue sphere left" in rep.refused_note
+    r = store.query("SELECT passed, steps FROM episode_results")[0]
+    assert (r["passed"], r["steps"]) == (1, len(path) + 1)
+    assert [x["seq"] for x in steps(store, screen.view_id)] == list(range(len(path) + 1))
+
+
+def test_several_typed_moves_stop_at_the_cap(store, sgp_small):
+    study = make(store, sgp_small, practice_items=0, sgp_input="typed", sgp_several_moves=True, step_cap=3)
+    s = session(store, sgp_small, study)
+    screen = s.screen()
+    rep = s.record_moves(screen, payload(screen, ["hello, hi, move red cube sideways, again, more"], how="typed"))
+    assert (rep.stored, rep.ended, rep.end, rep.refused) == (3, True, "step_cap", ("again", "more"))
+    assert "reached its move limit" in rep.refused_note
+    big = make(store, sgp_small, practice_items=0, sgp_input="typed", sgp_several_moves=True, step_cap=None)
+    sb = session(store, sgp_small, big, ext="P3")
+    sc = sb.screen()
+    with pytest.raises(StudyError, match="at most 50 moves in one message"):
+        sb.record_moves(sc, payload(sc, [", ".join(["hi"] * 51)], how="typed"))
+    assert steps(store, sc.view_id) == []
+    r = store.query("SELECT passed, steps, ended FROM episode_results")[0]
+    assert (r["passed"], r["steps"], r["ended"]) == (0, 3, "step_cap")
+    one = make(store, sgp_small, practice_items=0, sgp_input="typed", step_cap=3)   # without the option: one move
+    s1 = session(store, sgp_small, one, ext="P2")
+    sc = s1.screen()
+    assert s1.record_moves(sc, payload(sc, ["hello, hi"], how="typed")).stored == 1
+    assert steps(store, sc.view_id)[0]["command"] == "hello, hi"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timezone
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -15,10 +14,10 @@ from rose_core.common.csv_safety import frame_bytes
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.runs.importer import import_run
 from rose_core.instrument.study import StudyConfig, create_study
+from tests.command_line import run_cli
 from tests.participants import new_session, right_answer, submit_payload
 from tests.rose_core.common.test_csv_safety import cells, opens_as_formula
 
-ROOT = Path(__file__).resolve().parents[3]
 
 EVIL_PID = '=HYPERLINK("http://evil.example","open me")'
 
@@ -107,9 +106,6 @@ def test_the_row_counts_the_studies_page_shows_are_the_exports_rows(hostile_db):
 def test_episode_tables_export_as_the_studies_page_downloads_them(store, sgp_small, tmp_path):  # noqa: F811
     """`export-table --table episode_results|episode_steps`: the frame the Studies page's SGP buttons send, through
     the one CSV encoder: a typed command a spreadsheet would run is neutralised, times in UTC."""
-    import subprocess
-    import sys
-
     from rose_core.instrument.episode_session import EpisodeSession, create_sgp_study
     from rose_core.instrument.session import join
     from tests.sgp_players import play, solution
@@ -127,9 +123,8 @@ def test_episode_tables_export_as_the_studies_page_downloads_them(store, sgp_sma
     for table in ("episode_results", "episode_steps"):
         for fmt in ("csv", "parquet"):
             out = tmp_path / f"{table}.{fmt}"
-            r = subprocess.run([sys.executable, "-m", "rose_core", "export-table", "--db", store.location, "--table",
-                                table, "--format", fmt, "--study", study.study_id, "--out", str(out)],
-                               capture_output=True, text=True, cwd=ROOT)
+            r = run_cli("export-table", "--db", store.location, "--table", table, "--format", fmt, "--study",
+                        study.study_id, "--out", str(out))
             assert r.returncode == 0, r.stderr
             assert out.read_bytes() == frame_bytes(table_frame(store, table, study.study_id), fmt)  # the page's bytes
         rows = cells((tmp_path / f"{table}.csv").read_bytes())

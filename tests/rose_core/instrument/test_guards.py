@@ -23,6 +23,7 @@ from rose_core.instrument.session import (
 )
 from rose_core.instrument.study import StudyConfig, create_study, join, main_pool
 from tests.participants import (
+    LAB_INFO,
     answer,
     events_for,
     new_session,
@@ -36,7 +37,9 @@ _IDS = SequentialIds("guard")
 
 def make(store, ds, **kw):
     base = dict(name="guards", split="dev", items_per_participant=4, target_per_instance=1, practice_items=0,
-                attention_every=0, seed=3, templates=["T1"], subsets=["PixelContent"])
+                attention_every=0, seed=3, templates=["T1"], subsets=["PixelContent"],
+                anonymous_counts=True,  # these tests join anonymously and test the targets they fill
+                info=dict(LAB_INFO))    # open, as a study browsers reach is (a tab of a closed study stores nothing)
     base.update(kw)
     return create_study(store, ds, StudyConfig(**base), ids=_IDS, clock=FakeClock())
 

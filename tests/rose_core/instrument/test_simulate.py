@@ -198,6 +198,34 @@ def test_a_simulation_refuses_a_live_study_a_repeated_seed_and_another_build(sto
         simulate(store, small_dataset, dataclasses.replace(study, dataset_hash="0" * 16), TRUTH, 2, 9)
 
 
+def test_a_study_with_an_end_questionnaire_is_simulated_to_its_end(store, small_dataset):
+    """The example study file asks the end questionnaire: a simulated participant skips it, as the page's
+    "Skip the questions" does, and reaches the end page (it used to stop the dry run with an AssertionError)."""
+    study = make_study(store, small_dataset, questionnaire=["age_band", "device"])
+    sim = simulate(store, small_dataset, study, parse_truth({}), 3, 0)
+    assert {p.end_reason for p in sim.participants} == {"completed"}
+    with store.connect() as c:
+        rows = [dict(r) for r in c.execute("SELECT participant_id, answer FROM questionnaire_answers")]
+    assert {r["participant_id"] for r in rows} == {p.participant_id for p in sim.participants}
+    assert {r["answer"] for r in rows} == {None}
+    assert clear_simulated(store, study)["questionnaire_answers"] == len(rows) == 6
+
+
+def test_simulated_browsers_report_their_device_before_consent(store, small_dataset):
+    """The page asks the browser for its window before consent (the device mix of the paper's checklist): a
+    simulated participant reports the window its answers carry, 1440 x 900 at DPR 2, and clearing deletes it."""
+    study = make_study(store, small_dataset)
+    sim = simulate(store, small_dataset, study, parse_truth({}), 3, 0)
+    with store.connect() as c:
+        rows = {r["participant_id"]: dict(r) for r in c.execute("SELECT * FROM devices")}
+        consent = {r["participant_id"]: r["consent_at"] for r in c.execute("SELECT * FROM participants")}
+    assert set(rows) == {p.participant_id for p in sim.participants}
+    for pid, r in rows.items():
+        assert (r["viewport_w"], r["viewport_h"], r["dpr"], r["allowed"], r["reports"]) == (1440, 900, 2.0, 1, 1)
+        assert r["reported_at"] <= consent[pid]
+    assert clear_simulated(store, study)["devices"] == 3
+
+
 def test_a_time_limit_ends_slow_simulated_participants_as_it_ends_anyone(store, small_dataset):
     study = make_study(store, small_dataset, time_limit_minutes=4)   # ~2.5 min of intro and practice, 20 s an item
     sim = simulate(store, small_dataset, study, parse_truth({"median_s": 20.0, "sigma": 0.1, "reading_s": 10.0}), 3, 0)
@@ -239,6 +267,7 @@ def test_clear_deletes_exactly_the_simulated_rows(store, small_dataset):
     assert clear_simulated(store, study)["participants"] == 0
 
 
+@pytest.mark.slow  # ~5 s of CPU; what it simulates is checked on smaller studies above, only the time bound is its own
 def test_a_dry_run_of_thirty_by_forty_takes_seconds(small_dataset, tmp_path):
     """A realistic pilot (30 participants x 40 items) on the default backend, SQLite: seconds, and well under a
     minute even on a busy machine (measured figures, PostgreSQL's too: docs/running-a-study.md, "Dry run")."""

@@ -385,17 +385,16 @@ def test_a_rerun_after_an_answer_uses_one_connection(store, small_dataset):
 
 
 def test_export_responses_and_events_csv_and_parquet(store, small_dataset, tmp_path):
-    import subprocess
-    import sys
-
     import pandas as pd
+
+    from tests.command_line import run_cli
 
     study = make(store, small_dataset, practice_items=0, items_per_participant=3)
     run_to_end(new_session(store, small_dataset, study, "X1"))
     for table, fmt in (("responses", "csv"), ("responses", "parquet"), ("events", "parquet"), ("events", "csv")):
         out = tmp_path / f"{table}.{fmt}"
-        r = subprocess.run([sys.executable, "-m", "rose_core", "export-table", "--db", store.location, "--table", table,
-                            "--format", fmt, "--study", study.study_id, "--out", str(out)], capture_output=True, text=True)
+        r = run_cli("export-table", "--db", store.location, "--table", table, "--format", fmt, "--study",
+                    study.study_id, "--out", str(out))
         assert r.returncode == 0, r.stderr
         df = pd.read_csv(out) if fmt == "csv" else pd.read_parquet(out)
         if table == "responses":

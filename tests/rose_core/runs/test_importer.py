@@ -3,9 +3,9 @@ nothing stored."""
 import io
 import json
 import struct
-import subprocess
 import sys
 import zipfile
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +18,7 @@ from rose_core.benchmarks.rose.harness_export import export_dataset, manifest_pa
 from rose_core.runs.importer import (
     EXCEL_CELL_LIMIT, Limits, RunImportError, delete_run, import_run, list_runs, read_run,
 )
+from tests.command_line import run_cli
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "lmms-eval-0.7.3"
 
@@ -337,14 +338,37 @@ def test_long_first_line_is_detected_beyond_4kb_and_bounded(store, small_dataset
         import_run(store, small_dataset, f, "long3", limits=Limits(max_response_chars=1000))
 
 
+def _write_zip(path: Path, members: list[tuple[str, bytes, int, int]]) -> None:
+    """A zip archive of deflated members (name, deflate stream, CRC-32, size), written by its format: local
+    headers, the central directory, its end record (a 1980-01-01 timestamp: the same bytes every run)."""
+    out, central = bytearray(), bytearray()
+    for name, data, crc, size in members:
+        raw = name.encode()
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0, 33, crc, len(data), size, len(raw),
+                               0, 0, 0, 0, 0, len(out)) + raw
+        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 33, crc, len(data), size, len(raw), 0) + raw + data
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members), len(members), len(central), len(out), 0)
+    path.write_bytes(bytes(out + central + end))
+
+
 def zip_bomb(path: Path, member: str, gib: float = 1.0, declared: int | None = None) -> None:
-    """A deflate member of `gib` GiB of zeros (about 1 MB on disk); `declared` rewrites its declared size."""
+    """A deflate member of `gib` GiB of zeros (about 1 MB on disk); `declared` rewrites its declared size.
+
+    Each 16 MiB chunk of zeros is deflated ending in a full flush (the compressor forgets what it saw, and the stream
+    can be read on from there), so every chunk deflates to the same bytes: the member is one chunk's deflate
+    repeated, a GiB in ~0.3 s of CPU (its CRC) instead of ~3 s of deflating, the same archive a zip writer makes."""
     chunk = b"\0" * 2**24
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("header.json", json.dumps({"eval": {"task": "rose"}}))
-        with z.open(member, "w") as w:
-            for _ in range(int(gib * 2**30) // len(chunk)):
-                w.write(chunk)
+    n = int(gib * 2**30) // len(chunk)
+    z = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
+    block = z.compress(chunk) + z.flush(zlib.Z_FULL_FLUSH)
+    crc = 0
+    for _ in range(n):
+        crc = zlib.crc32(chunk, crc)
+    head = json.dumps({"eval": {"task": "rose"}}).encode()
+    z = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
+    _write_zip(path, [("header.json", z.compress(head) + z.flush(), zlib.crc32(head), len(head)),
+                      (member, block * n + zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15).flush(),
+                       crc, n * len(chunk))])
     if declared is not None:  # lie in both headers: the reader must still stop
         data = bytearray(path.read_bytes())
         for sig in (b"PK\x03\x04", b"PK\x01\x02"):
@@ -406,28 +430,26 @@ def test_format_can_be_forced_and_detection_reports(small_dataset, tmp_path):
         read_run(f, small_dataset, "csv")
 
 
-@pytest.mark.slow  # six CLI processes, each ~1.2 s of imports
 def test_cli_import_run(small_dataset, tmp_path, fresh_location):
     f = write_jsonl(tmp_path / "run_samples_rose.jsonl", lmms_07_lines(
         small_dataset, small_dataset.select(split="dev"), lambda k, i: i.protocol_answer))
     db = fresh_location()
-    args = [sys.executable, "-m", "rose_core", "import-run", str(f), "--solver", "q", "--dataset",
-            str(small_dataset.root), "--db", str(db)]
-    r = subprocess.run(args, capture_output=True, text=True)
+    args = ["import-run", str(f), "--solver", "q", "--dataset", str(small_dataset.root), "--db", str(db)]
+    r = run_cli(*args)
     assert r.returncode == 0 and "format: lmms-eval" in r.stdout and "imported" in r.stdout, r.stderr
-    r = subprocess.run(args, capture_output=True, text=True)
+    r = run_cli(*args)
     assert r.returncode == 2 and "nothing was stored" in r.stderr and "--replace" in r.stderr
-    r = subprocess.run(args + ["--replace"], capture_output=True, text=True)
+    r = run_cli(*args, "--replace")
     assert r.returncode == 0 and "replaced" in r.stdout
     bomb = tmp_path / "bomb.eval"
     zip_bomb(bomb, "samples/a_epoch_1.json", gib=0.0625)
-    r = subprocess.run(args[:4] + [str(bomb), "--solver", "bomb"] + args[7:] + ["--max-expanded-mb", "32"], capture_output=True, text=True)
+    r = run_cli(args[0], str(bomb), "--solver", "bomb", *args[4:], "--max-expanded-mb", "32")
     assert r.returncode == 2 and "refused before expanding it" in r.stderr and "nothing was stored" in r.stderr
     bare = write_jsonl(tmp_path / "bare.jsonl", [{"instance_id": i.instance_id, "response": "DONE"}
                                                  for i in insts(small_dataset)])
-    r = subprocess.run(args[:4] + [str(bare), "--solver", "b"] + args[7:], capture_output=True, text=True)
+    r = run_cli(args[0], str(bare), "--solver", "b", *args[4:])
     assert r.returncode == 2 and "--trust-ids" in r.stderr
-    r = subprocess.run(args[:4] + [str(bare), "--solver", "b", "--trust-ids"] + args[7:], capture_output=True, text=True)
+    r = run_cli(args[0], str(bare), "--solver", "b", "--trust-ids", *args[4:])
     assert r.returncode == 0 and "imported 12 responses" in r.stdout
 
 

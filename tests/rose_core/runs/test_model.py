@@ -9,6 +9,7 @@ from rose_core.runs.importer import import_run
 from rose_core.runs.model import run_model
 from rose_core.storage import open_store
 from tests.chat_api import ChatAPI, completion
+from tests.command_line import run_cli
 
 
 class FakeAPI(ChatAPI):
@@ -69,9 +70,6 @@ def test_retries_failures_resume_and_import(api, small_dataset, tmp_path, monkey
 
 
 def test_settings_are_written_kept_on_resume_and_stored_by_import(api, small_dataset, tmp_path):
-    import subprocess
-    import sys
-
     from rose_core.runs.settings import RunSettingsError, read_settings, sidecar
 
     api.fail_excluded = False
@@ -88,8 +86,7 @@ def test_settings_are_written_kept_on_resume_and_stored_by_import(api, small_dat
     with pytest.raises(RunSettingsError, match="temperature: 0.2 then, 0.7 now"):
         run_model(small_dataset, api.url, "fake-vlm", out, temperature=0.7, **kw)
     db = tmp_path / "rose.db"
-    r = subprocess.run([sys.executable, "-m", "rose_core", "import-run", str(out), "--solver", "fake-vlm",
-                        "--dataset", str(small_dataset.root), "--db", str(db)], capture_output=True, text=True)
+    r = run_cli("import-run", str(out), "--solver", "fake-vlm", "--dataset", str(small_dataset.root), "--db", str(db))
     assert r.returncode == 0 and f"settings: from {sidecar(out)}" in r.stdout, r.stderr
     meta = json.loads(open_store(db).query("SELECT meta FROM runs WHERE run_id = 'model:fake-vlm'")[0]["meta"])
     assert meta["settings"] == first

@@ -61,6 +61,11 @@ def test_text_boards_send_no_image_and_a_copy_scores_perfect(api, sgp_dataset, t
     (row,) = json.loads(capsys.readouterr().out)
     assert (row["solver"], row["modality"], row["boards"]) == ("reader", "text", len(sgp_dataset.episodes))
     assert row["exact"] == 100.0 and row["correct"] == 100.0 and row["missed"] == 0 and row["format_errors"] == 0
+    # the paper's unit beside it: a perfect copy gets every geom right, so correct per board = geoms per board
+    geoms = [ep.n_geoms for ep in sgp_dataset.episodes.values()]
+    assert row["correct per board"] == pytest.approx(sum(geoms) / len(geoms)) and row["missed per board"] == 0
+    assert main(["sgp", "infer-score", str(out), "--episodes", str(sgp_dataset.root), "--boot", "200"]) == 0
+    assert "mean per board (the paper's unit):" in capsys.readouterr().out
 
 
 def test_a_failing_endpoint_leaves_the_boards_to_be_asked_again(sgp_dataset, tmp_path):

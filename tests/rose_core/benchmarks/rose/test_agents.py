@@ -4,15 +4,15 @@ import json
 import pytest
 
 from rose_core import score
-from rose_core.benchmarks.rose.agents import AGENTS, run_agent
+from rose_core.benchmarks.rose.agents import AGENTS
 
 
 @pytest.fixture(scope="module")
-def runs(small_dataset, tmp_path_factory):
+def runs(small_dataset, agent_runs):
+    """Each agent's verdicts; its run written by run_agent once per test run (tests/conftest.py: agent_runs)."""
     out = {}
     for name in AGENTS:
-        path = tmp_path_factory.mktemp("agents") / f"{name}.jsonl"
-        run_agent(name, small_dataset, path)
+        path = agent_runs / f"{name}.jsonl"
         out[name] = {}
         for line in path.read_text().splitlines():
             o = json.loads(line)

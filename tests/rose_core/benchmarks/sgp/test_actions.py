@@ -1,6 +1,7 @@
 import pytest
 
 from rose_core.benchmarks.sgp import apply_action, find_command, parse_action
+from rose_core.benchmarks.sgp.actions import allowed_words, parse_moves, split_moves
 
 from .helpers import state
 
@@ -68,7 +69,10 @@ def test_two_d_shape_names_and_case_name_the_same_geoms():
 
 def test_illegal_commands_say_why():
     assert "unknown colour" in parse_action("move pink cube up").error
-    assert "unknown shape" in parse_action("move red cone up").error
+    assert "unknown shape" in parse_action("move red cuboid up").error
+    # a body of the original's engine parses, and is still illegal on a board without it
+    assert parse_action("move purple cone up").error is None
+    assert apply_action(START, "move purple cone up", GOAL).error == "there is no purple cone on the board"
     assert "unknown direction" in parse_action("move red cube north").error
     assert "nothing after" in parse_action("I will think.\naction:").error
     assert apply_action(START, "move yellow cube up", GOAL).error == "there is no yellow cube on the board"
@@ -83,3 +87,33 @@ def test_a_word_ending_in_action_after_the_command_is_not_a_second_action_line()
     # a marker written with a prefix still counts
     assert parse_action("thinking...\nnext_action: move red cube up").action.command() == "move red cube up"
     assert parse_action("Final action: move red cube down").action.command() == "move red cube down"
+
+
+@pytest.mark.parametrize("text, parts", [
+    ("move red cube up", ["move red cube up"]),
+    ("move red cube up, move blue sphere left", ["move red cube up", "move blue sphere left"]),
+    ("move red cube up,move blue sphere left ,", ["move red cube up", "move blue sphere left"]),  # trailing comma
+    ("move red cube up,, move red cube up", ["move red cube up", "move red cube up"]),           # blank part
+    (" , ", []),
+    ("", []),
+])
+def test_several_moves_split_on_commas_as_ivispars_humans_typed_them(text, parts):
+    assert split_moves(text) == parts
+
+
+def test_each_of_several_moves_is_parsed_strictly_on_its_own():
+    got = parse_moves("move red square up, move red cube sideways, MOVE Blue Circle left., hello")
+    assert [p.action.command() if p.action else None for p in got] == [
+        "move red cube up", None, "move blue sphere left", None]
+    assert "unknown direction 'sideways'" in got[1].error and got[3].error.startswith("expected 'move")
+
+
+def test_allowed_words_name_the_shapes_as_the_modality_does():
+    assert allowed_words("2d") == {"verb": ["move"], "colours": ["red", "green", "blue", "yellow"],
+                                   "shapes": ["square", "triangle", "circle", "hexagon"],
+                                   "directions": ["up", "down", "left", "right"]}
+    assert allowed_words("3d")["shapes"] == ["cube", "pyramid", "sphere", "cylinder"]
+    for words in (allowed_words("2d"), allowed_words("3d")):       # every listed word makes a legal command
+        for c in words["colours"]:
+            for sh in words["shapes"]:
+                assert parse_action(f"move {c} {sh} {words['directions'][0]}").action is not None

@@ -147,3 +147,26 @@ def test_the_inference_table_on_hand_worked_answers():
     assert math.isnan(n["correct lo"]) and math.isnan(n["correct hi"])        # one episode: no interval
     with pytest.raises(MetricsInputError):
         inference_table(rows.iloc[0:0])
+
+
+def test_words_of_the_originals_further_geoms_count_only_on_boards_that_have_them():
+    paper = state(yellow_cube="A1", red_sphere="B2")
+    s = score_inference(paper, "orange cube: A1\nred sphere: B2")     # the paper's words on the paper's boards
+    assert (s.correct, s.format_errors, s.color_errors) == (1, 1, 0)
+    extra = state(orange_cone="A1", yellow_cube="B2")
+    s = score_inference(extra, "orange cone: A1\norange cube: B2")
+    assert (s.correct, s.format_errors, s.color_errors) == (1, 0, 1)
+    s = score_inference(extra, "orange star: A1")                       # the 2D name of a cone
+    assert (s.correct, s.missed) == (1, 1)
+
+
+def test_the_inference_table_also_gives_the_papers_unit_mean_counts_per_board():
+    rows = pd.DataFrame([_row("m", "e1", 2, 2), _row("m", "e1", 2, 1, missed=1),
+                         _row("m", "e2", 3, 3, hallucinated=1)])
+    m = inference_table(rows, n_boot=1000, seed=0).set_index("solver").loc["m"]
+    assert m["correct per board"] == pytest.approx(6 / 3) and m["missed per board"] == pytest.approx(1 / 3)
+    assert m["hallucinated per board"] == pytest.approx(1 / 3) and m["format_errors per board"] == 0
+    # resampling the two episodes: e1 twice gives 3/2 correct per board, e2 twice 3
+    assert (m["correct per board lo"], m["correct per board hi"]) == pytest.approx((1.5, 3.0))
+    # the per-100-geoms figures are unchanged by the added columns (same seeded stream, drawn first)
+    assert m["correct"] == pytest.approx(600 / 7) and (m["correct lo"], m["correct hi"]) == pytest.approx((75, 100))

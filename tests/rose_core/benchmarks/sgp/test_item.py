@@ -93,7 +93,7 @@ def test_pieces_are_named_as_the_modality_shows_them():
     three = item(modality="3d")
     assert [(g["name"], g["coord"]) for g in three.geoms(three.start())] == [("red cube", "A1"),
                                                                               ("green pyramid", "A2")]
-    assert item(modality="3d").cell_boxes() == [] and item(modality="text").cell_boxes() == []
+    assert item(modality="text").hit_cells(item().start()) == []
 
 
 @pytest.mark.parametrize("size", [3, 4, 5])
@@ -102,11 +102,47 @@ def test_click_targets_lie_over_the_rendered_cells(size):
     b = board(size, red_cube="A1", blue_sphere=f"{chr(64 + size)}{size}", yellow_cylinder="B2")
     it = SgpItem("x", size, 1, 3, b.to_state(), b.to_state(), "2d", 20)
     im = Image.open(io.BytesIO(it.png(it.start()))).convert("RGB")
-    boxes = {c["coord"]: c["box"] for c in it.cell_boxes()}
+    boxes = {c["coord"]: [*c["points"][0], *c["points"][2]] for c in it.hit_cells(it.start())}
     assert len(boxes) == size * size
     for g in it.geoms(it.start()):
         x0, y0, x1, y1 = boxes[g["coord"]]
-        px = im.getpixel(((x0 + x1) // 2, (y0 + y1) // 2))
+        px = im.getpixel((int(x0 + x1) // 2, int(y0 + y1) // 2))
         assert max(abs(a - b) for a, b in zip(px, GEOM_RGB[g["color"]])) < 12, (g, px)
     free = boxes["C1"]
-    assert im.getpixel(((free[0] + free[2]) // 2, free[1] + 6)) == (255, 255, 255)  # a free cell's white, inside
+    assert im.getpixel((int(free[0] + free[2]) // 2, int(free[1]) + 6)) == (255, 255, 255)  # a free cell's white, inside
+
+
+@pytest.mark.parametrize("modality", ["2d", "3d"])
+def test_a_board_click_is_checked_against_the_board_and_its_own_hit_map(modality):
+    """click_move accepts the piece's cell, the cell next to it the command names and a point inside that cell's
+    polygon; each disagreement is refused, naming it."""
+    it = item(modality=modality)
+    s = it.start()                                   # red cube A1, green pyramid A2
+    polys = {c["coord"]: c["points"] for c in it.hit_cells(s)}
+    xs, ys = zip(*polys["B1"])
+    inside = (sum(xs) / len(xs), sum(ys) / len(ys))
+    red = "red square" if modality == "2d" else "red cube"
+    it.click_move(s, f"move {red} right", "A1", "B1", inside)          # nothing raised: the move stands
+    bad = [
+        ((f"move {red} right", "A2", "B2", inside), "not on A2"),
+        ((f"move {red} right", "A1", "A2", inside), "A2 is not the cell right of A1"),
+        ((f"move {red} left", "A1", "Z1", inside), "not the cell left of A1"),          # off the board
+        ((f"move {red} right", "A1", "B1", (1.0, 1.0)), "is on no cell, not B1"),
+        ((f"move {red} right", "A1", "B1", tuple(sum(p) / 4 for p in zip(*polys["C1"]))), "on C1, not B1"),
+        (("move red cube", "A1", "B1", inside), "is not a move"),
+    ]
+    for args, needle in bad:
+        with pytest.raises(ValueError, match=needle):
+            it.click_move(s, *args)
+    with pytest.raises(ValueError, match="text board"):
+        item(modality="text").click_move(s, "move red cube right", "A1", "B1", inside)
+
+
+def test_a_click_on_a_cells_very_edge_has_a_pixels_leeway_and_no_more():
+    it = item(modality="2d")
+    s = it.start()
+    xs, ys = zip(*next(c["points"] for c in it.hit_cells(s) if c["coord"] == "B1"))
+    left, mid = min(xs), (min(ys) + max(ys)) / 2
+    it.click_move(s, "move red square right", "A1", "B1", (left - 0.5, mid))       # rounded onto A1's side
+    with pytest.raises(ValueError, match="is on A1, not B1"):
+        it.click_move(s, "move red square right", "A1", "B1", (left - 3, mid))

@@ -99,3 +99,28 @@ def test_a_solver_whose_plays_have_different_step_caps_is_refused_by_every_headl
         episodes_frame([short, long_])
     # other solvers may each have their own cap
     assert len(summary_table([short, play(B, cap=4, solver="t")], n_boot=50)) == 2
+
+
+def test_under_the_ivispar_reader_outcomes_count_per_engine_move_and_unclassified_steps_apart():
+    from rose_core.benchmarks.sgp.metrics import reader_figures
+
+    r = Replay(EP, 4, reader="ivispar")
+    for text in ("action: move red cube right to C1",      # a repeat of 1 (the digit): effective
+                 "action: move yellow cube up",            # no such geom: unclassified
+                 "move red cube right",                    # no 'action: move ': illegal
+                 "action: move red cube up 2"):            # two moves, both away from the goal
+        r.send(text)
+    lg = r.log("m", meta={"protocol": {"reader": "ivispar"}})      # a model's replies, as run-model marks them
+    assert [s.outcome for s in lg.steps] == ["effective", "unclassified", "illegal", "ineffective"]
+    assert lg.steps[3].moves == ("ineffective", "ineffective") and lg.steps[3].d == 3
+    row = episodes_frame([lg]).iloc[0]
+    assert (row["effective"], row["ineffective"], row["illegal"], row["unclassified"]) == (1, 2, 1, 1)
+    assert row["steps"] == 4            # every reply is one step, whatever it moved
+    side = reader_figures([lg], {"hand": EP.start_board()}).iloc[0]
+    # strict: "… right to C1", "yellow cube" (not on the board), "… up 2" are illegal; the bare command is not
+    assert (side["illegal_strict"], side["illegal_ivispar"], side["unclassified_ivispar"]) == (3, 1, 1)
+    # strict plays are unchanged: one class per step, nothing unclassified
+    assert episodes_frame([play(A)]).iloc[0]["unclassified"] == 0
+    # commands (no protocol object) go to the original's engine as they are: "hello" has no verb it knows
+    side = reader_figures([play(A)], {"hand": EP.start_board()}).iloc[0]
+    assert (side["illegal_strict"], side["illegal_ivispar"], side["unclassified_ivispar"]) == (1, 1, 0)
