@@ -4,6 +4,8 @@ own camera button)."""
 from __future__ import annotations
 
 import hashlib
+import logging
+import secrets
 import threading
 import time
 from contextlib import contextmanager
@@ -28,11 +30,14 @@ from rose_core.analysis.selection import participant_stats, repeated_people_note
 from rose_core.common.csv_safety import frame_bytes
 from rose_core.instrument.exports import table_frame, table_rows
 from rose_core.runs.importer import skipped_note, skipped_samples
+from rose_core.storage.columns import ColumnReadError
 from rose_core.storage.connection import Store
 from rose_core.storage.version import DataVersion
 from rose_core.instrument.study import list_studies
 from ui.preload import statistics_libraries
 from ui.resources import dataset, store, store_at
+
+log = logging.getLogger("rose_studio.dashboards")
 
 
 @st.cache_resource(show_spinner=False)
@@ -237,6 +242,17 @@ class _Priority:
 PRIORITY = _Priority()
 
 
+def _read_failed(e: ColumnReadError) -> None:
+    """A page whose rows could not be read (the SQLite reader process died twice, the database refused the read, a
+    value not of its column's type): a calm message with a reference, the details (a path, the reader's traceback)
+    only in the server's log under it; the page stops there."""
+    ref = secrets.token_hex(4)
+    log.error("dashboard read failure %s: %s", ref, type(e).__name__, exc_info=e)
+    st.error(f"The responses could not be read from the database (reference {ref}); the operator finds the details "
+             "in the server's terminal under that reference. Reload the page to try again.")
+    st.stop()
+
+
 class View:
     """The filtered, exclusion-applied responses a page works on, and how they were chosen (from the
     sidebar, or given: the warm-up uses the sidebar's defaults without drawing it). `background`: the
@@ -253,12 +269,17 @@ class View:
         db = db or store()
         self.db = db
         self.ds = ds or dataset()
-        everything, self.version = _frames(db.location).get()
+        try:
+            everything, self.version = _frames(db.location).get()
+            people = self.version.people_part()
+            stats = _participant_stats(db.location, people)
+        except ColumnReadError as e:
+            if self.background:
+                raise
+            _read_failed(e)
         if filters is None or rules is None:
             filters, rules = sidebar(everything)
         self.filters, self.rules = filters, rules
-        people = self.version.people_part()
-        stats = _participant_stats(db.location, people)
         self.participants = participant_table(db, rules, stats=stats)   # the participants' own rows: always fresh
         # keyed by who is excluded too: an exclusion by hand, a participant finishing or timing out changes no
         # response, so the data version does not see it

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..common.solver_labels import label_of
-from ..storage.columns import read_columns, read_snapshot
+from ..storage.columns import ColumnTypeError, read_columns, read_snapshot
 from ..storage.connection import Store
 from ..storage.responses import RESPONSE_TYPES, RUN_COLUMNS, main_responses_read, read_response_rows
 from ..storage.runs import RUN_SOLVERS_COLUMNS, RUN_SOLVERS_SQL
@@ -19,17 +19,15 @@ from ..storage.version import NEWER_SQL, VERSION_COLUMNS, VERSION_SQL, DataVersi
 # --------------------------------------------------------------------------- frames, filters, exclusions
 
 # The frame's columns, named from storage's one list (`RESPONSE_COLUMNS` and the run's `RUN_COLUMNS`) and typed as
-# it types them; the responses' own are read as whole columns, the run's looked up per run.
+# it types them; the responses' own are read as whole columns, the run's looked up per run. Not the `parsed`
+# records: 23 MB of JSON text at 200,000 rows, a quarter of a new database's first read, that only the drill-down
+# needs, for one instance (`parsed_records`); the participants' streaks read their own.
 _COLUMNS = ["response_id", "run_id", "solver_kind", "solver_name", "study_id", "participant_id", "instance_id",
             "template", "subset", "split", "scene_id", "valid", "passed", "failure", "protocol",
             "total_ms", "first_action_ms", "scorer_version"]
 _RESPONSE_PART = tuple(c for c in _COLUMNS if c not in RUN_COLUMNS)
-_TEXT = tuple(c for c in _RESPONSE_PART if RESPONSE_TYPES[c] == "text")
 _INTS = tuple(c for c in _RESPONSE_PART if RESPONSE_TYPES[c] == "int")
 _FLOATS = tuple(c for c in _RESPONSE_PART if RESPONSE_TYPES[c] == "float")
-# Not the `parsed` records: 23 MB of JSON text at 200,000 rows, a quarter of a new database's first read, that only the
-# drill-down needs, for one instance (`parsed_records`); the participants' streaks read their own.
-FRAME_COLUMNS = [*_COLUMNS, "solver", "unit"]   # what every frame holds, read or appended or from a snapshot
 
 
 def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
@@ -51,7 +49,7 @@ def _read(store: Store, after_id: int = 0, newer_than: int | None = None,
     cols, solvers, version = got[0], got[1], version_of(got[2])
     for c in _INTS:
         if not isinstance(cols[c], np.ndarray):   # a nullable array: NULL in a NOT NULL column (a foreign file)
-            raise ValueError(f"column {c!r} of the responses holds NULL: the database does not follow the schema")
+            raise ColumnTypeError(f"column {c!r} of the responses holds NULL: the database does not follow the schema")
     runs = {r: (k, nm, st) for r, k, nm, st in zip(*(solvers[c] for c in RUN_SOLVERS_COLUMNS))}
     # the runs' solver and study looked up per run rather than joined into every row
     codes, uniques = pd.factorize(cols["run_id"])

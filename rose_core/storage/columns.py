@@ -53,11 +53,16 @@ def fetch_rows(conn: Connection, sql: str, params: Sequence[Any] = ()) -> tuple[
 Kind = Literal["int", "float", "text"]
 
 
-class ColumnTypeError(TypeError):
+class ColumnReadError(RuntimeError):
+    """A column read failed: SQLite's reader process died twice in a row or the database refused the read, or the
+    PostgreSQL read failed (`__cause__` holds the driver's error; the message is for the server's log, not a page)."""
+
+
+class ColumnTypeError(ColumnReadError, TypeError):
     """A stored value is not of its column's declared type: the column is refused, never coerced."""
 
 
-def read_columns(store: Store, queries: Sequence[tuple[str, Sequence[Any], Mapping[str, Kind]]],
+def read_columns(store: Store, queries: Sequence[tuple[str, Sequence[int], Mapping[str, Kind]]],
                  ) -> list[dict[str, Any]]:
     """Each (sql, params, columns) of `queries` (SQLite's dialect, `?` placeholders; selecting exactly `columns`,
     in their order) as whole numpy columns of their declared kinds, in the query's row order; all read in one
@@ -68,13 +73,22 @@ def read_columns(store: Store, queries: Sequence[tuple[str, Sequence[Any], Mappi
     `adbc-driver-sqlite` in a reader process of its own (`sqlite_reader`: it may not share a process with
     Python's `sqlite3`).
 
+    Parameters are integers only (an id to read after): on PostgreSQL they are written into the statement
+    (`_inlined`), and no reader needs text; anything else is refused with TypeError, on both backends alike.
+
     Types are exact: `int` is int64 (NULLs kept: then a pandas nullable Int64 array), `float` float64 (NaN for
     NULL), `text` an object array of `str` (None for NULL). A value of another type (SQLite keeps text, a real or a
-    blob in an INTEGER column as given) raises `ColumnTypeError`, naming the column."""
+    blob in an INTEGER column as given) raises `ColumnTypeError`, naming the column. A read that fails raises
+    `ColumnReadError`."""
+    for sql, params, _ in queries:
+        _integers(params)
     if store.dialect == "sqlite":
-        from .sqlite_reader import reader_for
+        from .sqlite_reader import ReaderError, reader_for
 
-        tables = reader_for(str(store.path)).read([(sql, list(params)) for sql, params, _ in queries])
+        try:
+            tables = reader_for(str(store.path)).read([(sql, list(params)) for sql, params, _ in queries])
+        except ReaderError as e:
+            raise ColumnReadError(str(e)) from e
     else:
         tables = _pg_tables(store, [(sql, params) for sql, params, _ in queries])
     out = []
@@ -83,6 +97,14 @@ def read_columns(store: Store, queries: Sequence[tuple[str, Sequence[Any], Mappi
             raise ValueError(f"the query returned columns {table.column_names}, not {list(cols)}: {sql}")
         out.append({n: _column(n, k, table.column(n)) for n, k in cols.items()})
     return out
+
+
+def _integers(params: Sequence[Any]) -> None:
+    """Refuse a parameter that is not an integer (bool is not one), naming its position and type only."""
+    for j, v in enumerate(params):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError(f"a column read takes integer parameters only (on PostgreSQL they are written into the "
+                            f"statement): parameter {j + 1} is {type(v).__name__}")
 
 
 def prepare_reads(store: Store) -> None:
@@ -94,8 +116,6 @@ def prepare_reads(store: Store) -> None:
 
         reader_for(str(store.path)).start()
         return
-    import threading
-
     threading.Thread(target=lambda: __import__("adbc_driver_postgresql.dbapi"), name="rose-import-adbc",
                      daemon=True).start()
 
@@ -122,7 +142,7 @@ def _close_kept() -> None:
 atexit.register(_close_kept)
 
 
-def _pg_tables(store: Store, queries: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+def _pg_tables(store: Store, queries: Sequence[tuple[str, Sequence[int]]]) -> list[Any]:
     import adbc_driver_postgresql.dbapi as driver
 
     with _PG_LOCK:
@@ -132,23 +152,24 @@ def _pg_tables(store: Store, queries: Sequence[tuple[str, Sequence[Any]]]) -> li
     with slot[0]:
         for attempt in (1, 2):
             fresh = slot[1] is None
-            if fresh:
-                slot[1] = driver.connect(store.location, autocommit=True)
             try:
+                if fresh:
+                    slot[1] = driver.connect(store.location, autocommit=True)
                 return _pg_read(slot[1], queries)
-            except Exception as e:
+            except driver.Error as e:
                 conn, slot[1] = slot[1], None
-                try:
-                    conn.close()
-                except Exception:  # noqa: BLE001  a connection the server already ended
-                    pass
+                if conn is not None:
+                    try:
+                        conn.close()
+                    except Exception:  # noqa: BLE001  a connection the server already ended
+                        pass
                 # a kept connection the server ended (a restart, an idle timeout): once more on a new one
                 if fresh or attempt == 2 or not isinstance(e, driver.OperationalError):
-                    raise
+                    raise ColumnReadError(f"the PostgreSQL column read failed: {type(e).__name__}: {e}") from e
         raise AssertionError("unreachable")
 
 
-def _pg_read(conn: Any, queries: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+def _pg_read(conn: Any, queries: Sequence[tuple[str, Sequence[int]]]) -> list[Any]:
     from .pg import translate
 
     with conn.cursor() as cur:
@@ -158,62 +179,41 @@ def _pg_read(conn: Any, queries: Sequence[tuple[str, Sequence[Any]]]) -> list[An
             for sql, params in queries:
                 # the values written into the statement: with bound parameters the driver reads the result through
                 # libpq's row buffer instead of a binary COPY, 0.7–1.2 s more for the frame's 205,840 rows
-                cur.execute(_inlined(_numbered(translate(sql)), params))
+                cur.execute(_inlined(translate(sql), params))
                 tables.append(cur.fetch_arrow_table())
             return tables
         finally:
             cur.execute("ROLLBACK")
 
 
-def _numbered(sql: str) -> str:
-    """psycopg's `%s` placeholders (as `pg.translate` writes them) as libpq's `$1, $2, …`, literals left alone."""
-    from .pg import _TOKENS
-
-    out, n = [], 0
-    for part in _TOKENS.findall(sql):
-        if part[:1] in "'\"":
-            out.append(part)
-            continue
-        pieces = part.split("%s")
-        rebuilt = pieces[0]
-        for piece in pieces[1:]:
-            n += 1
-            rebuilt += f"${n}{piece}"
-        out.append(rebuilt.replace("%%", "%"))
-    return "".join(out)
-
-
-_PLACEHOLDER = re.compile(r"\$(\d+)")
+_PLACEHOLDER = re.compile(r"%%|%s|%")
 
 
 def _inlined(sql: str, params: Sequence[Any]) -> str:
-    """`sql` with libpq's `$1, $2, …` (outside quoted text) replaced by `params` written as PostgreSQL literals:
-    integers and finite reals as numbers (a negative one in brackets), text as an escape string (E'…', its quotes and backslashes doubled: read
-    the same whatever `standard_conforming_strings` says), None as NULL. Any other value, a NUL in text or a
-    placeholder without its value is refused (ValueError), never passed on half-written."""
-    import math
-
+    """`sql` as `pg.translate` writes it for psycopg, for a driver that binds nothing: each `%s` outside quoted
+    text replaced by its parameter in order, written as a number, and `%%` back to `%`. Integers only (bool is not
+    one; a negative one in brackets, never `x--5`, a comment): the read's parameters are ids. Anything else, a
+    placeholder without its value, a value without its placeholder, or a named placeholder is refused, never
+    passed on half-written."""
     from .pg import _TOKENS
 
-    def literal(v: Any) -> str:
-        if v is None:
-            return "NULL"
-        if isinstance(v, bool):
-            return "TRUE" if v else "FALSE"
-        if isinstance(v, int) or (isinstance(v, float) and math.isfinite(v)):
-            text = str(int(v)) if isinstance(v, int) else repr(float(v))
-            return f"({text})" if text.startswith("-") else text    # never `x--5`, a comment
-        if isinstance(v, str) and "\x00" not in v:
-            return "E'" + v.replace("\\", "\\\\").replace("'", "''") + "'"
-        raise ValueError(f"a column read's parameter cannot be written as a literal: {v!r}")
+    _integers(params)
+    values = iter(params)
 
     def value(m: re.Match) -> str:
-        k = int(m.group(1))
-        if not 1 <= k <= len(params):
-            raise ValueError(f"placeholder ${k} has no value ({len(params)} given): {sql}")
-        return literal(params[k - 1])
+        if m.group(0) == "%%":
+            return "%"
+        if m.group(0) == "%":
+            raise ValueError(f"a column read takes positional `?` placeholders only: {sql}")
+        v = next(values, None)
+        if v is None:
+            raise ValueError(f"a placeholder has no value ({len(params)} given): {sql}")
+        return f"({v})" if v < 0 else str(v)
 
-    return "".join(part if part[:1] in "'\"" else _PLACEHOLDER.sub(value, part) for part in _TOKENS.findall(sql))
+    out = "".join(part if part[:1] in "'\"" else _PLACEHOLDER.sub(value, part) for part in _TOKENS.findall(sql))
+    if next(values, None) is not None:
+        raise ValueError(f"{len(params)} parameters given for fewer placeholders: {sql}")
+    return out
 
 
 def _column(name: str, kind: Kind, arr: Any) -> Any:

@@ -133,11 +133,14 @@ def responses_query(columns: Sequence[str] = RESPONSE_COLUMNS, *, run_id: str | 
                     attempt: int | None = None, study_id: str | None = None, solver_kind: str | None = None,
                     after_id: int | None = None, response_ids: Sequence[int] | None = None,
                     participants_only: bool = False, timed: bool = False, analysable: bool = False,
+                    main_only: bool = False,
                     order: Literal["response_id", "participant"] = "response_id") -> tuple[str, tuple]:
     """The SELECT of response rows and its parameters: `columns` (of `RESPONSE_COLUMNS`, `RUN_COLUMNS`,
     `PARTICIPANT_COLUMNS`, `EXCLUSION_COLUMNS`); of one run, participant, instance, kind, attempt; of the runs of
     one study or solver kind; after a response id; of these ids; of participants only (not model or agent runs);
-    with a server time only (`total_ms` > 0); ordered by response id or by participant then time.
+    with a server time only (`total_ms` > 0); of main items only (`main_only`: written into the statement, not a
+    parameter, for the dashboards' column read, which takes integer parameters only); ordered by response id or by
+    participant then time.
 
     Never a preview's, a simulated or a test participant's row (`COUNTED_ONLY`), unless `participant_id` names
     that participant: their own session reads its answers back through here (practice feedback, a round's
@@ -157,6 +160,8 @@ def responses_query(columns: Sequence[str] = RESPONSE_COLUMNS, *, run_id: str | 
     if solver_kind is not None:
         where.append("runs.solver_kind = ?")
         params.append(solver_kind)
+    if main_only:
+        where.append("r.kind = 'main'")
     if participants_only:
         where.append("r.participant_id != ''")
     if timed:
@@ -198,7 +203,7 @@ def main_responses_read(columns: Sequence[str], after_id: int = 0) -> tuple[str,
     unknown = [c for c in columns if c not in RESPONSE_TYPES]
     if unknown or "response_id" not in columns:
         raise ValueError(f"not a column of the responses table: {', '.join(unknown) or 'response_id missing'}")
-    sql, params = responses_query(columns, kind="main", after_id=after_id, analysable=True)
+    sql, params = responses_query(columns, main_only=True, after_id=after_id, analysable=True)
     return sql, params, {c: RESPONSE_TYPES[c] for c in columns}
 
 

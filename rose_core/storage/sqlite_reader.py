@@ -81,7 +81,8 @@ def _serve(path: str) -> None:
 
 
 class ReaderError(RuntimeError):
-    """The reader process could not answer (it died twice in a row, or the database refused the read)."""
+    """The reader process could not answer (it died twice in a row, or the database refused the read).
+    `columns.read_columns` raises it on as `ColumnReadError`."""
 
 
 class SqliteReader:
@@ -121,10 +122,22 @@ class SqliteReader:
                 try:
                     return self._ask(request)
                 except (BrokenPipeError, EOFError, ConnectionError) as e:
-                    died = self._stderr()
+                    import logging
+                    import subprocess
+
+                    try:
+                        self._proc.wait(timeout=2)       # it ended, or is ending
+                    except subprocess.TimeoutExpired:
+                        pass
+                    code = self._proc.poll()
+                    # what it wrote before it ended (a traceback) goes to the server's log, never into the error
+                    logging.getLogger("rose_studio.sqlite_reader").error(
+                        "the SQLite reader process of %s ended (exit code %s, read attempt %d of 2): %s", self.path,
+                        code, attempt, self._stderr() or e)
                     self.close_locked()
                     if attempt == 2:
-                        raise ReaderError(f"the SQLite reader process for {self.path} died twice: {died or e}") from e
+                        raise ReaderError(f"the SQLite reader process died twice in a row (exit code {code}); its "
+                                          "error output is in the server's log") from e
         raise AssertionError("unreachable")
 
     def _ask(self, request: bytes) -> list[Any]:

@@ -3,6 +3,7 @@ keyed by the one data version."""
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from rose_core.analysis import responses_frame
@@ -310,3 +311,78 @@ def test_the_version_handed_out_with_the_frame_is_that_of_its_rows(populated_db,
     assert frame.loc[frame["solver"] == "late-model", "passed"].tolist() == [0] * 9     # the new rows
     assert version.stamps["model:late-model"] == now                                   # with their own time
     assert version == FrameCache(store).get()[1]
+
+
+# Text the old `group_concat` / `string_agg` read split on or marked NULL with, quotes, backslashes, control
+# characters, SQL and unicode: every one must come back exactly as stored.
+_ODD = ["a,b", "a\x1fb", "a\x1eb", "a\x1db", "tab\there", "new\nline", "it's", 'say "hi"',
+        "back\\slash", "\\N", "NULL", "", " ", "-- not a comment", "'; DROP TABLE responses; --", "é ü ß",
+        "日本語", "🌹🧩", "\u200b", "%s %% $1 ?"]
+
+
+def _old_frame(store, after_id=0):
+    """The frame as the code before the column reader read it in its row form (`read_response_rows` into object
+    columns, then the same typing): the reference the column read must equal, row for row and dtype for dtype."""
+    from rose_core.analysis import frame
+    from rose_core.storage.responses import read_response_rows
+
+    with store.connect() as conn:
+        names, rows = read_response_rows(conn, frame._COLUMNS, kind="main", after_id=after_id, analysable=True)
+    df = pd.DataFrame(rows, columns=names, dtype=object) if rows else pd.DataFrame(
+        {c: pd.Series(dtype=object) for c in names})
+    return frame._typed(df)
+
+
+def _same_frame(got, want):
+    assert list(got.columns) == list(want.columns)
+    assert {c: str(t) for c, t in got.dtypes.items()} == {c: str(t) for c, t in want.dtypes.items()}
+    assert len(got) == len(want)
+    for col in got.columns:
+        if got[col].dtype == object:       # None stays None (not NaN), text exactly as stored
+            assert got[col].tolist() == want[col].tolist(), col
+            assert all(v is None or type(v) is str for v in got[col]), col
+        else:
+            np.testing.assert_array_equal(got[col].to_numpy(), want[col].to_numpy(), err_msg=col)
+    pd.testing.assert_frame_equal(got, want)
+
+
+def test_the_column_read_equals_the_row_read_with_nulls_odd_text_and_many_runs(populated_db, fresh_location):
+    """Sixty model runs (names and ids full of separators, quotes and unicode) beside the study's participants,
+    with NULL protocols, failures and timings and odd text in every text column: the frame read as columns is
+    the one the row read gives, whole and after an id, and as the cache appends it."""
+    import math
+
+    from rose_core.analysis import FrameCache
+    from rose_core.storage.responses import ResponseRow, store_responses
+
+    store = clone(populated_db, fresh_location())
+    cache = FrameCache(store)
+    cache.get()
+    with store.connect() as c:
+        last = int(c.execute("SELECT max(response_id) FROM responses").fetchone()[0])
+    with store.write() as c:
+        for k in range(60):
+            odd = _ODD[k % len(_ODD)]
+            c.execute("INSERT INTO runs(run_id, solver_kind, solver_name, study_id, dataset_hash, imported_at) "
+                      "VALUES (?, ?, ?, NULL, ?, ?)", (f"model:{odd}{k}", "model" if k % 7 else "agent",
+                                                       f"{odd} m{k}", "h", 1_000.0 + k))
+    rows = []
+    floats = [0.1, 1 / 3, 5e-324, 1.7976931348623157e308, -0.0, 123456789.12345679, None]
+    for k in range(60):
+        for j in range(7):
+            odd, other = _ODD[(k + j) % len(_ODD)], _ODD[(3 * k + j) % len(_ODD)]
+            rows.append(ResponseRow(
+                f"model:{_ODD[k % len(_ODD)]}{k}", f"{odd}-inst{j}", f"T{j % 5 + 1}", other, "dev", f"{other}s{j}",
+                odd, None if j % 3 == 0 else other, "{}", j % 2, (j // 2) % 2, None if j % 2 else odd, "[]",
+                1.0, kind="main" if j < 6 else "practice", first_action_ms=floats[(k + j) % len(floats)],
+                total_ms=None if (k + j) % 4 == 0 else float(k * 100 + j), scorer_version=other or "v"))
+    store_responses(store, rows)
+
+    full = responses_frame(store)
+    assert full["run_id"].nunique() >= 60 and full["protocol"].isna().any() and full["failure"].isna().any()
+    assert full["total_ms"].isna().any() and any(v is not None and "\x1f" in v for v in full["instance_id"])
+    assert not math.isnan(full["first_action_ms"].max()) and full["first_action_ms"].isna().any()
+    _same_frame(full, _old_frame(store))
+    _same_frame(responses_frame(store, after_id=last), _old_frame(store, after_id=last).reset_index(drop=True))
+    appended, _ = cache.get()                          # the cache read the rows before: it appends the new ones
+    _same_frame(appended, _old_frame(store))

@@ -6,7 +6,8 @@ import sqlite3
 import numpy as np
 import pytest
 
-from rose_core.storage.columns import ColumnTypeError, fetch_rows, read_columns
+from rose_core.storage import open_store
+from rose_core.storage.columns import ColumnReadError, ColumnTypeError, fetch_rows, read_columns
 from rose_core.storage.connection import Store
 
 KINDS = {"k": "int", "n": "int", "t": "text", "u": "text", "f": "float", "g": "float"}
@@ -58,11 +59,11 @@ def test_an_integer_column_with_null_keeps_the_null(store):
 
 @pytest.mark.parametrize("at", [0, 1, 2, 1500])
 @pytest.mark.parametrize("bad", ["abc", 1.5, "1.5", "", "-", "9223372036854775808", b"1", "\u0661\u0662"])
-def test_an_integer_column_holding_a_non_integer_is_refused_by_name(store, bad, at):
+def test_an_integer_column_holding_a_non_integer_is_refused_by_name(tmp_path, bad, at):
     """SQLite keeps what an INTEGER column cannot convert (its loose typing): refused, naming the column, wherever
-    the value is (also after more NULL rows than the driver's first batch, from which it would infer the type)."""
-    if store.dialect != "sqlite":
-        pytest.skip("PostgreSQL types its columns: an integer column holds integers")
+    the value is (also after more NULL rows than the driver's first batch, from which it would infer the type).
+    SQLite only: PostgreSQL types its columns, an integer column holds integers."""
+    store = open_store(tmp_path / "loose.db")
     rows = [(k, None if at == 1500 and k < at else k, "x", "u", None, None) for k in range(max(3, at + 2))]
     rows[at] = (rows[at][0], bad, *rows[at][2:])
     _columns_table(store, rows)
@@ -70,10 +71,10 @@ def test_an_integer_column_holding_a_non_integer_is_refused_by_name(store, bad, 
         _read(store)
 
 
-def test_a_text_column_holding_a_blob_is_refused(store):
-    """(A TEXT column stores a number given to it as text: SQLite's affinity, before anything reads it.)"""
-    if store.dialect != "sqlite":
-        pytest.skip("PostgreSQL types its columns")
+def test_a_text_column_holding_a_blob_is_refused(tmp_path):
+    """(A TEXT column stores a number given to it as text: SQLite's affinity, before anything reads it.) SQLite
+    only: PostgreSQL types its columns."""
+    store = open_store(tmp_path / "loose.db")
     with store.write() as c:
         c.execute("CREATE TABLE loose (k INTEGER, t TEXT)")
         c.executemany("INSERT INTO loose VALUES (?, ?)", [(1, "a"), (2, b"bytes")])
@@ -138,22 +139,22 @@ def test_queries_read_together_see_one_snapshot(store):
             sqlite_reader.SqliteReader._ask = real
         assert len(a["k"]) == int(b["n"][0])
     else:
-        real = columns._numbered
+        real = columns._inlined
         seen = []
 
-        def numbered(sql):           # a commit lands between the two statements of one snapshot
+        def inlined(sql, params):    # a commit lands between the two statements of one snapshot
             if len(seen) == 1:
                 with store.write() as c:
                     c.execute("INSERT INTO cols(k, n) VALUES (2, 2)")
             seen.append(sql)
-            return real(sql)
+            return real(sql, params)
 
-        columns._numbered = numbered
+        columns._inlined = inlined
         try:
             a, b = read_columns(store, [("SELECT k FROM cols ORDER BY k", (), {"k": "int"}),
                                         ("SELECT count(*) AS n FROM cols", (), {"n": "int"})])
         finally:
-            columns._numbered = real
+            columns._inlined = real
         assert len(a["k"]) == int(b["n"][0]) == 1
     assert len(_read(store)["k"]) == 2
 
@@ -162,7 +163,6 @@ def test_the_sqlite_reader_is_a_process_of_its_own_restarted_when_it_dies(tmp_pa
     """The ADBC SQLite driver carries its own copy of SQLite: in the app's process its POSIX locks and the app's
     would not see each other. It runs in a process of its own, opens the file read-only, and is started again
     when it died; the app's own connection is unharmed (its WAL in place, its next writes fine)."""
-    from rose_core.storage import open_store
     from rose_core.storage.sqlite_reader import ReaderError, reader_for
 
     store = open_store(tmp_path / "r.db")
@@ -188,40 +188,85 @@ def test_the_sqlite_reader_is_a_process_of_its_own_restarted_when_it_dies(tmp_pa
 
 
 def test_a_failed_read_names_the_database_and_the_reader_goes_on(tmp_path):
-    from rose_core.storage import open_store
-    from rose_core.storage.sqlite_reader import ReaderError
-
     store = open_store(tmp_path / "r.db")
-    with pytest.raises(ReaderError, match="r.db.*no such table"):
+    with pytest.raises(ColumnReadError, match="r.db.*no such table"):
         read_columns(store, [("SELECT k FROM nowhere", (), {"k": "int"})])
     _columns_table(store, [(1, 1, "x", "u", 1.0, None)])
     assert list(_read(store)["k"]) == [1]
 
 
-def test_postgresql_reads_write_their_parameters_as_literals():
+def test_postgresql_reads_write_their_integer_parameters_into_the_statement():
     """The PostgreSQL column read writes its parameters into the statement (bound parameters made the driver read
-    through libpq's row buffer, not a binary COPY): every value as the database would have bound it, quoted text
-    left alone, and nothing it cannot write exactly."""
+    through libpq's row buffer, not a binary COPY). Only integers reach it (ids to read after): each is written as
+    a number (a negative one in brackets, never `x--5`, a comment), quoted text and `%%` left as SQL means them,
+    and anything else is refused, never written."""
     from rose_core.storage.columns import _inlined
 
-    sql = "SELECT 'a $1 ''b''' AS t FROM r WHERE k = $1 AND n > $2 AND x - $3 < $4 AND y IS $5"
-    assert _inlined(sql, ("it's \\ ok", 7, -5, 2.5, None)) == (
-        "SELECT 'a $1 ''b''' AS t FROM r WHERE k = E'it''s \\\\ ok' AND n > 7 AND x - (-5) < 2.5 AND y IS NULL")
-    for bad in (["a\x00b"], [float("nan")], [b"bytes"], [object()]):
-        with pytest.raises(ValueError, match="literal"):
-            _inlined("SELECT $1", bad)
-    with pytest.raises(ValueError, match=r"\$2 has no value"):
-        _inlined("SELECT $1, $2", [1])
+    sql = "SELECT '%s ''b''' AS t, 5 %% 2 FROM r WHERE k > %s AND n - %s < %s"
+    assert _inlined(sql, (7, -5, 0)) == "SELECT '%s ''b''' AS t, 5 % 2 FROM r WHERE k > 7 AND n - (-5) < 0"
+    for bad in ("it's", "1; DROP TABLE responses", 2.5, float("nan"), None, True, b"1", object()):
+        with pytest.raises(TypeError, match="integer parameters only.*parameter 1 is"):
+            _inlined("SELECT %s", [bad])
+    with pytest.raises(ValueError, match="placeholder has no value"):
+        _inlined("SELECT %s, %s", [1])
+    with pytest.raises(ValueError, match="fewer placeholders"):
+        _inlined("SELECT %s", [1, 2])
+    with pytest.raises(ValueError, match="positional"):
+        _inlined("SELECT %(name)s", [])
 
 
-def test_postgresql_literals_read_back_as_bound_values(backend, store):
-    """The same values through the column read (on PostgreSQL written as literals) and through the app's own
-    (bound) connection."""
-    from rose_core.storage.columns import read_columns
+@pytest.mark.parametrize("bad", ["main", "1 OR 1 = 1", 2.5, None, True])
+def test_a_column_read_refuses_any_parameter_but_an_integer(store, bad):
+    """On both backends alike (SQLite's reader binds them, PostgreSQL's read writes them into the statement): the
+    refusal names the parameter's type, and nothing is read."""
+    _columns_table(store, [(1, 1, "x", "u", 1.0, None)])
+    with pytest.raises(TypeError, match=f"integer parameters only.*parameter 2 is {type(bad).__name__}"):
+        read_columns(store, [("SELECT k FROM cols WHERE k > ? AND n > ?", (0, bad), {"k": "int"})])
+    assert list(_read(store, "WHERE k > ? AND n > ?", (0, -1))["k"]) == [1]
 
-    values = ("it's \\ 'quoted' $1 -- not a comment", -5, 2.5)
-    sql = "SELECT CAST(? AS TEXT) AS t, CAST(? AS BIGINT) - 1 AS n, CAST(? AS DOUBLE PRECISION) AS f"
-    got, = read_columns(store, [(sql, values, {"t": "text", "n": "int", "f": "float"})])
+
+def test_postgresql_literals_read_back_as_bound_values(store):
+    """The same integers through the column read (on PostgreSQL written into the statement) and through the app's
+    own (bound) connection, at the 64-bit limits too."""
+    values = (-5, 0, 2 ** 63 - 1, -2 ** 63)
+    sql = ("SELECT CAST(? AS BIGINT) - 1 AS a, CAST(? AS BIGINT) AS b, CAST(? AS BIGINT) AS c, "
+           "CAST(? AS BIGINT) AS d")
+    got, = read_columns(store, [(sql, values, {"a": "int", "b": "int", "c": "int", "d": "int"})])
     with store.connect() as c:
         want = tuple(c.execute(sql, values).fetchone())
-    assert (got["t"][0], int(got["n"][0]), float(got["f"][0])) == want == (values[0], -6, 2.5)
+    assert tuple(int(got[k][0]) for k in "abcd") == want == (-6, 0, 2 ** 63 - 1, -2 ** 63)
+
+
+def test_a_reader_that_dies_at_every_start_is_restarted_once_then_named(tmp_path, monkeypatch, caplog):
+    """A reader process that ends before it answers is started again once for the same read; when the new one ends
+    too, the read raises `ColumnReadError`, whose text carries no traceback and no path (those go to the server's
+    log)."""
+    import logging
+    import subprocess
+    import sys
+    import tempfile
+
+    from rose_core.storage import sqlite_reader
+
+    store = open_store(tmp_path / "r.db")
+    _columns_table(store, [(1, 1, "x", "u", 1.0, None)])
+    reader = sqlite_reader.SqliteReader(str(store.path))
+    monkeypatch.setitem(sqlite_reader._READERS, str(store.path), reader)
+    dying = "import sys; sys.stdin.buffer.read(4); sys.exit('Traceback (most recent call last): boom')"
+    real_start = reader._start
+
+    def start():                                     # the process starts, then dies before answering
+        reader._err = tempfile.TemporaryFile()
+        reader._proc = subprocess.Popen([sys.executable, "-c", dying], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=reader._err)
+        reader.starts += 1
+
+    monkeypatch.setattr(reader, "_start", start)
+    with caplog.at_level(logging.ERROR, logger="rose_studio.sqlite_reader"):
+        with pytest.raises(ColumnReadError, match="died twice in a row") as e:
+            _read(store)
+    assert reader.starts == 2 and "Traceback" not in str(e.value) and str(tmp_path) not in str(e.value)
+    assert "boom" in caplog.text                     # its error output, in the log
+    monkeypatch.setattr(reader, "_start", real_start)
+    assert list(_read(store)["k"]) == [1]            # a reader that starts again reads
+    reader.close()
