@@ -578,6 +578,8 @@ def _warm(w: _WarmUp, db: Store) -> None:
             statistics_libraries().join()   # the analyses need them; imported by the warm-up, a page would wait
             for kind, arg in WARM_ANALYSES:
                 v.compute(kind, arg)
+    except ColumnReadError:   # the pages that need the rows say so (`_read_failed`); the details into the log
+        log.exception("the dashboards' warm-up could not read the responses")
     finally:
         w.done.set()
 

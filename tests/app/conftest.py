@@ -12,9 +12,9 @@ import streamlit as st
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "test-experimenter-pw"
-# The app's background threads that work on one test's database: the dashboards' warm-up (started at sign-in) and
-# the frame's Parquet snapshot. Neither may outlive the test that started it.
-BACKGROUND = ("rose-dashboard-warm-up", "rose-frame-snapshot")
+# The app's background thread that works on one test's database: the dashboards' warm-up (started at sign-in). It
+# may not outlive the test that started it.
+BACKGROUND = ("rose-dashboard-warm-up",)
 BACKGROUND_LIMIT_S = 300   # they take seconds on the small dataset; this is a hang
 
 

@@ -513,3 +513,44 @@ def test_the_human_model_difference_is_cached_per_model_and_equals_the_whole_tab
         assert sorted(computed) == sorted([*models, "late-model"]) and len(sides) == 1   # the side built once
         pd.testing.assert_frame_equal(got, whole, check_exact=True)
     store.close()
+
+
+def test_a_failed_read_shows_a_calm_message_never_a_traceback_or_a_path(small_dataset, populated_db, tmp_path,
+                                                                        monkeypatch, caplog):
+    """The SQLite reader process dies at every start: the read is tried on a restarted one, then each dashboard page
+    says the responses could not be read, with a reference; the reader's traceback and the database's path are
+    only in the server's log, and the sign-in's warm-up ends without an unhandled error."""
+    import logging
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    from rose_core.storage import open_store, sqlite_reader
+
+    db = tmp_path / "rose.db"
+    shutil.copy(populated_db.path, db)
+    path = str(open_store(db).path)
+    reader = sqlite_reader.SqliteReader(path)
+    monkeypatch.setitem(sqlite_reader._READERS, path, reader)
+    dying = f"import sys; sys.stdin.buffer.read(4); sys.exit('Traceback (most recent call last): {path} boom')"
+
+    def start():
+        reader._err = tempfile.TemporaryFile()
+        reader._proc = subprocess.Popen([sys.executable, "-c", dying], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=reader._err)
+        reader.starts += 1
+
+    monkeypatch.setattr(reader, "_start", start)
+    with caplog.at_level(logging.ERROR), pages_on(monkeypatch, small_dataset, str(db)):
+        for page in PAGES:
+            at = open_page(page)
+            assert not at.exception, at.exception
+            shown = " ".join(e.value for e in at.error)
+            assert "The responses could not be read from the database (reference" in shown, page
+            everything = " ".join(str(e.value) for kind in ("error", "markdown", "caption", "warning", "info")
+                                  for e in getattr(at, kind))
+            assert path not in everything and str(tmp_path) not in everything and "Traceback" not in everything
+            assert not at.table and not at.dataframe
+    assert "boom" in caplog.text and "dashboard read failure" in caplog.text
+    reader.close()
