@@ -15,8 +15,8 @@ from rose_core.instrument.auth import PasswordUnavailable, attempt_sign_in, poli
 from rose_core.instrument.client_address import ProxyConfigError
 from rose_core.storage.columns import prepare_reads
 from ui.client import address as client_address, trusted_proxies
-from ui.preload import statistics_libraries
-from ui.resources import dataset, store
+from ui.preload import dataset_loaded, statistics_libraries
+from ui.resources import dataset, load_dataset, store
 from ui import uploads
 
 st.set_page_config(page_title="ROSE Studio", page_icon="🌹", layout="wide")
@@ -48,6 +48,7 @@ def sign_in() -> None:
     # the form (not after signing in, behind a form left on the screen for the build's 30-90 s)
     if not (dataset_dir() / "manifest.json").exists():
         dataset()
+    dataset_loaded(str(dataset_dir()), load_dataset)   # loaded while the password is typed (ui/preload.py)
     st.write("Experimenter sign-in. Participants arrive through a study link.")
     try:
         password, source = resolve_password(_configured_password())

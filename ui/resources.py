@@ -12,7 +12,9 @@ from rose_core.storage.connection import Store, db_location
 
 
 @st.cache_resource(show_spinner=False)
-def _dataset(root: str) -> Dataset:
+def load_dataset(root: str) -> Dataset:
+    """The dataset at `root`, loaded once per process (`dataset()` is the pages' way in; the sign-in form
+    starts this in the background: ui/preload.py)."""
     return Dataset.load(root)
 
 
@@ -39,7 +41,7 @@ def dataset() -> Dataset:
                      f"server starts).")
             st.stop()
         bar.empty()
-    return _dataset(str(root))
+    return load_dataset(str(root))
 
 
 def store() -> Store:

@@ -15,3 +15,30 @@ def test_the_imports_finish_and_keep_blas_to_one_thread():
         assert name in sys.modules
     blas = [i for i in threadpool_info() if i["user_api"] == "blas"]
     assert blas and all(i["num_threads"] == 1 for i in blas)
+
+
+def test_the_sign_in_form_loads_the_dataset_in_the_background(app_env, monkeypatch):
+    """The form starts loading the dataset the pages use (the folder resolved when the form is shown), so the first
+    page after signing in finds it loaded instead of waiting for it."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    import ui.preload as preload
+    import ui.resources as resources
+
+    from .conftest import ROOT
+
+    monkeypatch.setattr(preload, "_LOADS", {})       # this process may have loaded it for an earlier test
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    assert not at.exception and at.text_input(key="auth_given")        # the form, not yet signed in
+    loading = preload._LOADS.get(str(app_env.root))
+    assert loading is not None, f"the form started no load of {app_env.root} (started: {list(preload._LOADS)})"
+    loading.join(60)
+    assert not loading.is_alive()
+
+    def not_again(root):
+        raise AssertionError(f"{root} loaded a second time")
+
+    monkeypatch.setattr(resources.Dataset, "load", staticmethod(not_again))
+    assert resources.load_dataset(str(app_env.root)).dataset_hash == app_env.dataset_hash   # the loaded one
