@@ -65,7 +65,7 @@ def populate(db_file: Path, ds: Dataset, human_responses: int = 100_000, items_e
     store = open_store(db_file)
     study = create_study(store, ds, StudyConfig(name="bench", split="all", practice_items=0,
                                                 templates=["T1", "T2", "T3", "T4", "T5", "G-Clk", "mL-Cnt"],
-                                                items_per_participant=items_each, target_per_instance=100))
+                                                items_per_participant=items_each, target_per_instance=1000))
     insts = list(ds.instances.values())
     n_part = human_responses // items_each
     t = now()
