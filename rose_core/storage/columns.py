@@ -100,9 +100,10 @@ def read_columns(store: Store, queries: Sequence[tuple[str, Sequence[int], Mappi
 
 
 def _integers(params: Sequence[Any]) -> None:
-    """Refuse a parameter that is not an integer (bool is not one), naming its position and type only."""
+    """Refuse a parameter that is not exactly an int (not a bool, nor a subclass, whose text could be anything),
+    naming its position and type only."""
     for j, v in enumerate(params):
-        if not isinstance(v, int) or isinstance(v, bool):
+        if type(v) is not int:
             raise TypeError(f"a column read takes integer parameters only (on PostgreSQL they are written into the "
                             f"statement): parameter {j + 1} is {type(v).__name__}")
 

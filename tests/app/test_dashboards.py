@@ -515,11 +515,12 @@ def test_the_human_model_difference_is_cached_per_model_and_equals_the_whole_tab
     store.close()
 
 
-def test_a_failed_read_shows_a_calm_message_never_a_traceback_or_a_path(small_dataset, populated_db, tmp_path,
+def test_a_failed_read_shows_a_calm_message_never_a_traceback_or_a_path(small_dataset, populated_stores, tmp_path,
                                                                         monkeypatch, caplog):
     """The SQLite reader process dies at every start: the read is tried on a restarted one, then each dashboard page
     says the responses could not be read, with a reference; the reader's traceback and the database's path are
-    only in the server's log, and the sign-in's warm-up ends without an unhandled error."""
+    only in the server's log, and the sign-in's warm-up ends without an unhandled error. (SQLite's reader process,
+    whatever the pages' backend: PostgreSQL's read is in the app's process.)"""
     import logging
     import shutil
     import subprocess
@@ -529,7 +530,7 @@ def test_a_failed_read_shows_a_calm_message_never_a_traceback_or_a_path(small_da
     from rose_core.storage import open_store, sqlite_reader
 
     db = tmp_path / "rose.db"
-    shutil.copy(populated_db.path, db)
+    shutil.copy(populated_stores("sqlite").path, db)
     path = str(open_store(db).path)
     reader = sqlite_reader.SqliteReader(path)
     monkeypatch.setitem(sqlite_reader._READERS, path, reader)

@@ -204,7 +204,11 @@ def test_postgresql_reads_write_their_integer_parameters_into_the_statement():
 
     sql = "SELECT '%s ''b''' AS t, 5 %% 2 FROM r WHERE k > %s AND n - %s < %s"
     assert _inlined(sql, (7, -5, 0)) == "SELECT '%s ''b''' AS t, 5 % 2 FROM r WHERE k > 7 AND n - (-5) < 0"
-    for bad in ("it's", "1; DROP TABLE responses", 2.5, float("nan"), None, True, b"1", object()):
+    class Sly(int):                                  # an int whose text is not its value
+        def __str__(self):
+            return "1; DROP TABLE responses"
+
+    for bad in ("it's", "1; DROP TABLE responses", 2.5, float("nan"), None, True, b"1", object(), Sly(1)):
         with pytest.raises(TypeError, match="integer parameters only.*parameter 1 is"):
             _inlined("SELECT %s", [bad])
     with pytest.raises(ValueError, match="placeholder has no value"):
