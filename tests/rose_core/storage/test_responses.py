@@ -33,7 +33,6 @@ def test_the_dashboards_frame_reads_columns_of_the_one_list():
     """The dashboards' columnar read (analysis.frame) names and types its columns as the one list does."""
     known = set(RESPONSE_COLUMNS) | set(RUN_COLUMNS)
     assert set(frame._COLUMNS) <= known
-    assert all(RESPONSE_TYPES[c] == "text" for c in frame._TEXT)
     assert all(RESPONSE_TYPES[c] == "int" for c in frame._INTS)
     assert all(RESPONSE_TYPES[c] == "float" for c in frame._FLOATS)
 
@@ -110,7 +109,9 @@ def test_the_main_responses_read_as_columns(populated_db):
     assert rows and people and (version.rows, version.last, version.people) == (len(every), every[-1][0], len(people))
     for after in (0, rows[len(rows) // 2][0]):
         sql, params, kinds = main_responses_read(names, after)
-        assert (sql, params) == responses_query(names, kind="main", after_id=after, analysable=True)
+        # main items written into the SELECT: the column read's one parameter is the id it reads after
+        assert (sql, params) == responses_query(names, main_only=True, after_id=after, analysable=True)
+        assert params == (after,) and "r.kind = 'main'" in sql
         cols, = read_columns(populated_db, [(sql, params, kinds)])
         want = [r for r in rows if r[0] > after]
         assert list(cols) == list(names)
