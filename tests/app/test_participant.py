@@ -190,9 +190,11 @@ def test_a_participant_never_starts_the_statistics_imports_or_the_dashboards_war
     import threading
 
     import ui.preload
-    from rose_core.storage import sqlite_reader
+    from rose_core.storage import columns, sqlite_reader
 
     monkeypatch.setattr(sqlite_reader, "_READERS", {})
+    prepared, prepare = [], columns.prepare_reads
+    monkeypatch.setattr(columns, "prepare_reads", lambda store: (prepared.append(store.dialect), prepare(store)))
 
     def started() -> set[str]:
         return {t.name for t in threading.enumerate()} & {"rose-import-statistics", "rose-dashboard-warm-up"}
@@ -205,13 +207,15 @@ def test_a_participant_never_starts_the_statistics_imports_or_the_dashboards_war
     assert not at.exception and isinstance(screen, ItemScreen)
     new = [t for t in threading.enumerate() if t.ident not in before]
     assert ui.preload._THREAD is None and not started() & {t.name for t in new}
-    assert not any(r._proc for r in sqlite_reader._READERS.values())
+    assert not prepared and not any(r._proc for r in sqlite_reader._READERS.values())
     signin = visit()
     assert not signin.exception and signin.title[0].value == "ROSE Studio"
     assert ui.preload._THREAD is not None        # the control: the sign-in form did start them
-    readers = list(sqlite_reader._READERS.values())
-    assert len(readers) == 1 and readers[0]._proc is not None
-    readers[0].close()
+    assert len(prepared) == 1
+    if prepared[0] == "sqlite":                  # SQLite's reader is a process (PostgreSQL's read is in this one)
+        readers = list(sqlite_reader._READERS.values())
+        assert len(readers) == 1 and readers[0]._proc is not None
+        readers[0].close()
 
 
 def test_the_device_gate_comes_before_consent_and_judges_the_stored_claim(app_env):
