@@ -7,8 +7,9 @@ processes are SQLite's ordinary case. Reading in C into Arrow (and dictionary-en
 leaves the app process's interpreter lock free: at 200,000 rows the read is ~0.3 s of the reader's CPU, against
 ~0.8 s of `group_concat` text parsing in the app process.
 
-One reader per app process and database file, started at its first read (`reader_for`), restarted when it has
-died (a read then retried once). It opens the file read-only (`mode=ro`: it cannot write), reads each request's
+One reader per app process and database file, started at its first read (`reader_for`). A reader that dies
+during a read is started again once for that read; if that one dies too, the read raises `ReaderError` (its
+error output goes to the server's log, not into the error). It opens the file read-only (`mode=ro`: it cannot write), reads each request's
 statements in one read transaction (one snapshot), and streams the results back as Arrow IPC over its stdout. It
 ends when the app process closes its stdin (or dies).
 
@@ -25,7 +26,7 @@ from typing import Any, Sequence
 
 # The driver infers a column's Arrow type from its first batch of rows and fails on a later row of another type
 # (a column NULL in its first 1,024 rows, then REAL, failed). One batch holding every row: the type is inferred from
-# all of them, and a column of mixed types comes back as one the caller refuses by name (`columns.read_queries`).
+# all of them, and a column of mixed types comes back as one the caller refuses by name (`columns.read_columns`).
 _BATCH_ROWS = str(2 ** 30)   # (2 ** 31 - 1 is refused)
 _HEAD = struct.Struct("<cQ")            # status (b"K" results, b"E" an error), payload length
 
