@@ -253,11 +253,12 @@ def test_drilldown_picker_limited_to_instances_humans_answered(dash_env):
     assert len(set(colours.values())) == len(colours)  # heatmap, gold and every model: distinct colours
 
 
-def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_dataset, populated_db, tmp_path,
+def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_dataset, populated_stores, tmp_path,
                                                                          monkeypatch):
     """A restarted server (every in-memory cache empty) serves the analyses the last process kept beside the
     database without computing them; a run replaced by one of the same size (SQLite reuses the freed response
-    ids, so its row count and last id are unchanged) is computed afresh, and only that run."""
+    ids, so its row count and last id are unchanged) is computed afresh, and only that run. (A SQLite file, whatever
+    the pages' backend: the files beside it are the subject.)"""
     import shutil
 
     import ui.dash
@@ -265,7 +266,7 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
     from rose_core.storage import open_store
 
     db = tmp_path / "rose.db"
-    shutil.copy(populated_db.path, db)
+    shutil.copy(populated_stores("sqlite").path, db)
     monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
     monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
     monkeypatch.setenv("ROSE_DB", str(db))
@@ -322,7 +323,8 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
     assert {s for _, s in computed} == {"late-model"}   # the other solvers still come from disk
 
 
-def test_the_warm_up_works_on_the_store_and_dataset_it_was_given(small_dataset, populated_db, tmp_path, monkeypatch):
+def test_the_warm_up_works_on_the_store_and_dataset_it_was_given(small_dataset, populated_stores, tmp_path,
+                                                                 monkeypatch):
     """The warm-up thread outlives the rerun that started it, so it never looks up the process's store or dataset:
     the environment they come from may have changed by then (after a test restored it, a warm-up's difficulty
     analysis built the full dataset in the work tree, holding a cache lock the next test's page waited on)."""
@@ -332,7 +334,7 @@ def test_the_warm_up_works_on_the_store_and_dataset_it_was_given(small_dataset, 
     from rose_core.storage import open_store
 
     db = tmp_path / "rose.db"
-    shutil.copy(populated_db.path, db)
+    shutil.copy(populated_stores("sqlite").path, db)   # a SQLite file whatever the pages' backend: its files counted
 
     def looked_up():
         raise AssertionError("the warm-up looked up the process's store or dataset instead of the ones it was given")
@@ -357,13 +359,13 @@ def test_the_warm_up_works_on_the_store_and_dataset_it_was_given(small_dataset, 
 
 
 def test_every_analysis_page_warns_of_a_run_that_left_errored_samples_out(dash_env, small_dataset, tmp_path,
-                                                                        monkeypatch):
+                                                                        monkeypatch, fresh_location):
     """A run imported with --errored skip has rates over fewer samples than the dataset: each analysis page says
     which run and how many, beside the numbers."""
     from rose_core.runs.importer import import_run
     from tests.backends import clone
 
-    store = clone(dash_env, str(tmp_path / "rose.db"))
+    store = clone(dash_env, fresh_location())
     from rose_core.runs.formats.lmms_eval import LMMS_FAILED
 
     insts = list(small_dataset.instances.values())   # an lmms-eval samples file whose last two requests failed
