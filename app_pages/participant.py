@@ -19,7 +19,8 @@ from rose_core.instrument.device import device_gate, refusal_text, report_device
 from rose_core.instrument.episode_kind import EpisodeFeedback, EpisodeScreen
 from rose_core.instrument.items import item_png
 from rose_core.instrument.kinds import open_participant_session, study_benchmark
-from rose_core.instrument.session import Closed, OtherTab, OtherTabError, StorageError, Wait
+from rose_core.instrument.screens import Closed, OtherTab, OtherTabError, Wait
+from rose_core.instrument.storage_errors import StorageError
 from rose_core.instrument.study import (
     Consent, End, Instructions, ItemScreen, PracticeFeedback, Questionnaire, StudyError, get_study, join,
 )

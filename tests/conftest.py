@@ -324,10 +324,11 @@ def _fill(small_dataset, store: Store, runs: Path) -> Store:
 
 @pytest.fixture(scope="session")
 def sgp_small(tmp_path_factory):
-    """A small real SGP build (2–3 geoms × c1 2–3 × 3 episodes = 12), on disk for the app to serve."""
+    """A small real SGP build (2–3 geoms × c1 2–3 × 3 episodes = 12), on disk for the app to serve; built once per
+    test run (`built_once`), read only."""
     from rose_core.benchmarks.sgp.dataset import SgpDataset, build_sgp_dataset
     from rose_core.benchmarks.sgp.generate import BuildParams
 
-    root = tmp_path_factory.mktemp("sgp") / "small"
-    build_sgp_dataset(root, BuildParams(seed=1, geoms=(2, 3), c1=(2, 3), per_cell=3), workers=1)
-    return SgpDataset.load(root)
+    root = built_once(tmp_path_factory, "sgp-small", lambda tmp: build_sgp_dataset(
+        tmp / "small", BuildParams(seed=1, geoms=(2, 3), c1=(2, 3), per_cell=3), workers=1))
+    return SgpDataset.load(root / "small")

@@ -8,9 +8,9 @@ import tomllib
 from pathlib import Path
 
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.session import (
-    End, ItemScreen, ParticipantSession, PracticeFeedback, Questionnaire, Recorded, Wait, join,
-)
+from rose_core.instrument.joining import join
+from rose_core.instrument.screens import End, ItemScreen, PracticeFeedback, Questionnaire, Recorded, Wait
+from rose_core.instrument.session import ParticipantSession
 
 
 # A fictional lab's facts (docs/examples/texts/info.toml): a study with them has no template marker left, so it

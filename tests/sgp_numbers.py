@@ -57,7 +57,7 @@ def human_study(store, ds) -> dict:
     from rose_core.analysis.sgp import SgpExclusions, human_episodes, results_tables, select_human, sgp_participants
     from rose_core.instrument.config import StudyConfig
     from rose_core.instrument.ids import FakeClock, SequentialIds
-    from rose_core.instrument.session import join
+    from rose_core.instrument.joining import join
     from tests.sgp_players import open_sgp_session, create_sgp, run_to_end, detour
 
     clock = FakeClock()

@@ -9,6 +9,7 @@ may import anything of `rose_core`, which imports nothing of the app. It fails, 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -39,11 +40,18 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A file's syntax tree, parsed once per process: four checks here read every module (read only), and parsing
+    is most of their time."""
+    return ast.parse(path.read_text(), str(path))
+
+
 def _imports(name: str, path: Path) -> list[tuple[int, str, str]]:
     """(line, the import as written, the rose_core module it reaches, or the app package) for every import."""
     out = []
     is_package = path.name == "__init__.py"
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 out.append((node.lineno, f"import {alias.name}", alias.name))
@@ -221,7 +229,11 @@ def _sql_strings(source: str, filename: str) -> list[tuple[int, str]]:
     """(line, text) of every string expression holding an SQL statement or clause, docstrings left out; an f-string
     is read whole, its replacement fields as `{}`; pieces joined by `+` are read as one (`_folded`); implicitly
     concatenated pieces are one constant already."""
-    tree = ast.parse(source, filename)
+    return _sql_in(ast.parse(source, filename))
+
+
+def _sql_in(tree: ast.Module) -> list[tuple[int, str]]:
+    """`_sql_strings` of a parsed file."""
     skip: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
@@ -246,7 +258,7 @@ def _sql_outside_storage() -> dict[str, list[str]]:
     files = [p for p in MODULES.values() if p.relative_to(ROOT).parts[:2] != (PACKAGE, "storage")] + _app_files()
     for path in files:
         where = str(path.relative_to(ROOT))
-        for line, text in _sql_strings(path.read_text(), where):
+        for line, text in _sql_in(_tree(path)):
             out.setdefault(where, []).append(f"{where}:{line}: {' '.join(text.split())[:100]}")
     return out
 

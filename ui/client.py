@@ -13,8 +13,7 @@ import streamlit as st
 from rose_core.instrument.client_address import (
     TRUSTED_PROXIES_ENV, UVICORN_PROXY_ENV, TrustedProxies, client_address, trusted_proxies_from_env, uvicorn_rewrites_addresses,
 )
-from rose_core.instrument.session import Client
-from rose_core.instrument.tabs import ProcessTabs, new_process_id, resumed_session, several_processes
+from rose_core.instrument.tabs import Client, ProcessTabs, new_process_id, resumed_session, several_processes
 from ui.uploads import is_connected
 
 log = logging.getLogger("rose_studio.client")

@@ -17,7 +17,9 @@ import streamlit as st
 from rose_core.instrument.episode_kind import EpisodeFeedback, EpisodeScreen
 from rose_core.instrument.episode_session import board_component_data, png_size
 from rose_core.instrument.config import StudyError
-from rose_core.instrument.session import OtherTabError, ParticipantSession, StorageError
+from rose_core.instrument.screens import OtherTabError
+from rose_core.instrument.session import ParticipantSession
+from rose_core.instrument.storage_errors import StorageError
 from ui.click_grid import image_url
 from ui.sgp_board import sgp_board
 from ui.sgp_resources import board_png

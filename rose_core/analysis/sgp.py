@@ -481,7 +481,7 @@ def replay(store: Store, run_id: str, participant_id: str, view_id: str) -> pd.D
     """One episode, move by move: the command as sent, its outcome, d_t, how it was made, and when: seconds
     since the episode was put on screen on the server's clock (the page's own clock beside it)."""
     from ..instrument.policy import shown_at
-    from ..instrument.session import view_id_for
+    from ..instrument.ids import view_id_for
     from ..storage import episodes
     from ..storage import participants
 

@@ -10,8 +10,8 @@ A participant session, a run import and an agent all end in the same `ItemResult
   The moves are stored as the episode's events (one row per move, idempotent by sequence number, like a
   one-shot item's clicks) and the final `ItemResult` as its result.
 
-A participant session drives either kind the same way (`instrument.session.ItemKind`: one timeline, one practice
-and feedback path) and stores both through one writer (`instrument.results`).
+A participant session drives either kind the same way (`instrument.item_kind.ItemKind`: one timeline, one
+practice and feedback path) and stores both through one writer (`instrument.results`).
 
 ROSE implements `OneShotItem` (`benchmarks.rose.item.RoseItem`), SGP `EpisodeItem` (`benchmarks.sgp.item`).
 """

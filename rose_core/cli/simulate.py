@@ -36,7 +36,7 @@ def _fail(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from ..instrument.config import StudyError, load_study
     from ..instrument.simulate import TruthError, clear_simulated, load_truth, simulate
-    from ..instrument.session import StorageError
+    from ..instrument.storage_errors import StorageError
     from ..storage import open_store
 
     if args.clear and (args.participants is not None or args.truth is not None):

@@ -16,7 +16,7 @@ from ..storage.connection import Store
 from .config import StudyConfig
 from .grid_input import _dpr, _viewport
 from .ids import Clock, system_clock
-from .session import storage
+from .storage_errors import storage
 
 MAX_TOUCH_POINTS = 256
 

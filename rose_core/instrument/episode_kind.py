@@ -29,7 +29,10 @@ from .episode_messages import (
 )
 from .episode_study import rank_episodes, sgp_pool, sgp_progress
 from .policy import default_tiebreak, shown_at
-from .session import OtherTabError, ParticipantSession, RoundOutcome, storage, view_id_for
+from .ids import view_id_for
+from .screens import OtherTabError, RoundOutcome
+from .session import ParticipantSession
+from .storage_errors import storage
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,7 @@ def sgp_text(cfg: StudyConfig, key: str) -> str:
 # --------------------------------------------------------------------------- the kind
 
 class EpisodeKind:
-    """SGP's episodes in the participant session (`instrument.session.ItemKind`)."""
+    """SGP's episodes in the participant session (`instrument.item_kind.ItemKind`)."""
 
     benchmark = "sgp"
 

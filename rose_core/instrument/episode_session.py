@@ -18,7 +18,9 @@ from .episode_study import (
 )
 from .ids import Clock, system_clock
 from .kinds import open_participant_session, study_benchmark
-from .session import Client, Consent, End, Instructions, ParticipantSession
+from .screens import Consent, End, Instructions
+from .session import ParticipantSession
+from .tabs import Client
 
 EpisodeStudyScreen = Union[Consent, Instructions, EpisodeFeedback, EpisodeScreen, End]
 

@@ -60,3 +60,8 @@ def system_clock() -> float:
 def stable_hash(*parts: str) -> str:
     """A tie-break / id that depends only on its inputs (sha1 of the parts)."""
     return hashlib.sha1(":".join(parts).encode()).hexdigest()
+
+
+def view_id_for(participant_id: str, kind: str, attempt: int, position: int) -> str:
+    """Stable per assignment (a reload gets the same view), and says nothing about the item's kind."""
+    return "v" + stable_hash(participant_id, kind, str(attempt), str(position))[:20]

@@ -8,7 +8,11 @@ from ..storage.connection import Store
 from .config import Study, StudyError, load_study
 from .episode_kind import EpisodeKind
 from .ids import Clock, system_clock
-from .session import Client, ItemKind, ParticipantSession, RoseKind, storage
+from .item_kind import ItemKind
+from .rose_kind import RoseKind
+from .session import ParticipantSession
+from .storage_errors import storage
+from .tabs import Client
 
 
 def kind_for(study: Study, ds: Any) -> ItemKind:

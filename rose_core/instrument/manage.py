@@ -14,7 +14,7 @@ from ..storage.connection import Store
 from ..storage.schema import bump_verdicts_generation
 from .config import Study, StudyError, load_study
 from .ids import Clock, Ids, system_clock
-from .session import join
+from .joining import join
 
 PREVIEW_PREFIX = "preview-"
 MAX_REASON = 500

@@ -17,7 +17,7 @@ from ..benchmarks.rose.records import Cell, Layout, Region
 from ..benchmarks.rose.render import layout_for, render_scene
 from ..benchmarks.rose.scenes import generate_scene
 from .config import StudyConfig
-from .session import NeedsProlificId, admit
+from .joining import NeedsProlificId, admit
 from .texts import ExampleScene, WorkedExample, worked_examples
 
 
@@ -60,7 +60,7 @@ def identity_from_query(query: dict[str, str]) -> Identity:
 
 def needs_prolific_id(cfg: StudyConfig, ident: Identity) -> bool:
     """True when this visitor may not start the study: it needs a Prolific id and the link has none (or not one of
-    Prolific's shape). The page then stops before consent; `session.join` refuses the same visitor."""
+    Prolific's shape). The page then stops before consent; `joining.join` refuses the same visitor."""
     try:
         admit(cfg, ident.source, ident.external_id)
     except NeedsProlificId:

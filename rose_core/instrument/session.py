@@ -6,46 +6,42 @@ Instructions, PracticeFeedback, ItemScreen, End); the page only lays it out. Eve
 participant is (consent, practice feedback still to acknowledge, the held item, the end reason) is in the
 database, so a reload, a closed tab or a restarted server (or another app process) resumes at the same screen.
 Gold answers stay on the server: a screen's `component_data()` holds none.
+
+Here only the session itself; what it uses lives apart: the screens (`screens`), what it asks of a kind of item
+(`item_kind`; ROSE's `rose_kind`, SGP's `episode_kind`), the tab it serves (`tabs.Client`), database faults
+(`storage_errors`). A study is created in `rose_study` (SGP: `episode_study`), a visitor joins in `joining`.
 """
 from __future__ import annotations
 
-import json
 import random
-import re
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Literal, Protocol, Union
+from typing import Any, Iterator
 
+from ..benchmarks.items import OneShotAnswer
 from ..benchmarks.rose.dataset import Dataset
-from ..benchmarks.rose.records import Cell
 from ..benchmarks.rose.scoring import SCORER_VERSION
-from ..storage.connection import DatabaseError, IntegrityError, Store, roll_back
 from ..storage import exclusions, participants, studies
 from ..storage import questionnaire as q_store
-from ..storage.events import view_events
+from ..storage.connection import Store
 from ..storage.responses import ResponseRow
 from . import results
-from .config import EndReason, Origin, Study, StudyConfig, StudyError, load_study
-from .grid_input import GridEvent, Restore, component_data, parse_state, parse_submit, restore
-from .ids import Clock, Ids, RandomIds, stable_hash, system_clock
-from ..benchmarks.items import ItemResult, OneShotAnswer
-from ..benchmarks.rose.item import RoseItem
 from .behaviour import check_behaviour
-from .completion import completion, study_secret
-from .items import attention_item_id, is_picture_check, item_for, picture_key
-from .policy import (
-    CLOSED_TAB_GRACE_S, attention_scene, attention_slot_due, default_tiebreak, holds_per_address, main_pool,
-    progress_text, rank_main, shown_at,
+from .completion import completion
+from .config import EndReason, Study, StudyConfig, StudyError, load_study
+from .grid_input import parse_state, parse_submit
+from .ids import Clock, system_clock, view_id_for
+from .item_kind import ItemKind, ItemUnavailable
+from .items import attention_item_id
+from .policy import CLOSED_TAB_GRACE_S, attention_scene, attention_slot_due, holds_per_address, main_pool, shown_at
+from .rose_kind import RoseKind
+from .screens import (
+    Closed, Consent, Deadline, End, Instructions, ItemScreen, OtherTab, OtherTabError, Questionnaire, Recorded,
+    Refusal, RoundOutcome, Screen, Stopped, Wait,
 )
-from .practice import plan_practice
-from .texts import opening_problems, page_text, store_texts, validate_answers
-from .sample import choose_items, design_check, without_sample
-
-
-class StorageError(RuntimeError):
-    """The database cannot store or read right now (disk full, read-only, corrupt). Nothing was half-stored: the
-    page keeps the participant's selection and sends the answer again once storage works."""
+from .storage_errors import storage
+from .tabs import Client
+from .texts import validate_answers
 
 
 class ClaimBusy(Exception):
@@ -55,398 +51,6 @@ class ClaimBusy(Exception):
 
 BUSY_RETRIES = 20
 
-
-class OtherTabError(StudyError):
-    """This tab no longer drives the participant: the study was continued in another tab or window."""
-
-
-class IdentityMismatch(StudyError):
-    """The participant id is known, but arrived with another Prolific study / session id or another source."""
-
-
-class ItemUnavailable(StudyError):
-    """An item's image is missing or damaged: a main or attention item is released and replaced; a practice item
-    cannot be replaced, and the participant is asked to come back later."""
-
-    def __init__(self, assignment: participants.Assignment, why: str):
-        super().__init__(why)
-        self.assignment, self.why = assignment, why
-
-
-@contextmanager
-def storage(store: Store) -> Iterator[None]:
-    """Database faults as StorageError (a duplicate key stays an IntegrityError: that is a bug, not a fault).
-
-    A COMMIT refused for a full disk leaves SQLite's transaction open; it is rolled back here, so the next write
-    of this thread (a rerun's events, the retry) starts clean instead of failing as a nested transaction."""
-    try:
-        yield
-    except IntegrityError:
-        raise
-    except DatabaseError as e:
-        try:
-            with store.connect() as c:
-                roll_back(c)
-        except DatabaseError:
-            pass
-        raise StorageError(str(e)) from e
-
-
-@dataclass(frozen=True)
-class Client:
-    """The browser tab driving a participant: its id, the address it connects from, a probe saying whether a
-    tab (any tab id) is still connected: True, False, or None when this server process cannot know (the tab is
-    another process's; see `rose_core.instrument.tabs`), and `resumes`: the Streamlit session id this tab had
-    before it reconnected, as the browser says (a tab that lost its server process and came back on another)."""
-
-    client_id: str
-    address: str | None = None
-    live: Callable[[str], bool | None] = field(default=lambda _client_id: True, repr=False, compare=False)
-    resumes: str | None = None
-
-    def continues(self, tab_id: str) -> bool:
-        """True when this tab is `tab_id` reconnected (its session id is the one the browser says it had)."""
-        return self.resumes is not None and tab_id.rpartition("/")[2] == self.resumes
-
-
-def view_id_for(participant_id: str, kind: str, attempt: int, position: int) -> str:
-    """Stable per assignment (a reload gets the same view), and says nothing about the item's kind."""
-    return "v" + stable_hash(participant_id, kind, str(attempt), str(position))[:20]
-
-
-# --------------------------------------------------------------------------- screens
-
-@dataclass(frozen=True)
-class Consent:
-    """`text`: the study's consent Markdown, fields filled in (`instrument.texts`)."""
-
-    time_limit_minutes: int
-    text: str = field(default="", compare=False)
-
-
-@dataclass(frozen=True)
-class Deadline:
-    """When the study's time limit runs out (server clock, epoch seconds), and the server's time when the screen
-    was computed: the page counts down `ends_at - now` from there (it only displays; the server decides)."""
-
-    ends_at: float
-    now: float
-
-    @property
-    def seconds_left(self) -> float:
-        return max(0.0, self.ends_at - self.now)
-
-
-@dataclass(frozen=True)
-class Instructions:
-    """`text`: the study's instructions; `templates`: what the worked examples cover (one per output kind)."""
-
-    has_practice: bool
-    text: str = field(default="", compare=False)
-    templates: tuple[str, ...] = field(default=(), compare=False)
-
-
-@dataclass(frozen=True)
-class Questionnaire:
-    """The end questionnaire, after the last item and before the end page (`ParticipantSession.answer_questionnaire`)."""
-
-    questions: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ItemScreen:
-    view_id: str
-    kind: str
-    item: RoseItem = field(repr=False)
-    progress: str
-    progress_fraction: float
-    ack_seq: int
-    restore: Restore
-    drawing: bytes | None = field(default=None, repr=False)   # a picture check's key (`items.picture_key`): server only
-
-    def component_data(self, image: bytes | str, stored_seq: int = -1, refusals: int = 0,
-                       pending: bool = False) -> dict[str, Any]:
-        """What the grid component gets; `image`: the PNG bytes or a URL serving exactly them. `stored_seq`: the
-        highest seq of this view stored since the screen was computed (`record_events`' return): the browser then
-        drops those events and sends only newer ones (ack_seq), not the item's whole log with every change.
-        `refusals`, `pending`: what became of this view's answer (grid_input.component_data)."""
-        return component_data(self.view_id, image, self.item.layout, self.item.mode, self.item.instruction,
-                              self.progress, max(self.ack_seq, stored_seq + 1), self.restore, refusals, pending)
-
-
-RoundOutcome = Literal["next", "passed", "retry", "screened_out"]
-
-
-@dataclass(frozen=True)
-class FeedbackLine:
-    """One correct cell and whether the participant clicked it, or one cell they clicked that was not correct."""
-
-    cell: Cell
-    correct: bool
-    clicked: bool
-
-
-@dataclass(frozen=True)
-class PracticeFeedback:
-    view_id: str
-    item: RoseItem = field(repr=False)
-    instruction: str
-    passed: bool
-    clicked: list[Cell]
-    count: int | None
-    gold_cells: list[Cell]
-    gold_count: int | None        # None when the item asks no number
-    lines: list[FeedbackLine]
-    outcome: RoundOutcome
-    position: int
-    of: int
-
-
-@dataclass(frozen=True)
-class OtherTab:
-    """The participant is driven by another open tab; this one may take over (`take_over`)."""
-
-
-@dataclass(frozen=True)
-class Wait:
-    """No item can be given now, but one may be soon: every remaining item is held by someone who has not answered
-    yet ("held"), or this address already holds as many items as one client may ("address")."""
-
-    reason: Literal["held", "address"]
-
-
-@dataclass(frozen=True)
-class End:
-    """The end screen: why, and what the participant takes back to the platform. A completed participant gets the
-    completion code / URL, a screened-out one the screen-out code / URL (`code`, `url` say which applies);
-    `attention`: screened out by a failed attention check rather than the practice. `text`: the study's end page
-    (its screen-out page when screened out); `debrief`: "" when none."""
-
-    reason: EndReason
-    completion_code: str
-    completion_url: str
-    screen_out_code: str = ""
-    screen_out_url: str = ""
-    attention: bool = False
-    text: str = field(default="", compare=False)
-    debrief: str = field(default="", compare=False)
-
-    @property
-    def code(self) -> str:
-        return {"completed": self.completion_code, "screened_out": self.screen_out_code}.get(self.reason, "")
-
-    @property
-    def url(self) -> str:
-        return {"completed": self.completion_url, "screened_out": self.screen_out_url}.get(self.reason, "")
-
-
-Stopped = Literal["closed", "excluded"]
-
-
-@dataclass(frozen=True)
-class Closed:
-    """This participant may store nothing more: their study was closed or deleted ("closed"), or they were
-    excluded ("excluded"), while their tab was open. The page says so calmly; answers are refused on the server."""
-
-    why: Stopped
-
-
-Screen = Union[Consent, Instructions, PracticeFeedback, ItemScreen, OtherTab, Wait, Questionnaire, End, Closed]
-Refusal = Literal["answered", "unknown", "released", "late", "other_tab", "closed", "excluded"]
-
-
-@dataclass(frozen=True)
-class Recorded:
-    result: ItemResult | None
-    duplicate: bool               # nothing stored (already answered, not this participant's, or refused)
-    refused: Refusal | None = None  # why nothing was stored
-
-
-# --------------------------------------------------------------------------- kinds of item
-
-class ItemKind(Protocol):
-    """What the one participant session asks of a kind of item (jsPsych's plugin for a trial type): the session
-    runs the timeline (consent, instructions, practice rounds with feedback, main items, the end) and stores
-    through the one writer (`instrument.results`); the kind says which items come, draws the screen of one, and
-    reads the input it takes. `RoseKind` (one-shot items), `instrument.episode_kind.EpisodeKind` (episodes)."""
-
-    benchmark: str
-
-    def text(self, cfg: StudyConfig, key: str) -> str: ...
-    def templates(self, cfg: StudyConfig) -> tuple[str, ...]: ...
-    def scene_of(self, instance_id: str) -> str: ...
-    def practice_label(self, position: int, of: int) -> str: ...
-    def progress(self, cfg: StudyConfig, answered_main: int, answered_attention: int) -> str: ...
-    def rank(self, s: "ParticipantSession", counts: dict[str, int], mains: list[participants.Assignment],
-             counterbalance: int, answered: int) -> Iterator[str]: ...
-    def item_screen(self, s: "ParticipantSession", c: Any, a: participants.Assignment, progress: str,
-                    fraction: float) -> Any: ...
-    def feedback(self, s: "ParticipantSession", c: Any, p: participants.Participant, a: participants.Assignment,
-                 outcome: RoundOutcome, of: int) -> Any: ...
-
-
-class RoseKind:
-    """ROSE's one-shot items: a picture with a click grid and/or a number, answered once (`submit`)."""
-
-    benchmark = "rose"
-
-    def __init__(self, ds: Dataset):
-        self.ds = ds
-
-    def text(self, cfg: StudyConfig, key: str) -> str:
-        return page_text(cfg, key)
-
-    def templates(self, cfg: StudyConfig) -> tuple[str, ...]:
-        return tuple(cfg.templates)
-
-    def scene_of(self, instance_id: str) -> str:
-        return self.ds.instances[instance_id].scene_id
-
-    def practice_label(self, position: int, of: int) -> str:
-        return f"Practice {position + 1} of {of}"
-
-    def progress(self, cfg: StudyConfig, answered_main: int, answered_attention: int) -> str:
-        return progress_text(cfg, answered_main, answered_attention)
-
-    def rank(self, s: "ParticipantSession", counts: dict[str, int], mains: list[participants.Assignment],
-             counterbalance: int, answered: int) -> Iterator[str]:
-        seen = {a.instance_id for a in mains}, {a.scene_id for a in mains}
-        return (i.instance_id for i in rank_main(main_pool(self.ds, s.cfg), s.cfg, counts, *seen, counterbalance,
-                                                 answered, default_tiebreak(s.participant_id)))
-
-    def item_screen(self, s: "ParticipantSession", c: Any, a: participants.Assignment, progress: str,
-                    fraction: float) -> ItemScreen:
-        item = item_for(self.ds, a.kind, a.instance_id, s.cfg.attention_kind)
-        problem = self.ds.image_problem(item.image)
-        if problem is not None:
-            raise ItemUnavailable(a, f"{self.ds.root / item.image}: {problem}")
-        view = view_id_for(a.participant_id, a.kind, a.attempt, a.position)
-        restored = restore([GridEvent(*e) for e in view_events(c, a.participant_id, view)])
-        drawing = picture_key(study_secret(c, s.study.study_id), a.participant_id, a.position) \
-            if is_picture_check(item) else None
-        return ItemScreen(view, a.kind, item, progress, fraction, restored.next_seq, restored, drawing)
-
-    def feedback(self, s: "ParticipantSession", c: Any, p: participants.Participant, a: participants.Assignment,
-                 outcome: RoundOutcome, of: int) -> PracticeFeedback:
-        item = item_for(self.ds, a.kind, a.instance_id)
-        row = results.result_of(c, s.study.run_id, p.participant_id, a.instance_id, "practice", a.attempt, False)
-        parsed = json.loads(row["parsed"]) if row else {"clicks": [], "count": None}
-        clicked = [tuple(x) for x in parsed.get("clicks") or []]
-        gold = item.gold_cells()
-        lines = [FeedbackLine(g, True, g in clicked) for g in gold]
-        if item.mode != "count":
-            lines += [FeedbackLine(x, False, True) for x in clicked if x not in gold]
-        return PracticeFeedback(
-            view_id_for(p.participant_id, a.kind, a.attempt, a.position), item, item.instruction,
-            bool(row and row["passed"]), clicked if item.mode != "count" else [], parsed.get("count"), gold,
-            None if item.mode == "click" else item.key.gold_count, lines, outcome, a.position + 1, of)
-
-
-# --------------------------------------------------------------------------- studies and participants
-
-def create_study(store: Store, ds: Dataset, cfg: StudyConfig, ids: Ids | None = None,
-                 clock: Clock = system_clock) -> Study:
-    """Check the configuration, plan practice rounds (fresh scenes per attempt) and store the study."""
-    if cfg.benchmark != "rose":  # an SGP study: instrument.episode_session.create_sgp_study
-        raise StudyError(f"benchmark: create_study makes ROSE studies, not {cfg.benchmark!r} ones")
-    problems = cfg.problems()
-    if problems:
-        raise StudyError("; ".join(problems))
-    derive_pool(ds, cfg)
-    # A study still carrying the template's markers (or an empty required fact) is stored as a draft: closed
-    # until its texts are filled in (`study.set_active` refuses to open it, naming each).
-    study = Study((ids or RandomIds()).study_id(), cfg.name.strip(), ds.dataset_hash, cfg, clock(),
-                  not opening_problems(cfg))
-    with store.write() as c:
-        studies.insert_study(c, study)
-        store_texts(c, study.study_id, cfg, 1, study.created_at)
-    return study
-
-
-def derive_pool(ds: Dataset, cfg: StudyConfig) -> None:
-    """Fill what creation derives from the settings: practice rounds (planned as without a sample, so a sample
-    never changes practice), then the item sample from the pool practice leaves (`sample_ids` already set, as by a
-    clone on the same dataset: kept, and checked). StudyError naming the key when the design is impossible."""
-    base = without_sample(cfg)
-    base.practice_rounds, base.practice_scene_ids = [], []
-    cfg.practice_rounds, cfg.practice_scene_ids = plan_practice(ds, base, random.Random(f"practice:{cfg.seed}"))
-    base.practice_scene_ids = cfg.practice_scene_ids
-    pool = main_pool(ds, base)
-    if not pool:
-        raise StudyError("the chosen split, subsets and templates select no instance")
-    if cfg.sample_ids:
-        inside = {i.instance_id for i in pool}
-        lost = [i for i in cfg.sample_ids if i not in inside]
-        if lost:
-            raise StudyError(f"sample: {len(lost)} stored instance ids are not in this dataset's pool (or sit on "
-                             f"practice scenes): {', '.join(lost[:10])}")
-        design_check(cfg, len(cfg.sample_ids))
-    else:
-        cfg.sample_ids = choose_items(ds, cfg, pool)
-
-
-def join(store: Store, study: Study, external_id: str, source: str, prolific_study_id: str | None = None,
-         prolific_session_id: str | None = None, ids: Ids | None = None,
-         clock: Clock = system_clock, origin: Origin = "participant") -> participants.Participant:
-    """The participant for (study, external id), created on the first request and stored at once. `origin`
-    marks previews and simulations (never counted); an existing participant keeps the origin it was stored with."""
-    external_id = external_id.strip()
-    if not external_id or len(external_id) > 128:
-        raise StudyError("participant id: expected 1-128 characters")
-    prolific_study_id, prolific_session_id = _link_id(prolific_study_id), _link_id(prolific_session_id)
-    t = clock()
-    with storage(store), store.write(concurrent=True) as c:
-        p = participants.find_participant(c, study.study_id, external_id)
-        if p is None:
-            participants.lock_joins(c, study.study_id)  # the arrival rank is a count: one new participant at a time
-            p = participants.find_participant(c, study.study_id, external_id)  # stored meanwhile by another process?
-        if p is None:
-            if origin == "participant":  # a new visitor; one already stored (a preview) keeps its way in
-                admit(study.config, source, external_id)
-            pid = (ids or RandomIds()).participant_id()
-            participants.insert_participant(c, pid, study.study_id, external_id, source, prolific_study_id,
-                                  prolific_session_id, t, origin)
-            return participants.get_participant(c, pid)
-        stored, given = (p.source, p.prolific_study_id, p.prolific_session_id), (source, prolific_study_id,
-                                                                                 prolific_session_id)
-        if stored == given:
-            participants.touch(c, p.participant_id, t)
-            return participants.get_participant(c, p.participant_id)
-        # Someone with this id arrived another way: they never take over the stored progress (recorded, refused).
-        participants.record_flag(c, study.study_id, p.participant_id, external_id, "identity_mismatch",
-                       json.dumps({"stored": dict(zip(("source", "study_id", "session_id"), stored)),
-                                   "given": dict(zip(("source", "study_id", "session_id"), given))}), t)
-    raise IdentityMismatch("this participant id is already taking part in the study under another session. "
-                           "Please open the study again from the link you were given; if this keeps happening, "
-                           "contact the researcher")
-
-
-class NeedsProlificId(StudyError):
-    """The study admits only visitors with a Prolific id (`StudyConfig.prolific_id_required`)."""
-
-
-PROLIFIC_PID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-def admit(cfg: StudyConfig, source: str, external_id: str) -> None:
-    """NeedsProlificId when a study that needs a Prolific id is visited without one (an anonymous `?pid=` link, or
-    a PROLIFIC_PID that is not one: letters, digits, - and _, at most 64). Previews, simulations and tests never
-    come through here."""
-    if not cfg.prolific_id_required:
-        return
-    if source != "prolific" or not PROLIFIC_PID.fullmatch(external_id.strip()):
-        raise NeedsProlificId("this study is open only through its Prolific link")
-
-
-def _link_id(v: str | None) -> str | None:
-    """A Prolific STUDY_ID / SESSION_ID from the link: None when absent, refused when absurd."""
-    v = (v or "").strip()
-    if len(v) > 128:
-        raise StudyError("study or session id: expected at most 128 characters")
-    return v or None
-
-
-# --------------------------------------------------------------------------- the session
 
 class ParticipantSession:
     """One participant of one study: `screen()` says what to show; the other methods store what they did."""

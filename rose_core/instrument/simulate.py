@@ -30,10 +30,10 @@ from ..storage.schema import bump_verdicts_generation
 from .config import Study, StudyError
 from .device import report_device
 from .ids import FakeClock, stable_hash
-from .session import (
-    Consent, End, Instructions, ItemScreen, OtherTab, ParticipantSession, PracticeFeedback, Questionnaire, Wait, join,
-    storage,
-)
+from .joining import join
+from .screens import Consent, End, Instructions, ItemScreen, OtherTab, PracticeFeedback, Questionnaire, Wait
+from .session import ParticipantSession
+from .storage_errors import storage
 
 Role = Literal["attentive", "too_fast", "attention_failure", "drop_out"]
 ROLES: tuple[Role, ...] = ("attentive", "too_fast", "attention_failure", "drop_out")

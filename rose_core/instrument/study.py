@@ -4,7 +4,10 @@
 - `instrument.config`: `StudyConfig` (checked), `Study`, `StudyError`
 - `instrument.practice`: practice rounds covering every kind of answer, fresh scenes per attempt
 - `instrument.policy`: pure assignment (least-annotated, target cap, counterbalancing, attention checks)
+- `instrument.rose_study`: a ROSE study's creation (`create_study`)
+- `instrument.joining`: a visitor admitted and stored as a participant (`join`)
 - `instrument.session`: `ParticipantSession.screen()` and what a participant's actions store
+- `instrument.screens`: what `screen()` returns (Consent … End) and what a submitted answer comes back as
 - `instrument.grid_input`: the click grid's messages, validated, and the restore after a reload
 - `instrument.texts`: what participants read (consent, instructions, end pages), its facts and markers, the end
   questionnaire
@@ -15,12 +18,12 @@ from __future__ import annotations
 import dataclasses
 
 from .config import EndReason, Kind, Ordering, Study, StudyConfig, StudyError, load_studies, load_study
-from .ids import FakeClock, Ids, RandomIds, SequentialIds
+from .ids import FakeClock, Ids, RandomIds, SequentialIds, view_id_for
 from .policy import main_pool
-from .session import (
-    Consent, End, Instructions, ItemScreen, ParticipantSession, PracticeFeedback, Questionnaire, Recorded, Screen,
-    create_study, join, open_session, view_id_for,
-)
+from .joining import join
+from .rose_study import create_study
+from .screens import Consent, End, Instructions, ItemScreen, PracticeFeedback, Questionnaire, Recorded, Screen
+from .session import ParticipantSession, open_session
 from .ids import system_clock
 from .texts import edit_problems, opening_problems, store_texts
 from ..storage import participants, questionnaire, studies

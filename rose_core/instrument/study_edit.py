@@ -100,7 +100,7 @@ def create_any(store: Store, ds: Any, cfg: StudyConfig, ids: Ids | None = None, 
         from .episode_session import create_sgp_study
 
         return create_sgp_study(store, ds, cfg, ids, clock)
-    from .session import create_study
+    from .rose_study import create_study
 
     return create_study(store, ds, cfg, ids, clock)
 
@@ -119,7 +119,7 @@ def _derive(ds: Any, cfg: StudyConfig) -> None:
         if not sgp_pool(ds, cfg):
             raise StudyError("the chosen numbers of geoms and c1 select no episode outside the practice set")
         return
-    from .session import derive_pool
+    from .rose_study import derive_pool
 
     assert isinstance(ds, Dataset)
     derive_pool(ds, cfg)

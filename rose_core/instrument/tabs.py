@@ -1,4 +1,5 @@
-"""Which browser tabs are connected, as far as one server process can know.
+"""Which browser tabs are connected, as far as one server process can know, and the tab a participant's
+session serves (`Client`: its id, its address, that probe).
 
 A Streamlit process knows only the sessions connected to itself. Behind a proxy with several app processes
 (docs/deploying.md), a participant's tab lives in exactly one of them, and the others must not take
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 APP_PROCESSES_ENV = "ROSE_APP_PROCESSES"
@@ -25,6 +26,23 @@ APP_PROCESSES_ENV = "ROSE_APP_PROCESSES"
 def new_process_id() -> str:
     """Unique per process start (a restarted process is another process: its predecessor's tabs are gone)."""
     return secrets.token_hex(6)
+
+
+@dataclass(frozen=True)
+class Client:
+    """The browser tab driving a participant: its id, the address it connects from, a probe saying whether a
+    tab (any tab id) is still connected: True, False, or None when this server process cannot know (the tab is
+    another process's: `ProcessTabs.live`), and `resumes`: the Streamlit session id this tab had
+    before it reconnected, as the browser says (a tab that lost its server process and came back on another)."""
+
+    client_id: str
+    address: str | None = None
+    live: Callable[[str], bool | None] = field(default=lambda _client_id: True, repr=False, compare=False)
+    resumes: str | None = None
+
+    def continues(self, tab_id: str) -> bool:
+        """True when this tab is `tab_id` reconnected (its session id is the one the browser says it had)."""
+        return self.resumes is not None and tab_id.rpartition("/")[2] == self.resumes
 
 
 @dataclass(frozen=True)

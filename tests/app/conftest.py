@@ -25,14 +25,59 @@ def finish_background_work() -> None:
     (test_a_restart_… failed under two workers), and it looked the dataset up from an environment already restored,
     building the full one in the work tree (under a lock file both pytest workers share) while holding Streamlit's
     compute lock that the next test's page then waited on. A thread still running after BACKGROUND_LIMIT_S fails the
-    test with its stack."""
-    for t in [t for t in threading.enumerate() if t.name in BACKGROUND]:
+    test with its stack.
+
+    The test's pages are done by now, so the warm-up is not kept waiting the grace it gives a page to lay out its
+    tables (`ui.dash.PRIORITY`, 0.5 s after the page's last computation): that wait was half a second of idle
+    worker at the end of every app test that signed in."""
+    threads = [t for t in threading.enumerate() if t.name in BACKGROUND]
+    if not threads:
+        return
+    from ui.dash import PRIORITY
+
+    grace = PRIORITY.GRACE_S
+    PRIORITY.GRACE_S = 0.0
+    with PRIORITY._cv:
+        PRIORITY._cv.notify_all()   # a warm-up waiting out the grace looks again
+    try:
+        _join(threads)
+    finally:
+        PRIORITY.GRACE_S = grace
+
+
+def _join(threads: list[threading.Thread]) -> None:
+    for t in threads:
         t.join(BACKGROUND_LIMIT_S)
         if t.is_alive():
             frame = sys._current_frames().get(t.ident)
             stack = "".join(traceback.format_stack(frame)) if frame else "(no frame)"
             pytest.fail(f"the app's background thread {t.name!r} still runs {BACKGROUND_LIMIT_S} s after its test "
                         f"ended; it waits here:\n{stack}", pytrace=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def app_runs_are_waited_for_not_polled() -> Iterator[None]:
+    """AppTest waits for a script run by polling its runner every millisecond (`require_widgets_deltas`: wake, scan
+    every event of the run for SHUTDOWN, sleep), taking the GIL from the very script it waits for; ~5-10 % of the
+    app tests' CPU. Here it joins the script thread with the same timeout instead: the run is over when that
+    thread ends (SHUTDOWN is its last event; `run` joins it right after either way), and a run still going at the
+    timeout is stopped and fails with Streamlit's own error, as before."""
+    from streamlit.testing.v1 import local_script_runner
+
+    polled = local_script_runner.require_widgets_deltas
+
+    def waited(runner, timeout: float = 3) -> None:
+        thread = runner._script_thread
+        if thread is not None:
+            thread.join(timeout)
+        if not runner.script_stopped():   # what Streamlit's own wait does at its timeout
+            runner.request_stop()
+            runner.join()
+            raise RuntimeError(f"AppTest script run timed out after {timeout}(s)")
+
+    local_script_runner.require_widgets_deltas = waited
+    yield
+    local_script_runner.require_widgets_deltas = polled
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ from rose_core.instrument.episode_session import (
     create_sgp_study,
 )
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.session import join
+from rose_core.instrument.joining import join
 from rose_core.instrument.study import list_studies
 from rose_core.storage import open_store
 from tests.sgp_players import participant, play, run_to_end, solution
@@ -289,7 +289,7 @@ def test_the_board_plugin_answers_a_crafted_message_calmly(sgp_env, sgp_small): 
     """What the participant page does with a board message it cannot take: one calm line, nothing stored, never a
     traceback (the shapes themselves: tests/rose_core/instrument/test_episode_messages.py)."""
     from ui.sgp_participant import STORAGE, UNREADABLE, take_moves
-    from rose_core.instrument.session import StorageError
+    from rose_core.instrument.storage_errors import StorageError
 
     study = create_sgp_study(sgp_env, sgp_small, StudyConfig(name="calm", benchmark="sgp", practice_items=0,
                                                              attention_every=0, items_per_participant=1))

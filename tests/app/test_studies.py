@@ -93,7 +93,7 @@ def test_a_draft_is_filled_in_the_texts_form_then_opens(app_env):
 
 
 def test_the_participants_page_summarises_the_questionnaire(app_env):
-    from rose_core.instrument.session import Questionnaire
+    from rose_core.instrument.screens import Questionnaire
     from rose_core.instrument.study import StudyConfig, create_study
     from tests.participants import LAB_INFO, new_session, run_to_end
 

@@ -50,7 +50,7 @@ def panel(small_dataset, backend, tmp_path_factory, request):
     participant flow, plus the oracle and pixel agents on the same instances."""
     from rose_core.benchmarks.rose.agents import run_agent
     from rose_core.instrument.ids import SequentialIds
-    from rose_core.instrument.session import End, ItemScreen
+    from rose_core.instrument.screens import End, ItemScreen
     from rose_core.instrument.study import StudyConfig, create_study, main_pool
     from tests.participants import new_session, submit_payload
 

@@ -6,7 +6,8 @@ from rose_core.analysis.approvals import COLUMNS, review
 from rose_core.analysis.selection import ExclusionRules
 from rose_core.instrument import manage
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.session import ParticipantSession, join
+from rose_core.instrument.joining import join
+from rose_core.instrument.session import ParticipantSession
 from rose_core.instrument.study import StudyConfig, create_study
 from rose_core.storage import open_store
 from tests.command_line import run_cli

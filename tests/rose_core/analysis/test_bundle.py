@@ -62,6 +62,15 @@ def paper(populated_db, small_dataset):
     return paper_report(populated_db, small_dataset, n_boot=60, seed=5)
 
 
+@pytest.fixture(scope="module")
+def single_figures(paper) -> dict:
+    """`paper_figures(paper)` (a column's width), drawn once for the tests that read its figures' artists: building
+    them is most of a figure's cost, and none of those tests changes a figure."""
+    from rose_core.analysis.bundle.figures import paper_figures
+
+    return paper_figures(paper, "single")
+
+
 def test_every_file_is_there(bundle):
     for name in TABLES:
         for ext in ("md", "tex", "csv"):
@@ -433,14 +442,12 @@ def test_the_figures_font_is_matplotlibs_own(monkeypatch):
         bundled_font()
 
 
-def test_figures_have_captions_not_titles(bundle, paper):
-    from rose_core.analysis.bundle.figures import paper_figures
-
+def test_figures_have_captions_not_titles(bundle, single_figures):
     caps = (bundle / "figures" / "captions.md").read_text()
     tex = (bundle / "figures" / "captions.tex").read_text()
     for name in FIGURES:
         assert f"## {name}" in caps and f"figures/{name}.pdf" in tex, name
-    for name, f in paper_figures(paper).items():
+    for name, f in single_figures.items():
         assert f.figure._suptitle is None and all(not ax.get_title() for ax in f.figure.axes), name
     assert tex.count(r"\begin{figure}") == 5 and tex.count(r"\begin{figure*}") == 1   # failure kinds spans both
     assert "Error bars: the 95% intervals printed in the table (G-Cnt, L-Cnt, L-Clk, V-Clk, Excl-CS)" in caps
@@ -470,13 +477,13 @@ FIGURE_TABLE = {"main_pass": ("main", ["G-Cnt", "L-Cnt", "L-Clk", "V-Clk", "Excl
                 "bridge_matched": ("bridge_matched", ["mL-Cnt", "L-Clk", "L-Clk†"])}
 
 
-def test_figures_sort_solvers_by_avg_and_draw_the_tables_intervals(paper, report_json):
+def test_figures_sort_solvers_by_avg_and_draw_the_tables_intervals(paper, single_figures, report_json):
     """Every figure of a rate draws, for every cell whose table row carries an interval, a bar whose ends are that
     interval exactly (the JSON's numbers), and no bar where the table has none (published rows)."""
-    from rose_core.analysis.bundle.figures import paper_figures, short_name
+    from rose_core.analysis.bundle.figures import short_name
 
     main = paper.table("main").frame
-    figs = paper_figures(paper, "single")
+    figs = single_figures
     (ax,) = figs["main_pass"].figure.axes
     ticks = [t.get_text() for t in ax.get_yticklabels()]
     avg = {short_name(s): a for s, a in zip(main["solver"], main["Avg"])}
@@ -512,13 +519,12 @@ def test_figures_sort_solvers_by_avg_and_draw_the_tables_intervals(paper, report
         assert box.x0 >= 0 and box.x1 <= f.figure.bbox.width and box.height < 2 * 8 * f.figure.dpi / 72, name
 
 
-def test_no_colour_repeats_within_a_figure(paper):
+def test_no_colour_repeats_within_a_figure(single_figures):
     from matplotlib.colors import to_hex
 
-    from rose_core.analysis.bundle.figures import paper_figures
     from rose_core.analysis.charts import PRINT_PALETTE
 
-    for name, f in paper_figures(paper).items():
+    for name, f in single_figures.items():
         (legend,) = f.figure.legends
         colours = [to_hex(h.get_markerfacecolor()).upper() for h in legend.legend_handles]
         assert len(colours) == len(set(colours)) and set(colours) <= set(PRINT_PALETTE), name

@@ -176,7 +176,7 @@ def test_two_postgresql_databases_named_by_libpq_defaults_never_share_cached_ana
     the second the first's numbers. Each is read as it is, and their files are named apart."""
     from rose_core.analysis import FrameCache
     from rose_core.instrument.ids import FakeClock, SequentialIds
-    from rose_core.instrument.session import ItemScreen
+    from rose_core.instrument.screens import ItemScreen
     from rose_core.instrument.study import list_studies
     from rose_core.storage import open_store
     from tests.backends import with_database
@@ -213,7 +213,7 @@ def test_two_postgresql_databases_named_by_libpq_defaults_never_share_cached_ana
 
 def _answering(store, small_dataset):
     from rose_core.instrument.ids import FakeClock, SequentialIds
-    from rose_core.instrument.session import ItemScreen
+    from rose_core.instrument.screens import ItemScreen
     from rose_core.instrument.study import list_studies
     from tests.participants import answer, new_session
 

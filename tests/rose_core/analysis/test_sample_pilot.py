@@ -6,9 +6,9 @@ import random
 from pathlib import Path
 
 from rose_core.analysis.bundle import paper_report
-from rose_core.instrument.session import Questionnaire
+from rose_core.instrument.screens import Questionnaire
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.session import create_study
+from rose_core.instrument.rose_study import create_study
 from rose_core.instrument.study_file import load_study_file
 from tests.participants import new_session, run_to_end
 

@@ -10,7 +10,8 @@ from rose_core.instrument.episode_kind import EpisodeScreen
 from rose_core.instrument.episode_messages import MAX_MOVES_PER_MESSAGE, parse_board_message
 from rose_core.instrument.episode_study import create_sgp_study
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.session import OtherTabError, join
+from rose_core.instrument.joining import join
+from rose_core.instrument.screens import OtherTabError
 from tests.sgp_players import open_sgp_session, payload, solution
 
 
@@ -132,7 +133,7 @@ def test_another_views_id_stores_nothing(store, sgp_small):
 
 def test_a_message_from_a_tab_that_lost_the_participant_is_refused(store, sgp_small):
     from rose_core.instrument.kinds import open_participant_session
-    from rose_core.instrument.session import Client
+    from rose_core.instrument.tabs import Client
 
     study, s, screen = started(store, sgp_small)
     mine = open_participant_session(store, sgp_small, study.study_id, s.participant_id, client=Client("tab-A"))

@@ -10,7 +10,9 @@ from rose_core.instrument.episode_session import (
 )
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.policy import default_tiebreak
-from rose_core.instrument.session import Consent, End, Instructions, create_study, join
+from rose_core.instrument.joining import join
+from rose_core.instrument.rose_study import create_study
+from rose_core.instrument.screens import Consent, End, Instructions
 from tests.sgp_players import payload, play, run_to_end, solution, solve
 
 

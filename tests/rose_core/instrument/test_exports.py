@@ -107,7 +107,7 @@ def test_episode_tables_export_as_the_studies_page_downloads_them(store, sgp_sma
     """`export-table --table episode_results|episode_steps`: the frame the Studies page's SGP buttons send, through
     the one CSV encoder: a typed command a spreadsheet would run is neutralised, times in UTC."""
     from rose_core.instrument.episode_session import EpisodeSession, create_sgp_study
-    from rose_core.instrument.session import join
+    from rose_core.instrument.joining import join
     from tests.sgp_players import play, solution
 
     study = create_sgp_study(store, sgp_small, StudyConfig(
@@ -150,7 +150,7 @@ def test_episode_tables_export_as_the_studies_page_downloads_them(store, sgp_sma
 def test_participant_flags_are_exported_per_study_with_utc_times(store, small_dataset):
     """participant_flags was shown nowhere: a takeover attempt and a late answer are now rows of their own export
     (formula-like details neutralised like every other cell)."""
-    from rose_core.instrument.session import IdentityMismatch
+    from rose_core.instrument.joining import IdentityMismatch
     from rose_core.instrument.study import join
 
     clock = FakeClock()

@@ -10,17 +10,11 @@ from rose_core.analysis.selection import ExclusionRules, participant_table
 from rose_core.instrument.client_address import TrustedProxies, client_address
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.policy import CLOSED_TAB_GRACE_S, HOLDS_PER_ADDRESS_ENV
-from rose_core.instrument.session import (
-    Client,
-    End,
-    IdentityMismatch,
-    ItemScreen,
-    OtherTab,
-    OtherTabError,
-    ParticipantSession,
-    StorageError,
-    Wait,
-)
+from rose_core.instrument.joining import IdentityMismatch
+from rose_core.instrument.screens import End, ItemScreen, OtherTab, OtherTabError, Wait
+from rose_core.instrument.session import ParticipantSession
+from rose_core.instrument.storage_errors import StorageError
+from rose_core.instrument.tabs import Client
 from rose_core.instrument.study import StudyConfig, create_study, join, main_pool
 from tests.participants import (
     LAB_INFO,
@@ -367,7 +361,7 @@ def test_a_storage_fault_while_showing_a_screen_is_a_storage_error(store, small_
 _CHILD = r'''
 import json, resource, sqlite3, sys
 from rose_core.benchmarks.rose.dataset import Dataset
-from rose_core.instrument.session import StorageError
+from rose_core.instrument.storage_errors import StorageError
 from rose_core.storage import open_store
 from rose_core.instrument.study import StudyConfig, create_study
 from tests.participants import events_for, new_session, right_answer, submit_payload

@@ -6,9 +6,11 @@ from rose_core.instrument.episode_kind import EpisodeKind, EpisodeScreen
 from rose_core.instrument.episode_study import create_sgp_study
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.kinds import kind_for, open_participant_session, study_benchmark
-from rose_core.instrument.session import (
-    Consent, Instructions, ItemScreen, ParticipantSession, RoseKind, create_study, join,
-)
+from rose_core.instrument.joining import join
+from rose_core.instrument.rose_kind import RoseKind
+from rose_core.instrument.rose_study import create_study
+from rose_core.instrument.screens import Consent, Instructions, ItemScreen
+from rose_core.instrument.session import ParticipantSession
 
 
 def test_each_study_gets_its_kind_and_the_one_session_drives_it(store, sgp_small, small_dataset):

@@ -3,7 +3,7 @@ failed attention check, the time limit's deadline and what happens when it runs 
 import pytest
 
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.session import Deadline, ItemScreen, PracticeFeedback
+from rose_core.instrument.screens import Deadline, ItemScreen, PracticeFeedback
 from rose_core.instrument.study import StudyConfig, StudyError, create_study, get_participant
 from tests.participants import answer, fail_to_the_end, new_session, run_to_end
 

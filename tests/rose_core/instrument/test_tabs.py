@@ -4,8 +4,9 @@ without a question, a second tab elsewhere asks first, and the per-address cap c
 Real database (both backends), real dataset."""
 from rose_core.instrument.ids import FakeClock
 from rose_core.instrument.policy import CLOSED_TAB_GRACE_S, HOLDS_PER_ADDRESS_ENV
-from rose_core.instrument.session import Client, ItemScreen, OtherTab, ParticipantSession, Wait
-from rose_core.instrument.tabs import ProcessTabs, new_process_id, resumed_session, several_processes
+from rose_core.instrument.screens import ItemScreen, OtherTab, Wait
+from rose_core.instrument.session import ParticipantSession
+from rose_core.instrument.tabs import Client, ProcessTabs, new_process_id, resumed_session, several_processes
 from rose_core.instrument.study import main_pool
 from tests.participants import answer
 

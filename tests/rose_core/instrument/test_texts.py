@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.session import (
-    Consent, End, Instructions, ItemScreen, ParticipantSession, Questionnaire, join,
-)
+from rose_core.instrument.joining import join
+from rose_core.instrument.screens import Consent, End, Instructions, ItemScreen, Questionnaire
+from rose_core.instrument.session import ParticipantSession
 from rose_core.instrument.study import StudyConfig, StudyError, create_study, get_study, set_active, update_texts
 from rose_core.instrument.texts import (
     INFO_FIELDS, TEXT_KEYS, example_kinds, opening_problems, questionnaire_summary, stored_texts, structure_problems,

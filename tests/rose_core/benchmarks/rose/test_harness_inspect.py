@@ -2,6 +2,7 @@
 with a tiny model provider that answers from the export (oracle answers, some wrong, one API failure),
 logs written by inspect itself (.eval with Zstandard members, and .json), imported back."""
 import base64
+import functools
 import hashlib
 import json
 import os
@@ -15,16 +16,6 @@ from rose_core.benchmarks.rose.harness_export import export_dataset
 from rose_core.runs.importer import RunImportError, import_run, list_runs
 from rose_core.storage import open_store
 
-inspect_ai = pytest.importorskip("inspect_ai")
-from inspect_ai.model import (  # noqa: E402
-    ContentImage,
-    ContentText,
-    GenerateConfig,
-    ModelAPI,
-    ModelOutput,
-    modelapi,
-)
-
 ANSWERS: dict[tuple[str, str], tuple[str, str]] = {}  # (image sha256, prompt) -> (instance id, answer)
 FAIL: set[str] = set()
 
@@ -35,31 +26,39 @@ def _image_bytes(image: str) -> bytes:
     return Path(image).read_bytes()
 
 
-class FromExport(ModelAPI):
-    """Answers from the export like a model would see it: by the image and the prompt it was sent."""
+@functools.cache
+def _provider() -> None:
+    """Register the model provider `rose_from_export` with inspect_ai, imported here when a test first runs it:
+    imported at the module's top, inspect_ai (~2 s of CPU) was loaded by every pytest worker that collected this
+    module, also those that ran none of its tests."""
+    pytest.importorskip("inspect_ai")
+    from inspect_ai.model import ContentImage, ContentText, GenerateConfig, ModelAPI, ModelOutput, modelapi
 
-    def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
-                 config: GenerateConfig = GenerateConfig(), **model_args):
-        super().__init__(model_name, base_url, api_key, [], config)
+    class FromExport(ModelAPI):
+        """Answers from the export like a model would see it: by the image and the prompt it was sent."""
 
-    async def generate(self, input, tools, tool_choice, config) -> ModelOutput:
-        parts = [c for m in input if isinstance(m.content, list) for c in m.content]
-        image = next(c.image for c in parts if isinstance(c, ContentImage))
-        prompt = next(c.text for c in parts if isinstance(c, ContentText))
-        iid, answer = ANSWERS[(hashlib.sha256(_image_bytes(image)).hexdigest(), prompt)]
-        if iid in FAIL:
-            raise RuntimeError(f"simulated API failure for {iid}")
-        return ModelOutput.from_content(model=self.model_name, content=f"Let me look.\n{answer}")
+        def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
+                     config: GenerateConfig = GenerateConfig(), **model_args):
+            super().__init__(model_name, base_url, api_key, [], config)
 
+        async def generate(self, input, tools, tool_choice, config) -> ModelOutput:
+            parts = [c for m in input if isinstance(m.content, list) for c in m.content]
+            image = next(c.image for c in parts if isinstance(c, ContentImage))
+            prompt = next(c.text for c in parts if isinstance(c, ContentText))
+            iid, answer = ANSWERS[(hashlib.sha256(_image_bytes(image)).hexdigest(), prompt)]
+            if iid in FAIL:
+                raise RuntimeError(f"simulated API failure for {iid}")
+            return ModelOutput.from_content(model=self.model_name, content=f"Let me look.\n{answer}")
 
-@modelapi(name="rose_from_export")
-def rose_from_export():
-    return FromExport
+    @modelapi(name="rose_from_export")
+    def rose_from_export():
+        return FromExport
 
 
 @pytest.fixture(scope="module")
 def inspect_logs(small_dataset, tmp_path_factory):
     """Run the shipped task in inspect_ai (2 epochs) and keep the .eval log and a .json copy of it."""
+    _provider()
     from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log, write_eval_log
 
@@ -166,6 +165,7 @@ def test_inspect_log_of_another_build_is_refused(inspect_logs, small_dataset, tm
 
 
 def _run_task(task_dir: Path, log_dir: Path, **kw):
+    _provider()
     from inspect_ai import eval as inspect_eval
 
     cwd = os.getcwd()
