@@ -278,7 +278,7 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     e.set_defaults(fn=cmd_export_table)
     from ..benchmarks.rose.agents import AGENTS
     from ..benchmarks.rose.harness_export import FORMATS
-    from ..runs.importer import RUN_FORMATS
+    from ..runs.formats import run_formats
 
     x = sub.add_parser("export", help="the benchmark for model harnesses: data files, or a task folder "
                                            "ready to run in lmms-eval, inspect_ai or VLMEvalKit")
@@ -291,7 +291,7 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     i = sub.add_parser("import-run", help="score and store a model run (auto-detects the format)")
     i.add_argument("file")
     i.add_argument("--solver", required=True)
-    i.add_argument("--format", choices=["auto", *RUN_FORMATS], default="auto")
+    i.add_argument("--format", choices=["auto", *run_formats()], default="auto")
     i.add_argument("--kind", choices=["model", "agent"], default="model")
     i.add_argument("--replace", action="store_true", help="replace an earlier run of the same solver")
     i.add_argument("--trust-ids", action="store_true",

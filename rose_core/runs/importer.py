@@ -20,7 +20,7 @@ from ..common.solver_labels import refused_name
 from ..storage import runs as stored_runs
 from ..storage.connection import Store, now
 from ..storage.responses import ResponseRow
-from .formats import RUN_FORMATS, detect, get
+from .formats import detect, get
 from .formats.vlmevalkit import EXCEL_CELL_LIMIT
 from .records import Findings, ImportResult, Limits, ReadRun, RunFormat, RunImportError, RunRecord
 from .resolve import read_manifest, resolve
@@ -30,7 +30,7 @@ SolverKind = Literal["model", "agent"]
 ErroredPolicy = Literal["skip", "invalid"]
 ERRORED_POLICIES: tuple[ErroredPolicy, ...] = ("skip", "invalid")
 
-__all__ = ["ERRORED_POLICIES", "EXCEL_CELL_LIMIT", "RUN_FORMATS", "ErroredPolicy", "ImportResult", "Limits",
+__all__ = ["ERRORED_POLICIES", "EXCEL_CELL_LIMIT", "ErroredPolicy", "ImportResult", "Limits",
            "ReadRun", "RunFormat", "RunImportError", "RunRecord", "SolverKind", "delete_run", "import_run",
            "import_upload", "list_runs", "read_manifest", "read_run", "run_id_for", "skipped_note",
            "skipped_samples"]

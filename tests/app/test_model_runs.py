@@ -1,4 +1,7 @@
-"""Model runs page: agents run and import from the page; the table shows them; removal works."""
+"""Model runs page: agents run and import from the page; the table shows them; removal works; a registered run
+format is offered and imported."""
+import csv
+import io
 import json
 import os
 
@@ -6,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from rose_core.runs.importer import import_run, list_runs
 from rose_core.storage import open_store
+from ui.plain import md_text
 
 from .conftest import PASSWORD, ROOT
 
@@ -55,3 +59,33 @@ def test_imported_model_run_is_listed(app_env, tmp_path):
     table = at.dataframe[0].value
     row = table[table["solver"] == "gpt-test"].iloc[0]
     assert row["kind"] == "model" and row["L-Clk"] == "0.0" and row["responses"] == f"{len(app_env.instances):,}"
+
+
+def test_a_registered_format_is_offered_and_imported_from_the_page(app_env, monkeypatch):
+    """A format registered (the throwaway CSV module, its one line in the registry) and nothing else changed: the
+    page's uploader accepts its files and names what detection looks for, its format choice offers it, and an
+    upload of it is imported."""
+    from rose_core.runs.formats import FORMATS
+    from tests.rose_core.runs import csv_run_format
+
+    monkeypatch.setitem(FORMATS, csv_run_format.NAME, csv_run_format)
+    at = runs_page()
+    up = at.file_uploader(key="runs_file")
+    assert ".csv" in up.allowed_type \
+        and set(up.allowed_type) == {"." + e for f in FORMATS.values() for e in f.EXTENSIONS}
+    assert all(md_text(f.CLUE) in up.label for f in FORMATS.values())
+    assert at.selectbox(key="runs_format").options == ["auto", *FORMATS]
+    instances = list(app_env.instances.values())
+    rows = [("instance_id", "response"), *((i.instance_id, i.protocol_answer) for i in instances)]
+    sheet = io.StringIO()
+    csv.writer(sheet).writerows(rows)
+    up.set_value(("answers.csv", sheet.getvalue().encode(), "text/csv"))
+    at.text_input(key="runs_solver").input("sheet")
+    at.checkbox(key="runs_trust_ids").check()
+    at.button[0].click()   # the form's Import
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.success[0].value == (f"Imported {len(instances)} responses as {md_text('model:sheet')} (format "
+                                   f"csvtest: {md_text('a .csv with an instance_id,response header (CSV answer sheet)')}).")
+    [run] = list_runs(open_store(os.environ["ROSE_DB"]))
+    assert (run["run_id"], run["format"], run["responses"]) == ("model:sheet", "csvtest", len(instances))
