@@ -76,8 +76,8 @@ def test_rescore_reports_exactly_the_changed_row_and_stores_it(db, small_dataset
 
 
 def test_dashboards_and_report_never_serve_verdicts_a_rescore_replaced(db, small_dataset):
-    """The response frame is cached by (rows, last id): a rescore rewrites rows in place, so it bumps the verdicts
-    generation and every cache (frame, Parquet snapshot, per-solver analyses) reloads. Until the rescore, the
+    """The response frame is cached by the data version: a rescore rewrites rows in place, so it bumps the verdicts
+    generation and every cache (the frame, the per-solver analyses) reloads. Until the rescore, the
     report names the stale scorer version loudly."""
     from rose_core.analysis import FrameCache, report_data
 
@@ -89,9 +89,9 @@ def test_dashboards_and_report_never_serve_verdicts_a_rescore_replaced(db, small
     assert report["scorer_versions"] == {"1": 1, SCORER_VERSION: n - 1}
     assert "stale" in report["scorer_warning"] and "rescore" in report["scorer_warning"]
     rescore(store, small_dataset)
-    for fresh in (cache, FrameCache(store)):         # the running server's cache, and a restart from the snapshot
+    for fresh in (cache, FrameCache(store)):         # the running server's cache, and a restart
         frame, new_state = fresh.get()
-        assert new_state[:2] == state[:2] and new_state != state
+        assert (new_state.rows, new_state.last) == (state.rows, state.last) and new_state.key != state.key
         assert frame.loc[frame["instance_id"] == abstain.instance_id, "passed"].item() == 0
     report, _ = report_data(store, n_boot=50)
     assert report["scorer_versions"] == {SCORER_VERSION: n} and report["scorer_warning"] is None
