@@ -53,7 +53,18 @@ def dataset_loaded(root: str, load: Callable[[str], object]) -> threading.Thread
     with _LOCK:
         thread = _LOADS.get(root)
         if thread is None:
-            thread = _LOADS[root] = threading.Thread(target=load, args=(root,), name="rose-load-dataset",
+            thread = _LOADS[root] = threading.Thread(target=_quietly, args=(load, root), name="rose-load-dataset",
                                                      daemon=True)
             thread.start()
         return thread
+
+
+def _quietly(load: Callable[[str], object], root: str) -> None:
+    """A dataset that cannot be loaded is the page's to explain (it loads it again and says why, without a path);
+    here it is only logged, never an unhandled exception of a background thread."""
+    import logging
+
+    try:
+        load(root)
+    except Exception:  # noqa: BLE001  logged for the server's terminal; the page reports it to the experimenter
+        logging.getLogger("rose_studio").warning("loading the dataset in the background failed", exc_info=True)
