@@ -1,7 +1,6 @@
 """`study create / show / list / close / clone / export-config` and `plan` on a sample, in-process
 (tests/command_line.py) on a SQLite file; one real process checks the `study` family's exit code on bad input."""
 import json
-import sys
 
 from tests.command_line import ROOT, run_process
 from tests.command_line import run_cli as run
