@@ -1,6 +1,5 @@
 """What the benchmarks check a database against (storage.audit), on the bench's own synthetic database
-(bench/synthetic.py, stored through the storage layer's writers)."""
-import sqlite3
+(bench/synthetic.py, stored through the storage layer's writers), on both backends."""
 import sys
 
 from tests.command_line import ROOT
@@ -11,9 +10,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 import synthetic  # noqa: E402
 
 
-def test_the_benches_checks_read_the_synthetic_database(small_dataset, tmp_path):
+def test_the_benches_checks_read_the_synthetic_database(small_dataset, fresh_location):
     ds = small_dataset
-    store = synthetic.populate(tmp_path / "b.db", ds, human_responses=200, items_each=20, models=2, seed=3)
+    store = synthetic.populate(fresh_location(), ds, human_responses=200, items_each=20, models=2, seed=3)
     models = 2 * len(ds.instances)
     assert audit.response_count(store) == 200 + models
     assert audit.responses_per_participant(store) == {f"BENCH{k}": 20 for k in range(10)}
@@ -38,8 +37,10 @@ def test_the_benches_checks_read_the_synthetic_database(small_dataset, tmp_path)
     assert [(r["run_id"], r["source_file"], r["format"], r["meta"]) for r in runs] == \
         [("model:model-A", None, "synthetic", "{}"), ("model:model-B", None, "synthetic", "{}")]
     assert {r["imported_at"] for r in runs} == {r["submitted_at"] for r in submitted}   # the rows' own time
-    store.checkpoint()
-    store.close()
-    with sqlite3.connect(tmp_path / "b.db") as c:
+    with store.connect() as c:
         rows = list(audit.verdicts(c))
+    first = store.query("SELECT response_id, instance_id, protocol, parsed, valid, passed, failure, errors "
+                        "FROM responses WHERE run_id = 'model:model-A' ORDER BY instance_id LIMIT 1")[0]
     assert len(rows) == 200 + models and all(type(r) is tuple and len(r) == 8 for r in rows)
+    assert rows[0] == tuple(first.values())     # model:model-A sorts first
+    store.close()
