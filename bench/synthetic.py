@@ -49,7 +49,7 @@ def _row(run_id, pid, inst, text, t, rng, human) -> ResponseRow:
     s = score_key(inst)(text)
     return ResponseRow(run_id, inst.instance_id, inst.template, inst.subset, inst.split, inst.scene_id, text,
                        s.parsed.canonical, json.dumps(s.parsed.to_json()), int(s.valid), int(s.passed), s.failure,
-                       json.dumps(list(s.errors)), t, participant_id=pid,
+                       json.dumps(list(s.errors)) if s.errors else "[]", t, participant_id=pid,  # most have none
                        total_ms=rng.lognormvariate(8.5, 0.5) if human else None,   # drawn in this order
                        first_action_ms=rng.lognormvariate(7.3, 0.5) if human else None, scorer_version=SCORER_VERSION)
 
