@@ -47,7 +47,7 @@ from setup_study import prepare  # noqa: E402
 from rose_core import Dataset, build_dataset  # noqa: E402
 from rose_core.analysis.plan import pool_by_template  # noqa: E402
 from rose_core.instrument.study import StudyConfig  # noqa: E402
-from rose_core.storage import open_store  # noqa: E402
+from rose_core.storage import audit, open_store  # noqa: E402
 from tools.cluster import Cluster  # noqa: E402
 from tools.serve import Server  # noqa: E402
 
@@ -104,17 +104,10 @@ def study_for(tmp: Path, db: str | Path, n: int, items: int) -> tuple[Path, str,
 def outcome(db: str | Path, sid: str, ids: list[str], flow: dict, target: int, logs: list[Path]) -> dict:
     """What the database holds after a run, against what the client saw acknowledged."""
     store = open_store(db)
-    stored = {r["external_id"]: r["n"] for r in store.query(
-        "SELECT p.external_id, count(*) AS n FROM responses r JOIN participants p USING (participant_id) "
-        "WHERE p.study_id = ? GROUP BY p.external_id", (sid,))}
-    over = store.query("SELECT count(*) AS n FROM (SELECT r.instance_id FROM responses r JOIN participants p "
-                       "USING (participant_id) WHERE p.study_id = ? AND r.kind = 'main' GROUP BY r.instance_id "
-                       "HAVING count(*) > ?) AS o", (sid, target))[0]["n"]
-    events = store.query("SELECT count(*) AS n FROM events e JOIN participants p USING (participant_id) "
-                         "WHERE p.study_id = ?", (sid,))[0]["n"]
-    ends = {r["e"]: r["n"] for r in store.query(
-        "SELECT coalesce(end_reason, '-') AS e, count(*) AS n FROM participants WHERE study_id = ? GROUP BY 1",
-        (sid,))}
+    stored = audit.responses_per_participant(store, sid)
+    over = audit.main_instances_over(store, target, sid)
+    events = audit.event_count(store, sid)
+    ends = audit.end_reasons(store, sid)
     seen = flow["per_participant"]
     lost = sum(max(0, seen.get(f"study={sid}&PROLIFIC_PID={i}", 0) - stored.get(i, 0)) for i in ids)
     text = "".join(p.read_text(errors="replace") for p in logs if p.exists())

@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from synthetic import populate  # noqa: E402
 
 from rose_core import Dataset, build_dataset  # noqa: E402
+from rose_core.storage import audit  # noqa: E402
 
 PAGES = ["app_pages/results.py", "app_pages/agreement.py", "app_pages/participants_overview.py", "app_pages/drilldown.py"]
 
@@ -285,7 +286,7 @@ def main() -> None:
             return
         if a.db:  # the cache folder of a temp folder's (the files a restart finds, or not)
             os.environ["ROSE_CACHE_DIR"] = str(tmp / "cache")
-        n = store.query("SELECT count(*) AS n FROM responses")[0]["n"]
+        n = audit.response_count(store)
         print(f"dashboards: {store.dialect}, {n:,} responses ({a.humans:,} human, {a.models} model runs over {len(ds.instances):,} "
               f"instances), database built in {time.perf_counter() - t0:.1f} s")
         os.environ.update({"ROSE_DATASET_DIR": str(ds.root), "ROSE_DB": db,
@@ -295,9 +296,7 @@ def main() -> None:
         print(f"  {'floor (1 button)':31s} first {fcold:6.2f} s   rerun {statistics.median(fwarm):6.3f} s")
 
         def solvers() -> int:
-            return store.query("SELECT count(DISTINCT CASE WHEN solver_kind = 'human' THEN 'human' ELSE solver_kind || "
-                               "':' || solver_name END) AS n FROM runs WHERE run_id IN "
-                               "(SELECT DISTINCT run_id FROM responses WHERE kind = 'main')")[0]["n"]
+            return audit.main_solver_count(store)
 
         def restarts(orders: tuple[bool, ...]) -> dict[bool, float]:
             """Each page restarted --restarts times, without the files first (each restart's warm-up leaves them

@@ -32,7 +32,6 @@ import concurrent.futures
 import json
 import os
 import random
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -53,6 +52,7 @@ from streamlit.proto.ClientState_pb2 import ClientState  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates  # noqa: E402
 
+from rose_core.storage import audit, open_store  # noqa: E402
 from tools.serve import Server  # noqa: E402
 
 
@@ -421,14 +421,12 @@ def main_flow(a) -> None:
         finally:
             app.stop()
             floor.stop()
-        con = sqlite3.connect(db_file)
-        stored = dict(con.execute("SELECT p.external_id, count(*) FROM responses r JOIN participants p "
-                                  "USING (participant_id) GROUP BY p.external_id").fetchall())
-        over = con.execute("SELECT count(*) FROM (SELECT instance_id FROM responses WHERE kind = 'main' "
-                           "GROUP BY instance_id HAVING count(*) > ?)", (target,)).fetchone()[0]
-        ends = dict(con.execute("SELECT coalesce(end_reason, '-'), count(*) FROM participants GROUP BY 1").fetchall())
-        events = con.execute("SELECT count(*) FROM events").fetchone()[0]
-        con.close()
+        store = open_store(db_file)
+        stored = audit.responses_per_participant(store)
+        over = audit.main_instances_over(store, target)
+        ends = audit.end_reasons(store)
+        events = audit.event_count(store)
+        store.close()
         log = (tmp / "app.log").read_text()
     answered = sum(stored.values())
     seen = {**one["per_participant"], **flow["per_participant"]}
@@ -487,10 +485,9 @@ def main() -> None:
         finally:
             app.stop()
             floor.stop()
-        con = sqlite3.connect(db_file)
-        stored = dict(con.execute("SELECT p.external_id, count(*) FROM events e JOIN participants p "
-                                  "USING (participant_id) GROUP BY p.external_id").fetchall())
-        con.close()
+        store = open_store(db_file)
+        stored = audit.events_per_participant(store)
+        store.close()
         seen = {**one["sent"], **grid["sent"]}
         lost = sum(max(0, seen.get(f"study={sid}&PROLIFIC_PID={i}", 0) - stored.get(i, 0)) for i in ids)
         locked = (tmp / "app.log").read_text().count("database is locked")

@@ -57,6 +57,7 @@ import synthetic  # noqa: E402
 from rose_core import Dataset, build_dataset  # noqa: E402
 from rose_core.benchmarks.rose import protocol  # noqa: E402
 from rose_core.benchmarks.rose.records import MAIN_TEMPLATES  # noqa: E402
+from rose_core.storage import audit  # noqa: E402
 
 STYLED = 0.3  # bench_score.py's default mix
 RESCORE_N = 200_000
@@ -68,8 +69,6 @@ CLI = ("import sys\nimport rose_core\nassert rose_core.__file__.startswith({root
        "{switch}from rose_core.cli import main\nraise SystemExit(main(sys.argv[1:]))\n")
 DECLINE = ("import rose_core.benchmarks.rose.protocol as p\n"
            "p._read_fast = lambda text, cut: None  # parse declines the fast path: the full reader reads every text\n")
-VERDICTS = "SELECT response_id, instance_id, protocol, parsed, valid, passed, failure, errors FROM responses " \
-           "ORDER BY run_id, instance_id, response_id"
 
 
 def _mix(ds: Dataset, seed: int) -> list[tuple[str, str]]:
@@ -156,14 +155,10 @@ def _rescore_db(ds: Dataset, work: Path) -> Path:
     for m in range(MODELS):
         run_id = f"model:mix-{m}"
         rows = [synthetic._row(run_id, "", insts[iid], text, t, rng, False) for iid, text in _mix(ds, m + 1)]
-        with store.write() as c:
-            c.execute("INSERT INTO runs(run_id, solver_kind, solver_name, format, dataset_hash, imported_at) "
-                      "VALUES (?, 'model', ?, 'synthetic', ?, ?)", (run_id, f"mix-{m}", ds.dataset_hash, t))
-            c.executemany(synthetic.SQL, rows)
+        synthetic.store_model_run(store, ds, run_id, f"mix-{m}", rows, t)
+    got = audit.scorer_versions(store)
+    store.checkpoint()
     store.close()
-    with sqlite3.connect(tmp) as c:
-        got = c.execute("SELECT count(*), count(DISTINCT scorer_version), min(scorer_version) FROM responses").fetchone()
-        c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert got == (RESCORE_N, 1, "1"), got
     tmp.rename(done)
     for p in work.glob("rescore-tmp.db-*"):
@@ -199,7 +194,7 @@ def _timed(args: list[str], cwd: Path, env: dict) -> tuple[float, float, str]:
 def _verdicts(db: Path) -> str:
     with sqlite3.connect(db) as c:
         h = hashlib.sha256()
-        for row in c.execute(VERDICTS):
+        for row in audit.verdicts(c):
             h.update(repr(row).encode())
         return h.hexdigest()
 

@@ -36,7 +36,7 @@ from rose_core.instrument.episode_session import (  # noqa: E402
     create_sgp_study,
     open_episode_session,
 )
-from rose_core.storage import open_store
+from rose_core.storage import audit, open_store
 from tests.sgp_players import solution  # noqa: E402
 from tools.serve import CHROMIUM, CHROMIUM_ARGS, Server  # noqa: E402
 
@@ -67,7 +67,7 @@ def main() -> None:
                 pg.get_by_role("button", name="Continue").click()
                 pg.get_by_text("I have read the above").wait_for(state="detached")  # the instructions now
                 pg.get_by_role("button", name="Continue").click()
-                pid = db.query("SELECT participant_id FROM participants")[0]["participant_id"]
+                pid = audit.participant_ids(db)[0]
                 for _ in range(a.episodes):
                     pg.locator(".sb-root").wait_for()
                     screen = open_episode_session(db, ds, study.study_id, pid).screen()

@@ -1,5 +1,6 @@
 """A large database for the dashboard benchmark: many participants and model runs, written with the real
-scorer (responses are scored exactly as the app scores them) but inserted in bulk for speed."""
+scorer (responses are scored exactly as the app scores them) and stored through the storage layer's writers
+(`storage.participants`, `storage.responses.write_responses`, `storage.runs.store_run`), a run at a time."""
 from __future__ import annotations
 
 import json
@@ -12,6 +13,9 @@ from rose_core.benchmarks.rose.records import TEMPLATE_OUTPUT
 from rose_core.instrument.study import StudyConfig, create_study
 from rose_core.storage import open_store
 from rose_core.storage.connection import Store, now
+from rose_core.storage.participants import finish, insert_participant, set_consent, set_instructions, set_practice
+from rose_core.storage.responses import ResponseRow, write_responses
+from rose_core.storage.runs import ImportedRun, store_run
 
 PROFILES = {  # per-template chance of a right answer, roughly like the paper's models
     "model-A": (0.93, 0.97, 0.93, 0.84, 0.92), "model-B": (0.92, 0.93, 0.75, 0.64, 0.70),
@@ -36,12 +40,18 @@ def _answer(inst, scene, right: bool, rng: random.Random) -> str:
     return protocol_string(out, max(0, count), cells)
 
 
-def _row(run_id, pid, inst, text, t, rng, human):
+# The scorer version the rows carry: the schema's for rows stored before versions were recorded, so a rescore
+# (bench_parser.py) rewrites every one.
+SCORER_VERSION = "1"
+
+
+def _row(run_id, pid, inst, text, t, rng, human) -> ResponseRow:
     s = score_key(inst)(text)
-    return (run_id, pid, inst.instance_id, inst.template, inst.subset, inst.split, inst.scene_id, text,
-            s.parsed.canonical, json.dumps(s.parsed.to_json()), int(s.valid), int(s.passed), s.failure,
-            json.dumps(list(s.errors)), rng.lognormvariate(8.5, 0.5) if human else None,
-            rng.lognormvariate(7.3, 0.5) if human else None, t)
+    return ResponseRow(run_id, inst.instance_id, inst.template, inst.subset, inst.split, inst.scene_id, text,
+                       s.parsed.canonical, json.dumps(s.parsed.to_json()), int(s.valid), int(s.passed), s.failure,
+                       json.dumps(list(s.errors)) if s.errors else "[]", t, participant_id=pid,  # most have none
+                       total_ms=rng.lognormvariate(8.5, 0.5) if human else None,   # drawn in this order
+                       first_action_ms=rng.lognormvariate(7.3, 0.5) if human else None, scorer_version=SCORER_VERSION)
 
 
 _DS: Dataset | None = None
@@ -52,9 +62,10 @@ def score_key(inst):
     return lambda text: score(key, text)
 
 
-SQL = ("INSERT INTO responses(run_id, participant_id, instance_id, template, subset, split, scene_id, response, "
-       "protocol, parsed, valid, passed, failure, errors, total_ms, first_action_ms, submitted_at) "
-       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+def store_model_run(store: Store, ds: Dataset, run_id: str, name: str, rows: list[ResponseRow], t: float) -> None:
+    """A synthetic model run and its rows, in one transaction (as an imported run is stored)."""
+    store_run(store, ImportedRun(run_id, "model", name, None, "synthetic", ds.dataset_hash, {}), rows, replace=False,
+              imported_at=t)
 
 
 def populate(db_file: Path, ds: Dataset, human_responses: int = 100_000, items_each: int = 50,
@@ -69,26 +80,26 @@ def populate(db_file: Path, ds: Dataset, human_responses: int = 100_000, items_e
     insts = list(ds.instances.values())
     n_part = human_responses // items_each
     t = now()
-    rows, parts = [], []
+    rows, pids = [], []
     for k in range(n_part):
         pid = f"p{k:06d}"
-        parts.append((pid, study.study_id, f"BENCH{k}", "prolific", k, t, t, t, t, 1, t, "completed"))
+        pids.append(pid)
         for inst in rng.sample(insts, items_each):
             scene = ds.scenes[inst.scene_id]
             rows.append(_row(study.run_id, pid, inst, _answer(inst, scene, rng.random() < 0.97, rng), t, rng, True))
     with store.write() as c:
-        c.executemany("INSERT INTO participants(participant_id, study_id, external_id, source, counterbalance, "
-                      "created_at, last_seen_at, consent_at, instructions_at, practice_passed, finished_at, "
-                      "end_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", parts)
-        c.executemany(SQL, rows)
+        for k, pid in enumerate(pids):   # each a finished participant: consent, instructions, practice passed
+            insert_participant(c, pid, study.study_id, f"BENCH{k}", "prolific", None, None, t)
+            set_consent(c, pid, t)
+            set_instructions(c, pid, t)
+            set_practice(c, pid, True, 0)
+            finish(c, pid, "completed", t)
+        write_responses(c, rows)
     for name in list(PROFILES)[:models]:
         prof = PROFILES[name]
         run_id = f"model:{name}"
         mrows = [_row(run_id, "", inst, _answer(inst, ds.scenes[inst.scene_id],
                                                 rng.random() < prof[T_INDEX[inst.template]], rng), t, rng, False)
                  for inst in insts]
-        with store.write() as c:
-            c.execute("INSERT INTO runs(run_id, solver_kind, solver_name, format, dataset_hash, imported_at) "
-                      "VALUES (?, 'model', ?, 'synthetic', ?, ?)", (run_id, name, ds.dataset_hash, t))
-            c.executemany(SQL, mrows)
+        store_model_run(store, ds, run_id, name, mrows, t)
     return store

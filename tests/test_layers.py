@@ -4,7 +4,8 @@ Read from the source with `ast` (nothing is imported), lazy imports inside funct
 to bottom, are `LAYERS` read backwards; the app (app.py, app_pages/, ui/, tools/, bench/) sits above them all and
 may import anything of `rose_core`, which imports nothing of the app. It fails, naming file:line and the import, on
 (a) an import from a lower layer to a higher one, (b) a circle between modules, (c) a module loose at
-`rose_core`'s top, (d) `rose_core` importing the app.
+`rose_core`'s top or in a folder that is no layer, (d) `rose_core` importing the app, (e) an import the graph cannot
+see (`importlib.import_module(…)`, `__import__(…)`).
 """
 from __future__ import annotations
 
@@ -77,10 +78,22 @@ def _target(imported: str) -> str | None:
     return imported or None
 
 
+def _layer(module: str) -> str | None:
+    """The layer a module belongs to: its folder under rose_core/ (None: a face in TOP, loose at the top, or a folder
+    that is no layer)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and module not in TOP and parts[1] in LAYERS else None
+
+
 def _rank(module: str) -> int:
     if module in TOP:
         return len(LAYERS)
     return LAYERS.index(module.split(".")[1])
+
+
+def _rel(path: Path) -> Path:
+    """A file's path from the repository's root (a checker test's fake package: from its rose_core/)."""
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else Path(*path.parts[path.parts.index(PACKAGE):])
 
 
 def _edges() -> dict[str, list[tuple[int, str, str]]]:
@@ -94,7 +107,7 @@ def _edges() -> dict[str, list[tuple[int, str, str]]]:
 
 
 def _where(module: str, line: int) -> str:
-    return f"{MODULES[module].relative_to(ROOT)}:{line}"
+    return f"{_rel(MODULES[module])}:{line}"
 
 
 def test_nothing_loose_at_the_top():
@@ -104,19 +117,41 @@ def test_nothing_loose_at_the_top():
     assert not loose, "modules loose at rose_core's top (move each into its layer's folder): " + ", ".join(loose)
 
 
-def test_no_import_upward():
+def _outside_the_layers() -> list[str]:
+    """A message per folder under rose_core/ that is no layer (at any depth below it: the folder's first part
+    decides), naming its modules."""
+    folders: dict[str, list[str]] = {}
+    for name, path in MODULES.items():
+        if name.count(".") >= 2 and _layer(name) is None:
+            folders.setdefault(name.split(".")[1], []).append(str(_rel(path)))
+    return [f"{PACKAGE}/{folder}/ is no layer ({', '.join(sorted(files))}): move its modules into a layer's folder, or make "
+            f"it a layer: add {folder!r} to LAYERS in tests/test_layers.py (in its place, bottom to top) and to the "
+            "layers' table in docs/architecture.md" for folder, files in sorted(folders.items())]
+
+
+def test_every_folder_is_a_layer():
+    bad = _outside_the_layers()
+    assert not bad, f"folders under {PACKAGE}/ that are no layer (layers: {', '.join(LAYERS)}):\n" + "\n".join(bad)
+
+
+def _upward() -> list[str]:
+    """`file:line: import …` of every import of a higher layer or of a module in no layer, from a module in a
+    layer or a face (a module in no layer is reported by test_nothing_loose_at_the_top and test_every_folder_is_a_layer)."""
     bad = []
     for module, imports in _edges().items():
-        if module.count(".") == 1 and module not in TOP \
-                and module.split(".")[1] not in LAYERS:
-            continue  # loose: reported by test_nothing_loose_at_the_top
+        if module not in TOP and _layer(module) is None:
+            continue
         for line, written, target in imports:
-            if target.count(".") == 1 and target not in TOP \
-                    and target.split(".")[1] not in LAYERS:
+            if target not in TOP and _layer(target) is None:
                 bad.append(f"{_where(module, line)}: `{written}` reaches {target}, which is in no layer")
             elif _rank(target) > _rank(module):
                 bad.append(f"{_where(module, line)}: `{written}` imports {target} "
                            f"(a layer above {module}'s)")
+    return bad
+
+
+def test_no_import_upward():
+    bad = _upward()
     assert not bad, f"upward imports (layers bottom to top: {' < '.join(LAYERS)}):\n" + "\n".join(bad)
 
 
@@ -172,6 +207,31 @@ def test_core_imports_nothing_of_the_app():
     assert not bad, "rose_core imports the app (app.py, app_pages/, ui/, tools/, bench/):\n" + "\n".join(bad)
 
 
+def _dynamic_imports(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, the call) of every import the graph cannot see: `importlib.import_module(…)` (or `import_module(…)`
+    imported from importlib) and `__import__(…)` (or `importlib.__import__(…)`)."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+        if name in ("import_module", "__import__"):
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def _dynamic_imports_in_core() -> list[str]:
+    return [f"{_where(name, line)}: `{call}`" for name, path in MODULES.items()
+            for line, call in _dynamic_imports(_tree(path))]
+
+
+def test_no_dynamic_imports():
+    bad = _dynamic_imports_in_core()
+    assert not bad, ("imports the layer contract cannot see (write a plain `import` or `from … import …`, so the "
+                     "edge is in the graph):\n" + "\n".join(bad))
+
+
 def test_every_layer_is_a_folder():
     missing = [layer for layer in LAYERS if not (ROOT / PACKAGE / layer / "__init__.py").is_file()]
     assert not missing, f"layers without a package folder under {PACKAGE}/: {missing}"
@@ -191,6 +251,42 @@ def test_the_contract_sees_an_upward_import(source, tmp_path, monkeypatch):
     assert found and all(_rank(t) > _rank("rose_core.common.fake") for t in found)
 
 
+def test_the_contract_sees_a_folder_that_is_no_layer(tmp_path, monkeypatch):
+    """The checker itself: a module in a folder that is no layer (at any depth) is named, with what to do, and an
+    import of it from a layer is reported, not a crash."""
+    fakes = {"rose_core.newlayer.mod": "from ..storage import participants\n",
+             "rose_core.newlayer.deep.inner": "x = 1\n",
+             "rose_core.common.fake": "from ..newlayer import mod\n"}
+    for name, source in fakes.items():
+        path = tmp_path.joinpath(*name.split(".")).with_suffix(".py")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+        monkeypatch.setitem(MODULES, name, path)
+    (message,) = _outside_the_layers()
+    assert message.startswith("rose_core/newlayer/ is no layer (rose_core/newlayer/deep/inner.py, "
+                              "rose_core/newlayer/mod.py): move its modules into a layer's folder, or make it a layer: "
+                              "add 'newlayer' to LAYERS")
+    assert "docs/architecture.md" in message
+    assert _upward() == ["rose_core/common/fake.py:1: `from ..newlayer import mod` reaches rose_core.newlayer.mod, "
+                         "which is in no layer"]
+
+
+@pytest.mark.parametrize("source, calls", [
+    ("import importlib\nm = importlib.import_module('.simulate', __package__)\n", [2]),
+    ("from importlib import import_module\n\ndef f(n):\n    return import_module(n)\n", [4]),
+    ("m = __import__('rose_core.cli.manage')\n", [1]),
+    ("import importlib\nm = importlib.__import__('os')\n", [2]),
+    ("import importlib\nfrom . import simulate\nimportlib.reload(simulate)\n", []),   # plain imports: seen
+])
+def test_the_contract_sees_a_dynamic_import(source, calls, tmp_path, monkeypatch):
+    fake = tmp_path / "rose_core" / "cli" / "fake.py"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(source)
+    monkeypatch.setitem(MODULES, "rose_core.cli.fake", fake)
+    found = [m for m in _dynamic_imports_in_core() if m.startswith("rose_core/cli/fake.py:")]
+    assert [int(m.split(":")[1]) for m in found] == calls
+
+
 # --------------------------------------------------------------------------- every SQL statement in storage/
 
 # SQL verbs followed by what makes them a statement (upper case, as the project writes SQL: prose and LaTeX's
@@ -203,9 +299,15 @@ _TRANSACTION = re.compile(r"\s*(?:BEGIN(?:\s+\w+)*|COMMIT|ROLLBACK|SAVEPOINT\s+\
 _CLAUSE = re.compile(r"\bWHERE\s+[\w.()]+\s*(?:[=<>!]|\bIS\b|\bNOT\b|\bIN\b|\bLIKE\b|\bBETWEEN\b)"
                      r"|\b(?:ORDER|GROUP)\s+BY\b|\bJOIN\s+\w+(?:\s+\w+)?\s+(?:USING|ON)\b")
 
+# A string handed to a database call is SQL in whatever case it is written: there the patterns above match any case.
+_DB_CALLS = {"execute", "executemany", "executescript", "query"}
+_SQL_ANY_CASE, _TRANSACTION_ANY_CASE, _CLAUSE_ANY_CASE = (re.compile(p.pattern, re.IGNORECASE)
+                                                          for p in (_SQL, _TRANSACTION, _CLAUSE))
+
+
 def _app_files() -> list[Path]:
     files = [ROOT / "app.py"] if (ROOT / "app.py").is_file() else []
-    for folder in ("app_pages", "ui", "tools"):
+    for folder in ("app_pages", "ui", "tools", "bench"):
         files += sorted((ROOT / folder).rglob("*.py")) if (ROOT / folder).is_dir() else []
     return files
 
@@ -235,10 +337,13 @@ def _sql_strings(source: str, filename: str) -> list[tuple[int, str]]:
 def _sql_in(tree: ast.Module) -> list[tuple[int, str]]:
     """`_sql_strings` of a parsed file."""
     skip: set[int] = set()
+    db_arguments: set[int] = set()   # the arguments of `.execute(…)`, `.executemany(…)`, `.executescript(…)`, `.query(…)`
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
                 and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant):
             skip.add(id(node.body[0].value))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _DB_CALLS:
+            db_arguments.update(id(a) for a in [*node.args, *(k.value for k in node.keywords)])
     found = []
     for node in ast.walk(tree):   # outermost first: a joined expression is read whole, its pieces not again
         if id(node) in skip or not isinstance(node, (ast.Constant, ast.JoinedStr, ast.BinOp)):
@@ -247,13 +352,16 @@ def _sql_in(tree: ast.Module) -> list[tuple[int, str]]:
         if text is None:
             continue
         skip.update(id(n) for n in ast.walk(node))
-        if _SQL.search(text) or _CLAUSE.search(text) or _TRANSACTION.fullmatch(text):
+        sql, clause, transaction = ((_SQL_ANY_CASE, _CLAUSE_ANY_CASE, _TRANSACTION_ANY_CASE) if id(node) in db_arguments
+                                    else (_SQL, _CLAUSE, _TRANSACTION))
+        if sql.search(text) or clause.search(text) or transaction.fullmatch(text):
             found.append((node.lineno, text))
     return found
 
 
 def _sql_outside_storage() -> dict[str, list[str]]:
-    """file → the `file:line: statement` of each SQL string outside rose_core/storage/."""
+    """file → the `file:line: statement` of each SQL string outside rose_core/storage/ (the package, the app,
+    tools/ and bench/)."""
     out: dict[str, list[str]] = {}
     files = [p for p in MODULES.values() if p.relative_to(ROOT).parts[:2] != (PACKAGE, "storage")] + _app_files()
     for path in files:
@@ -286,6 +394,13 @@ def test_every_sql_statement_is_in_storage():
     ('x = sql + " ORDER BY x"\ny = "JOIN runs USING (run_id)"\n', 2),
     ('x = "GROUP BY a"\ny = "t LEFT JOIN p ON p.a = t.a"\n', 2),
     ('x = "where a = b"\ny = "the order by which they came"\nz = 1 + 2\n', 0),  # prose, numbers
+    # a string handed to a database call: SQL in any case
+    ('c.execute("select id from responses where run_id = ?")\n', 1),
+    ('c.executemany("insert into t(a) values (?)", rows)\nc.executescript("drop table t")\n', 2),
+    ('store.query(sql="select count(*) " + "from runs")\nc.execute("begin immediate")\n', 2),
+    ('c.execute("delete from t " + f"where a = {x}")\n', 1),                # joined: read whole, once
+    ('c.execute("SELECT a FROM t")\n', 1),                                 # upper case: still one, not two
+    ('log.info("select a row from the list")\nc.execute(sql)\n', 0),       # not a database call; a name
 ])
 def test_the_sql_check_sees_a_statement(source, statements):
     assert len(_sql_strings(source, "fake.py")) == statements

@@ -371,7 +371,7 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     from .sgp import add_sgp_parser
 
     add_sgp_parser(sub)
-    from ..analysis.plan import add_command as add_plan_command
+    from .plan import add_command as add_plan_command
 
     add_plan_command(sub, db_location(), str(dataset_dir()))
     from .study import add_study_parser

@@ -1,13 +1,12 @@
 """`python -m rose_core study …`: a study as a file. Create one from a TOML study file, show, list, close, clone,
 and write its settings back as a file that creates the same study.
 
-Further sub-commands live in their own modules, listed in `EXTENSIONS`: each has `add_parser(study_subparsers)`
-and `run(args)` (registering one is one line there)."""
+Further sub-commands live in their own modules (`simulate`, `approvals`, `manage`), imported here: each has
+`add_parser(study_subparsers)`, which registers its sub-commands with the function each runs."""
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib
 import json
 import os
 import sys
@@ -20,8 +19,8 @@ from ..benchmarks.sgp.dataset import SgpDataset, sgp_dataset_dir
 from ..instrument.config import Study, StudyError
 from ..instrument.page_data import PUBLIC_URL_ENV, participant_links
 from ..storage.connection import database_exists, db_location, masked
+from . import approvals, manage, simulate
 
-EXTENSIONS: tuple[str, ...] = ("simulate", "approvals", "manage")   # modules of this package adding `study` sub-commands
 DEFAULT_ACCURACY = 0.9             # `study show`'s expected accuracy for the planner's interval widths
 
 
@@ -224,7 +223,7 @@ def cmd_export_config(a: argparse.Namespace) -> int:
 
 
 def add_study_parser(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
-    """`study …`, registered by the command line; returns its sub-parsers (for `EXTENSIONS`)."""
+    """`study …`, registered by the command line; returns its sub-parsers."""
     p = sub.add_parser("study", help="a study as a file: create from TOML, show, list, close, clone, export-config")
     ss = p.add_subparsers(dest="study_cmd", required=True)
 
@@ -262,11 +261,7 @@ def add_study_parser(sub: argparse._SubParsersAction) -> argparse._SubParsersAct
     e = add("export-config", "a study's settings as a study file that creates the same study", cmd_export_config,
             datasets=False)
     e.add_argument("--out", default=None, help="write to this file (default: standard output)")
-    for name in EXTENSIONS:
-        mod = importlib.import_module(f".{name}", __package__)
-        before = set(ss.choices)
-        mod.add_parser(ss)
-        for added in set(ss.choices) - before:
-            if ss.choices[added].get_default("fn") is None:
-                ss.choices[added].set_defaults(fn=mod.run)
+    simulate.add_parser(ss)
+    approvals.add_parser(ss)
+    manage.add_parser(ss)
     return ss

@@ -42,7 +42,7 @@ class ImportedRun:
     run_id: str
     solver_kind: str
     solver_name: str
-    source_file: str
+    source_file: str | None
     format: str
     dataset_hash: str
     meta: dict[str, Any]
@@ -52,9 +52,11 @@ def run_exists(store: Store, run_id: str) -> bool:
     return bool(store.query("SELECT 1 AS x FROM runs WHERE run_id = ?", (run_id,)))
 
 
-def store_run(store: Store, run: ImportedRun, rows: Sequence[ResponseRow], replace: bool) -> bool:
+def store_run(store: Store, run: ImportedRun, rows: Sequence[ResponseRow], replace: bool,
+              imported_at: float | None = None) -> bool:
     """The one place an imported run is written: delete-and-insert in one transaction; True when a run was
-    replaced. Raises RunExists or OtherBuildRuns (nothing written)."""
+    replaced. Raises RunExists or OtherBuildRuns (nothing written). `imported_at`: default now (the benchmarks'
+    synthetic runs give the time their rows carry)."""
     with store.write() as c:
         exists = c.execute("SELECT 1 FROM runs WHERE run_id = ?", (run.run_id,)).fetchone()
         if exists and not replace:
@@ -71,8 +73,8 @@ def store_run(store: Store, run: ImportedRun, rows: Sequence[ResponseRow], repla
             c.execute("DELETE FROM runs WHERE run_id = ?", (run.run_id,))
         c.execute("INSERT INTO runs(run_id, solver_kind, solver_name, source_file, format, dataset_hash, imported_at, "
                   "meta) VALUES (?,?,?,?,?,?,?,?)",
-                  (run.run_id, run.solver_kind, run.solver_name, run.source_file, run.format, run.dataset_hash, now(),
-                   json.dumps(run.meta)))
+                  (run.run_id, run.solver_kind, run.solver_name, run.source_file, run.format, run.dataset_hash,
+                   now() if imported_at is None else imported_at, json.dumps(run.meta)))
         write_responses(c, rows)
     return bool(exists)
 
