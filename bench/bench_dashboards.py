@@ -179,10 +179,7 @@ def kept(a: argparse.Namespace, tmp: Path) -> tuple[str, Dataset]:
     if not done.exists():
         kept_db.unlink(missing_ok=True)
         populate(str(kept_db), ds, a.humans, models=a.models).close()
-        import sqlite3
-
-        with sqlite3.connect(kept_db) as c:   # everything in the main file: the copy below is the whole database
-            c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        audit.fold_wal(str(kept_db))   # everything in the main file: the copy below is the whole database
         done.touch()
     if a.populate_only:
         return str(kept_db), ds

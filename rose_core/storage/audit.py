@@ -76,3 +76,12 @@ def verdicts(conn: Connection) -> Iterator[tuple]:
     for row in conn.execute("SELECT response_id, instance_id, protocol, parsed, valid, passed, failure, errors "
                             "FROM responses ORDER BY run_id, instance_id, response_id"):
         yield tuple(row)
+
+
+def fold_wal(path: str) -> None:
+    """Move a SQLite file's write-ahead log into the file itself, so a copy of the one file is the whole database
+    (the bench keeps a populated database and copies it for each run)."""
+    import sqlite3
+
+    with sqlite3.connect(path) as c:
+        c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
