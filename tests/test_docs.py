@@ -95,6 +95,26 @@ def test_every_command_and_option_is_documented():
     assert not missing, f"not in docs/cli.md: {missing}"
 
 
+def test_every_option_says_what_it_is_and_its_default():
+    """`--help` and docs/cli.md show each argument's help: an empty one leaves a bare name, and a default the
+    help does not state is one the reader of `--help` cannot see."""
+    from rose_core.cli import build_parser
+
+    bare, silent_default = [], []
+    for path, parser in _commands(build_parser()):
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            where = f"{' '.join(path)} {(action.option_strings or [action.dest])[0]}"
+            if not (action.help or "").strip():
+                bare.append(where)
+            elif (action.nargs != 0 and not action.required and action.default not in (None, "", False)
+                  and "default" not in action.help):
+                silent_default.append(where)
+    assert not bare, f"arguments without a help text: {bare}"
+    assert not silent_default, f"arguments whose help does not state their default: {silent_default}"
+
+
 def test_every_environment_variable_is_documented():
     names = _env_names()
     assert {"ROSE_DB", "ROSE_TRUSTED_PROXIES", "ROSE_EXPERIMENTER_PASSWORD"} <= names  # the scan finds them

@@ -9,6 +9,7 @@ import time
 
 from ..benchmarks.rose.dataset import Dataset, dataset_dir
 from ..storage.connection import database_exists, db_location
+from .options import DB_HELP
 
 
 def add_parser(study_subparsers) -> None:
@@ -23,8 +24,9 @@ def add_parser(study_subparsers) -> None:
     p.add_argument("--clear", action="store_true",
                    help="delete every simulated participant of the study and all their rows (one transaction)")
     p.add_argument("--json", action="store_true", help="print the ground truth as JSON")
-    p.add_argument("--db", default=db_location())
-    p.add_argument("--dataset", default=str(dataset_dir()), help="the dataset build the study was made on")
+    p.add_argument("--db", default=db_location(), help=DB_HELP)
+    p.add_argument("--dataset", default=str(dataset_dir()), help="the dataset build the study was made on (default: $ROSE_DATASET_DIR or "
+                                                       "data/datasets/rose-v0.1)")
     p.set_defaults(fn=run)
 
 
