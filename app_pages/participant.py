@@ -18,7 +18,7 @@ from rose_core.benchmarks.rose.dataset import DatasetError
 from rose_core.instrument.device import device_gate, refusal_text, report_device
 from rose_core.instrument.episode_kind import EpisodeFeedback, EpisodeScreen
 from rose_core.instrument.items import item_png
-from rose_core.instrument.kinds import open_participant_session, study_benchmark
+from rose_core.instrument.study_kind import open_participant_session, study_benchmark
 from rose_core.instrument.screens import Closed, OtherTab, OtherTabError, Wait
 from rose_core.instrument.storage_errors import StorageError
 from rose_core.instrument.study import (

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from rose_core import MAIN_TEMPLATES, SUBSETS, TEMPLATES
-from rose_core.analysis.formats import MISSING, fmt_count, fmt_number, fmt_rate
+from rose_core.analysis.display import MISSING, fmt_count, fmt_number, fmt_rate
 from rose_core.analysis.plan import plan_for_config, plan_rows, summary_lines
 from rose_core.instrument.monitor import coverage, participants_frame
 from rose_core.instrument.config import SAMPLE_BY, SAMPLE_SCENES, ItemSample, Study

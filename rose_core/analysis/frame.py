@@ -18,7 +18,7 @@ from ..storage.responses import (RESPONSE_TYPES, RUN_COLUMNS, main_response_colu
                                  participant_responses_extent, read_response_rows)
 from ..storage.runs import run_solvers, run_stamps
 from ..storage.schema import verdicts_generation
-from .persist import code_version, local_prefix, write_whole
+from .persist import analysis_code_digest, local_prefix, write_whole
 
 
 # --------------------------------------------------------------------------- frames, filters, exclusions
@@ -184,7 +184,7 @@ class FrameCache:
             meta = json.loads(table.schema.metadata[b"rose_state"])
             # Written by a version with other columns, or other code deriving them (the same column names can hold
             # other values: an older label rule pooled two runs into one row): read the database.
-            if table.column_names != FRAME_COLUMNS or meta.get("code") != code_version():
+            if table.column_names != FRAME_COLUMNS or meta.get("code") != analysis_code_digest():
                 return
             self.frame = _plain_text(table.to_pandas())
             stamps = {str(r): float(t) for r, t in meta["stamps"].items()}  # older snapshots: KeyError, reload
@@ -200,7 +200,7 @@ class FrameCache:
         if self.snapshot is None or self.frame is None:
             return
         frame, meta = self.frame, {"rows": self.state[0], "last": self.state[1], "generation": self.state[2],
-                                   "stamps": dict(self._seen), "code": code_version()}
+                                   "stamps": dict(self._seen), "code": analysis_code_digest()}
         if self._idle is None:
             self._write_snapshot(frame, meta)
             return

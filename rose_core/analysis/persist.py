@@ -65,7 +65,7 @@ def write_whole(target: Path, write: Callable[[str], None]) -> bool:
 
 
 @lru_cache(maxsize=1)
-def code_version() -> str:
+def analysis_code_digest() -> str:
     """A digest of what computes the analyses and the response frame they start from: every source file of
     `rose_core/analysis` and of the ROSE benchmark (metrics, records, scoring), the storage layer that reads the
     frame's columns (`storage/`) and the solver labels, and the versions of the libraries the statistics
@@ -97,7 +97,7 @@ class DiskCache:
         self.max_files = max_files
 
     def _path(self, key: tuple) -> Path:
-        digest = hashlib.sha256(repr((code_version(), key)).encode()).hexdigest()
+        digest = hashlib.sha256(repr((analysis_code_digest(), key)).encode()).hexdigest()
         return self.folder / f"{digest}.pkl"
 
     def get(self, key: tuple) -> Any:

@@ -20,8 +20,8 @@ from ..benchmarks.rose.scoring import score
 from ..runs.response_file import ResponseFileError, read_responses
 from ..runs.settings import FIELDS as SETTINGS_FIELDS
 from ..storage.connection import database_exists, db_location
-from .common import progress_bar, report_run
 from .options import DATASET_HELP, DB_HELP
+from .progress import progress_bar, report_run
 
 
 def cmd_build(a: argparse.Namespace) -> int:

@@ -25,8 +25,8 @@ from ..benchmarks.sgp.metrics import (
 )
 from ..benchmarks.sgp.play import STEP_CAP
 from ..benchmarks.sgp.readers import READERS, UNCLASSIFIED
-from .common import progress_bar, report_run
 from .options import DB_HELP, EPISODES_HELP
+from .progress import progress_bar, report_run
 
 
 def _range(text: str) -> tuple[int, ...]:
@@ -176,7 +176,7 @@ def cmd_infer_run(a: argparse.Namespace) -> int:
 
 def inference_lines(rows: list[dict]) -> list[str]:
     """The inference table as text: each figure with its interval, in the project's one number format."""
-    from ..analysis.formats import fmt_rate_ci
+    from ..analysis.display import fmt_rate_ci
 
     out = []
     for cols, decimals, unit in ((["exact", *INFERENCE_CLASSES], 1, "per 100 geoms"),
@@ -200,7 +200,7 @@ def cmd_infer_score(a: argparse.Namespace) -> int:
     rows = [r for f in a.answers for r in scored_rows(read_answers(f, ds, a.solver, a.modality), ds)]
     table = inference_table(pd.DataFrame(rows), n_boot=a.boot, seed=a.seed)
     if a.json:
-        from ..analysis.formats import json_rows
+        from ..analysis.display import json_rows
 
         print(json.dumps(json_rows(table), indent=1))
         return 0

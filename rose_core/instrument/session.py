@@ -59,7 +59,7 @@ class ParticipantSession:
                  client: Client | None = None, kind: ItemKind | None = None):
         """`client`: the tab this session serves. With it, one tab at a time drives the participant, and held
         items of closed tabs go back to the pool; without it (scripts, tests of the flow) neither is checked.
-        `kind`: the study's kind of item (`instrument.kinds.kind_for`); ROSE's one-shot items by default."""
+        `kind`: the study's kind of item (`instrument.study_kind.kind_for`); ROSE's one-shot items by default."""
         self.store, self.ds, self.study, self.participant_id, self.clock = store, ds, study, participant_id, clock
         self.client = client
         self.kind: ItemKind = kind or RoseKind(ds)
@@ -495,7 +495,7 @@ class ParticipantSession:
 
 def open_session(store: Store, ds: Dataset, study_id: str, participant_id: str,
                  clock: Clock = system_clock, client: Client | None = None) -> ParticipantSession | None:
-    """A ROSE study's participant session (any study's, with its kind: `instrument.kinds.open_participant_session`)."""
+    """A ROSE study's participant session (any study's, with its kind: `instrument.study_kind.open_participant_session`)."""
     with storage(store), store.connect() as c:
         study = load_study(c, study_id)
     return None if study is None else ParticipantSession(store, ds, study, participant_id, clock, client)

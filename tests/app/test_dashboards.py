@@ -64,7 +64,7 @@ def test_results_page(dash_env):
 def test_results_main_table_equals_report_json(dash_env, small_dataset):
     """One selection path and per-solver seeded bootstraps: the page and `report --json` agree exactly."""
     from rose_core.analysis import ExclusionRules, Filters, table_columns
-    from rose_core.analysis.formats import json_rows
+    from rose_core.analysis.display import json_rows
     from rose_core.analysis.tables import SHOWN_FIRST
     from ui.dash import View
 
