@@ -145,8 +145,8 @@ def cmd_run_model(a: argparse.Namespace) -> int:
 
 
 def cmd_runs(a: argparse.Namespace) -> int:
-    from ..runs.importer import list_runs
     from ..storage import open_store
+    from ..storage.runs import list_runs
 
     for r in list_runs(open_store(a.db)):
         print(f"{r['run_id']:40s} {r['solver_kind']:6s} {r['format'] or '':16s} {r['responses']:7d} responses  "

@@ -43,7 +43,7 @@ def _store(db: str):
 
 def run_delete(args: argparse.Namespace) -> int:
     from ..instrument.manage import delete_study
-    from ..instrument.study import StudyError
+    from ..instrument.config import StudyError
 
     try:
         gone = delete_study(_store(args.db), args.study_id, args.confirm)
@@ -57,7 +57,7 @@ def run_delete(args: argparse.Namespace) -> int:
 
 def run_participant(args: argparse.Namespace) -> int:
     from ..instrument import manage
-    from ..instrument.study import StudyError
+    from ..instrument.config import StudyError
     from ..storage import participants
 
     store = _store(args.db)

@@ -32,7 +32,7 @@ ERRORED_POLICIES: tuple[ErroredPolicy, ...] = ("skip", "invalid")
 
 __all__ = ["ERRORED_POLICIES", "EXCEL_CELL_LIMIT", "RUN_FORMATS", "ErroredPolicy", "ImportResult", "Limits",
            "ReadRun", "RunFormat", "RunImportError", "RunRecord", "SolverKind", "delete_run", "import_run",
-           "import_upload", "list_runs", "read_manifest", "read_run", "run_id_for", "skipped_note",
+           "import_upload", "read_manifest", "read_run", "run_id_for", "skipped_note",
            "skipped_samples"]
 
 
@@ -246,11 +246,6 @@ def skipped_note(skipped: dict[str, dict[str, int]]) -> str | None:
              for run, c in sorted(skipped.items())]
     return (f"samples not stored (imported with --errored skip), so these runs' rates are over the samples they "
             f"answered only: {'; '.join(parts)}. Import again with --errored invalid to count them as failures")
-
-
-def list_runs(store: Store) -> list[dict]:
-    """Every run with its response count, newest import first."""
-    return stored_runs.list_runs(store)
 
 
 def delete_run(store: Store, run_id: str) -> None:

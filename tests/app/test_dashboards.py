@@ -387,7 +387,8 @@ def test_a_dry_run_counts_only_when_the_sidebar_includes_it(small_dataset, fresh
     them on every page, said beside it."""
     from rose_core.instrument.ids import FakeClock, SequentialIds
     from rose_core.instrument.simulate import parse_truth, simulate
-    from rose_core.instrument.study import StudyConfig, create_study
+    from rose_core.instrument.config import StudyConfig
+    from rose_core.instrument.rose_study import create_study
     from rose_core.storage import open_store
 
     db = fresh_location()

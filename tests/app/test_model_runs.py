@@ -4,7 +4,8 @@ import os
 
 from streamlit.testing.v1 import AppTest
 
-from rose_core.runs.importer import import_run, list_runs
+from rose_core.runs.importer import import_run
+from rose_core.storage.runs import list_runs
 from rose_core.storage import open_store
 
 from .conftest import PASSWORD, ROOT

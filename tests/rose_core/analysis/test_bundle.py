@@ -711,7 +711,8 @@ def test_checklist_and_methods_say_completion_practice_selection_and_run_setting
     from rose_core.analysis.bundle.checklist import checklist_items, methods_paragraph
     from rose_core.benchmarks.rose.agents import run_agent
     from rose_core.instrument.ids import FakeClock, SequentialIds
-    from rose_core.instrument.study import End, get_study
+    from rose_core.instrument.screens import End
+    from rose_core.instrument.study import get_study
     from rose_core.runs.importer import import_run
     from tests.participants import new_session, submit_payload
 
