@@ -12,7 +12,7 @@ from .options import DB_HELP
 
 def add_parser(study_subparsers) -> None:
     """Register `delete`, `exclude`, `include` and `mark-test` under the `study` command group."""
-    d = study_subparsers.add_parser("delete", help="delete a study and everything it stored (asks for its name)")
+    d = study_subparsers.add_parser("delete", help="delete a study and everything it stored (its name, exactly, as --confirm NAME)")
     d.add_argument("study_id", help="the study's id")
     d.add_argument("--confirm", required=True, metavar="NAME", help="the study's name, exactly: nothing is "
                                                                     "deleted otherwise")
