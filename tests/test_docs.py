@@ -127,6 +127,18 @@ def test_every_module_is_named_in_the_architecture_page():
     assert not unnamed, f"modules docs/architecture.md does not name: {unnamed}"
 
 
+def test_code_and_docs_cite_no_issue_numbers():
+    """History lives in git and CHANGELOG.md: a docstring or a page says the rule and its reason, and an issue
+    number there tells a reader nothing they can follow."""
+    cited = []
+    for folder, pattern in (("rose_core", "*.py"), ("ui", "*.py"), ("app_pages", "*.py"), ("docs", "*.md")):
+        for f in sorted((ROOT / folder).rglob(pattern)):
+            for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+                if re.search(r"\bissue #?\d", line, flags=re.IGNORECASE):
+                    cited.append(f"{f.relative_to(ROOT)}:{n}")
+    assert not cited, f"issue numbers cited: {cited}"
+
+
 def test_every_environment_variable_is_documented():
     names = _env_names()
     assert {"ROSE_DB", "ROSE_TRUSTED_PROXIES", "ROSE_EXPERIMENTER_PASSWORD"} <= names  # the scan finds them

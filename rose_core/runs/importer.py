@@ -109,7 +109,8 @@ MAX_FILE_NAME_BYTES = 200   # a file system takes 255 bytes per name; a long non
 
 def _file_name(name: str) -> str:
     """The upload's base name, safe as a file name here: printable, and cut to MAX_FILE_NAME_BYTES in UTF-8 at
-    a letter's boundary, its suffix kept (the format is told by it). A longer name raised "File name too long"."""
+    a letter's boundary, its suffix kept (the format is told by it): a file system refuses a longer name ("File
+    name too long")."""
     base = "".join(ch if ch.isprintable() else "_" for ch in Path(name.replace("\\", "/")).name).strip()
     if base in ("", ".", ".."):
         return "upload"
