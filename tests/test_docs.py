@@ -108,8 +108,8 @@ def test_every_option_says_what_it_is_and_its_default():
             where = f"{' '.join(path)} {(action.option_strings or [action.dest])[0]}"
             if not (action.help or "").strip():
                 bare.append(where)
-            elif (action.nargs != 0 and not action.required and action.default not in (None, "", False)
-                  and "default" not in action.help):
+            elif (action.nargs != 0 and not action.required and action.default is not None
+                  and action.default is not False and action.default != "" and "default" not in action.help):
                 silent_default.append(where)
     assert not bare, f"arguments without a help text: {bare}"
     assert not silent_default, f"arguments whose help does not state their default: {silent_default}"

@@ -342,8 +342,9 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
                    help="retries of a failed request, with backoff, before the instance counts as failed (default: 5)")
     m.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for one response (default: 120)")
     m.add_argument("--max-tokens", type=int, default=2048, help="the response's token limit (default: 2048)")
-    m.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (recorded with the "
-                   "answers in OUT.settings.toml, as are the model, endpoint, prompt variant, max tokens and date)")
+    m.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default: 0; recorded "
+                   "with the answers in OUT.settings.toml, as are the model, endpoint, prompt variant, max tokens "
+                   "and date)")
     m.add_argument("--limit", type=int, default=None,
                    help="at most this many instances in this call (default: every one not yet answered)")
     m.add_argument("--api-key-env", default="OPENAI_API_KEY",

@@ -256,7 +256,7 @@ def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--geoms", type=_range, default=tuple(range(2, 12)), help="numbers of geoms, e.g. 3-5 (default: 2-11)")
     b.add_argument("--c1", type=_range, default=tuple(range(2, 12)), help="shortest path lengths, e.g. 3-5 (default: 2-11)")
     b.add_argument("--per-cell", type=int, default=3, help="episodes per (geoms, c1) (default: 3)")
-    b.add_argument("--c2", type=int, default=0, help="interference of every episode")
+    b.add_argument("--c2", type=int, default=0, help="interference of every episode (default: 0)")
     b.add_argument("--workers", type=int, default=None, help="rendering processes (default: one per core)")
     b.add_argument("--force", action="store_true", help="replace an existing SGP dataset folder")
     b.set_defaults(fn=cmd_build)
