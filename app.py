@@ -13,6 +13,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from rose_core import dataset_dir
 from rose_core.instrument.auth import PasswordUnavailable, attempt_sign_in, policy_from_env, resolve_password
 from rose_core.instrument.client_address import ProxyConfigError
+from rose_core.storage.columns import prepare_reads
 from ui.client import address as client_address, trusted_proxies
 from ui.preload import dataset_loaded, statistics_libraries
 from ui.resources import dataset, load_dataset, store
@@ -38,6 +39,10 @@ def _session_id() -> str:
 
 def sign_in() -> None:
     statistics_libraries()  # experimenters only: imported while the password is typed (ui/preload.py)
+    try:  # the dashboards' column reader (SQLite's is a process of its own) starts meanwhile too
+        prepare_reads(store())
+    except Exception:  # a database that cannot be opened is reported by the sign-in itself, never a traceback here
+        log.exception("starting the dashboards' column reader failed")
     st.title("ROSE Studio")
     # scripts/run.sh builds the dataset before the server starts; started without one, it is built here, before
     # the form (not after signing in, behind a form left on the screen for the build's 30-90 s)

@@ -6,9 +6,9 @@ import streamlit as st
 
 from rose_core.benchmarks.rose.agents import AGENTS, run_agent
 from rose_core.analysis import run_summaries
-from rose_core.runs.formats import FILE_EXTENSIONS
+from rose_core.runs.formats import expected, file_extensions, run_formats
 from rose_core.runs.importer import (
-    ERRORED_POLICIES, RUN_FORMATS, RunImportError, delete_run, import_run, import_upload,
+    ERRORED_POLICIES, RunImportError, delete_run, import_run, import_upload,
 )
 from rose_core.storage.runs import list_runs
 from ui.dash import table
@@ -22,11 +22,11 @@ st.caption(f"Dataset hash `{ds.dataset_hash}`: runs are scored against these ins
 
 with st.expander("Import a run", expanded=True):
     with st.form("runs_import"):
-        up = st.file_uploader("Run file: plain JSONL, lmms-eval *_samples_*.jsonl, VLMEvalKit .xlsx/.tsv, "
-                              "inspect_ai .eval/.json", type=list(FILE_EXTENSIONS), key="runs_file")
+        # the formats' own words (the registry's): what detection looks for, the names they are written under
+        up = st.file_uploader(f"Run file: {md_text(expected())}", type=list(file_extensions()), key="runs_file")
         c1, c2, c3 = st.columns(3)
         solver = c1.text_input("Solver name", key="runs_solver")
-        fmt = c2.selectbox("Format", ["auto", *RUN_FORMATS], key="runs_format")
+        fmt = c2.selectbox("Format", ["auto", *run_formats()], key="runs_format")
         kind = c3.selectbox("Solver kind", ["model", "agent"], key="runs_kind")
         c1, c2 = st.columns(2)
         replace = c1.checkbox("Replace an earlier run of this solver", key="runs_replace")
@@ -90,7 +90,11 @@ def delete_section(removable: list[str]) -> None:
         victim = st.selectbox("Run", removable, key="runs_delete_pick")
         typed = st.text_input(f"Type the run's id ({victim}) to confirm", key="runs_delete_confirm")
         if st.button("Remove the run", type="primary", disabled=typed != victim, key="runs_delete_btn"):
-            delete_run(db, victim)
+            try:  # another tab may have removed it since this page was drawn
+                delete_run(db, victim)
+            except RunImportError as e:
+                st.error("Nothing removed: " + md_text("; ".join(e.problems)))
+                return
             st.session_state.pop("runs_delete_confirm", None)
             st.rerun()
 

@@ -3,22 +3,22 @@
 Each page is run through Streamlit's AppTest (the real page script, no browser). Per page:
 
 - restart: the page opened at the moment of sign-in in a NEW process (empty memory caches, nothing imported but
-  what signing in imports), without the files a previous server process leaves beside the database (the Parquet
-  frame snapshot, the persisted analyses: removed before each start, as at a new database's first start), and
+  what signing in imports), without the files a previous server process leaves beside the database (the
+  persisted analyses, the one on-disk cache: removed before each start, as at a new database's first start), and
   with them. Target: at most 1.5 s, on the database as populated (the humans and the model runs, ten by default:
   the target's condition); measured first, then again without the files after the in-process half below has
   imported four small runs (every solver adds its own share to a cold page). The sign-in's own rerun (which reads
   the response frame and starts the warm-up) is printed beside it: it comes before the page and is not in the
   page's time.
 - first, caches emptied: the same in this process after emptying every in-memory cache (Results, the first
-  page measured, also meets a database with no snapshot file at all: the one-time cost of a new database).
+  page measured, also meets a database with no analyses on disk at all: the one-time cost of a new database).
 - first after the sign-in warm-up; rerun (any widget interaction on unchanged data); after 50 new responses.
   Target: well under 2 s.
 
 The floor is the one-button app's first load and rerun in this process. The machine's load average is printed
 at the start and the end (a shared machine: compare ratios to the floor of the same run).
 
-    python bench/bench_dashboards.py [--humans 100000] [--models 10] [--scale 1.0] [--restarts 3]
+    python bench/bench_dashboards.py [--humans 100000] [--models 10] [--scale 1.0] [--restarts 3] [--typing 0]
                                      [--db postgresql://…]   (an empty database; default: SQLite in a temp folder)
 """
 from __future__ import annotations
@@ -81,17 +81,34 @@ def warmed_first_load(page: str) -> float:
     return time.perf_counter() - t0
 
 
-def restarted_page(page: str) -> tuple[float, float]:
+def tree_cpu() -> float:
+    """CPU seconds of this process (every thread) and of its live child processes (the SQLite reader): on a
+    shared machine a steadier figure than wall time."""
+    total = time.process_time()
+    tick = os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid():            # ppid; utime and stime are fields 14 and 15 of stat
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def restarted_page(page: str) -> tuple[float, float, float]:
     """In a child process (a restarted server): sign in, open `page` at once; (seconds of the sign-in's rerun,
     which lands on the Studies page and starts the warm-up, whose thread reads the rows in the background from
-    then on; seconds of the page)."""
+    then on; seconds of the page; CPU seconds of the app and its reader from the sign-in to the page shown)."""
     from streamlit.testing.v1 import AppTest
 
     from ui.dash import warm_up
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
+    time.sleep(float(os.environ.get("BENCH_TYPING_S", "0")))   # the experimenter typing the password (--typing)
     at.text_input(key="auth_given").input("bench")
     at.button[0].click()
+    cpu = tree_cpu()
     t0 = time.perf_counter()
     at.run()                                  # the Studies page: starts the warm-up
     sign_in = time.perf_counter() - t0
@@ -99,23 +116,24 @@ def restarted_page(page: str) -> tuple[float, float]:
     at.switch_page(page)
     at.run()
     took = time.perf_counter() - t0
+    cpu = tree_cpu() - cpu
     assert not at.exception, at.exception
     warm_up().wait(300)                       # what the next start finds on disk is complete
-    return sign_in, took
+    return sign_in, took, cpu
 
 
 def server_files(db: str) -> list[Path]:
     """What a server process leaves for the next one (beside a SQLite file, in the cache folder for PostgreSQL):
-    the frame snapshot, the analyses."""
+    the analyses on disk, the one on-disk cache."""
     from rose_core.analysis.persist import local_prefix
     from rose_core.storage import open_store
 
     prefix = local_prefix(open_store(db))
-    return [Path(f"{prefix}.frame.parquet"), Path(f"{prefix}.analyses")]
+    return [Path(f"{prefix}.analyses")]
 
 
-def restart(page: str, files: bool) -> tuple[float, float]:
-    """(sign-in, page) seconds in a new process; without `files`, the snapshot and the analyses on disk are removed
+def restart(page: str, files: bool) -> tuple[float, float, float]:
+    """(sign-in, page, CPU) seconds in a new process; without `files`, the analyses on disk are removed
     first (a restart with truly empty caches: a new database's first start)."""
     if not files:
         for f in server_files(os.environ["ROSE_DB"]):
@@ -128,11 +146,54 @@ def restart(page: str, files: bool) -> tuple[float, float]:
     if out.returncode:
         raise RuntimeError(f"restarted {page}: {out.stderr[-2000:]}")
     res = json.loads(out.stdout.strip().splitlines()[-1])
-    return float(res["sign_in"]), float(res["seconds"])
+    return float(res["sign_in"]), float(res["seconds"]), float(res["cpu"])
+
+
+def kept(a: argparse.Namespace, tmp: Path) -> tuple[str, Dataset]:
+    """(the database this run works on, the dataset) from the `--keep` folder, populated there on first use. The
+    in-process half imports small runs, so a run works on a copy and the kept database stays as populated."""
+    a.keep.mkdir(parents=True, exist_ok=True)
+    if not (a.keep / "ds" / "manifest.json").exists():
+        build_dataset(a.keep / "ds", scale=a.scale)
+    ds = Dataset.load(a.keep / "ds")
+    done = a.keep / (f"populated-{a.humans}-{a.models}" + ("-pg" if a.db else ""))
+    if a.db:
+        import psycopg
+
+        base = a.db.rsplit("/", 1)[0]
+        with psycopg.connect(a.db, autocommit=True) as c:
+            if not done.exists():
+                c.execute("DROP DATABASE IF EXISTS rose_bench_kept")
+                c.execute("CREATE DATABASE rose_bench_kept")
+        if not done.exists():
+            populate(f"{base}/rose_bench_kept", ds, a.humans, models=a.models)
+            done.touch()
+        if a.populate_only:
+            return f"{base}/rose_bench_kept", ds
+        with psycopg.connect(a.db, autocommit=True) as c:
+            c.execute("DROP DATABASE IF EXISTS rose_bench_run")
+            c.execute("CREATE DATABASE rose_bench_run TEMPLATE rose_bench_kept")
+        return f"{base}/rose_bench_run", ds
+    kept_db = a.keep / f"bench-{a.humans}-{a.models}.db"
+    if not done.exists():
+        kept_db.unlink(missing_ok=True)
+        populate(str(kept_db), ds, a.humans, models=a.models).close()
+        import sqlite3
+
+        with sqlite3.connect(kept_db) as c:   # everything in the main file: the copy below is the whole database
+            c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        done.touch()
+    if a.populate_only:
+        return str(kept_db), ds
+    shutil.copyfile(kept_db, tmp / "bench.db")
+    return str(tmp / "bench.db"), ds
 
 
 def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+CPU: dict[str, list[float]] = {}   # CPU seconds of the in-process reruns, by kind (`tree_cpu`)
 
 
 def timed_page(page: str | None, runs: int) -> tuple[float, list[float], float]:
@@ -161,15 +222,18 @@ def timed_page(page: str | None, runs: int) -> tuple[float, list[float], float]:
         warm_up().wait(300)  # reruns are measured on a quiet server, not against the sign-in warm-up
     warm = []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), tree_cpu()
         at.run()
         warm.append(time.perf_counter() - t0)
+        if page is not None:
+            CPU.setdefault("rerun", []).append(tree_cpu() - c0)
     fresh = 0.0
     if page is not None:
         add_responses(50, f"late-{Path(page).stem}")
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), tree_cpu()
         at.run()
         fresh = time.perf_counter() - t0
+        CPU.setdefault("after new responses", []).append(tree_cpu() - c0)
     return cold, warm, fresh
 
 
@@ -184,6 +248,13 @@ def main() -> None:
     ap.add_argument("--pages", nargs="+", choices=[Path(p).stem for p in PAGES],
                     help="only these pages (e.g. results); default: all four")
     ap.add_argument("--db", help="an empty PostgreSQL database's URL (default: a SQLite file in a temp folder)")
+    ap.add_argument("--keep", type=Path, help="a folder that keeps the dataset and the populated database between "
+                    "runs (populated on first use; each run works on a copy: SQLite's file copied, PostgreSQL's "
+                    "database cloned as a template), so a bench run does not spend minutes populating")
+    ap.add_argument("--populate-only", action="store_true", help="with --keep: populate it and stop")
+    ap.add_argument("--typing", type=float, default=0.0, help="seconds between the sign-in form shown and the "
+                    "password sent, in each restart (a person typing; what the form starts meanwhile, the statistics "
+                    "imports and the SQLite reader, gets under way); default 0: at once")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.restarts < 0:
@@ -192,23 +263,32 @@ def main() -> None:
         PAGES[:] = [p for p in PAGES if Path(p).stem in a.pages]
     if a.child:
         os.chdir(ROOT)
-        sign_in, took = restarted_page(a.child)
-        print(json.dumps({"sign_in": sign_in, "seconds": took}))
+        sign_in, took, cpu = restarted_page(a.child)
+        print(json.dumps({"sign_in": sign_in, "seconds": took, "cpu": cpu}))
         return
+    os.environ["BENCH_TYPING_S"] = str(a.typing)   # read by each restart's child
     print(f"dashboards: start, {load()}")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        build_dataset(tmp / "ds", scale=a.scale)
-        ds = Dataset.load(tmp / "ds")
         t0 = time.perf_counter()
-        db = a.db or str(tmp / "bench.db")
+        if a.keep:
+            db, ds = kept(a, tmp)
+            from rose_core.storage import open_store
+
+            store = open_store(db)
+        else:
+            build_dataset(tmp / "ds", scale=a.scale)
+            ds = Dataset.load(tmp / "ds")
+            db = a.db or str(tmp / "bench.db")
+            store = populate(db, ds, a.humans, models=a.models)
+        if a.populate_only:
+            return
         if a.db:  # the cache folder of a temp folder's (the files a restart finds, or not)
             os.environ["ROSE_CACHE_DIR"] = str(tmp / "cache")
-        store = populate(db, ds, a.humans, models=a.models)
         n = store.query("SELECT count(*) AS n FROM responses")[0]["n"]
         print(f"dashboards: {store.dialect}, {n:,} responses ({a.humans:,} human, {a.models} model runs over {len(ds.instances):,} "
               f"instances), database built in {time.perf_counter() - t0:.1f} s")
-        os.environ.update({"ROSE_DATASET_DIR": str(tmp / "ds"), "ROSE_DB": db,
+        os.environ.update({"ROSE_DATASET_DIR": str(ds.root), "ROSE_DB": db,
                            "ROSE_EXPERIMENTER_PASSWORD": "bench"})
         os.chdir(ROOT)
         fcold, fwarm, _ = timed_page(None, a.warm_runs)
@@ -227,13 +307,14 @@ def main() -> None:
                 worst[files] = 0.0
                 for page in PAGES:
                     runs = [restart(page, files) for _ in range(a.restarts)]
-                    times, sign_ins = [t for _, t in runs], [s for s, _ in runs]
+                    times, sign_ins, cpus = [t for _, t, _ in runs], [s for s, _, _ in runs], [c for *_, c in runs]
                     med = statistics.median(times)
                     worst[files] = max(worst[files], med)
                     print(f"  {page:31s} restart {'with' if files else 'WITHOUT'} the files the last process left: "
                           f"opened at sign-in {med:5.2f} s (median of {len(times)}: {', '.join(f'{t:.2f}' for t in times)}; "
                           f"{med / fcold:.2f}x the floor's first load); the sign-in before it "
-                          f"{statistics.median(sign_ins):5.2f} s", flush=True)
+                          f"{statistics.median(sign_ins):5.2f} s; CPU of the app and its reader from the sign-in to "
+                          f"the page shown {statistics.median(cpus):5.2f} s", flush=True)
                 print(f"  ({load()})")
             return worst
 
@@ -252,12 +333,13 @@ def main() -> None:
             worst_signed_in, worst_cold = max(worst_signed_in, signed_in), max(worst_cold, cold)
             print(f"  {page:31s} first, caches emptied {cold:5.2f} s   first after sign-in warm-up {signed_in:5.2f} s   "
                   f"rerun {w:6.3f} s   after 50 new responses {fresh:5.2f} s", flush=True)
-        print(f"  ({load()})")
+        print(f"  ({load()}; CPU of the app and its reader: "
+              + ", ".join(f"{k} median {statistics.median(v):.3f} s" for k, v in CPU.items()) + ")")
         # The in-process half imported a small run per page: every solver costs a cold page its own share.
         print(f"  restarts again after those imports: {solvers()} solvers")
         more = restarts((False,)) if a.restarts else {}
-        print("  first = empty caches, page opened at once (Results: also no snapshot file yet); restart = the same in "
-              "a new process, with the snapshot and analyses files the last one left or without them (removed before "
+        print("  first = empty caches, page opened at once (Results: also no analyses on disk yet); restart = the "
+              "same in a new process, with the analyses files the last one left or without them (removed before "
               "each start); the sign-in = its rerun (the Studies page; the warm-up started, its thread reading the rows "
               "in the background, also while the page is opened), not counted "
               "in the page's time; first after sign-in warm-up = the page opened "

@@ -4,6 +4,8 @@ own camera button)."""
 from __future__ import annotations
 
 import hashlib
+import logging
+import secrets
 import threading
 import time
 from contextlib import contextmanager
@@ -16,7 +18,7 @@ import streamlit as st
 from rose_core import SUBSETS, TEMPLATES, Dataset
 from rose_core.analysis import (
     ExclusionRules, Filters, FrameCache, Selection, bridge_table, difficulty_table, failure_table,
-    gap_table, human_agreement, human_model_agreement, human_version, instance_params, main_rows, participant_table,
+    gap_table, human_agreement, human_model_agreement, instance_params, main_rows, participant_table,
     scorer_note, scorer_versions, select, with_published,
 )
 from rose_core.analysis.agreement import HumanTrials, human_trials
@@ -28,17 +30,20 @@ from rose_core.analysis.selection import participant_stats, repeated_people_note
 from rose_core.common.csv_safety import frame_bytes
 from rose_core.instrument.exports import table_frame, table_rows
 from rose_core.runs.importer import skipped_note, skipped_samples
+from rose_core.storage.columns import ColumnReadError
 from rose_core.storage.connection import Store
+from rose_core.storage.version import DataVersion
 from rose_core.instrument.study import list_studies
 from ui.preload import statistics_libraries
 from ui.resources import dataset, store, store_at
 
+log = logging.getLogger("rose_studio.dashboards")
+
 
 @st.cache_resource(show_spinner=False)
 def _frames(db: str) -> FrameCache:
-    """Shared by all sessions and read-only to them: it holds no participant's state. Its Parquet snapshot is
-    written once no page is computing (`PRIORITY`), not by the page that read the rows."""
-    return FrameCache(store_at(db), idle=PRIORITY.wait_idle)
+    """Shared by all sessions and read-only to them: it holds no participant's state."""
+    return FrameCache(store_at(db))
 
 
 @st.cache_resource(show_spinner=False)
@@ -52,16 +57,11 @@ def _on_disk(db: str, key: tuple, compute: Callable[[], object]) -> object:
     return _disk(db).fetch(key, compute)
 
 
-def _stamps(runs: pd.Series, stamps: dict[str, float]) -> tuple:
-    """The import times of the runs these rows come from: a replaced run (or a database made anew) differs."""
-    return tuple(sorted((str(r), stamps.get(str(r), -1.0)) for r in pd.unique(runs)))
-
-
 @st.cache_data(show_spinner=False, max_entries=16)
-def _participant_stats(db: str, version: tuple) -> pd.DataFrame:
-    """The costly half of the participant table, by the participants' data version (`human_version`: their
-    responses, the verdicts generation, their studies' runs; memory, then disk)."""
-    return _on_disk(db, ("participant_stats", version), lambda: participant_stats(store_at(db)))
+def _participant_stats(db: str, people: tuple) -> pd.DataFrame:
+    """The costly half of the participant table, by the participants' share of the data version
+    (`DataVersion.people_part`: their responses, the verdicts generation, their studies' runs; memory, then disk)."""
+    return _on_disk(db, ("participant_stats", people), lambda: participant_stats(store_at(db)))
 
 
 def _excluded_key(parts: pd.DataFrame) -> str:
@@ -72,11 +72,12 @@ def _excluded_key(parts: pd.DataFrame) -> str:
     return hashlib.sha256("\n".join(sorted(map(str, out))).encode()).hexdigest()[:16]
 
 
-def _signature(g: pd.DataFrame, generation: int, stamps: dict[str, float]) -> tuple:
-    """A solver's rows: count, last id, the verdicts generation (a rescore rewrites rows in place) and its runs'
-    import times (a run replaced by one of the same size reuses the freed ids)."""
-    return (len(g), int(g["response_id"].max()) if len(g) else 0, generation,
-            _stamps(g["run_id"], stamps) if len(g) else ())
+def _signature(g: pd.DataFrame, version: DataVersion) -> tuple:
+    """A solver's share of the data version: its rows (count, last id) and its runs' share (`DataVersion.of_runs`:
+    the verdicts generation, the runs' import times: a run replaced by one of the same size reuses the freed ids).
+    New responses of another solver leave it as it was, so that solver's cached parts are reused."""
+    return (len(g), int(g["response_id"].max()) if len(g) else 0,
+            version.of_runs(pd.unique(g["run_id"])) if len(g) else (version.generation, ()))
 
 
 # The analyses whose per-solver share also depends on the humans' rows (keyed by their signature too, and given
@@ -160,13 +161,13 @@ class _Selected:
     session and rerun, read-only): filtering and splitting 200,000 rows at every rerun cost more than the page."""
 
     def __init__(self, frame: pd.DataFrame, parts: pd.DataFrame, filters: Filters, rules: ExclusionRules,
-                 generation: int, stamps: dict[str, float]):
+                 version: DataVersion):
         sel = select(frame, parts, filters, rules)   # the one selection path (`report` takes it too)
         self.df, self.n_excluded = sel.df, sel.n_excluded
         self.versions = scorer_versions(self.df)
         self.people_note = repeated_people_note(self.df, parts)
         self.skipped_note: str | None = None   # set by `_selected`, which has the store
-        self.groups = [(str(solver), g, _signature(g, generation, stamps))
+        self.groups = [(str(solver), g, _signature(g, version))
                        for solver, g in self.df.groupby("solver", sort=False)]
         human = self.df["solver_kind"].to_numpy(dtype=object) == "human"
         # the humans' rows: their group when they are one solver's rows and only theirs (the labels make them one,
@@ -177,13 +178,13 @@ class _Selected:
             self.humans = theirs[0]
         else:
             humans = self.df[human]
-            self.humans = (humans, _signature(humans, generation, stamps))
+            self.humans = (humans, _signature(humans, version))
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)   # each holds a copy of the selected rows (~70 MB at 200k)
-def _selected(db: str, version: tuple, human: tuple, filters: Filters, rules: ExclusionRules, _frame: pd.DataFrame,
-              _parts: pd.DataFrame, _stamps: dict[str, float]) -> _Selected:
-    chosen = _Selected(_frame, _parts, filters, rules, version[2], _stamps)
+def _selected(db: str, version: str, participants: tuple, filters: Filters, rules: ExclusionRules, _frame: pd.DataFrame,
+              _parts: pd.DataFrame, _version: DataVersion) -> _Selected:
+    chosen = _Selected(_frame, _parts, filters, rules, _version)
     # the runs' import records change only with a run imported or replaced: a new data version, not a rerun
     chosen.skipped_note = skipped_note(skipped_samples(store_at(db), set(chosen.df["run_id"].unique())))
     return chosen
@@ -241,6 +242,17 @@ class _Priority:
 PRIORITY = _Priority()
 
 
+def _read_failed(e: ColumnReadError) -> None:
+    """A page whose rows could not be read (the SQLite reader process died twice, the database refused the read, a
+    value not of its column's type): a calm message with a reference, the details (a path, the reader's traceback)
+    only in the server's log under it; the page stops there."""
+    ref = secrets.token_hex(4)
+    log.error("dashboard read failure %s: %s", ref, type(e).__name__, exc_info=e)
+    st.error(f"The responses could not be read from the database (reference {ref}); the operator finds the details "
+             "in the server's terminal under that reference. Reload the page to try again.")
+    st.stop()
+
+
 class View:
     """The filtered, exclusion-applied responses a page works on, and how they were chosen (from the
     sidebar, or given: the warm-up uses the sidebar's defaults without drawing it). `background`: the
@@ -257,17 +269,22 @@ class View:
         db = db or store()
         self.db = db
         self.ds = ds or dataset()
-        everything, self.version, stamps = _frames(db.location).get_with_stamps()
+        try:
+            everything, self.version = _frames(db.location).get()
+            people = self.version.people_part()
+            stats = _participant_stats(db.location, people)
+        except ColumnReadError as e:
+            if self.background:
+                raise
+            _read_failed(e)
         if filters is None or rules is None:
             filters, rules = sidebar(everything)
         self.filters, self.rules = filters, rules
-        hv = human_version(db)
-        stats = _participant_stats(db.location, hv)
         self.participants = participant_table(db, rules, stats=stats)   # the participants' own rows: always fresh
         # keyed by who is excluded too: an exclusion by hand, a participant finishing or timing out changes no
-        # response, so neither the frame's version nor the participants' data version sees it
-        chosen = _selected(db.location, self.version, (hv, _excluded_key(self.participants)), filters, rules,
-                           everything, self.participants, stamps)
+        # response, so the data version does not see it
+        chosen = _selected(db.location, self.version.key, (people, _excluded_key(self.participants)), filters, rules,
+                           everything, self.participants, self.version)
         self._parts = chosen
         self.df, self.n_excluded = chosen.df, chosen.n_excluded
         self.selection = Selection(self.df, self.participants, filters, rules, self.n_excluded)
@@ -553,21 +570,22 @@ def _warm(w: _WarmUp, db: Store) -> None:
         # numpy's, which share two cores with the statistics imports still running (started at the sign-in form).
         # Not waiting for pages here: the page that started the warm-up (Studies, at sign-in) is still running, and
         # every analysis page needs these rows first. The analyses below yield to pages.
-        _frames(db.location).get_with_stamps()
-        _participant_stats(db.location, human_version(db))
+        _, version = _frames(db.location).get()
+        _participant_stats(db.location, version.people_part())
         ds = w.dataset()
         if ds is not None:   # None: the page could not load it and says why; no analysis without it (no traceback)
             v = View(Filters(), ExclusionRules(), db=db, ds=ds, background=True)
             statistics_libraries().join()   # the analyses need them; imported by the warm-up, a page would wait
             for kind, arg in WARM_ANALYSES:
                 v.compute(kind, arg)
-        _frames(db.location).wait_saved()   # done means what the next start finds on disk is complete
+    except ColumnReadError:   # the pages that need the rows say so (`_read_failed`); the details into the log
+        log.exception("the dashboards' warm-up could not read the responses")
     finally:
         w.done.set()
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _warm_up_started(db_path: str, version: tuple, _db: Store) -> _WarmUp:
+def _warm_up_started(db_path: str, version: str, _db: Store) -> _WarmUp:
     w = _WarmUp()
     # The thread gets the store and dataset of the page that started it: it never looks them up itself.
     threading.Thread(target=_warm, args=(w, _db), name="rose-dashboard-warm-up", daemon=True).start()
@@ -582,7 +600,7 @@ def warm_up() -> _WarmUp:
     db = store()
     # The version alone (no rows read): the frame itself is read by the warm-up, or by a page opened before it,
     # not by the sign-in's rerun.
-    w = _warm_up_started(db.location, _frames(db.location).current(), db)
+    w = _warm_up_started(db.location, _frames(db.location).current().key, db)
     ds = None
     try:
         ds = dataset()   # loaded here (this rerun's), while the thread already reads the rows

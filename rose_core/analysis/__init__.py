@@ -20,7 +20,7 @@ from .drilldown import (
     Event, decode_event, drill_down, fmt_cells, replay, replay_disagrees,
 )
 from .failures import failure_table
-from .frame import FrameCache, human_version, responses_frame, scorer_note, scorer_versions
+from .frame import FrameCache, responses_frame, scorer_note, scorer_versions
 from .gap import gap_table, published_gap
 from .report import report_data
 from .selection import (
@@ -37,7 +37,7 @@ __all__ = [
     "Filters", "FrameCache", "HumanAgreement", "LABELS", "MIN_SHARED_TRIALS", "REFERENCE_DIR", "SEED", "Selection",
     "apply_exclusions", "as_int", "bridge_table", "decode_answer", "decode_cell", "decode_event", "difficulty_table",
     "drill_down", "error_consistency", "error_consistency_pairs", "error_consistency_summary", "failure_table",
-    "fmt_cells", "gap_table", "human_agreement", "human_model_agreement", "human_version", "instance_params",
+    "fmt_cells", "gap_table", "human_agreement", "human_model_agreement", "instance_params",
     "main_rows", "main_table", "mcnemar_p", "paired", "panel_consistency", "participant_table", "published_bridges",
     "published_gap", "published_rows", "replay", "replay_disagrees", "report_data", "responses_frame", "run_summaries", "select", "select_from_store",
     "solver_row", "solver_rng", "summarize_frame", "table_columns", "wilson", "with_published",

@@ -1,79 +1,67 @@
-"""Reading the response frame: every main response once, with its solver and resampling unit, kept current
-by appending (FrameCache) and snapshotted to Parquet (beside a SQLite file, in the cache folder for PostgreSQL)
-for fast first loads."""
+"""Reading the response frame: every main response once, with its solver and resampling unit, read as whole
+columns (`storage.columns.read_columns`) and kept current in memory by appending what is new (FrameCache), keyed
+by the one data version (`storage.version`)."""
 from __future__ import annotations
 
-import hashlib
-import json
-from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..common.solver_labels import label_of
+from ..storage.columns import ColumnTypeError, read_columns, read_snapshot
 from ..storage.connection import Store
-from ..storage.columns import read_snapshot
-from ..storage.responses import (RESPONSE_TYPES, RUN_COLUMNS, main_response_columns, main_responses_extent,
-                                 participant_responses_extent, read_response_rows)
-from ..storage.runs import run_solvers, run_stamps
-from ..storage.schema import verdicts_generation
-from .persist import analysis_code_digest, local_prefix, write_whole
+from ..storage.responses import RESPONSE_TYPES, RUN_COLUMNS, main_responses_read, read_response_rows
+from ..storage.runs import RUN_SOLVERS_COLUMNS, RUN_SOLVERS_SQL
+from ..storage.version import NEWER_SQL, VERSION_COLUMNS, VERSION_SQL, DataVersion, data_version, version_of
 
 
 # --------------------------------------------------------------------------- frames, filters, exclusions
 
-def _plain_text(df: pd.DataFrame) -> pd.DataFrame:
-    """Text columns as plain Python strings (object dtype), whatever produced them.
-
-    pandas 3 reads text as Arrow-backed strings, whose every row filter and group-by re-encodes the column: a
-    cold dashboard page spends most of its time there. Object columns are filtered by pointer copies."""
-    for col in df.columns:
-        dtype = df[col].dtype
-        if isinstance(dtype, pd.CategoricalDtype):   # the snapshot's dictionary-encoded columns: cheap to expand
-            df[col] = df[col].astype(object).where(df[col].notna(), None)
-        elif dtype == "str" or isinstance(dtype, pd.StringDtype):
-            df[col] = df[col].astype("category").astype(object).where(df[col].notna(), None)
-    return df
-
-
 # The frame's columns, named from storage's one list (`RESPONSE_COLUMNS` and the run's `RUN_COLUMNS`) and typed as
-# it types them; the responses' own are read as whole columns, the run's looked up per run.
+# it types them; the responses' own are read as whole columns, the run's looked up per run. Not the `parsed`
+# records: 23 MB of JSON text at 200,000 rows, a quarter of a new database's first read, that only the drill-down
+# needs, for one instance (`parsed_records`); the participants' streaks read their own.
 _COLUMNS = ["response_id", "run_id", "solver_kind", "solver_name", "study_id", "participant_id", "instance_id",
             "template", "subset", "split", "scene_id", "valid", "passed", "failure", "protocol",
             "total_ms", "first_action_ms", "scorer_version"]
 _RESPONSE_PART = tuple(c for c in _COLUMNS if c not in RUN_COLUMNS)
-_TEXT = tuple(c for c in _RESPONSE_PART if RESPONSE_TYPES[c] == "text")
 _INTS = tuple(c for c in _RESPONSE_PART if RESPONSE_TYPES[c] == "int")
 _FLOATS = tuple(c for c in _RESPONSE_PART if RESPONSE_TYPES[c] == "float")
-# Not the `parsed` records: 23 MB of JSON text at 200,000 rows, a quarter of a new database's first read, that only the
-# drill-down needs, for one instance (`parsed_records`); the participants' streaks read their own.
-FRAME_COLUMNS = [*_COLUMNS, "solver", "unit"]   # what every frame holds, read or appended or from a snapshot
 
 
 def responses_frame(store: Store, after_id: int = 0) -> pd.DataFrame:
-    """Every main response (participants' practice and attention items excluded), one row each; with
-    after_id, only the responses stored after that one (for incremental refreshes)."""
-    with store.connect() as conn, read_snapshot(conn):
-        # each column read whole (`fetch_columns`: no Python object per row and value from the driver), the runs'
-        # solver and study looked up per run rather than joined into every row
-        cols = main_response_columns(conn, _RESPONSE_PART, after_id)
-        runs = run_solvers(conn)
-        if cols is None:   # a value the column read cannot carry: rows, as plain tuples
-            names, rows = read_response_rows(conn, _COLUMNS, kind="main", after_id=after_id, analysable=True)
-            df = pd.DataFrame(rows, columns=names, dtype=object) if rows else pd.DataFrame(
-                {c: pd.Series(dtype=object) for c in names})
-            del rows
-            return _typed(df)
+    """Every main response the analyses read (participants' practice and attention items excluded, and previews'
+    and tests' answers: `storage.responses.ANALYSABLE`), one row each; with after_id, only the responses stored
+    after that one (for incremental refreshes)."""
+    return _read(store, after_id)[0]
+
+
+def _read(store: Store, after_id: int = 0, newer_than: int | None = None,
+          ) -> tuple[pd.DataFrame, DataVersion, int | None]:
+    """(the frame's rows after `after_id`, the data version they were read at, and with `newer_than` how many
+    responses are stored after that id), all in one snapshot: the version handed out is the rows' own."""
+    queries = [main_responses_read(_RESPONSE_PART, after_id), (RUN_SOLVERS_SQL, (), RUN_SOLVERS_COLUMNS),
+               (VERSION_SQL, (), VERSION_COLUMNS)]
+    if newer_than is not None:
+        queries.append((NEWER_SQL, (newer_than,), {"n": "int"}))
+    got = read_columns(store, queries)
+    cols, solvers, version = got[0], got[1], version_of(got[2])
+    for c in _INTS:
+        if not isinstance(cols[c], np.ndarray):   # a nullable array: NULL in a NOT NULL column (a foreign file)
+            raise ColumnTypeError(f"column {c!r} of the responses holds NULL: the database does not follow the schema")
+    runs = {r: (k, nm, st) for r, k, nm, st in zip(*(solvers[c] for c in RUN_SOLVERS_COLUMNS))}
+    # the runs' solver and study looked up per run rather than joined into every row
     codes, uniques = pd.factorize(cols["run_id"])
     known = np.array([u in runs for u in uniques] + [False], dtype=bool)[codes]
-    if not known.all():  # a response of no run (the join left it out)
+    if not known.all():  # a response of no run (a join would leave it out)
         cols = {c: v[known] for c, v in cols.items()}
         codes, uniques = pd.factorize(cols["run_id"])
-    for j, name in enumerate(("solver_kind", "solver_name", "study_id")):   # as `run_solvers` gives them
+    for j, name in enumerate(("solver_kind", "solver_name", "study_id")):
         cols[name] = np.array([runs[u][j] for u in uniques] + [None], dtype=object)[codes]
     # dtype given: pandas would infer its Arrow text type from object arrays of strings (None becoming NaN)
-    return _typed(pd.DataFrame({c: pd.Series(cols[c], dtype=cols[c].dtype, copy=False) for c in _COLUMNS}))
+    df = _typed(pd.DataFrame({c: pd.Series(cols[c], dtype=cols[c].dtype, copy=False) for c in _COLUMNS}))
+    return df, version, int(got[3]["n"][0]) if newer_than is not None else None
 
 
 # What identifies a frame row's answer and verdict: a record read later must still belong to it
@@ -113,7 +101,8 @@ def _stored_as(values: Sequence) -> tuple:
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
     """Numbers typed (fixed dtypes whatever this batch holds: an appended batch must look like a full reload), text
-    plain strings (`_plain_text`), and each row's solver label and resampling unit."""
+    plain Python strings in object columns (pandas 3's Arrow-backed strings re-encode the column at every row filter
+    and group-by), and each row's solver label and resampling unit."""
     for col in _INTS:
         df[col] = df[col].astype(np.int64)
     for col in _FLOATS:
@@ -132,177 +121,56 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def stamps_digest(stamps: dict[str, float]) -> str:
-    return hashlib.sha256(json.dumps(sorted(stamps.items())).encode()).hexdigest()[:16]
-
-
 class FrameCache:
-    """The responses frame of one database, refreshed by appending what is new (responses only grow; a
-    removed or replaced run changes the row count or the runs' import times, and then everything is reloaded).
+    """The responses frame of one database, kept in memory and current by appending what is new: responses only
+    grow, except where the data version says otherwise (a rescore, a run replaced or removed: then everything is
+    read again). `get` returns the frame with the version it was read at (`storage.version.DataVersion`), the key
+    of everything computed from it."""
 
-    A Parquet snapshot (`<db>.frame.parquet` beside a SQLite file; for PostgreSQL in the machine's cache folder,
-    `persist.local_prefix`) makes the first load after a server start a file read plus the rows stored since,
-    instead of a full scan.
-
-    `state` is (rows, max response_id, verdicts generation, digest of the runs' import times): a rescore rewrites
-    verdicts in place (generation), and a run replaced by one of the same size (or a database made anew at the
-    same path) would otherwise look unchanged, because SQLite reuses the freed response ids.
-    """
-
-    def __init__(self, store: Store, snapshot: bool = True, idle: Callable[[], None] | None = None):
-        """`idle`: when given, the snapshot is written by a thread of its own once `idle()` returns (the dashboards
-        pass "no page is computing"), not by the reader that read the rows: encoding 200,000 rows to Parquet cost
-        a page opened on a new database most of a second, for the next start's benefit."""
+    def __init__(self, store: Store):
         import threading
 
         self.store = store
         self.lock = threading.Lock()
-        self._idle = idle
-        self._saving: threading.Thread | None = None
         self.frame: pd.DataFrame | None = None
-        self.state: tuple[int, int, int, str] = (0, 0, 0, "")
-        self._seen: dict[str, float] = {}      # the runs when the frame was last read
-        self.snapshot = Path(f"{local_prefix(store)}.frame.parquet") if snapshot else None
-        self.snapshot_rows = 0
+        self.version: DataVersion | None = None
 
-    def _current(self) -> tuple[tuple[int, int, int, str], dict[str, float]]:
+    def current(self) -> DataVersion:
+        """The data version now, without reading a row."""
         with self.store.connect() as conn:
-            rows, last = main_responses_extent(conn)
-            generation = verdicts_generation(conn)
-            stamps = run_stamps(conn)
-        return (int(rows), int(last), generation, stamps_digest(stamps)), stamps
+            return data_version(conn)
 
-    def _load_snapshot(self) -> None:
-        if self.snapshot is None:
-            return
-        try:
-            if not self.snapshot.exists():  # raises for a folder this process may not look into: a full read
-                return
-            import pyarrow.parquet as pq
-
-            table = pq.read_table(self.snapshot)
-            meta = json.loads(table.schema.metadata[b"rose_state"])
-            # Written by a version with other columns, or other code deriving them (the same column names can hold
-            # other values: an older label rule pooled two runs into one row): read the database.
-            if table.column_names != FRAME_COLUMNS or meta.get("code") != analysis_code_digest():
-                return
-            self.frame = _plain_text(table.to_pandas())
-            stamps = {str(r): float(t) for r, t in meta["stamps"].items()}  # older snapshots: KeyError, reload
-            self.state = (int(meta["rows"]), int(meta["last"]), int(meta["generation"]), stamps_digest(stamps))
-            self._seen = stamps
-            self.snapshot_rows = self.state[0]
-        except Exception:  # a torn, foreign or older file: ignore it, the database is the truth
-            self.frame, self.state, self._seen = None, (0, 0, 0, ""), {}
-
-    def _save_snapshot(self) -> None:
-        """Snapshot the frame as of now: at once, or (with `idle`) in a thread of its own once pages are idle. The
-        frame is never changed in place (appending makes a new one), so the thread writes exactly this version."""
-        if self.snapshot is None or self.frame is None:
-            return
-        frame, meta = self.frame, {"rows": self.state[0], "last": self.state[1], "generation": self.state[2],
-                                   "stamps": dict(self._seen), "code": analysis_code_digest()}
-        if self._idle is None:
-            self._write_snapshot(frame, meta)
-            return
-        import threading
-
-        if self._saving is not None and self._saving.is_alive():
-            return   # one write at a time; the next refresh past the threshold writes the newer version
-
-        def later() -> None:
-            self._idle()
-            self._write_snapshot(frame, meta)
-
-        # not a daemon: a server stopping right after a first read still leaves the next start its snapshot
-        self._saving = threading.Thread(target=later, name="rose-frame-snapshot")
-        self._saving.start()
-
-    def wait_saved(self, timeout: float | None = None) -> None:
-        """Return once a snapshot being written in the background is on disk."""
-        saving = self._saving
-        if saving is not None:
-            saving.join(timeout)
-
-    def _write_snapshot(self, frame: pd.DataFrame, meta: dict) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        # text dictionary-encoded: a smaller file, read back as categories that expand to strings at once
-        table = pa.table({name: col.dictionary_encode() if pa.types.is_string(col.type) else col
-                          for name, col in zip(table.column_names, table.columns)})
-        table = table.replace_schema_metadata({b"rose_state": json.dumps(meta).encode()})
-        # app processes on one machine may share the file (PostgreSQL); a full disk only costs a full read
-        if write_whole(self.snapshot, lambda path: pq.write_table(table, path)):
-            self.snapshot_rows = max(self.snapshot_rows, int(meta["rows"]))
-
-    def current(self) -> tuple[int, int, int, str]:
-        """The data version now, as `get` would return it, without reading a row (counts and the runs' times)."""
-        return self._current()[0]
-
-    def get(self) -> tuple[pd.DataFrame, tuple[int, int, int, str]]:
-        frame, state, _ = self.get_with_stamps()
-        return frame, state
-
-    def get_with_stamps(self) -> tuple[pd.DataFrame, tuple[int, int, int, str], dict[str, float]]:
-        """(frame, state, the runs' import times the frame was read with), read together under the lock."""
+    def get(self) -> tuple[pd.DataFrame, DataVersion]:
+        """(frame, the data version it was read at), as of now."""
         with self.lock:
-            frame, state = self._get()
-            return frame, state, dict(self._seen)
+            return self._get()
 
-    def _get(self) -> tuple[pd.DataFrame, tuple[int, int, int, str]]:
-        """The frame as of now (the caller holds the lock)."""
-        current, stamps = self._current()
-        rows, last, generation, _ = current
-        if self.frame is None:
-            self._load_snapshot()
-        if self.frame is not None and current == self.state:
-            return self.frame, self.state
-        # Appending is only right while no stored verdict was rewritten (rescore bumps the generation) and
-        # no run was replaced or removed: the runs seen before are all still there, imported at the same time.
-        if self.frame is not None and last >= self.state[1] and generation == self.state[2] and \
-                self._only_new_runs(stamps):
-            new = responses_frame(self.store, after_id=self.state[1])
-            if self.state[0] + len(new) == rows:
+    def _get(self) -> tuple[pd.DataFrame, DataVersion]:
+        now = self.current()
+        if self.frame is not None and self.version is not None and now == self.version:
+            return self.frame, self.version
+        # Appending is only right while no stored verdict was rewritten (the generation) and no run was replaced or
+        # removed (the runs read before are all still there, imported at the same time; new runs may be added).
+        if self.frame is not None and self.version is not None and now.generation == self.version.generation \
+                and now.last >= self.version.last and self._only_new_runs(now):
+            ids = self.frame["response_id"]
+            # An answer committed after a later one (PostgreSQL hands ids out before commit) would never be appended.
+            # Every response stored since the frame's version has an id beyond that version's last (counted here, a
+            # range of the primary key) or came late below it; responses are removed only with their run (a changed
+            # import time, checked above): equal counts, none came late.
+            new, version, newer = _read(self.store, int(ids.max()) if len(ids) else 0, newer_than=self.version.last)
+            if version.generation == self.version.generation and self._only_new_runs(version) \
+                    and version.rows - self.version.rows == newer:
                 if len(new):
                     self.frame = pd.concat([self.frame, new], ignore_index=True)
-                self.state = current
-                self._seen = stamps
-                if rows - self.snapshot_rows > max(1000, rows // 20):  # amortised rewrites
-                    self._save_snapshot()
-                return self.frame, self.state
-        for _ in range(5):
-            self.frame = responses_frame(self.store)
-            # The runs' import times and the generation handed out with the frame key every cached analysis
-            # (`ui.dash._signature`): a run imported, replaced or removed, or verdicts rewritten, while the rows were
-            # read leaves them unknown for these rows (a replaced run's old time beside its new rows was the key of
-            # its old answers), so the rows are read again.
-            after, after_stamps = self._current()
-            if after_stamps == stamps and after[2] == generation:
-                break
-            current, stamps, generation = after, after_stamps, after[2]
-        else:   # five such changes in a row: no generation is this frame's, so the next refresh reads it again
-            generation = -1
-        # The rows are read after the version: answers committed in between are in the frame, so its rows and
-        # last id are what was read (else the next refresh appends them again).
-        ids = self.frame["response_id"]
-        self.state = (len(self.frame), int(ids.max()) if len(ids) else 0, generation, current[3])
-        self._seen = stamps
-        self._save_snapshot()
-        return self.frame, self.state
+                self.version = version
+                return self.frame, self.version
+        self.frame, self.version, _ = _read(self.store)
+        return self.frame, self.version
 
-    def _only_new_runs(self, stamps: dict[str, float]) -> bool:
-        """Every run the frame was read with is still there with the same import time (new runs may be added)."""
-        return all(stamps.get(r) == t for r, t in self._seen.items())
-
-
-def human_version(store: Store) -> tuple[int, int, int, str]:
-    """Changes only when participants' responses change (what the participant statistics depend on): their
-    count, last id, the verdicts generation and the studies' runs' creation times (a database made anew at the
-    same path, with as many participant responses, is not the same data)."""
-    with store.connect() as conn:
-        rows, last = participant_responses_extent(conn)
-        return rows, last, verdicts_generation(conn), stamps_digest(run_stamps(conn, "human"))
+    def _only_new_runs(self, now: DataVersion) -> bool:
+        stamps = now.stamps
+        return all(stamps.get(r) == t for r, t in self.version.stamps.items())
 
 
 def scorer_versions(df: pd.DataFrame) -> dict[str, int]:

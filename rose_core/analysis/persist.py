@@ -1,21 +1,21 @@
-"""Analyses of unchanged data kept on disk beside the database, so that the first dashboard page after a server
-restart reads what the last process computed instead of computing it again (a cold page: ≤ 1.5 s).
+"""The one on-disk cache: analyses of unchanged data kept beside the database, so that the first dashboard page
+after a server restart reads what the last process computed instead of computing it again (a cold page: ≤ 1.5 s).
+Each solver's share of an analysis is its own entry, so new responses of one run recompute only that run's part.
 
-Where: beside a SQLite file (`<db>.analyses/`, with the frame's `<db>.frame.parquet`); for a PostgreSQL
-database, in this machine's cache folder (`data/cache/`, or `$ROSE_CACHE_DIR`) under a name drawn from the
-server, port, database, user and schema a live connection resolved (`local_prefix`). Several app processes on
-one machine then share the files (each written under a name of its own, then renamed into place:
-`write_whole`); on several machines each keeps its own.
+Where: beside a SQLite file (`<db>.analyses/`); for a PostgreSQL database, in this machine's cache folder
+(`data/cache/`, or `$ROSE_CACHE_DIR`) under a name drawn from the server, port, database, user and schema a live
+connection resolved (`local_prefix`). Several app processes on one machine then share the files (each written under
+a name of its own, then renamed into place: `write_whole`); on several machines each keeps its own.
 
-An entry is found by a key that names every input of the value: the data's version (a solver's rows, the
-verdicts generation, the runs' import times, which also tell one database from another made at the same path),
-the selection (filters, exclusion rules), the dataset, and this code (`CODE_VERSION`: the analysis and
-benchmark sources and the statistics libraries' versions). Entries are therefore never invalidated, only
-evicted (least recently used beyond `max_files`); a changed input is a new key.
+An entry is found by a key that names every input of the value: the data's version (a solver's share of
+`storage.version.DataVersion`: its rows, the verdicts generation, its runs' import times, which also tell one
+database from another made at the same path), the selection (filters, exclusion rules), the dataset, and this code
+(`analysis_code_digest()`: the analysis, benchmark and storage sources and the statistics libraries' versions).
+Entries are therefore never invalidated, only evicted (least recently used beyond `max_files`); a changed input is a new key.
 
-The files are pickles written by this server process into the data folder, beside the database and its
-Parquet snapshot; like those, they are trusted as the server's own files (see docs/threat-model.md: someone
-who can write to `data/` is not defended against)."""
+The files are pickles written by this server process into the data folder, beside the database; like it, they
+are trusted as the server's own files (see docs/threat-model.md: someone who can write to `data/` is not
+defended against)."""
 from __future__ import annotations
 
 import hashlib
@@ -31,9 +31,8 @@ CACHE_ENV = "ROSE_CACHE_DIR"
 
 
 def local_prefix(store: Any) -> Path:
-    """The path prefix of this server's own files about `store`'s data (`<prefix>.frame.parquet`,
-    `<prefix>.analyses/`): the SQLite file itself, or `<cache folder>/pg-<digest>` for a PostgreSQL database:
-    the digest of its server, port, database, user and schema as a live connection resolved them
+    """The path prefix of this server's own files about `store`'s data (`<prefix>.analyses/`): the SQLite file
+    itself, or `<cache folder>/pg-<digest>` for a PostgreSQL database: the digest of its server, port, database, user and schema as a live connection resolved them
     (`PgStore.identity`; a URL may leave any of them to libpq's PG* variables, a service file or `options`, so its
     text does not tell two databases apart), never its password. Two databases never share a prefix by accident,
     and a database made anew under the same name is told apart by the data versions in every key."""
@@ -69,8 +68,8 @@ def analysis_code_digest() -> str:
     """A digest of what computes the analyses and the response frame they start from: every source file of
     `rose_core/analysis` and of the ROSE benchmark (metrics, records, scoring), the storage layer that reads the
     frame's columns (`storage/`) and the solver labels, and the versions of the libraries the statistics
-    come from. A fix to a statistic, or to how the frame is read or labelled, therefore never meets an entry (or a
-    frame snapshot) made before it."""
+    come from. A fix to a statistic, or to how the frame is read or labelled, therefore never meets an entry made
+    before it."""
     import importlib.metadata as md
 
     root = Path(__file__).resolve().parent.parent

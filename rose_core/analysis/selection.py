@@ -7,10 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..storage.columns import read_columns
 from ..storage.connection import Store
 from ..storage.exclusions import standing_reasons
 from ..storage.participants import participant_rows
-from ..storage.responses import read_response_rows
+from ..storage.responses import RESPONSE_TYPES, responses_query
 from .answers import decode_answer
 from .frame import responses_frame
 
@@ -119,19 +120,13 @@ def participant_stats(store: Store) -> pd.DataFrame:
     """Per participant (the index), from their responses: main items and PASS rate, median time per item and to
     first action, the longest streak, attention checks (and passed), practice PASS rate. The costly half of
     `participant_table` (it reads every participant response); it changes only when those change
-    (`frame.human_version`), so the dashboards cache it by that."""
-    with store.connect() as conn:
-        # plain tuples into object columns: pandas' own reader types the text as Arrow strings, whose group-bys
-        # re-encode them (most of a cold page's participant statistics)
-        cols, rows = read_response_rows(
-            conn, ("participant_id", "kind", "passed", "parsed", "total_ms", "first_action_ms"),
-            participants_only=True, analysable=True, order="participant")
-    resp = pd.DataFrame(rows, columns=cols, dtype=object) if rows else pd.DataFrame(
-        {c: pd.Series(dtype=object) for c in cols})
-    del rows
-    resp["passed"] = resp["passed"].astype(np.int64)
-    for col in ("total_ms", "first_action_ms"):
-        resp[col] = resp[col].astype(float)
+    (`DataVersion.people_part`), so the dashboards cache it by that."""
+    names = ("participant_id", "kind", "passed", "parsed", "total_ms", "first_action_ms")
+    sql, params = responses_query(names, participants_only=True, analysable=True, order="participant")
+    cols = read_columns(store, [(sql, params, {c: RESPONSE_TYPES[c] for c in names})])[0]
+    # text as object columns of plain strings (pandas' Arrow strings re-encode at every group-by), numbers typed
+    resp = pd.DataFrame({c: pd.Series(v, dtype=v.dtype, copy=False) for c, v in cols.items()})
+    resp["passed"] = resp["passed"].astype(np.int64)   # NOT NULL: a NULL (a foreign file) raises here
     main = resp[resp["kind"] == "main"]
     g = main.groupby("participant_id")
     stats = pd.DataFrame({

@@ -148,6 +148,9 @@ def cmd_runs(a: argparse.Namespace) -> int:
     from ..storage import open_store
     from ..storage.runs import list_runs
 
+    if not database_exists(a.db):  # opening it would create an empty one
+        print(f"error: no database at {a.db}", file=sys.stderr)
+        return 2
     for r in list_runs(open_store(a.db)):
         print(f"{r['run_id']:40s} {r['solver_kind']:6s} {r['format'] or '':16s} {r['responses']:7d} responses  "
               f"dataset {r['dataset_hash']}")
@@ -283,7 +286,7 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     e.set_defaults(fn=cmd_export_table)
     from ..benchmarks.rose.agents import AGENTS
     from ..benchmarks.rose.harness_export import FORMATS
-    from ..runs.importer import RUN_FORMATS
+    from ..runs.formats import run_formats
 
     x = sub.add_parser("export", help="the benchmark for model harnesses: data files, or a task folder "
                                            "ready to run in lmms-eval, inspect_ai or VLMEvalKit")
@@ -296,9 +299,9 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
                    help="only these templates, e.g. T1 T2 (default: every template)")
     x.set_defaults(fn=cmd_export)
     i = sub.add_parser("import-run", help="score and store a model run (auto-detects the format)")
-    i.add_argument("file", help="the run file: JSONL, an lmms-eval, VLMEvalKit or inspect log, or an archive of one")
+    i.add_argument("file", help=f"the run file, in one of the formats {', '.join(run_formats())}")
     i.add_argument("--solver", required=True, help="the name the run is stored and shown under")
-    i.add_argument("--format", choices=["auto", *RUN_FORMATS], default="auto",
+    i.add_argument("--format", choices=["auto", *run_formats()], default="auto",
                    help="the run file's format (default: auto, detected from the file)")
     i.add_argument("--kind", choices=["model", "agent"], default="model",
                    help="what made the run: a model or a scripted agent (default: model)")
@@ -394,8 +397,43 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
     return ap
 
 
+# The locations sub-commands share, each declared only where the command reads it, and what a command without it
+# does not read: named when one is given to a command that takes none.
+_LOCATIONS = {"--db": "opens no database", "--dataset": "reads no ROSE dataset build",
+              "--episodes": "reads no SGP dataset build"}
+
+
+def _chosen(parser: argparse.ArgumentParser, a: argparse.Namespace) -> tuple[argparse.ArgumentParser, list[str]]:
+    """The sub-command's own parser `a` was parsed by (`study approvals`'s, not the top level's), and its name."""
+    names: list[str] = []
+    while True:
+        subs = [x for x in parser._actions if isinstance(x, argparse._SubParsersAction)]
+        name = getattr(a, subs[0].dest, None) if subs else None
+        if name is None:
+            return parser, names
+        names.append(name)
+        parser = subs[0].choices[name]
+
+
+def _refuse_unrecognized(parser: argparse.ArgumentParser, a: argparse.Namespace, extra: list[str]) -> None:
+    """Arguments the chosen sub-command does not take, refused by that sub-command (its usage, its name), saying
+    why for a location it does not read (argparse refuses them with the top level's usage, which names none)."""
+    leaf, names = _chosen(parser, a)
+    takes = {o for x in leaf._actions for o in x.option_strings}
+    why = []
+    for opt in dict.fromkeys(x.split("=", 1)[0] for x in extra if x.startswith("--")):
+        if opt in _LOCATIONS and opt not in takes:
+            why.append(f"{' '.join(names)} {_LOCATIONS[opt]}: it takes no {opt}"
+                       + (" (an SGP build is given as --episodes)" if opt == "--dataset" and "--episodes" in takes
+                          else ""))
+    leaf.error(f"unrecognized arguments: {' '.join(extra)}" + "".join(f"; {w}" for w in why))
+
+
 def main(argv: list[str] | None = None) -> int:
-    a = build_parser("rose" if Path(sys.argv[0]).name == "rose" else "python -m rose_core").parse_args(argv)
+    parser = build_parser("rose" if Path(sys.argv[0]).name == "rose" else "python -m rose_core")
+    a, extra = parser.parse_known_args(argv)
+    if extra:
+        _refuse_unrecognized(parser, a, extra)
     try:
         return a.fn(a)
     except (DatasetError, ResponseFileError, ValueError) as e:

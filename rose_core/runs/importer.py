@@ -20,7 +20,7 @@ from ..common.solver_labels import refused_name
 from ..storage import runs as stored_runs
 from ..storage.connection import Store, now
 from ..storage.responses import ResponseRow
-from .formats import RUN_FORMATS, detect, get
+from .formats import detect, get
 from .formats.vlmevalkit import EXCEL_CELL_LIMIT
 from .records import Findings, ImportResult, Limits, ReadRun, RunFormat, RunImportError, RunRecord
 from .resolve import read_manifest, resolve
@@ -30,7 +30,7 @@ SolverKind = Literal["model", "agent"]
 ErroredPolicy = Literal["skip", "invalid"]
 ERRORED_POLICIES: tuple[ErroredPolicy, ...] = ("skip", "invalid")
 
-__all__ = ["ERRORED_POLICIES", "EXCEL_CELL_LIMIT", "RUN_FORMATS", "ErroredPolicy", "ImportResult", "Limits",
+__all__ = ["ERRORED_POLICIES", "EXCEL_CELL_LIMIT", "ErroredPolicy", "ImportResult", "Limits",
            "ReadRun", "RunFormat", "RunImportError", "RunRecord", "SolverKind", "delete_run", "import_run",
            "import_upload", "read_manifest", "read_run", "run_id_for", "skipped_note",
            "skipped_samples"]
@@ -250,8 +250,11 @@ def skipped_note(skipped: dict[str, dict[str, int]]) -> str | None:
 
 
 def delete_run(store: Store, run_id: str) -> None:
-    """Remove a model or agent run and its responses; a study's human runs are refused."""
+    """Remove a model or agent run and its responses; a study's human runs and a run not stored (never imported,
+    or removed meanwhile) are refused with RunImportError, nothing written."""
     try:
         stored_runs.delete_run(store, run_id)
     except stored_runs.HumanRun:
         raise RunImportError(["human runs belong to a study and are not deleted here"]) from None
+    except stored_runs.UnknownRun:
+        raise RunImportError([f"no run {run_id!r} is stored (never imported, or removed meanwhile)"]) from None

@@ -136,7 +136,9 @@ def rescore_rows(rows: Iterable[dict[str, Any]], ds: Dataset) -> tuple[RescoreRe
 
 
 def _stored(conn: Any) -> Iterator[dict[str, Any]]:
-    names, rows = read_response_rows(conn, _COLUMNS)
+    """Every stored response, previews', simulated and test participants' too: `report --include-simulated`
+    counts a dry run's rows, and a test participant un-marked counts again, so none may keep a stale verdict."""
+    names, rows = read_response_rows(conn, _COLUMNS, every_row=True)
     return (dict(zip(names, r)) for r in rows)
 
 

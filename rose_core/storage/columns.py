@@ -1,10 +1,14 @@
-"""Reading query results into frames, rows and columns (both backends), and one snapshot for several reads."""
+"""Reading query results into frames, rows and whole columns (both backends), and one snapshot for several reads."""
 from __future__ import annotations
 
+import atexit
+import re
+import threading
+import weakref
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Literal, Mapping, Sequence
 
-from .connection import Connection, dialect
+from .connection import Connection, Store, dialect
 
 
 def read_frame(conn: Connection, sql: str, params: Sequence[Any] | dict | None = None) -> Any:
@@ -46,104 +50,210 @@ def fetch_rows(conn: Connection, sql: str, params: Sequence[Any] = ()) -> tuple[
     return [d[0] for d in cur.description], cur.fetchall()
 
 
-_I64_MAX = 2 ** 63 - 1
-_UNIT, _NULL = "\x1f", "\x1e"   # what separates the values of a column read at once, and stands for NULL
+Kind = Literal["int", "float", "text"]
 
 
-def fetch_columns(conn: Connection, source: str, key: str, text: Sequence[str] = (), ints: Sequence[str] = (),
-                  floats: Sequence[str] = (), params: Sequence[Any] = ()) -> dict[str, Any] | None:
-    """Columns of `SELECT … FROM <source>` (`source`: a table and its WHERE, with `?` placeholders) ordered by
-    `key` (a unique integer column, read as an int64 array with `ints`), each column as a whole: text as an object
-    array of str (None for NULL), ints as int64, floats as float64 (NaN for NULL).
+class ColumnReadError(RuntimeError):
+    """A column read failed: SQLite's reader process died twice in a row or the database refused the read, or the
+    PostgreSQL read failed (`__cause__` holds the driver's error; the message is for the server's log, not a page)."""
 
-    Why: the driver builds a Python object per row and value, and at 200,000 rows × 19 columns that was most of a
-    new database's first dashboard page. Here the database joins each integer or text column into one string
-    (`group_concat` / `string_agg`: one value per column, split in C); floats, whose text form is not exact on
-    SQLite, are read as rows, of the non-NULL ones only. One snapshot. Returns None (the caller reads rows instead)
-    when a text value holds one of the two control characters used to separate values and stand for NULL, or an
-    integer column holds NULL or a non-integer: a column is never misaligned or misread."""
-    import numpy as np
 
-    pg = dialect(conn) != "sqlite"
-    sep, null = ("chr(31)", "chr(30)") if pg else ("char(31)", "char(30)")
-    # Joined in the order the scan meets the rows, which is the same for every aggregate of the one query (each row
-    # is handed to all of them in turn; parallel workers' partial results are combined all aggregates at once), so the
-    # columns stay aligned; sorted by the key below when the scan's order is not the key's. An ORDER BY inside each
-    # aggregate would sort the rows once per column (on PostgreSQL, twice the time of the whole read).
-    agg = (lambda e, s: f"string_agg(({e})::text, {s})") if pg else (lambda e, s: f"group_concat({e}, {s})")
-    ints = [key, *[c for c in ints if c != key]]
-    parts = ["count(*)"] + [agg(c, "','") for c in ints] \
-        + [agg(f"CASE WHEN {c} IS NULL THEN {null} ELSE {c} END", sep) for c in text] \
-        + [f"count({c})" for c in (*text, *ints)]
-    with read_snapshot(conn):
-        row = _fetch_one(conn, f"SELECT {', '.join(parts)} FROM {source}", params)
-        nums: list[tuple] = []
-        if floats:
-            keep = " OR ".join(f"{c} IS NOT NULL" for c in floats)
-            _, nums = fetch_rows(conn, f"SELECT {key}, {', '.join(floats)} FROM (SELECT {key}, {', '.join(floats)} "
-                                       f"FROM {source}) AS src WHERE {keep} ORDER BY {key}", params)
-    n = int(row[0])
-    out: dict[str, Any] = {}
-    counted = row[1 + len(ints) + 2 * len(text):]
-    for i, c in enumerate(ints):
-        if int(counted[i]) != n:
-            return None                                   # NULLs are left out of the join: not this column's rows
-        # Only integers written plainly, one per row, joined by commas (anything else SQLite's loose typing kept as
-        # text, a real or a blob goes back to the rows: numpy's parser would read a lone sign or blanks as 0), then
-        # parsed in C: a tenth of splitting and converting each value.
-        joined = row[1 + i] if n else ""
-        if n and not _plain_ints(joined):
-            return None
+class ColumnTypeError(ColumnReadError, TypeError):
+    """A stored value is not of its column's declared type: the column is refused, never coerced."""
+
+
+def read_columns(store: Store, queries: Sequence[tuple[str, Sequence[int], Mapping[str, Kind]]],
+                 ) -> list[dict[str, Any]]:
+    """Each (sql, params, columns) of `queries` (SQLite's dialect, `?` placeholders; selecting exactly `columns`,
+    in their order) as whole numpy columns of their declared kinds, in the query's row order; all read in one
+    snapshot (a data version read beside rows is those rows' version).
+
+    Read by a maintained columnar driver into Arrow, in C: on PostgreSQL `adbc-driver-postgresql` (libpq's binary
+    COPY) in this process, on its own connection, in one REPEATABLE READ READ ONLY transaction; on SQLite
+    `adbc-driver-sqlite` in a reader process of its own (`sqlite_reader`: it may not share a process with
+    Python's `sqlite3`).
+
+    Parameters are integers only (an id to read after): on PostgreSQL they are written into the statement
+    (`_inlined`), and no reader needs text; anything else is refused with TypeError, on both backends alike.
+
+    Types are exact: `int` is int64 (NULLs kept: then a pandas nullable Int64 array), `float` float64 (NaN for
+    NULL), `text` an object array of `str` (None for NULL). A value of another type (SQLite keeps text, a real or a
+    blob in an INTEGER column as given) raises `ColumnTypeError`, naming the column. A read that fails raises
+    `ColumnReadError`."""
+    for sql, params, _ in queries:
+        _integers(params)
+    if store.dialect == "sqlite":
+        from .sqlite_reader import ReaderError, reader_for
+
         try:
-            values = np.fromstring(joined, dtype=np.int64, sep=",") if n else np.zeros(0, dtype=np.int64)
-        except ValueError:
-            return None
-        if len(values) != n or (n and bool((values == _I64_MAX).any() or (values == -_I64_MAX - 1).any())):
-            return None                                   # numpy saturates a number too large (rows tell)
-        out[c] = values
-    for i, c in enumerate(text):
-        joined = row[1 + len(ints) + i] if n else ""
-        values = joined.split(_UNIT) if n else []
-        if len(values) != n:
-            return None                                   # a separator inside a value
-        col = np.array(values, dtype=object) if n else np.zeros(0, dtype=object)
-        nulls = col == _NULL
-        # every NULL-mark is a NULL, and no value holds the mark (which would read as one)
-        if int(nulls.sum()) != n - int(row[1 + len(ints) + len(text) + i]) or joined.count(_NULL) != int(nulls.sum()):
-            return None
-        col[nulls] = None
-        out[c] = col
-    ids = out[key]
-    if n > 1 and not bool((ids[1:] > ids[:-1]).all()):
-        order = np.argsort(ids, kind="stable")
-        out = {c: v[order] for c, v in out.items()}
-        ids = out[key]
-    if floats:
-        got = np.array([r[0] for r in nums], dtype=np.int64)
-        at = np.searchsorted(ids, got)
-        if len(got) and (int(at.max()) >= n or not bool((ids[at] == got).all())):
-            return None                                   # not the same rows (cannot happen in one snapshot)
-        for j, c in enumerate(floats):
-            col = np.full(n, np.nan)
-            col[at] = np.array([np.nan if r[1 + j] is None else r[1 + j] for r in nums], dtype=float)
-            out[c] = col
+            tables = reader_for(str(store.path)).read([(sql, list(params)) for sql, params, _ in queries])
+        except ReaderError as e:
+            raise ColumnReadError(str(e)) from e
+    else:
+        tables = _pg_tables(store, [(sql, params) for sql, params, _ in queries])
+    out = []
+    for table, (sql, _, cols) in zip(tables, queries):
+        if table.column_names != list(cols):
+            raise ValueError(f"the query returned columns {table.column_names}, not {list(cols)}: {sql}")
+        out.append({n: _column(n, k, table.column(n)) for n, k in cols.items()})
     return out
 
 
-def _plain_ints(joined: Any) -> bool:
-    """`joined` is integers written plainly (an optional minus, then digits), joined by commas: byte operations in C,
-    a few milliseconds for 200,000 values (a regular expression took 30)."""
-    if not isinstance(joined, str) or not joined.isascii():
-        return False
-    b = joined.encode("ascii")
-    return (b != b"" and not b.translate(None, b"0123456789,-") and b[:1] != b"," and b[-1:] not in (b",", b"-")
-            and b",," not in b and b"-," not in b and b"--" not in b
-            and b.count(b"-") == b.count(b",-") + b.startswith(b"-"))     # a minus only where a value begins
+def _integers(params: Sequence[Any]) -> None:
+    """Refuse a parameter that is not exactly an int (not a bool, nor a subclass, whose text could be anything),
+    naming its position and type only."""
+    for j, v in enumerate(params):
+        if type(v) is not int:
+            raise TypeError(f"a column read takes integer parameters only (on PostgreSQL they are written into the "
+                            f"statement): parameter {j + 1} is {type(v).__name__}")
 
 
-def _fetch_one(conn: Connection, sql: str, params: Sequence[Any]) -> tuple:
-    _, rows = fetch_rows(conn, sql, params)
-    return rows[0]
+def prepare_reads(store: Store) -> None:
+    """Start what `read_columns` of this store needs, ahead of the first read: SQLite's reader process (its own
+    imports, ~0.3 s on a quiet machine, which a first dashboard page would otherwise wait for); on PostgreSQL the
+    driver's import, in a thread of its own."""
+    if store.dialect == "sqlite":
+        from .sqlite_reader import reader_for
+
+        reader_for(str(store.path)).start()
+        return
+    threading.Thread(target=lambda: __import__("adbc_driver_postgresql.dbapi"), name="rose-import-adbc",
+                     daemon=True).start()
+
+
+# One ADBC connection per PostgreSQL store and process, kept open between reads (a new one cost a read ~0.26 s of
+# wall and 40 ms of CPU at load 13), reads taking turns on it; dropped after an error, made anew at the next read.
+# Kept by the store object, not its URL: a URL may leave the database to PGDATABASE and the like, so one text can
+# name two databases.
+_PG: "weakref.WeakKeyDictionary[Store, list]" = weakref.WeakKeyDictionary()
+_PG_LOCK = threading.Lock()
+
+
+def _close_kept() -> None:
+    """At exit, before the interpreter tears the driver's module down under the connections' finalizers."""
+    for slot in list(_PG.values()):
+        if slot[1] is not None:
+            try:
+                slot[1].close()
+            except Exception:  # noqa: BLE001
+                pass
+            slot[1] = None
+
+
+atexit.register(_close_kept)
+
+
+def _pg_tables(store: Store, queries: Sequence[tuple[str, Sequence[int]]]) -> list[Any]:
+    import adbc_driver_postgresql.dbapi as driver
+
+    with _PG_LOCK:
+        slot = _PG.get(store)
+        if slot is None:
+            slot = _PG[store] = [threading.Lock(), None]
+    with slot[0]:
+        for attempt in (1, 2):
+            fresh = slot[1] is None
+            try:
+                if fresh:
+                    slot[1] = driver.connect(store.location, autocommit=True)
+                return _pg_read(slot[1], queries)
+            except driver.Error as e:
+                conn, slot[1] = slot[1], None
+                if conn is not None:
+                    try:
+                        conn.close()
+                    except Exception:  # noqa: BLE001  a connection the server already ended
+                        pass
+                # a kept connection the server ended (a restart, an idle timeout): once more on a new one
+                if fresh or attempt == 2 or not isinstance(e, driver.OperationalError):
+                    raise ColumnReadError(f"the PostgreSQL column read failed: {type(e).__name__}: {e}") from e
+        raise AssertionError("unreachable")
+
+
+def _pg_read(conn: Any, queries: Sequence[tuple[str, Sequence[int]]]) -> list[Any]:
+    from .pg import translate
+
+    with conn.cursor() as cur:
+        cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            tables = []
+            for sql, params in queries:
+                # the values written into the statement: with bound parameters the driver reads the result through
+                # libpq's row buffer instead of a binary COPY, 0.7–1.2 s more for the frame's 205,840 rows
+                cur.execute(_inlined(translate(sql), params))
+                tables.append(cur.fetch_arrow_table())
+            return tables
+        finally:
+            cur.execute("ROLLBACK")
+
+
+_PLACEHOLDER = re.compile(r"%%|%s|%")
+
+
+def _inlined(sql: str, params: Sequence[Any]) -> str:
+    """`sql` as `pg.translate` writes it for psycopg, for a driver that binds nothing: each `%s` outside quoted
+    text replaced by its parameter in order, written as a number, and `%%` back to `%`. Integers only (bool is not
+    one; a negative one in brackets, never `x--5`, a comment): the read's parameters are ids. Anything else, a
+    placeholder without its value, a value without its placeholder, or a named placeholder is refused, never
+    passed on half-written."""
+    from .pg import _TOKENS
+
+    _integers(params)
+    values = iter(params)
+
+    def value(m: re.Match) -> str:
+        if m.group(0) == "%%":
+            return "%"
+        if m.group(0) == "%":
+            raise ValueError(f"a column read takes positional `?` placeholders only: {sql}")
+        v = next(values, None)
+        if v is None:
+            raise ValueError(f"a placeholder has no value ({len(params)} given): {sql}")
+        return f"({v})" if v < 0 else str(v)
+
+    out = "".join(part if part[:1] in "'\"" else _PLACEHOLDER.sub(value, part) for part in _TOKENS.findall(sql))
+    if next(values, None) is not None:
+        raise ValueError(f"{len(params)} parameters given for fewer placeholders: {sql}")
+    return out
+
+
+def _column(name: str, kind: Kind, arr: Any) -> Any:
+    """One Arrow column as numpy (see `read_columns` for the types)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    if len(arr) == arr.null_count:      # no value but NULL (or no row): the driver's type says nothing
+        if kind == "int":
+            return np.zeros(0, dtype=np.int64) if not len(arr) else _nullable_ints(pa.nulls(len(arr), pa.int64()))
+        if kind == "float":
+            return np.full(len(arr), np.nan)
+        return np.full(len(arr), None, dtype=object)
+    t = arr.type.value_type if pa.types.is_dictionary(arr.type) else arr.type
+    if kind == "int":
+        if not pa.types.is_integer(t):
+            raise ColumnTypeError(f"column {name!r} is declared integer but holds {t} values")
+        arr = arr.cast(pa.int64())
+        return _nullable_ints(arr) if arr.null_count else arr.to_numpy(zero_copy_only=False)
+    if kind == "float":
+        if not pa.types.is_floating(t):
+            raise ColumnTypeError(f"column {name!r} is declared real but holds {t} values")
+        return arr.cast(pa.float64()).fill_null(np.nan).to_numpy(zero_copy_only=False)
+    if kind == "text":
+        if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+            raise ColumnTypeError(f"column {name!r} is declared text but holds {t} values")
+        # each distinct text made a Python string once (the columns repeat a few thousand values at most)
+        enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
+        words = np.array(enc.dictionary.to_pylist() + [None], dtype=object)
+        return words[enc.indices.fill_null(len(enc.dictionary)).to_numpy(zero_copy_only=False)]
+    raise ValueError(f"unknown column kind {kind!r}")
+
+
+def _nullable_ints(arr: Any) -> Any:
+    import pandas as pd
+
+    return pd.array(arr.to_pylist(), dtype="Int64")
 
 
 @contextmanager

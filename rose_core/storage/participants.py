@@ -25,8 +25,9 @@ from .columns import read_frame
 from .connection import Connection, dialect
 
 # The participants whose rows never reach a number, an export, the approvals or the checklist: previews, simulated
-# and test participants (migration 9). Every reader of human rows leaves out `participant_id IN (NOT_COUNTED)`;
-# model and agent responses (participant_id '') are never in it.
+# and test participants (migration 9). Every reader of human rows leaves out `participant_id IN (NOT_COUNTED)`
+# (but `rescore`, which keeps every stored verdict current: `responses_query(every_row=True)`); model and agent
+# responses (participant_id '') are never in it.
 NOT_COUNTED = "SELECT participant_id FROM participants WHERE origin != 'participant'"
 # The participants no analysis ever reads: previews and tests. A dry run's simulated participants are read into the
 # analyses' frame and dropped there unless a dry run is asked for (`report --include-simulated`, the dashboards'

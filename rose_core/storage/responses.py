@@ -1,7 +1,7 @@
 """The `responses` table: its one writer (participants, run imports, agents) and its one reader.
 
 Every read of response rows goes through `responses_query` (the SELECT, for `read_response_rows` and the
-dashboards' row read; their column read, `main_response_columns`, names its columns from the same list), with its columns named from one
+dashboards' column read, `main_responses_read`), with its columns named from one
 list: `RESPONSE_COLUMNS` (the table's, typed in `RESPONSE_TYPES`), plus the run's (`RUN_COLUMNS`, joined from
 `runs`) and the participant's (`PARTICIPANT_COLUMNS`, left-joined from `participants`).
 """
@@ -13,7 +13,7 @@ import typing
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Sequence
 
-from .columns import fetch_columns, fetch_rows
+from .columns import fetch_rows
 from .connection import Connection, Store
 from .participants import NEVER_ANALYSED, NOT_COUNTED, filling_target
 
@@ -133,20 +133,27 @@ def responses_query(columns: Sequence[str] = RESPONSE_COLUMNS, *, run_id: str | 
                     attempt: int | None = None, study_id: str | None = None, solver_kind: str | None = None,
                     after_id: int | None = None, response_ids: Sequence[int] | None = None,
                     participants_only: bool = False, timed: bool = False, analysable: bool = False,
+                    every_row: bool = False, main_only: bool = False,
                     order: Literal["response_id", "participant"] = "response_id") -> tuple[str, tuple]:
     """The SELECT of response rows and its parameters: `columns` (of `RESPONSE_COLUMNS`, `RUN_COLUMNS`,
     `PARTICIPANT_COLUMNS`, `EXCLUSION_COLUMNS`); of one run, participant, instance, kind, attempt; of the runs of
     one study or solver kind; after a response id; of these ids; of participants only (not model or agent runs);
-    with a server time only (`total_ms` > 0); ordered by response id or by participant then time.
+    with a server time only (`total_ms` > 0); of main items only (`main_only`: written into the statement, not a
+    parameter, for the dashboards' column read, which takes integer parameters only); ordered by response id or by
+    participant then time.
 
     Never a preview's, a simulated or a test participant's row (`COUNTED_ONLY`), unless `participant_id` names
     that participant: their own session reads its answers back through here (practice feedback, a round's
-    verdicts). `analysable`: the analyses' frame, which also reads a dry run's simulated rows (`ANALYSABLE`)."""
+    verdicts). `analysable`: the analyses' frame, which also reads a dry run's simulated rows (`ANALYSABLE`).
+    `every_row`: no origin filter at all, previews', simulated and test participants' rows too (`rescore`, which
+    keeps every stored verdict current, whoever's it is)."""
     unknown = [c for c in columns if c not in RESPONSE_TYPES and c not in RUN_COLUMNS
                and c not in PARTICIPANT_COLUMNS and c not in EXCLUSION_COLUMNS]
     if unknown:
         raise ValueError(f"not a column of a response: {', '.join(unknown)}")
-    where: list[str] = ([] if participant_id is not None else [f"r.{ANALYSABLE}"] if analysable
+    if every_row and analysable:
+        raise ValueError("every_row and analysable are two different origin filters: ask for one")
+    where: list[str] = ([] if participant_id is not None or every_row else [f"r.{ANALYSABLE}"] if analysable
                         else [f"r.{COUNTED_ONLY}"])
     params: list[Any] = []
     for name, value in (("run_id", run_id), ("participant_id", participant_id), ("instance_id", instance_id),
@@ -157,6 +164,8 @@ def responses_query(columns: Sequence[str] = RESPONSE_COLUMNS, *, run_id: str | 
     if solver_kind is not None:
         where.append("runs.solver_kind = ?")
         params.append(solver_kind)
+    if main_only:
+        where.append("r.kind = 'main'")
     if participants_only:
         where.append("r.participant_id != ''")
     if timed:
@@ -191,36 +200,15 @@ def read_response_rows(conn: Connection, columns: Sequence[str] = RESPONSE_COLUM
     return fetch_rows(conn, *responses_query(columns, **filters))
 
 
-def main_response_columns(conn: Connection, columns: Sequence[str], after_id: int = 0) -> dict[str, Any] | None:
-    """The main responses stored after `after_id`, each of `columns` (of `RESPONSE_COLUMNS`, `response_id` among
-    them) read whole by `fetch_columns`, typed as `RESPONSE_TYPES` says, ordered by response id; None when a value
-    the column read cannot carry is stored (the caller reads rows with `read_response_rows` instead)."""
+def main_responses_read(columns: Sequence[str], after_id: int = 0) -> tuple[str, tuple, dict[str, str]]:
+    """The column read of the main responses stored after `after_id`: (sql, params, each column's kind) for
+    `columns.read_columns`, the SELECT built by `responses_query` (its filters hold for this read too), `columns`
+    of `RESPONSE_COLUMNS` (`response_id` among them) typed as `RESPONSE_TYPES` says, ordered by response id."""
     unknown = [c for c in columns if c not in RESPONSE_TYPES]
     if unknown or "response_id" not in columns:
         raise ValueError(f"not a column of the responses table: {', '.join(unknown) or 'response_id missing'}")
-    of = {kind: tuple(c for c in columns if RESPONSE_TYPES[c] == kind) for kind in ("text", "int", "float")}
-    return fetch_columns(conn, f"responses WHERE kind = 'main' AND response_id > ? AND {ANALYSABLE}", "response_id",
-                         text=of["text"], ints=of["int"], floats=of["float"], params=(after_id,))
-
-
-def main_responses_extent(conn: Connection) -> tuple[int, int]:
-    """(how many main responses the analyses read are stored (all but previews' and tests'), the last main response's id or 0): the frame's data version,
-    without reading a row. Counted = all minus the uncounted participants' (found through their index: a count
-    with the origin filter on every row cost twice as long), and the last id is any participant's: a preview's
-    answer only makes the frame look for new rows and find none."""
-    rows, last, uncounted = conn.execute(
-        "SELECT count(*), coalesce(max(response_id), 0), (SELECT count(*) FROM responses WHERE kind = 'main' AND "
-        f"participant_id IN ({NEVER_ANALYSED})) FROM responses WHERE kind = 'main'").fetchone()
-    return int(rows) - int(uncounted), int(last)
-
-
-def participant_responses_extent(conn: Connection) -> tuple[int, int]:
-    """(how many counted participants' responses are stored, of every kind, the last one's id or 0), as
-    `main_responses_extent` counts them."""
-    rows, last, uncounted = conn.execute(
-        "SELECT count(*), coalesce(max(response_id), 0), (SELECT count(*) FROM responses WHERE participant_id IN "
-        f"({NEVER_ANALYSED})) FROM responses WHERE participant_id != ''").fetchone()
-    return int(rows) - int(uncounted), int(last)
+    sql, params = responses_query(columns, main_only=True, after_id=after_id, analysable=True)
+    return sql, params, {c: RESPONSE_TYPES[c] for c in columns}
 
 
 def main_answer_counts(conn: Connection, run_id: str, count_anonymous: bool = True) -> dict[str, int]:

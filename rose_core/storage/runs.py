@@ -10,7 +10,6 @@ import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .columns import fetch_rows
 from .connection import Connection, Store, now
 from .responses import ResponseRow, write_responses
 
@@ -31,6 +30,10 @@ class OtherBuildRuns(Exception):
 
 class HumanRun(Exception):
     """Human runs belong to a study: they are never deleted as an imported run."""
+
+
+class UnknownRun(Exception):
+    """No run with this id is stored (never imported, or removed meanwhile: two tabs removing the same run)."""
 
 
 @dataclass(frozen=True)
@@ -86,9 +89,13 @@ def list_runs(store: Store) -> list[dict]:
 
 
 def delete_run(store: Store, run_id: str) -> None:
-    """A model or agent run and its responses, in one transaction; raises HumanRun for a study's humans."""
+    """A model or agent run and its responses, in one transaction; raises HumanRun for a study's humans and
+    UnknownRun when no such run is stored (nothing written)."""
     with store.write() as c:
-        if c.execute("SELECT solver_kind FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0] == "human":
+        row = c.execute("SELECT solver_kind FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise UnknownRun(run_id)
+        if row[0] == "human":
             raise HumanRun(run_id)
         c.execute("DELETE FROM responses WHERE run_id = ?", (run_id,))
         c.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
@@ -96,20 +103,9 @@ def delete_run(store: Store, run_id: str) -> None:
 
 # --------------------------------------------------------------------------- the dashboards' reads
 
-def run_solvers(conn: Connection) -> dict[str, tuple[str, str, str | None]]:
-    """run_id -> (solver kind, solver name, study id or None) of every run."""
-    return {r: (k, nm, st) for r, k, nm, st in fetch_rows(
-        conn, "SELECT run_id, solver_kind, solver_name, study_id FROM runs ORDER BY run_id")[1]}
-
-
-def run_stamps(conn: Connection, solver_kind: str | None = None) -> dict[str, float]:
-    """run_id -> when it was imported (a study's run: when the study was created), of every run or of one solver
-    kind's. A replaced run keeps its id but not its time, and a database made anew gets new times: caches key on
-    these, not on ids alone."""
-    if solver_kind is None:
-        return {r: float(t) for r, t in conn.execute("SELECT run_id, imported_at FROM runs ORDER BY run_id")}
-    return {r: float(t) for r, t in conn.execute(
-        "SELECT run_id, imported_at FROM runs WHERE solver_kind = ? ORDER BY run_id", (solver_kind,))}
+# Every run's solver, by run id (a column read beside the responses: `RUN_SOLVERS_COLUMNS` names its kinds).
+RUN_SOLVERS_SQL = "SELECT run_id, solver_kind, solver_name, study_id FROM runs ORDER BY run_id"
+RUN_SOLVERS_COLUMNS = {"run_id": "text", "solver_kind": "text", "solver_name": "text", "study_id": "text"}
 
 
 # --------------------------------------------------------------------------- the paper bundle's check

@@ -330,14 +330,10 @@ def apply_migrations(conn: Connection, where: str) -> int:
                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(SCHEMA_VERSION),))
     return current
 
-def verdicts_generation(conn: Connection) -> int:
-    """How many times stored verdicts were rewritten in place (`rescore`). Responses otherwise only grow, so
-    caches keyed by (rows, last id) must also key on this, or they keep serving the old verdicts."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'verdicts_generation'").fetchone()
-    return int(row[0]) if row else 0
-
 
 def bump_verdicts_generation(conn: Connection) -> None:
-    """Inside the transaction that rewrites verdicts."""
+    """Inside the transaction that rewrites verdicts in place (`rescore`) or changes which rows the analyses read
+    (a participant marked as a test, a simulation removed): the generation is part of the one data version
+    (`storage.version.DataVersion`), which every cache of responses keys on."""
     conn.execute("INSERT INTO meta(key, value) VALUES ('verdicts_generation', '1') "
                  "ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)")

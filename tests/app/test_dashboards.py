@@ -253,11 +253,12 @@ def test_drilldown_picker_limited_to_instances_humans_answered(dash_env):
     assert len(set(colours.values())) == len(colours)  # heatmap, gold and every model: distinct colours
 
 
-def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_dataset, populated_db, tmp_path,
+def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_dataset, populated_stores, tmp_path,
                                                                          monkeypatch):
     """A restarted server (every in-memory cache empty) serves the analyses the last process kept beside the
     database without computing them; a run replaced by one of the same size (SQLite reuses the freed response
-    ids, so its row count and last id are unchanged) is computed afresh, and only that run."""
+    ids, so its row count and last id are unchanged) is computed afresh, and only that run. (A SQLite file, whatever
+    the pages' backend: the files beside it are the subject.)"""
     import shutil
 
     import ui.dash
@@ -265,7 +266,7 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
     from rose_core.storage import open_store
 
     db = tmp_path / "rose.db"
-    shutil.copy(populated_db.path, db)
+    shutil.copy(populated_stores("sqlite").path, db)
     monkeypatch.setenv("ROSE_DATASET_DIR", str(small_dataset.root))
     monkeypatch.setenv("ROSE_EXPERIMENTER_PASSWORD", PASSWORD)
     monkeypatch.setenv("ROSE_DB", str(db))
@@ -322,7 +323,8 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
     assert {s for _, s in computed} == {"late-model"}   # the other solvers still come from disk
 
 
-def test_the_warm_up_works_on_the_store_and_dataset_it_was_given(small_dataset, populated_db, tmp_path, monkeypatch):
+def test_the_warm_up_works_on_the_store_and_dataset_it_was_given(small_dataset, populated_stores, tmp_path,
+                                                                 monkeypatch):
     """The warm-up thread outlives the rerun that started it, so it never looks up the process's store or dataset:
     the environment they come from may have changed by then (after a test restored it, a warm-up's difficulty
     analysis built the full dataset in the work tree, holding a cache lock the next test's page waited on)."""
@@ -332,7 +334,7 @@ def test_the_warm_up_works_on_the_store_and_dataset_it_was_given(small_dataset, 
     from rose_core.storage import open_store
 
     db = tmp_path / "rose.db"
-    shutil.copy(populated_db.path, db)
+    shutil.copy(populated_stores("sqlite").path, db)   # a SQLite file whatever the pages' backend: its files counted
 
     def looked_up():
         raise AssertionError("the warm-up looked up the process's store or dataset instead of the ones it was given")
@@ -357,13 +359,13 @@ def test_the_warm_up_works_on_the_store_and_dataset_it_was_given(small_dataset, 
 
 
 def test_every_analysis_page_warns_of_a_run_that_left_errored_samples_out(dash_env, small_dataset, tmp_path,
-                                                                        monkeypatch):
+                                                                        monkeypatch, fresh_location):
     """A run imported with --errored skip has rates over fewer samples than the dataset: each analysis page says
     which run and how many, beside the numbers."""
     from rose_core.runs.importer import import_run
     from tests.backends import clone
 
-    store = clone(dash_env, str(tmp_path / "rose.db"))
+    store = clone(dash_env, fresh_location())
     from rose_core.runs.formats.lmms_eval import LMMS_FAILED
 
     insts = list(small_dataset.instances.values())   # an lmms-eval samples file whose last two requests failed
@@ -514,3 +516,45 @@ def test_the_human_model_difference_is_cached_per_model_and_equals_the_whole_tab
         assert sorted(computed) == sorted([*models, "late-model"]) and len(sides) == 1   # the side built once
         pd.testing.assert_frame_equal(got, whole, check_exact=True)
     store.close()
+
+
+def test_a_failed_read_shows_a_calm_message_never_a_traceback_or_a_path(small_dataset, populated_stores, tmp_path,
+                                                                        monkeypatch, caplog):
+    """The SQLite reader process dies at every start: the read is tried on a restarted one, then each dashboard page
+    says the responses could not be read, with a reference; the reader's traceback and the database's path are
+    only in the server's log, and the sign-in's warm-up ends without an unhandled error. (SQLite's reader process,
+    whatever the pages' backend: PostgreSQL's read is in the app's process.)"""
+    import logging
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    from rose_core.storage import open_store, sqlite_reader
+
+    db = tmp_path / "rose.db"
+    shutil.copy(populated_stores("sqlite").path, db)
+    path = str(open_store(db).path)
+    reader = sqlite_reader.SqliteReader(path)
+    monkeypatch.setitem(sqlite_reader._READERS, path, reader)
+    dying = f"import sys; sys.stdin.buffer.read(4); sys.exit('Traceback (most recent call last): {path} boom')"
+
+    def start():
+        reader._err = tempfile.TemporaryFile()
+        reader._proc = subprocess.Popen([sys.executable, "-c", dying], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=reader._err)
+        reader.starts += 1
+
+    monkeypatch.setattr(reader, "_start", start)
+    with caplog.at_level(logging.ERROR), pages_on(monkeypatch, small_dataset, str(db)):
+        for page in PAGES:
+            at = open_page(page)
+            assert not at.exception, at.exception
+            shown = " ".join(e.value for e in at.error)
+            assert "The responses could not be read from the database (reference" in shown, page
+            everything = " ".join(str(e.value) for kind in ("error", "markdown", "caption", "warning", "info")
+                                  for e in getattr(at, kind))
+            assert path not in everything and str(tmp_path) not in everything and "Traceback" not in everything
+            assert not at.table and not at.dataframe
+    assert "boom" in caplog.text and "dashboard read failure" in caplog.text
+    reader.close()

@@ -181,12 +181,17 @@ def test_time_limit_end_page_says_time_limit(app_env):
 
 
 def test_a_participant_never_starts_the_statistics_imports_or_the_dashboards_warm_up(app_env, monkeypatch):
-    """Those are for experimenters (the sign-in form starts the imports, the Studies page the warm-up): a
-    participant's reruns, from the link through practice, must start neither (the sign-in form, shown to anyone
-    without a study link, is the control that the check can see them)."""
+    """Those are for experimenters (the sign-in form starts the imports and the column reader, the Studies page
+    the warm-up): a participant's reruns, from the link through practice, must start none (the sign-in form, shown
+    to anyone without a study link, is the control that the check can see them)."""
     import threading
 
     import ui.preload
+    from rose_core.storage import columns, sqlite_reader
+
+    monkeypatch.setattr(sqlite_reader, "_READERS", {})
+    prepared, prepare = [], columns.prepare_reads
+    monkeypatch.setattr(columns, "prepare_reads", lambda store: (prepared.append(store.dialect), prepare(store)))
 
     def started() -> set[str]:
         return {t.name for t in threading.enumerate()} & {"rose-import-statistics", "rose-dashboard-warm-up"}
@@ -199,9 +204,15 @@ def test_a_participant_never_starts_the_statistics_imports_or_the_dashboards_war
     assert not at.exception and isinstance(screen, ItemScreen)
     new = [t for t in threading.enumerate() if t.ident not in before]
     assert ui.preload._THREAD is None and not started() & {t.name for t in new}
+    assert not prepared and not any(r._proc for r in sqlite_reader._READERS.values())
     signin = visit()
     assert not signin.exception and signin.title[0].value == "ROSE Studio"
     assert ui.preload._THREAD is not None        # the control: the sign-in form did start them
+    assert len(prepared) == 1
+    if prepared[0] == "sqlite":                  # SQLite's reader is a process (PostgreSQL's read is in this one)
+        readers = list(sqlite_reader._READERS.values())
+        assert len(readers) == 1 and readers[0]._proc is not None
+        readers[0].close()
 
 
 def test_the_device_gate_comes_before_consent_and_judges_the_stored_claim(app_env):

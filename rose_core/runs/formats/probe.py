@@ -1,9 +1,11 @@
 """What detection reads of a file, read once and shared by every format's `sniff`.
 
 A file is first told apart by its container (its shape): a zip archive, a tab-separated table, one JSON document
-(a `.json` name: often one line, so never read as lines), or JSON lines. The shape's content is read here with
-the bounds and refusals of the container (binary data, a first line that is not JSON); a format's `sniff` then
-looks only at what is already read, so adding a format adds no read of the file.
+(a `.json` name: often one line, so never read as lines), JSON lines, other text (a first line that is not
+JSON), or binary data. The shape's content is read here with the bounds of the container (the line limit, the
+document's size limit); a format's `sniff` then looks only at what is already read, so adding a format adds no
+read of the file. Every shape is offered to every format, so a format of any shape is one module: what the
+file is refused with when no format claims it is detection's (`formats.detect`), not the probe's.
 """
 from __future__ import annotations
 
@@ -15,7 +17,10 @@ from ...common.problems import iter_lines, parse_json
 from ..archive import json_document
 from ..records import Limits, RunImportError
 
-Shape = Literal["zip", "table", "document", "lines"]
+Shape = Literal["zip", "table", "document", "lines", "text", "binary"]
+
+LINES_EXTENSION = "jsonl"   # the name of JSON lines: what a file neither a zip, a .tsv nor a .json is read as
+HEAD_BYTES = 64             # the file's first bytes, for formats told apart by a magic number
 
 
 @dataclass(frozen=True)
@@ -24,6 +29,9 @@ class Probe:
     name: str            # the file name, lower-cased
     shape: Shape
     content: Any = None  # "document": the JSON document; "lines": the first non-empty line's JSON value
+    head: bytes = b""    # the file's first HEAD_BYTES bytes (every shape)
+    first_line: str | None = None  # "lines" and "text": the first non-empty line, decoded and stripped
+    not_json: str | None = None    # "text": why the first line is not JSON
 
 
 @dataclass(frozen=True)
@@ -35,8 +43,9 @@ class Sniff:
     refuse: str | None = None
 
 
-def _binary(path: Path) -> RunImportError:
-    return RunImportError([f"{path}: not text, not a zip archive: binary data cannot be a run file"])
+def binary_refusal(path: Path) -> str:
+    """What a "binary" file no format claims is refused with."""
+    return f"{path}: not text, not a zip archive: binary data cannot be a run file"
 
 
 def _first_line(path: Path, limits: Limits) -> bytes:
@@ -51,31 +60,32 @@ def _first_line(path: Path, limits: Limits) -> bytes:
 
 
 def probe(path: Path, limits: Limits) -> Probe:
-    """The file's shape and the content its formats are told apart by; refuses what no format can be."""
+    """The file's shape and the content its formats are told apart by. Refuses only what is beyond the bounds
+    (an over-long first line, a JSON document too large or not JSON); any other file is some shape."""
     name = path.name.lower()
     with path.open("rb") as f:
-        magic = f.read(4)
+        head = f.read(HEAD_BYTES)
+    magic = head[:4]
     if magic[:2] == b"PK":
-        return Probe(path, name, "zip")
+        return Probe(path, name, "zip", head=head)
     if name.endswith(".tsv"):
-        return Probe(path, name, "table")
+        return Probe(path, name, "table", head=head)
     if name.endswith(".json"):
         if b"\x00" in magic:
-            raise _binary(path)
-        return Probe(path, name, "document", json_document(path, limits))
+            return Probe(path, name, "binary", head=head)
+        return Probe(path, name, "document", json_document(path, limits), head=head)
     first = _first_line(path, limits)
     if b"\x00" in first:
-        raise _binary(path)
+        return Probe(path, name, "binary", head=head)
     try:
         text = first.decode("utf-8-sig")  # a byte-order mark is not part of the line
     except UnicodeDecodeError:
-        raise _binary(path) from None
+        return Probe(path, name, "binary", head=head)
     try:
         obj = parse_json(text)
     except ValueError as e:
-        raise RunImportError([f"{path}:1: cannot tell the format: the first line is not usable JSON ({e}) and the "
-                              "name does not end in .eval, .json, .xlsx or .tsv"]) from None
-    return Probe(path, name, "lines", obj)
+        return Probe(path, name, "text", head=head, first_line=text, not_json=str(e))
+    return Probe(path, name, "lines", obj, head=head, first_line=text)
 
 
 def first_object_has(p: Probe, key: str) -> bool:

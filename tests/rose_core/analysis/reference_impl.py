@@ -249,7 +249,7 @@ def participant_stats(store: Store) -> pd.DataFrame:
     """Per participant (the index), from their responses: main items and PASS rate, median time per item and to
     first action, the longest streak, attention checks (and passed), practice PASS rate. The costly half of
     `participant_table` (it reads every participant response); it changes only when those change
-    (`frame.human_version`), so the dashboards cache it by that."""
+    (`storage.version.DataVersion.people_part`), so the dashboards cache it by that."""
     with store.connect() as conn:
         resp = read_frame(
             conn, "SELECT participant_id, kind, passed, parsed, total_ms, first_action_ms FROM responses "

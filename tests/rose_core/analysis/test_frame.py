@@ -1,12 +1,13 @@
-"""The response frame: appended incrementally, snapshotted to Parquet, reloaded when a run is removed."""
+"""The response frame: read as whole columns, appended incrementally, reloaded when a run is removed or replaced,
+keyed by the one data version."""
 import json
-import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from rose_core.analysis import responses_frame
-from rose_core.analysis.persist import CACHE_ENV, local_prefix
+from rose_core.analysis.persist import local_prefix
 from rose_core.runs.importer import import_run
 from tests.backends import clone
 
@@ -19,18 +20,8 @@ def test_frame_cache_appends_new_responses_and_reloads_after_removal(populated_d
     store = clone(populated_db, fresh_location())
     cache = FrameCache(store)
     first, v1 = cache.get()
-    # a Parquet snapshot: beside a SQLite file; for PostgreSQL in the cache folder, under the database's own name
-    snapshot = Path(f"{local_prefix(store)}.frame.parquet")
-    assert snapshot.exists()
-    if store.dialect == "sqlite":
-        assert snapshot == Path(f"{store.location}.frame.parquet")
-    else:
-        assert snapshot.parent == Path(os.environ[CACHE_ENV])
-    restart = FrameCache(store)
-    restarted, v = restart.get()                      # a new process starts from the snapshot
-    assert v == v1 and restart.snapshot_rows == v1[0] == len(first)
-    pd.testing.assert_frame_equal(restarted, first, check_dtype=False)
-    assert cache.get()[1] == v1                       # unchanged: same frame
+    pd.testing.assert_frame_equal(first, responses_frame(store))
+    assert cache.get()[0] is first and cache.get()[1] == v1     # unchanged: the same frame
     f = tmp_path / "m.jsonl"
     f.write_text("".join(json.dumps({"instance_id": i.instance_id, "response": "DONE",
                                      "dataset_hash": small_dataset.dataset_hash}) + "\n"
@@ -55,8 +46,8 @@ def _run_file(path: Path, ds, answer) -> Path:
 
 def test_a_run_replaced_by_one_of_the_same_size_is_reloaded(populated_db, small_dataset, tmp_path, fresh_location):
     """SQLite reuses the freed response ids: a replaced run of the same size leaves (rows, last id, generation)
-    as they were. The frame (and everything keyed on its state) must still see the new answers, in this process
-    and after a restart from the Parquet snapshot."""
+    as they were. The frame (and everything keyed on its version) must still see the new answers, in this process
+    and in a new one."""
     from rose_core.analysis import FrameCache
 
     store = clone(populated_db, fresh_location())
@@ -67,43 +58,77 @@ def test_a_run_replaced_by_one_of_the_same_size_is_reloaded(populated_db, small_
     assert before.loc[before["solver"] == "late-model", "passed"].tolist() == [1] * 9
     import_run(store, small_dataset, _run_file(tmp_path / "wrong.jsonl", small_dataset, lambda i: "nonsense"),
                "late-model", replace=True)
-    for fresh in (cache, FrameCache(store)):   # the running server, and a restart from the snapshot
+    for fresh in (cache, FrameCache(store)):   # the running server, and a restart
         after, v2 = fresh.get()
-        assert v2 != v1
+        assert v2 != v1 and v2.key != v1.key
         if store.dialect == "sqlite":            # same rows, same last id, same generation: only the runs differ
-            assert v2[:3] == v1[:3]
+            assert (v2.rows, v2.last, v2.generation) == (v1.rows, v1.last, v1.generation)
         assert after.loc[after["solver"] == "late-model", "passed"].tolist() == [0] * 9
         pd.testing.assert_frame_equal(after, responses_frame(store))
 
 
-def test_human_version_follows_the_participants_data_only(populated_db, small_dataset, tmp_path, fresh_location):
-    """The participant statistics are cached by `human_version`: a model run leaves it as it was (no recompute),
-    while a study's run made anew (a database rebuilt at the same path with as many participant responses) or a
-    rescore's generation changes it."""
-    from rose_core.analysis import human_version
+def test_the_participants_share_of_the_version_follows_their_data_only(populated_db, small_dataset, tmp_path,
+                                                                          fresh_location):
+    """The participant statistics are cached by `DataVersion.people_part`: a model run leaves it as it was (no
+    recompute), while a study's run made anew (a database rebuilt at the same path with as many participant
+    responses) or a rescore's generation changes it; the whole version changes with each."""
     from rose_core.storage.schema import bump_verdicts_generation
+    from rose_core.storage.version import data_version
 
     store = clone(populated_db, fresh_location())
-    v1 = human_version(store)
+
+    def version():
+        with store.connect() as c:
+            return data_version(c)
+
+    v1 = version()
     import_run(store, small_dataset, _run_file(tmp_path / "m.jsonl", small_dataset, lambda i: "DONE"), "late-model")
-    assert human_version(store) == v1
+    v2 = version()
+    assert v2.people_part() == v1.people_part() and v2.key != v1.key and v2.rows == v1.rows + 9
     with store.write() as c:   # the study's run created at another time: the same counts, not the same data
         c.execute("UPDATE runs SET imported_at = imported_at + 1 WHERE solver_kind = 'human'")
-    v2 = human_version(store)
-    assert v2[:3] == v1[:3] and v2 != v1
+    v3 = version()
+    assert v3.people_part()[0] == v2.people_part()[0] and v3.people_part() != v2.people_part() and v3.key != v2.key
     with store.write() as c:
         bump_verdicts_generation(c)
-    assert human_version(store)[2] == v2[2] + 1
+    v4 = version()
+    assert v4.generation == v3.generation + 1 and v4.people_part() != v3.people_part() and v4.key != v3.key
 
 
-def test_frame_text_is_plain_strings_from_the_database_and_the_snapshot(populated_db, fresh_location):
+def test_a_participant_marked_as_a_test_leaves_the_frame_and_comes_back(populated_db, fresh_location):
+    """Marking a participant as a test writes no response, yet the analyses stop reading theirs: the data version
+    (its counts are of the rows the analyses read) changes, the frame in memory is read again without them, the
+    participants' share changes (their statistics are recomputed); marked back, all of it returns."""
+    from rose_core.analysis import FrameCache
+    from rose_core.storage.participants import set_origin
+
+    store = clone(populated_db, fresh_location())
+    cache = FrameCache(store)
+    before, v1 = cache.get()
+    human = before[before["solver_kind"] == "human"]
+    who = str(human["participant_id"].iloc[0])
+    theirs = int((human["participant_id"] == who).sum())
+    assert theirs
+    with store.write() as c:
+        assert set_origin(c, who, "test") == 1
+    after, v2 = cache.get()
+    assert v2 != v1 and v2.rows < v1.rows and v2.last == v1.last and v2.people_part() != v1.people_part()
+    assert who not in set(after["participant_id"]) and len(after) == len(before) - theirs
+    pd.testing.assert_frame_equal(after, responses_frame(store))
+    with store.write() as c:
+        assert set_origin(c, who, "participant") == 1
+    back, v3 = cache.get()
+    assert (v3.rows, v3.people) == (v1.rows, v1.people) and len(back) == len(before)
+    pd.testing.assert_frame_equal(back, responses_frame(store))
+
+
+def test_frame_text_is_plain_strings_from_the_database(populated_db, fresh_location):
     """Object columns (not Arrow strings: every filter of those re-encodes the column), the same from a full read
-    and from the snapshot; a missing failure kind is None either way."""
+    and through the cache; a missing failure kind is None."""
     from rose_core.analysis import FrameCache
 
     store = clone(populated_db, fresh_location())
     read = responses_frame(store)
-    FrameCache(store).get()
     snap, _ = FrameCache(store).get()
     for df in (read, snap):
         for col in ("solver", "instance_id", "protocol", "failure", "study_id", "unit"):
@@ -143,12 +168,12 @@ def test_runs_whose_names_read_as_another_solver_s_label_keep_their_own_rows(sma
     assert rows["oracle (agent)"]["Avg"] == 100.0 and rows["oracle (agent) (model)"]["Avg"] < 100.0
 
 
-def test_two_postgresql_databases_named_by_libpq_defaults_never_share_a_snapshot(pg_server, populated_stores,
-                                                                                    small_dataset, monkeypatch):
+def test_two_postgresql_databases_named_by_libpq_defaults_never_share_cached_analyses(pg_server, populated_stores,
+                                                                                        small_dataset, monkeypatch):
     """A URL may leave the database (or host, port, user) to libpq: PGDATABASE, a service file, `options`. Two
     databases reached with one URL text are still two: copies of one database (a staging copy, a restore) that
-    then each took one different answer have the same data version (rows, last id, generation, runs' times), so
-    a shared snapshot would hand the second the first's answers."""
+    then each took one different answer have the same data version, so analyses on disk under one name would hand
+    the second the first's numbers. Each is read as it is, and their files are named apart."""
     from rose_core.analysis import FrameCache
     from rose_core.instrument.ids import FakeClock, SequentialIds
     from rose_core.instrument.screens import ItemScreen
@@ -168,34 +193,30 @@ def test_two_postgresql_databases_named_by_libpq_defaults_never_share_a_snapshot
         answer(session, screen, right=right)           # one answer each: right in one, wrong in the other
         s.close()
     no_database = with_database(pg_server.url, "")       # ROSE_DB=postgresql://user@host:port/ + PGDATABASE
-    frames = []
+    frames, prefixes = [], []
     for name in names:
         monkeypatch.setenv("PGDATABASE", name.rsplit("/", 1)[1])
         store = open_store(no_database)
         try:
             truth = responses_frame(store)
-            frame, _ = FrameCache(store).get()         # the second process starts after the first saved its snapshot
+            frame, _ = FrameCache(store).get()
             pd.testing.assert_frame_equal(frame, truth, check_dtype=False)
             frames.append(frame)
+            prefixes.append(local_prefix(store))
         finally:
             store.close()
     assert frames[0]["passed"].sum() == frames[1]["passed"].sum() + 1
+    assert prefixes[0] != prefixes[1]
     for name in names:
         pg_server.drop(name)
 
 
-def test_an_answer_committed_while_the_frame_is_read_is_counted_once(populated_db, small_dataset, fresh_location,
-                                                                      monkeypatch):
-    """The data version and the rows are read in two statements: a participant answering in between puts a row in
-    the frame that the version does not count, and the next refresh must not append it a second time."""
-    from rose_core.analysis import FrameCache
-    from rose_core.analysis import frame as frame_module
+def _answering(store, small_dataset):
     from rose_core.instrument.ids import FakeClock, SequentialIds
     from rose_core.instrument.screens import ItemScreen
     from rose_core.instrument.study import list_studies
     from tests.participants import answer, new_session
 
-    store = clone(populated_db, fresh_location())
     study = list_studies(store)[0]
     session = new_session(store, small_dataset, study, "late", ids=SequentialIds("late"), clock=FakeClock())
 
@@ -204,75 +225,68 @@ def test_an_answer_committed_while_the_frame_is_read_is_counted_once(populated_d
             answer(session, screen)
         answer(session, screen)
 
-    read_rows, pending = frame_module.responses_frame, [True]
+    return answer_one
 
-    def rows_after_an_answer(store, after_id=0):     # a participant's answer commits just before the rows are read
-        if pending and pending.pop():
-            answer_one()
-        return read_rows(store, after_id)
 
-    monkeypatch.setattr(frame_module, "responses_frame", rows_after_an_answer)
-    cache = FrameCache(store, snapshot=False)
-    cache.get()
+def test_an_answer_committed_while_the_frame_is_read_is_counted_once(populated_db, small_dataset, fresh_location):
+    """A participant answering between the version check and the rows read: the rows and the version handed out
+    are read in one snapshot, so the next refresh neither appends the answer a second time nor misses one."""
+    from rose_core.analysis import FrameCache
+
+    store = clone(populated_db, fresh_location())
+    answer_one = _answering(store, small_dataset)
+
+    class AnsweredMeanwhile(FrameCache):
+        pending = [True]
+
+        def current(self):
+            out = super().current()
+            if self.pending and self.pending.pop():
+                answer_one()                           # commits after the version, before the rows
+            return out
+
+    cache = AnsweredMeanwhile(store)
+    _, v = cache.get()
+    assert v == FrameCache(store).current()            # the version of the rows read, the answer included
     answer_one()                                       # the next answer: the frame is brought up to date
     frame, _ = cache.get()
-    truth = read_rows(store)
+    truth = responses_frame(store)
     assert frame["response_id"].is_unique and len(frame) == len(truth)
     pd.testing.assert_frame_equal(frame, truth, check_dtype=False)
 
 
-def test_an_unusable_cache_folder_only_costs_a_full_read(pg_server, monkeypatch, tmp_path):
-    """The PostgreSQL snapshot lives in the cache folder, which may be one this process cannot look into (made by
-    another user, mode 700) or name: the dashboards then read the database, they never fail. (A name too long
-    to look up stands in for a folder not searchable: the tests may run as root, who may search every folder.)"""
-    from rose_core.analysis import FrameCache
-    from rose_core.storage import open_store
-
-    for unusable in (tmp_path / ("x" * 300), tmp_path / "locked"):
-        if unusable.name == "locked":
-            unusable.mkdir(mode=0o000)
-        monkeypatch.setenv(CACHE_ENV, str(unusable))
-        url = pg_server.fresh()
-        store = open_store(url)
-        try:
-            frame, state = FrameCache(store).get()
-            assert len(frame) == 0 and state[0] == 0
-        finally:
-            store.close()
-            pg_server.drop(url)
-
-
-def test_a_snapshot_written_by_other_frame_code_with_the_same_columns_is_not_served(populated_db, fresh_location):
-    """The snapshot holds derived columns (each run's solver label, the resampling unit, the study filled in): a
-    version of the code that derived them otherwise (an older label rule pooled two runs into one row) writes the
-    same column names. Its frame must not be served after an upgrade: the snapshot says which frame code wrote it,
-    and another code's is a full read (here: labels as an older rule wrote them, under another code stamp)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+def test_a_response_committed_below_the_last_id_read_is_not_missed(populated_db, small_dataset, fresh_location):
+    """PostgreSQL hands ids out before commit: an answer with a lower id can commit after one with a higher id that
+    the frame already holds. Appending only what lies beyond the last id would miss it for good; the count of a
+    the version's own count, and the count of what lies beyond its last id, read beside the appended rows, tell,
+    and the frame is read again."""
     from rose_core.analysis import FrameCache
 
     store = clone(populated_db, fresh_location())
-    FrameCache(store).get()
-    path = Path(f"{local_prefix(store)}.frame.parquet")
-    table = pq.read_table(path)
-    meta = json.loads(table.schema.metadata[b"rose_state"])
-    meta["code"] = "another version of the frame code"
-    solver = pa.array([s.replace(" (agent)", "") for s in table.column("solver").to_pylist()])
-    table = table.set_column(table.column_names.index("solver"), "solver", solver)
-    pq.write_table(table.replace_schema_metadata({b"rose_state": json.dumps(meta).encode()}), path)
-    frame, _ = FrameCache(store).get()
-    assert "oracle (agent)" in set(frame["solver"])
-    pd.testing.assert_frame_equal(frame, responses_frame(store))
+    cache = FrameCache(store)
+    first, _ = cache.get()
+    last = int(first["response_id"].max())
+    with store.write() as c:
+        row = c.execute("SELECT * FROM responses WHERE kind = 'main' ORDER BY response_id DESC LIMIT 1").fetchone()
+        cols = [k for k in row.keys() if k not in ("response_id", "attempt")]
+        for rid, attempt in ((last + 10, 7), (last + 5, 8)):     # the higher id first: the frame reads it
+            c.execute(f"INSERT INTO responses(response_id, attempt, {', '.join(cols)}) VALUES "
+                      f"(?, ?, {', '.join('?' * len(cols))})", (rid, attempt, *[row[k] for k in cols]))
+            if attempt == 7:
+                c.execute("COMMIT")
+                assert len(cache.get()[0]) == len(first) + 1
+                c.execute("BEGIN")
+    frame, _ = cache.get()
+    assert len(frame) == len(first) + 2
+    pd.testing.assert_frame_equal(frame, responses_frame(store), check_dtype=False)
 
 
-def test_the_import_times_handed_out_with_the_frame_are_those_of_its_rows(populated_db, small_dataset, tmp_path,
-                                                                          fresh_location):
-    """`get_with_stamps` hands out the runs' import times the frame was read with; the dashboards key every cached
-    analysis on them (`ui.dash._signature`: rows, last id, generation, import times). A run replaced between the
-    version read and the rows read (here: right after the version, through the real import) left the old time
-    beside the new rows: the cache key of the replaced run's old answers (SQLite reuses the freed ids, so rows and
-    last id are the same) then served its old numbers for the new rows."""
+def test_the_version_handed_out_with_the_frame_is_that_of_its_rows(populated_db, small_dataset, tmp_path,
+                                                                   fresh_location):
+    """The dashboards key every cached analysis on the version handed out with the frame (`ui.dash._signature`:
+    rows, last id, the runs' share of the version). A run replaced between the version check and the rows read
+    (here: right after the check, through the real import) must not leave the old import time beside the new
+    rows: SQLite reuses the freed ids, so that key would serve the replaced run's old numbers for its new rows."""
     from rose_core.analysis import FrameCache
 
     store = clone(populated_db, fresh_location())
@@ -280,20 +294,95 @@ def test_the_import_times_handed_out_with_the_frame_are_those_of_its_rows(popula
                "late-model")
 
     class ReplacedMeanwhile(FrameCache):
-        """A new process's first read, with the run replaced right after the version is read."""
+        """A new process's first read, with the run replaced right after the version is checked."""
         race = True
 
-        def _current(self):
-            out = super()._current()
+        def current(self):
+            out = super().current()
             if self.race:
                 self.race = False
                 import_run(store, small_dataset, _run_file(tmp_path / "wrong.jsonl", small_dataset,
                                                            lambda i: "nonsense"), "late-model", replace=True)
             return out
 
-    frame, state, stamps = ReplacedMeanwhile(store, snapshot=False).get_with_stamps()
+    frame, version = ReplacedMeanwhile(store).get()
     with store.connect() as c:
         now = float(c.execute("SELECT imported_at FROM runs WHERE run_id = 'model:late-model'").fetchone()[0])
     assert frame.loc[frame["solver"] == "late-model", "passed"].tolist() == [0] * 9     # the new rows
-    assert stamps["model:late-model"] == now                                           # with their own time
-    assert state == FrameCache(store, snapshot=False).get()[1]
+    assert version.stamps["model:late-model"] == now                                   # with their own time
+    assert version == FrameCache(store).get()[1]
+
+
+# Text the old `group_concat` / `string_agg` read split on or marked NULL with, quotes, backslashes, control
+# characters, SQL and unicode: every one must come back exactly as stored.
+_ODD = ["a,b", "a\x1fb", "a\x1eb", "a\x1db", "tab\there", "new\nline", "it's", 'say "hi"',
+        "back\\slash", "\\N", "NULL", "", " ", "-- not a comment", "'; DROP TABLE responses; --", "é ü ß",
+        "日本語", "🌹🧩", "\u200b", "%s %% $1 ?"]
+
+
+def _old_frame(store, after_id=0):
+    """The frame as the code before the column reader read it in its row form (`read_response_rows` into object
+    columns, then the same typing): the reference the column read must equal, row for row and dtype for dtype."""
+    from rose_core.analysis import frame
+    from rose_core.storage.responses import read_response_rows
+
+    with store.connect() as conn:
+        names, rows = read_response_rows(conn, frame._COLUMNS, kind="main", after_id=after_id, analysable=True)
+    df = pd.DataFrame(rows, columns=names, dtype=object) if rows else pd.DataFrame(
+        {c: pd.Series(dtype=object) for c in names})
+    return frame._typed(df)
+
+
+def _same_frame(got, want):
+    assert list(got.columns) == list(want.columns)
+    assert {c: str(t) for c, t in got.dtypes.items()} == {c: str(t) for c, t in want.dtypes.items()}
+    assert len(got) == len(want)
+    for col in got.columns:
+        if got[col].dtype == object:       # None stays None (not NaN), text exactly as stored
+            assert got[col].tolist() == want[col].tolist(), col
+            assert all(v is None or type(v) is str for v in got[col]), col
+        else:
+            np.testing.assert_array_equal(got[col].to_numpy(), want[col].to_numpy(), err_msg=col)
+    pd.testing.assert_frame_equal(got, want)
+
+
+def test_the_column_read_equals_the_row_read_with_nulls_odd_text_and_many_runs(populated_db, fresh_location):
+    """Sixty model runs (names and ids full of separators, quotes and unicode) beside the study's participants,
+    with NULL protocols, failures and timings and odd text in every text column: the frame read as columns is
+    the one the row read gives, whole and after an id, and as the cache appends it."""
+    import math
+
+    from rose_core.analysis import FrameCache
+    from rose_core.storage.responses import ResponseRow, store_responses
+
+    store = clone(populated_db, fresh_location())
+    cache = FrameCache(store)
+    cache.get()
+    with store.connect() as c:
+        last = int(c.execute("SELECT max(response_id) FROM responses").fetchone()[0])
+    with store.write() as c:
+        for k in range(60):
+            odd = _ODD[k % len(_ODD)]
+            c.execute("INSERT INTO runs(run_id, solver_kind, solver_name, study_id, dataset_hash, imported_at) "
+                      "VALUES (?, ?, ?, NULL, ?, ?)", (f"model:{odd}{k}", "model" if k % 7 else "agent",
+                                                       f"{odd} m{k}", "h", 1_000.0 + k))
+    rows = []
+    floats = [0.1, 1 / 3, 5e-324, 1.7976931348623157e308, -0.0, 123456789.12345679, None]
+    for k in range(60):
+        for j in range(7):
+            odd, other = _ODD[(k + j) % len(_ODD)], _ODD[(3 * k + j) % len(_ODD)]
+            rows.append(ResponseRow(
+                f"model:{_ODD[k % len(_ODD)]}{k}", f"{odd}-inst{j}", f"T{j % 5 + 1}", other, "dev", f"{other}s{j}",
+                odd, None if j % 3 == 0 else other, "{}", j % 2, (j // 2) % 2, None if j % 2 else odd, "[]",
+                1.0, kind="main" if j < 6 else "practice", first_action_ms=floats[(k + j) % len(floats)],
+                total_ms=None if (k + j) % 4 == 0 else float(k * 100 + j), scorer_version=other or "v"))
+    store_responses(store, rows)
+
+    full = responses_frame(store)
+    assert full["run_id"].nunique() >= 60 and full["protocol"].isna().any() and full["failure"].isna().any()
+    assert full["total_ms"].isna().any() and any(v is not None and "\x1f" in v for v in full["instance_id"])
+    assert not math.isnan(full["first_action_ms"].max()) and full["first_action_ms"].isna().any()
+    _same_frame(full, _old_frame(store))
+    _same_frame(responses_frame(store, after_id=last), _old_frame(store, after_id=last).reset_index(drop=True))
+    appended, _ = cache.get()                          # the cache read the rows before: it appends the new ones
+    _same_frame(appended, _old_frame(store))

@@ -47,7 +47,7 @@ def test_least_recently_used_files_are_evicted(tmp_path):
     assert len(left) == 9 and 0 in left and 10 in left and 1 not in left
 
 
-def test_code_version_names_the_analysis_code():
+def test_analysis_code_digest_names_the_analysis_code():
     assert analysis_code_digest() == analysis_code_digest() and len(analysis_code_digest()) == 16
 
 

@@ -84,7 +84,7 @@ def test_marking_a_test_takes_a_participant_out_and_back(populated_db, small_dat
 
 def test_the_frame_cache_drops_a_participant_marked_as_a_test(populated_db, fresh_location):
     store = clone(populated_db, fresh_location())
-    cache = FrameCache(store, snapshot=False)
+    cache = FrameCache(store)
     frame, _ = cache.get()
     pid = frame.loc[frame["solver_kind"] == "human", "participant_id"].iloc[0]
     manage.mark_test(store, pid, True, "JD")   # no response added: only the verdicts generation says it changed

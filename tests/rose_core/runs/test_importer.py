@@ -420,6 +420,10 @@ def test_reimport_is_checked_before_reading_and_replaced_explicitly(store, small
     assert len(rows) == 5 and all(r["passed"] for r in rows.values())
     delete_run(store, "model:m")
     assert list_runs(store) == []
+    # removed again (a second tab), or never imported: refused by name, not a TypeError
+    for gone in ("model:m", "model:never"):
+        with pytest.raises(RunImportError, match=f"no run '{gone}' is stored"):
+            delete_run(store, gone)
 
 
 def test_format_can_be_forced_and_detection_reports(small_dataset, tmp_path):

@@ -76,8 +76,8 @@ def test_rescore_reports_exactly_the_changed_row_and_stores_it(db, small_dataset
 
 
 def test_dashboards_and_report_never_serve_verdicts_a_rescore_replaced(db, small_dataset):
-    """The response frame is cached by (rows, last id): a rescore rewrites rows in place, so it bumps the verdicts
-    generation and every cache (frame, Parquet snapshot, per-solver analyses) reloads. Until the rescore, the
+    """The response frame is cached by the data version: a rescore rewrites rows in place, so it bumps the verdicts
+    generation and every cache (the frame, the per-solver analyses) reloads. Until the rescore, the
     report names the stale scorer version loudly."""
     from rose_core.analysis import FrameCache, report_data
 
@@ -89,9 +89,9 @@ def test_dashboards_and_report_never_serve_verdicts_a_rescore_replaced(db, small
     assert report["scorer_versions"] == {"1": 1, SCORER_VERSION: n - 1}
     assert "stale" in report["scorer_warning"] and "rescore" in report["scorer_warning"]
     rescore(store, small_dataset)
-    for fresh in (cache, FrameCache(store)):         # the running server's cache, and a restart from the snapshot
+    for fresh in (cache, FrameCache(store)):         # the running server's cache, and a restart
         frame, new_state = fresh.get()
-        assert new_state[:2] == state[:2] and new_state != state
+        assert (new_state.rows, new_state.last) == (state.rows, state.last) and new_state.key != state.key
         assert frame.loc[frame["instance_id"] == abstain.instance_id, "passed"].item() == 0
     report, _ = report_data(store, n_boot=50)
     assert report["scorer_versions"] == {SCORER_VERSION: n} and report["scorer_warning"] is None
@@ -148,3 +148,37 @@ def test_cli_rescore(db, small_dataset, capsys, tmp_path):
     text = capsys.readouterr().out
     assert "1 verdicts changed" in text and "model:gpt-4o" in text and "None -> failure_to_abstain: 1" in text
     assert main(["rescore", "--db", str(tmp_path / "missing.db"), "--dataset", str(small_dataset.root)]) == 2
+
+
+def test_every_participants_rows_are_rescored_previews_simulated_and_tests_too(populated_db, small_dataset,
+                                                                                fresh_location):
+    """`report` tells you to run `rescore` for stale rows, `report --include-simulated` counts a dry run's
+    simulated participants, and a test participant un-marked comes back counted: rescore must reach every stored
+    row, whoever's it is, or those come back with stale verdicts and the warning never goes away."""
+    from rose_core.analysis import report_data
+    from rose_core.instrument.manage import mark_test
+
+    store = clone(populated_db, fresh_location())
+    people = [r["participant_id"] for r in store.query(
+        "SELECT DISTINCT participant_id FROM responses WHERE participant_id != '' ORDER BY participant_id")]
+    simulated, preview, tested = people[:3]
+    with store.write() as c:  # a dry run's participant and a preview (their origins as `study simulate` and the
+        # experimenter's preview link store them), every row back at an old scorer
+        c.execute("UPDATE participants SET origin = 'simulated' WHERE participant_id = ?", (simulated,))
+        c.execute("UPDATE participants SET origin = 'preview' WHERE participant_id = ?", (preview,))
+        c.execute("UPDATE responses SET scorer_version = '1'")
+    mark_test(store, tested, True, by="tester")
+    total = store.query("SELECT count(*) AS n FROM responses")[0]["n"]
+    of_them = store.query("SELECT count(*) AS n FROM responses WHERE participant_id IN (?, ?, ?)",
+                          (simulated, preview, tested))[0]["n"]
+    assert of_them > 0
+    dry = rescore(store, small_dataset, dry_run=True)
+    assert (dry.responses, dry.rewritten, dict(dry.from_versions)) == (total, total, {"1": total})
+    report = rescore(store, small_dataset)
+    assert (report.responses, report.rewritten) == (total, total)
+    assert store.query("SELECT scorer_version, count(*) AS n FROM responses GROUP BY scorer_version") == \
+        [{"scorer_version": SCORER_VERSION, "n": total}]
+    mark_test(store, tested, False, by="tester")   # `study mark-test --undo`: back with current verdicts
+    data, _ = report_data(store, n_boot=20, include_simulated=True)
+    assert set(data["scorer_versions"]) == {SCORER_VERSION} and data["scorer_warning"] is None
+    store.close()

@@ -7,10 +7,9 @@ import pytest
 
 from rose_core.analysis import frame
 from rose_core.storage import responses
-from rose_core.storage.responses import (EXCLUSION_COLUMNS, EXPORT_COLUMNS, PARTICIPANT_COLUMNS, RESPONSE_COLUMNS, RESPONSE_TYPES,
-                                         RUN_COLUMNS, ResponseRow, main_response_columns,
-                                         main_responses_extent, participant_responses_extent, read_response_rows,
-                                         responses_query)
+from rose_core.storage.responses import (EXCLUSION_COLUMNS, EXPORT_COLUMNS, PARTICIPANT_COLUMNS, RESPONSE_COLUMNS,
+                                         RESPONSE_TYPES, RUN_COLUMNS, ResponseRow, main_responses_read,
+                                         read_response_rows, responses_query)
 from rose_core.storage.schema import MIGRATIONS
 
 
@@ -34,7 +33,6 @@ def test_the_dashboards_frame_reads_columns_of_the_one_list():
     """The dashboards' columnar read (analysis.frame) names and types its columns as the one list does."""
     known = set(RESPONSE_COLUMNS) | set(RUN_COLUMNS)
     assert set(frame._COLUMNS) <= known
-    assert all(RESPONSE_TYPES[c] == "text" for c in frame._TEXT)
     assert all(RESPONSE_TYPES[c] == "int" for c in frame._INTS)
     assert all(RESPONSE_TYPES[c] == "float" for c in frame._FLOATS)
 
@@ -42,6 +40,14 @@ def test_the_dashboards_frame_reads_columns_of_the_one_list():
 def test_an_unknown_column_is_refused():
     with pytest.raises(ValueError, match="not a column of a response: nope"):
         responses_query(("response_id", "nope"))
+
+
+def test_every_row_has_no_origin_filter_and_is_not_mixed_with_the_analyses_one():
+    sql, _ = responses_query(("response_id",), every_row=True)
+    assert "WHERE" not in sql                       # rescore's read: previews', simulated and tests' rows too
+    assert "participant_id NOT IN" in responses_query(("response_id",))[0]
+    with pytest.raises(ValueError, match="two different origin filters"):
+        responses_query(("response_id",), every_row=True, analysable=True)
 
 
 def _direct(conn, sql, params=()):
@@ -97,23 +103,32 @@ def test_the_export_columns_join_the_run_and_the_participant(populated_db):
 
 
 def test_the_main_responses_read_as_columns(populated_db):
-    """The dashboards' column read: the main responses after an id, each column whole, as the rows hold them."""
+    """The dashboards' column read: the main responses after an id, each column whole, as the rows hold them, in
+    the query `responses_query` builds; and the data version counts what is stored."""
+    from rose_core.storage.columns import read_columns
+    from rose_core.storage.version import data_version
+
     names = ("response_id", "run_id", "participant_id", "failure", "valid", "total_ms")
     with populated_db.connect() as conn:
         rows = _direct(conn, f"SELECT {', '.join(names)} FROM responses WHERE kind = 'main' ORDER BY response_id")
-        assert rows and main_responses_extent(conn) == (len(rows), rows[-1][0])
+        every = _direct(conn, "SELECT response_id FROM responses ORDER BY response_id")
         people = _direct(conn, "SELECT response_id FROM responses WHERE participant_id != '' ORDER BY response_id")
-        assert people and participant_responses_extent(conn) == (len(people), people[-1][0])
-        for after in (0, rows[len(rows) // 2][0]):
-            cols = main_response_columns(conn, names, after)
-            want = [r for r in rows if r[0] > after]
-            assert list(cols) == ["response_id", "valid", "run_id", "participant_id", "failure", "total_ms"]
-            assert cols["response_id"].dtype == "int64" and cols["total_ms"].dtype == "float64"
-            for j, c in enumerate(names):
-                got = [None if isinstance(v, float) and v != v else v for v in cols[c].tolist()]
-                assert got == [r[j] for r in want], c
-        with pytest.raises(ValueError, match="solver_kind"):
-            main_response_columns(conn, ("response_id", "solver_kind"))
+        version = data_version(conn)
+    assert rows and people and (version.rows, version.last, version.people) == (len(every), every[-1][0], len(people))
+    for after in (0, rows[len(rows) // 2][0]):
+        sql, params, kinds = main_responses_read(names, after)
+        # main items written into the SELECT: the column read's one parameter is the id it reads after
+        assert (sql, params) == responses_query(names, main_only=True, after_id=after, analysable=True)
+        assert params == (after,) and "r.kind = 'main'" in sql
+        cols, = read_columns(populated_db, [(sql, params, kinds)])
+        want = [r for r in rows if r[0] > after]
+        assert list(cols) == list(names)
+        assert cols["response_id"].dtype == "int64" and cols["total_ms"].dtype == "float64"
+        for j, c in enumerate(names):
+            got = [None if isinstance(v, float) and v != v else v for v in cols[c].tolist()]
+            assert got == [r[j] for r in want], c
+    with pytest.raises(ValueError, match="solver_kind"):
+        main_responses_read(("response_id", "solver_kind"))
 
 
 def test_main_answer_counts(populated_db):
