@@ -3,7 +3,7 @@ import streamlit as st
 
 from rose_core.analysis import DIFFICULTY_PARAMS, MIN_SHARED_TRIALS
 from rose_core.analysis.charts import bar_figure, line_figure
-from rose_core.analysis.formats import fmt_rate, fmt_stat
+from rose_core.analysis.display import fmt_rate, fmt_stat
 from rose_core.analysis.majority import TIE_RULE
 from ui.dash import View, chart, table
 

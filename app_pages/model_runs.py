@@ -8,8 +8,9 @@ from rose_core.benchmarks.rose.agents import AGENTS, run_agent
 from rose_core.analysis import run_summaries
 from rose_core.runs.formats import expected, file_extensions, run_formats
 from rose_core.runs.importer import (
-    ERRORED_POLICIES, RunImportError, delete_run, import_run, import_upload, list_runs,
+    ERRORED_POLICIES, RunImportError, delete_run, import_run, import_upload,
 )
+from rose_core.storage.runs import list_runs
 from ui.dash import table
 from ui.plain import md_text
 from ui.resources import dataset, store

@@ -18,12 +18,13 @@ from rose_core.benchmarks.rose.dataset import DatasetError
 from rose_core.instrument.device import device_gate, refusal_text, report_device
 from rose_core.instrument.episode_kind import EpisodeFeedback, EpisodeScreen
 from rose_core.instrument.items import item_png
-from rose_core.instrument.kinds import open_participant_session, study_benchmark
+from rose_core.instrument.study_kind import open_participant_session, study_benchmark
 from rose_core.instrument.screens import Closed, OtherTab, OtherTabError, Wait
 from rose_core.instrument.storage_errors import StorageError
-from rose_core.instrument.study import (
-    Consent, End, Instructions, ItemScreen, PracticeFeedback, Questionnaire, StudyError, get_study, join,
-)
+from rose_core.instrument.config import StudyError
+from rose_core.instrument.joining import join
+from rose_core.instrument.screens import Consent, End, Instructions, ItemScreen, PracticeFeedback, Questionnaire
+from rose_core.instrument.study import get_study
 from rose_core.instrument.page_data import identity_from_query, needs_prolific_id, practice_feedback_png, worked_example_pictures
 from rose_core.instrument.manage import is_preview
 from rose_core.instrument.texts import QUESTIONS, opening_problems

@@ -6,7 +6,7 @@ from rose_core.analysis import LABELS, published_bridges, published_gap, table_c
 from rose_core.analysis.bridges import BRIDGE_RATES
 from rose_core.analysis.bundle import bundle_zip
 from rose_core.analysis.difference import ITEM_NOTE
-from rose_core.analysis.formats import format_frame
+from rose_core.analysis.display import format_frame
 from rose_core.analysis.majority import TIE_RULE
 from rose_core.analysis.tables import INTERVALS_NOTE, N_NOTE, SHOWN_FIRST, SHOWN_MORE, with_n
 from rose_core.common.csv_safety import frame_bytes

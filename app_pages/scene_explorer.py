@@ -7,7 +7,7 @@ import streamlit as st
 from PIL import Image
 
 from rose_core import SUBSETS
-from rose_core.analysis.formats import MISSING
+from rose_core.analysis.display import MISSING
 from rose_core.benchmarks.rose.explore import instance_rows, outline_cells, scene_ids, scene_summary
 from rose_core.benchmarks.rose.visibility import scene_difference_view
 from ui.dash import table

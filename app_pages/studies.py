@@ -8,11 +8,12 @@ import pandas as pd
 import streamlit as st
 
 from rose_core import MAIN_TEMPLATES, SUBSETS, TEMPLATES
-from rose_core.analysis.formats import MISSING, fmt_count, fmt_number, fmt_rate
+from rose_core.analysis.display import MISSING, fmt_count, fmt_number, fmt_rate
 from rose_core.analysis.plan import plan_for_config, plan_rows, summary_lines
 from rose_core.instrument.monitor import coverage, participants_frame
 from rose_core.instrument.config import SAMPLE_BY, SAMPLE_SCENES, ItemSample, Study
-from rose_core.instrument.study import StudyConfig, StudyError, list_studies, set_active, update_texts
+from rose_core.instrument.config import StudyConfig, StudyError
+from rose_core.instrument.study import list_studies, set_active, update_texts
 from rose_core.instrument.study_edit import clone_study, create_any, edit_study, real_participants
 from rose_core.instrument.study_file import dump_study, load_study_text, toml_message
 from rose_core.instrument.texts import (

@@ -46,7 +46,7 @@ from setup_study import prepare  # noqa: E402
 
 from rose_core import Dataset, build_dataset  # noqa: E402
 from rose_core.analysis.plan import pool_by_template  # noqa: E402
-from rose_core.instrument.study import StudyConfig  # noqa: E402
+from rose_core.instrument.config import StudyConfig  # noqa: E402
 from rose_core.storage import audit, open_store  # noqa: E402
 from tools.cluster import Cluster  # noqa: E402
 from tools.serve import Server  # noqa: E402

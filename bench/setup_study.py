@@ -5,12 +5,10 @@ import tomllib
 from pathlib import Path
 
 from rose_core import Dataset, build_dataset
-from rose_core.instrument.study import (
-    ParticipantSession,
-    StudyConfig,
-    create_study,
-    join,
-)
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.joining import join
+from rose_core.instrument.rose_study import create_study
+from rose_core.instrument.session import ParticipantSession
 from rose_core.storage import open_store
 
 # The shipped example facts (a fictional lab): a study with them is open, as the participant page requires.

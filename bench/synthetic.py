@@ -10,7 +10,8 @@ from pathlib import Path
 from rose_core import Dataset, score
 from rose_core.benchmarks.rose.instances import protocol_string
 from rose_core.benchmarks.rose.records import TEMPLATE_OUTPUT
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from rose_core.storage import open_store
 from rose_core.storage.connection import Store, now
 from rose_core.storage.participants import finish, insert_participant, set_consent, set_instructions, set_practice

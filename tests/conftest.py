@@ -288,7 +288,9 @@ def _fill(small_dataset, store: Store, runs: Path) -> Store:
 
     from rose_core.instrument.ids import FakeClock, SequentialIds
     from rose_core.instrument.config import ItemSample
-    from rose_core.instrument.study import End, StudyConfig, create_study
+    from rose_core.instrument.config import StudyConfig
+    from rose_core.instrument.rose_study import create_study
+    from rose_core.instrument.screens import End
     from rose_core.runs.importer import import_run
 
     from .participants import new_session, submit_payload

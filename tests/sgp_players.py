@@ -5,7 +5,7 @@ from __future__ import annotations
 from rose_core.benchmarks.sgp import astar_path, board_from_state
 from rose_core.instrument.episode_session import EpisodeFeedback, EpisodeScreen, EpisodeSession, create_sgp_study
 from rose_core.instrument.ids import SequentialIds
-from rose_core.instrument.kinds import open_participant_session
+from rose_core.instrument.study_kind import open_participant_session
 from rose_core.instrument.joining import join
 from rose_core.instrument.screens import End
 from rose_core.instrument.session import ParticipantSession

@@ -242,7 +242,8 @@ def test_every_layer_is_a_folder():
     "import rose_core.cli\n",
 ])
 def test_the_contract_sees_an_upward_import(source, tmp_path, monkeypatch):
-    """The checker itself: a storage module importing a higher layer (relative and absolute) is found."""
+    """The checker itself: a module of the lowest layer (common) importing a higher one, relative and absolute, is
+    found."""
     fake = tmp_path / "rose_core" / "common" / "fake.py"
     fake.parent.mkdir(parents=True)
     fake.write_text(source)

@@ -90,7 +90,7 @@ def image_url(png: bytes, coordinates: str = "rose_click_grid.image") -> str:
     Registered with Streamlit's media file manager (content-addressed, kept while this session's current run
     shows it; fragment reruns keep it), so each rerun sends a short URL instead of the whole image again and
     the browser fetches the image once per item. Without a server runtime (bare mode, AppTest) the PNG goes
-    inline as a data URL, as before."""
+    inline as a data URL."""
     from streamlit import runtime
 
     if not runtime.exists():

@@ -24,7 +24,7 @@ from rose_core.analysis import (
 from rose_core.analysis.agreement import HumanTrials, human_trials
 from rose_core.analysis.charts import dot_figure, failure_figure
 from rose_core.analysis.difference import DIFFERENCE_COLUMNS, HumanSide, human_model_difference, human_side
-from rose_core.analysis.formats import Kind, format_frame, human_label
+from rose_core.analysis.display import Kind, format_frame, human_label
 from rose_core.analysis.persist import DiskCache, local_prefix
 from rose_core.analysis.selection import participant_stats, repeated_people_note
 from rose_core.common.csv_safety import frame_bytes
@@ -455,7 +455,7 @@ def column_widths(df: pd.DataFrame) -> dict[str, int]:
 
 def table(df: pd.DataFrame, name: str, key: str, note: str = "", kinds: dict[str, Kind] | None = None,
           intervals: tuple[str, ...] = (), drop: tuple[str, ...] = (), **kw) -> pd.DataFrame:
-    """Show `df` in the one number format (`rose_core.analysis.formats`), columns wide enough for their text,
+    """Show `df` in the one number format (`rose_core.analysis.display`), columns wide enough for their text,
     with a CSV of exactly what is shown (through `frame_bytes`, the one CSV encoder). Returns the shown table."""
     shown = format_frame(df, kinds, intervals=intervals, drop=drop)
     config = {c: st.column_config.TextColumn(width=w) for c, w in column_widths(shown).items()}

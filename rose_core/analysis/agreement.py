@@ -314,7 +314,7 @@ def _model_pairs(ht: HumanTrials, solver: str, g: pd.DataFrame, min_trials: int)
     few = n < min_trials
     undefined = ~few & (((a == n) & (b == n)) | ((a == 0) & (b == 0)))
     # One observer constant (never wrong, or never right): c_obs = c_exp whatever the other does, so κ would be
-    # 0 by construction, a number that measures nothing (issue 22: printed as 0.000 ± 0.000). Undefined, said why.
+    # 0 by construction, a number that measures nothing (it would print as 0.000 ± 0.000). Undefined, said why.
     skipped = np.select(
         [few, undefined, ~few & (b == n), ~few & (b == 0), ~few & (a == n), ~few & (a == 0)],
         [f"fewer than {min_trials} shared trials", "c_exp = 1 (both always right or both always wrong): κ undefined",

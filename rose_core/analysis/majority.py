@@ -2,9 +2,8 @@
 (`agreement_human`'s panel, `agreement_model`'s panel κ, `human_model_difference`'s McNemar test).
 
 Why one rule, and why ties are dropped: with an even number of raters an instance can split exactly in half (with
-two raters, every disagreement does). Such an instance has no majority answer; calling it wrong (as the panel
-once did) pulls the panel's accuracy below the individuals' for no reason in the data, calling it right (as the
-panel κ once did) pushes it up, and a tie worth 0.5 is no 0/1 outcome for κ or McNemar's test. So a tied
+two raters, every disagreement does). Such an instance has no majority answer; calling it wrong pulls the panel's
+accuracy below the individuals' for no reason in the data, calling it right pushes it up, and a tie worth 0.5 is no 0/1 outcome for κ or McNemar's test. So a tied
 instance is left out of every majority figure and counted in a `tied` n column beside it, and the figures set
 beside the panel (the individuals' mean accuracy) are computed on the same, untied instances."""
 from __future__ import annotations

@@ -10,8 +10,8 @@ a name of its own, then renamed into place: `write_whole`); on several machines 
 An entry is found by a key that names every input of the value: the data's version (a solver's share of
 `storage.version.DataVersion`: its rows, the verdicts generation, its runs' import times, which also tell one
 database from another made at the same path), the selection (filters, exclusion rules), the dataset, and this code
-(`code_version()`: the analysis, benchmark and storage sources and the statistics libraries' versions). Entries are
-therefore never invalidated, only evicted (least recently used beyond `max_files`); a changed input is a new key.
+(`analysis_code_digest()`: the analysis, benchmark and storage sources and the statistics libraries' versions).
+Entries are therefore never invalidated, only evicted (least recently used beyond `max_files`); a changed input is a new key.
 
 The files are pickles written by this server process into the data folder, beside the database; like it, they
 are trusted as the server's own files (see docs/threat-model.md: someone who can write to `data/` is not
@@ -64,7 +64,7 @@ def write_whole(target: Path, write: Callable[[str], None]) -> bool:
 
 
 @lru_cache(maxsize=1)
-def code_version() -> str:
+def analysis_code_digest() -> str:
     """A digest of what computes the analyses and the response frame they start from: every source file of
     `rose_core/analysis` and of the ROSE benchmark (metrics, records, scoring), the storage layer that reads the
     frame's columns (`storage/`) and the solver labels, and the versions of the libraries the statistics
@@ -96,7 +96,7 @@ class DiskCache:
         self.max_files = max_files
 
     def _path(self, key: tuple) -> Path:
-        digest = hashlib.sha256(repr((code_version(), key)).encode()).hexdigest()
+        digest = hashlib.sha256(repr((analysis_code_digest(), key)).encode()).hexdigest()
         return self.folder / f"{digest}.pkl"
 
     def get(self, key: tuple) -> Any:

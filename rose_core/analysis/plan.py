@@ -171,7 +171,7 @@ def plan_for_config(ds: Dataset, cfg: StudyConfig, accuracy: float | Mapping[str
 
 def plan_rows(p: StudyPlan) -> list[dict]:
     """Per template: instances, responses, expected accuracy and interval width; then the Avg row."""
-    from .formats import fmt_count, fmt_rate
+    from .display import fmt_count, fmt_rate
 
     rows = [{"template": t, "instances": fmt_count(n), "responses": fmt_count(p.responses[t]),
              "expected PASS %": fmt_rate(100 * p.accuracy[t]),
@@ -187,7 +187,7 @@ def plan_rows(p: StudyPlan) -> list[dict]:
 
 
 def summary_lines(p: StudyPlan, currency: str = "") -> list[str]:
-    from .formats import fmt_count, fmt_number, fmt_rate
+    from .display import fmt_count, fmt_number, fmt_rate
 
     money = (lambda x: f"{currency}{x:,.2f}")
     lines = [f"pool: {fmt_count(p.pool)} instances × {p.participants_per_instance} participants each ÷ "

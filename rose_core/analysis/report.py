@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..storage.connection import Store
-from .formats import json_rows
+from .display import json_rows
 from .frame import scorer_note, scorer_versions
 from .selection import (ExclusionRules, Filters, Selection, repeated_people_note, select_from_store,
                         simulated_note)

@@ -404,7 +404,7 @@ def group_heatmap(episodes: pd.DataFrame, solver: str, modality: str, value: str
 def heatmap_labels(episodes: pd.DataFrame, solver: str, modality: str, value: str = "solved") -> pd.DataFrame:
     """The heatmap's cell texts, aligned with `group_heatmap`: the value in the one number format (solved % one
     decimal, distances one decimal) and how many plays it comes from; an empty cell reads as MISSING, never NaN."""
-    from .formats import MISSING, fmt_number, fmt_rate
+    from .display import MISSING, fmt_number, fmt_rate
 
     hm = group_heatmap(episodes, solver, modality, value)
     g = episodes[(episodes["solver"] == solver) & (episodes["modality"] == modality)]
@@ -461,7 +461,7 @@ def inference_results(scored: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED
 
 def inference_report(store: Store, n_boot: int = BOOT, seed: int = SEED) -> dict:
     """`report --json`'s "sgp_inference": the rows (NaN as null) and what they mean."""
-    from .formats import json_rows
+    from .display import json_rows
 
     t = inference_results(inference_scored(store), n_boot, seed)
     return {"definition": INFERENCE_DEFINITION, "boot": n_boot, "seed": seed, "rows": json_rows(t)}

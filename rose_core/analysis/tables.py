@@ -236,7 +236,7 @@ SHOWN_MORE = [*GROUPS, "pooled", "VALID"]       # the second table: groups, pool
 def n_text(row: pd.Series) -> str:
     """A row's n as shown in one narrow column: "8 ppl · 152" (participants · responses) for humans, "40 sc · 200"
     (scenes · responses) for models and agents, MISSING for a published row."""
-    from .formats import MISSING, fmt_count, is_missing
+    from .display import MISSING, fmt_count, is_missing
 
     if is_missing(row.get("responses")):
         return MISSING
@@ -255,8 +255,8 @@ def with_n(table: pd.DataFrame) -> pd.DataFrame:
 def table_columns(table: pd.DataFrame, with_intervals: bool = True,
                   metrics: list[str] | None = None) -> pd.DataFrame:
     """The main table as shown: solver, n (`n_text`), then 'value [lo, hi]' strings per metric (one decimal,
-    `formats`; by default Avg and the templates first, then the groups, pooled and VALID), MISSING for no value."""
-    from .formats import fmt_rate, fmt_rate_ci
+    `display`; by default Avg and the templates first, then the groups, pooled and VALID), MISSING for no value."""
+    from .display import fmt_rate, fmt_rate_ci
 
     metrics = SHOWN_FIRST + SHOWN_MORE if metrics is None else metrics
     out = table[["solver"]].copy()

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..storage.connection import database_exists, db_location
+from .options import DB_HELP
 
 
 def add_parser(study_subparsers) -> None:
@@ -22,7 +23,7 @@ def add_parser(study_subparsers) -> None:
                    help="the completion codes the submissions reported (e.g. Prolific's submissions export: a "
                         "participant id and a completion code column): each is checked against the participant's "
                         "own code; a wrong one is rejected (BAD_CODE)")
-    p.add_argument("--db", default=db_location())
+    p.add_argument("--db", default=db_location(), help=DB_HELP)
     p.set_defaults(fn=run)
 
 

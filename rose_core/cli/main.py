@@ -18,8 +18,10 @@ from ..benchmarks.rose.dataset import (
 from ..benchmarks.rose.metrics import ScoredRow, format_summary, summarize
 from ..benchmarks.rose.scoring import score
 from ..runs.response_file import ResponseFileError, read_responses
+from ..runs.settings import FIELDS as SETTINGS_FIELDS
 from ..storage.connection import database_exists, db_location
-from .common import progress_bar, report_run
+from .options import DATASET_HELP, DB_HELP
+from .progress import progress_bar, report_run
 
 
 def cmd_build(a: argparse.Namespace) -> int:
@@ -143,8 +145,8 @@ def cmd_run_model(a: argparse.Namespace) -> int:
 
 
 def cmd_runs(a: argparse.Namespace) -> int:
-    from ..runs.importer import list_runs
     from ..storage import open_store
+    from ..storage.runs import list_runs
 
     if not database_exists(a.db):  # opening it would create an empty one
         print(f"error: no database at {a.db}", file=sys.stderr)
@@ -253,31 +255,34 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
                                  "score responses, export it for harnesses, import and run models, report.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="generate scenes, renderings and instances into a dataset folder")
-    b.add_argument("--out", default=str(dataset_dir()))
-    b.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    b.add_argument("--scale", type=float, default=1.0, help="fraction of v0.1's scenes per subset, in (0, 1]")
+    b.add_argument("--out", default=str(dataset_dir()),
+                   help="the dataset folder to write (default: $ROSE_DATASET_DIR or data/datasets/rose-v0.1)")
+    b.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help=f"seed of the scene composition: the same seed builds the same dataset (default: {DEFAULT_SEED})")
+    b.add_argument("--scale", type=float, default=1.0, help="fraction of v0.1's scenes per subset, in (0, 1] (default: 1)")
     b.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
     b.add_argument("--force", action="store_true", help="replace an existing dataset folder")
     b.set_defaults(fn=cmd_build)
     c = sub.add_parser("check", help="score one response to one instance, as JSON")
-    c.add_argument("--dataset", default=str(dataset_dir()))
-    c.add_argument("--instance", required=True)
-    c.add_argument("--response", required=True)
+    c.add_argument("--dataset", default=str(dataset_dir()), help=DATASET_HELP)
+    c.add_argument("--instance", required=True, help="the instance id, e.g. as listed in the dataset's instances")
+    c.add_argument("--response", required=True, help="the response text to score, as a solver would give it")
     c.set_defaults(fn=cmd_check)
     s = sub.add_parser("score", help="score a JSON-lines file of responses")
-    s.add_argument("--dataset", default=str(dataset_dir()))
-    s.add_argument("--responses", required=True)
+    s.add_argument("--dataset", default=str(dataset_dir()), help=DATASET_HELP)
+    s.add_argument("--responses", required=True,
+                   help="JSON-lines file of responses: one {instance_id, response, solver?} object a line")
     s.add_argument("--solver", default=None, help="solver name for lines without a 'solver' field")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print the summary per solver as JSON")
     s.set_defaults(fn=cmd_score)
     e = sub.add_parser("export-table", help="a table from the database as CSV or Parquet: ROSE's responses or events, "
                                             "SGP's episode results or moves")
-    e.add_argument("--db", default=db_location())
+    e.add_argument("--db", default=db_location(), help=DB_HELP)
     e.add_argument("--table", choices=["responses", "events", "episode_results", "episode_steps", "participant_flags"],
-                   default="responses")
-    e.add_argument("--format", choices=["csv", "parquet"], default="csv")
+                   default="responses", help="which table to write (default: responses)")
+    e.add_argument("--format", choices=["csv", "parquet"], default="csv", help="the file format (default: csv)")
     e.add_argument("--study", default=None, help="only this study (default: everything)")
-    e.add_argument("--out", required=True)
+    e.add_argument("--out", required=True, help="the file to write")
     e.set_defaults(fn=cmd_export_table)
     from ..benchmarks.rose.agents import AGENTS
     from ..benchmarks.rose.harness_export import FORMATS
@@ -285,64 +290,76 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
 
     x = sub.add_parser("export", help="the benchmark for model harnesses: data files, or a task folder "
                                            "ready to run in lmms-eval, inspect_ai or VLMEvalKit")
-    x.add_argument("--dataset", default=str(dataset_dir()))
-    x.add_argument("--format", choices=FORMATS, required=True)
-    x.add_argument("--out", required=True)
-    x.add_argument("--split", choices=["dev", "test"], default=None)
-    x.add_argument("--templates", nargs="*", default=None)
+    x.add_argument("--dataset", default=str(dataset_dir()), help=DATASET_HELP)
+    x.add_argument("--format", choices=FORMATS, required=True,
+                   help="what to write: plain data files, or a task folder for that harness")
+    x.add_argument("--out", required=True, help="the folder to write the export into")
+    x.add_argument("--split", choices=["dev", "test"], default=None, help="only this split (default: both)")
+    x.add_argument("--templates", nargs="*", default=None,
+                   help="only these templates, e.g. T1 T2 (default: every template)")
     x.set_defaults(fn=cmd_export)
     i = sub.add_parser("import-run", help="score and store a model run (auto-detects the format)")
-    i.add_argument("file")
-    i.add_argument("--solver", required=True)
-    i.add_argument("--format", choices=["auto", *run_formats()], default="auto")
-    i.add_argument("--kind", choices=["model", "agent"], default="model")
+    i.add_argument("file", help=f"the run file, in one of the formats {', '.join(run_formats())}")
+    i.add_argument("--solver", required=True, help="the name the run is stored and shown under")
+    i.add_argument("--format", choices=["auto", *run_formats()], default="auto",
+                   help="the run file's format (default: auto, detected from the file)")
+    i.add_argument("--kind", choices=["model", "agent"], default="model",
+                   help="what made the run: a model or a scripted agent (default: model)")
     i.add_argument("--replace", action="store_true", help="replace an earlier run of the same solver")
     i.add_argument("--trust-ids", action="store_true",
                    help="accept a run that carries no dataset hash and nothing to verify its samples by")
     i.add_argument("--errored", choices=["skip", "invalid"], default="skip",
                    help="harness/API failures, samples a stopped inspect eval never ran and predictions cut at "
-                        "Excel's cell limit: not stored but counted (skip), or stored as invalid answers")
+                        "Excel's cell limit: not stored but counted (skip), or stored as invalid answers (default: skip)")
     i.add_argument("--export-manifest", default=None,
                    help="the rose_export.json of the export the harness ran on (fixes lmms-eval doc_id positions)")
     i.add_argument("--max-expanded-mb", type=int, default=512,
-                   help="refuse archives (.eval, .xlsx) and .json logs larger than this once expanded")
-    i.add_argument("--max-response-chars", type=int, default=1_000_000, help="refuse longer responses")
-    i.add_argument("--settings", default=None, help="the run's settings as TOML (model, endpoint, prompt_variant, "
-                   "system_prompt, temperature, top_p, max_tokens, seed, date, notes; unknown keys refused), stored "
-                   "with the run for the paper's checklist; default: FILE.settings.toml when run-model wrote one")
-    i.add_argument("--dataset", default=str(dataset_dir()))
-    i.add_argument("--db", default=db_location())
+                   help="refuse archives (.eval, .xlsx) and .json logs larger than this many MiB once expanded "
+                        "(default: 512)")
+    i.add_argument("--max-response-chars", type=int, default=1_000_000, help="refuse a response longer than this many characters "
+                                                                                   "(default: 1000000)")
+    i.add_argument("--settings", default=None, help=f"the run's settings as TOML ({', '.join(SETTINGS_FIELDS)}; "
+                   "unknown keys refused), stored with the run for the paper's checklist; default: "
+                   "FILE.settings.toml when run-model wrote one")
+    i.add_argument("--dataset", default=str(dataset_dir()), help=DATASET_HELP)
+    i.add_argument("--db", default=db_location(), help=DB_HELP)
     i.set_defaults(fn=cmd_import_run)
     g = sub.add_parser("agent", help="run a reference agent, writing a plain JSONL run")
-    g.add_argument("name", choices=AGENTS)
-    g.add_argument("--dataset", default=str(dataset_dir()))
-    g.add_argument("--out", required=True)
-    g.add_argument("--split", choices=["dev", "test"], default=None)
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("name", choices=AGENTS, help="the reference agent to run")
+    g.add_argument("--dataset", default=str(dataset_dir()), help=DATASET_HELP)
+    g.add_argument("--out", required=True, help="the JSONL run file to write")
+    g.add_argument("--split", choices=["dev", "test"], default=None, help="only this split (default: both)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the random agents' choices (default: 0)")
     g.set_defaults(fn=cmd_agent)
     m = sub.add_parser("run-model", help="query an OpenAI-compatible chat endpoint (resumable)")
     m.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
-    m.add_argument("--model", required=True)
-    m.add_argument("--out", required=True)
-    m.add_argument("--dataset", default=str(dataset_dir()))
-    m.add_argument("--split", choices=["dev", "test"], default=None)
-    m.add_argument("--templates", nargs="*", default=None)
-    m.add_argument("--concurrency", type=int, default=4)
-    m.add_argument("--retries", type=int, default=5)
-    m.add_argument("--timeout", type=float, default=120.0)
-    m.add_argument("--max-tokens", type=int, default=2048)
-    m.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (recorded with the "
-                   "answers in OUT.settings.toml, as are the model, endpoint, prompt variant, max tokens and date)")
-    m.add_argument("--limit", type=int, default=None)
-    m.add_argument("--api-key-env", default="OPENAI_API_KEY")
+    m.add_argument("--model", required=True, help="the model's name at the endpoint")
+    m.add_argument("--out", required=True,
+                   help="the JSONL answers file: appended to, and what it already answers is skipped")
+    m.add_argument("--dataset", default=str(dataset_dir()), help=DATASET_HELP)
+    m.add_argument("--split", choices=["dev", "test"], default=None, help="only this split (default: both)")
+    m.add_argument("--templates", nargs="*", default=None,
+                   help="only these templates, e.g. T1 T2 (default: every template)")
+    m.add_argument("--concurrency", type=int, default=4, help="requests in flight at once (default: 4)")
+    m.add_argument("--retries", type=int, default=5,
+                   help="retries of a failed request, with backoff, before the instance counts as failed (default: 5)")
+    m.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for one response (default: 120)")
+    m.add_argument("--max-tokens", type=int, default=2048, help="the response's token limit (default: 2048)")
+    m.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default: 0; recorded "
+                   "with the answers in OUT.settings.toml, as are the model, endpoint, prompt variant, max tokens "
+                   "and date)")
+    m.add_argument("--limit", type=int, default=None,
+                   help="at most this many instances in this call (default: every one not yet answered)")
+    m.add_argument("--api-key-env", default="OPENAI_API_KEY",
+                   help="the environment variable holding the API key (default: OPENAI_API_KEY; unset: no key sent)")
     m.set_defaults(fn=cmd_run_model)
     r = sub.add_parser("runs", help="list the runs in the database")
-    r.add_argument("--db", default=db_location())
+    r.add_argument("--db", default=db_location(), help=DB_HELP)
     r.set_defaults(fn=cmd_runs)
     rp = sub.add_parser("report", help="the main ROSE table from the database (for scripts: --json)")
-    rp.add_argument("--db", default=db_location())
-    rp.add_argument("--json", action="store_true")
-    rp.add_argument("--split", choices=["dev", "test"], default=None)
+    rp.add_argument("--db", default=db_location(), help=DB_HELP)
+    rp.add_argument("--json", action="store_true", help="print the report as JSON, for scripts")
+    rp.add_argument("--split", choices=["dev", "test"], default=None, help="only this split (default: both)")
     rp.add_argument("--boot", type=int, default=None, help="bootstrap resamples for the Avg intervals (default 1000, "
                     "as the dashboards)")
     rp.add_argument("--seed", type=int, default=None, help="base seed of the per-solver bootstrap (default 0, as the "
@@ -356,17 +373,17 @@ def build_parser(prog: str = "python -m rose_core") -> argparse.ArgumentParser:
                     "LaTeX, CSV), the figures (SVG, PDF, PNG), the human-baseline checklist, methods and a manifest")
     rp.add_argument("--tables", action="store_true", help="with --json: every paper table, not only the main one")
     rp.add_argument("--dataset", default=str(dataset_dir()), help="the dataset build the database was scored "
-                    "against (for --out and --tables)")
+                    "against (for --out and --tables; default: $ROSE_DATASET_DIR or data/datasets/rose-v0.1)")
     rp.add_argument("--no-figures", dest="figures", action="store_false", help="with --out: no figures (faster)")
     rp.add_argument("--figure-width", choices=["single", "double"], default="single",
                     help="with --out: figures one column wide (3.25 in, the default) or the text's width (6.75 in)")
     rp.add_argument("--force", action="store_true", help="with --out: replace the folder if it exists")
     rp.set_defaults(fn=cmd_report)
     rs = sub.add_parser("rescore", help="re-score every stored response with the current scorer (one transaction)")
-    rs.add_argument("--db", default=db_location())
-    rs.add_argument("--dataset", default=str(dataset_dir()))
+    rs.add_argument("--db", default=db_location(), help=DB_HELP)
+    rs.add_argument("--dataset", default=str(dataset_dir()), help=DATASET_HELP)
     rs.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
-    rs.add_argument("--json", action="store_true")
+    rs.add_argument("--json", action="store_true", help="print what changed as JSON")
     rs.set_defaults(fn=cmd_rescore)
     from .sgp import add_sgp_parser
 

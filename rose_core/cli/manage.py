@@ -7,28 +7,29 @@ import getpass
 import sys
 
 from ..storage.connection import database_exists, db_location
+from .options import DB_HELP
 
 
 def add_parser(study_subparsers) -> None:
     """Register `delete`, `exclude`, `include` and `mark-test` under the `study` command group."""
-    d = study_subparsers.add_parser("delete", help="delete a study and everything it stored (asks for its name)")
-    d.add_argument("study_id")
+    d = study_subparsers.add_parser("delete", help="delete a study and everything it stored (its name, exactly, as --confirm NAME)")
+    d.add_argument("study_id", help="the study's id")
     d.add_argument("--confirm", required=True, metavar="NAME", help="the study's name, exactly: nothing is "
                                                                     "deleted otherwise")
-    d.add_argument("--db", default=db_location())
+    d.add_argument("--db", default=db_location(), help=DB_HELP)
     d.set_defaults(fn=run_delete)
     for name, helptext in (("exclude", "exclude a participant by hand, with a reason (audited)"),
                            ("include", "lift a participant's exclusion (the decision stays in the audit trail)"),
                            ("mark-test", "mark a participant as a test: out of every number, export and approval")):
         p = study_subparsers.add_parser(name, help=helptext)
-        p.add_argument("study_id")
+        p.add_argument("study_id", help="the study's id")
         p.add_argument("participant", help="the participant's external id (e.g. their Prolific id)")
         if name == "exclude":
-            p.add_argument("--reason", required=True)
+            p.add_argument("--reason", required=True, help="why, in words: kept with the exclusion for the audit")
         if name == "mark-test":
             p.add_argument("--undo", action="store_true", help="count the participant again")
         p.add_argument("--by", help="who decides (default: the system user's name)")
-        p.add_argument("--db", default=db_location())
+        p.add_argument("--db", default=db_location(), help=DB_HELP)
         p.set_defaults(fn=run_participant, action=name)
 
 
@@ -42,7 +43,7 @@ def _store(db: str):
 
 def run_delete(args: argparse.Namespace) -> int:
     from ..instrument.manage import delete_study
-    from ..instrument.study import StudyError
+    from ..instrument.config import StudyError
 
     try:
         gone = delete_study(_store(args.db), args.study_id, args.confirm)
@@ -56,7 +57,7 @@ def run_delete(args: argparse.Namespace) -> int:
 
 def run_participant(args: argparse.Namespace) -> int:
     from ..instrument import manage
-    from ..instrument.study import StudyError
+    from ..instrument.config import StudyError
     from ..storage import participants
 
     store = _store(args.db)

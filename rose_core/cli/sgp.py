@@ -25,7 +25,8 @@ from ..benchmarks.sgp.metrics import (
 )
 from ..benchmarks.sgp.play import STEP_CAP
 from ..benchmarks.sgp.readers import READERS, UNCLASSIFIED
-from .common import progress_bar, report_run
+from .options import DB_HELP, EPISODES_HELP
+from .progress import progress_bar, report_run
 
 
 def _range(text: str) -> tuple[int, ...]:
@@ -175,7 +176,7 @@ def cmd_infer_run(a: argparse.Namespace) -> int:
 
 def inference_lines(rows: list[dict]) -> list[str]:
     """The inference table as text: each figure with its interval, in the project's one number format."""
-    from ..analysis.formats import fmt_rate_ci
+    from ..analysis.display import fmt_rate_ci
 
     out = []
     for cols, decimals, unit in ((["exact", *INFERENCE_CLASSES], 1, "per 100 geoms"),
@@ -199,7 +200,7 @@ def cmd_infer_score(a: argparse.Namespace) -> int:
     rows = [r for f in a.answers for r in scored_rows(read_answers(f, ds, a.solver, a.modality), ds)]
     table = inference_table(pd.DataFrame(rows), n_boot=a.boot, seed=a.seed)
     if a.json:
-        from ..analysis.formats import json_rows
+        from ..analysis.display import json_rows
 
         print(json.dumps(json_rows(table), indent=1))
         return 0
@@ -223,32 +224,39 @@ def cmd_infer_import(a: argparse.Namespace) -> int:
 
 def _endpoint_arguments(p: argparse.ArgumentParser, unit: str) -> None:
     """The options of every SGP model runner: the build, the endpoint, the output, the modality, and how to ask."""
-    p.add_argument("--episodes", default=str(sgp_dataset_dir()))
+    p.add_argument("--episodes", default=str(sgp_dataset_dir()), help=EPISODES_HELP)
     p.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
-    p.add_argument("--model", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--modality", choices=["3d", "2d", "text"], default="3d")
-    p.add_argument("--samples", type=int, default=1)
-    p.add_argument("--concurrency", type=int, default=4)
-    p.add_argument("--retries", type=int, default=5)
-    p.add_argument("--timeout", type=float, default=120.0)
+    p.add_argument("--model", required=True, help="the model's name at the endpoint")
+    p.add_argument("--out", required=True,
+                   help=f"the JSONL file of {unit}: appended to, and what it already holds is skipped")
+    p.add_argument("--modality", choices=["3d", "2d", "text"], default="3d",
+                   help="how boards are shown to the model: 3D images, 2D images or text (default: 3d)")
+    p.add_argument("--samples", type=int, default=1,
+                   help=f"{unit} per {'episode' if unit == 'plays' else 'board'} (default: 1)")
+    p.add_argument("--concurrency", type=int, default=4, help="requests in flight at once (default: 4)")
+    p.add_argument("--retries", type=int, default=5,
+                   help="retries of a failed request, with backoff, before it counts as failed (default: 5)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for one reply (default: 120)")
     p.add_argument("--max-tokens", type=int, default=None,
                    help=f"the reply's token limit (default {DEFAULT_MAX_TOKENS}, or the preset's)")
-    p.add_argument("--limit", type=int, default=None, help=f"at most this many {unit} in this call")
-    p.add_argument("--api-key-env", default="OPENAI_API_KEY")
+    p.add_argument("--limit", type=int, default=None, help=f"at most this many {unit} in this call (default: all not yet done)")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY",
+                   help="the environment variable holding the API key (default: OPENAI_API_KEY; unset: no key sent)")
 
 
 def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sgp", help="iVISPAR's Sliding Geom Puzzle: build episodes, run agents and models, score logs")
     ss = p.add_subparsers(dest="sgp_cmd", required=True)
     b = ss.add_parser("build", help="generate episodes and their images into a dataset folder (atomically)")
-    b.add_argument("--out", default=str(sgp_dataset_dir()))
-    b.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    b.add_argument("--board", type=int, default=4)
-    b.add_argument("--geoms", type=_range, default=tuple(range(2, 12)), help="numbers of geoms, e.g. 2-11")
-    b.add_argument("--c1", type=_range, default=tuple(range(2, 12)), help="shortest path lengths, e.g. 2-11")
-    b.add_argument("--per-cell", type=int, default=3, help="episodes per (geoms, c1)")
-    b.add_argument("--c2", type=int, default=0, help="interference of every episode")
+    b.add_argument("--out", default=str(sgp_dataset_dir()),
+                   help="the SGP dataset folder to write (default: $ROSE_SGP_DATASET_DIR or data/datasets/sgp)")
+    b.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help=f"seed of the episode generation: the same seed builds the same episodes (default: {DEFAULT_SEED})")
+    b.add_argument("--board", type=int, default=4, help="the board's side in cells, 2 to 9 (default: 4, a 4x4 board)")
+    b.add_argument("--geoms", type=_range, default=tuple(range(2, 12)), help="numbers of geoms, e.g. 3-5 (default: 2-11)")
+    b.add_argument("--c1", type=_range, default=tuple(range(2, 12)), help="shortest path lengths, e.g. 3-5 (default: 2-11)")
+    b.add_argument("--per-cell", type=int, default=3, help="episodes per (geoms, c1) (default: 3)")
+    b.add_argument("--c2", type=int, default=0, help="interference of every episode (default: 0)")
     b.add_argument("--workers", type=int, default=None, help="rendering processes (default: one per core)")
     b.add_argument("--force", action="store_true", help="replace an existing SGP dataset folder")
     b.set_defaults(fn=cmd_build)
@@ -269,7 +277,8 @@ def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
                        "(sim_message_log.json, agent_message_log.txt), every board replayed")
     il.add_argument("folders", nargs="+", help="episode folders, or folders holding them (e.g. Data/Experiments/<id>/)")
     il.add_argument("--episodes", default=str(sgp_dataset_dir()),
-                    help="the SGP dataset the configs were imported into (`sgp import-configs`)")
+                    help="the SGP dataset the configs were imported into (`sgp import-configs`; default: "
+                         "$ROSE_SGP_DATASET_DIR or data/datasets/sgp)")
     il.add_argument("--out", required=True, help="the episode-log file to write (all or nothing)")
     il.add_argument("--solver", default=None, help="solver name (default: the agent named in metadata.json)")
     il.add_argument("--step-cap", type=int, default=None,
@@ -278,19 +287,21 @@ def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
     il.set_defaults(fn=cmd_import_log)
 
     g = ss.add_parser("agent", help="play every episode with a reference agent, writing episode logs (JSONL)")
-    g.add_argument("name", choices=AGENTS)
-    g.add_argument("--episodes", default=str(sgp_dataset_dir()), help="the SGP dataset folder")
-    g.add_argument("--out", required=True)
-    g.add_argument("--samples", type=int, default=1, help="plays per episode (random agent)")
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--step-cap", type=int, default=STEP_CAP)
+    g.add_argument("name", choices=AGENTS, help="the reference agent to play with")
+    g.add_argument("--episodes", default=str(sgp_dataset_dir()), help=EPISODES_HELP)
+    g.add_argument("--out", required=True, help="the episode-log file (JSONL) to write")
+    g.add_argument("--samples", type=int, default=1, help="plays per episode (random agent; default: 1)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the random agent's moves (default: 0)")
+    g.add_argument("--step-cap", type=int, default=STEP_CAP,
+                   help=f"moves before a play ends unsolved (default: {STEP_CAP})")
     g.set_defaults(fn=cmd_agent)
     m = ss.add_parser("run-model", help="play episodes with a model behind an OpenAI-compatible endpoint (resumable)")
     _endpoint_arguments(m, "plays")
-    m.add_argument("--step-cap", type=int, default=STEP_CAP)
+    m.add_argument("--step-cap", type=int, default=STEP_CAP,
+                   help=f"moves before a play ends unsolved (default: {STEP_CAP})")
     m.add_argument("--protocol", choices=["studio", "ivispar"], default="studio",
                    help="the message layout: the studio's own prompt, or iVISPAR's (system message, past steps "
-                        "as user/assistant turns, goal, current, instruction; needs --instructions)")
+                        "as user/assistant turns, goal, current, instruction; needs --instructions; default: studio)")
     m.add_argument("--instructions", default=None, metavar="DIR",
                    help="ivispar protocol: the folder of instruction files (ICML_instruction.txt, "
                         "ICML_instruction_2D.txt, ICML_instruction_cot.txt, ICML_instruction_step_vision.txt, "
@@ -307,12 +318,14 @@ def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
     s = ss.add_parser("score", help="check episode logs by replaying them, then print solved rate, step deviation "
                                     "and outcome counts per solver and modality")
     s.add_argument("logs", nargs="+", help="episode-log files (from `sgp agent`, `sgp run-model`, or elsewhere)")
-    s.add_argument("--episodes", default=str(sgp_dataset_dir()))
+    s.add_argument("--episodes", default=str(sgp_dataset_dir()), help=EPISODES_HELP)
     s.add_argument("--solver", default=None, help="solver name for lines without a 'solver' field")
-    s.add_argument("--json", action="store_true")
-    s.add_argument("--boot", type=int, default=1000)
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--heatmap", choices=["solved", "d_at_c1", "min_d"], default=None)
+    s.add_argument("--json", action="store_true", help="print the table as JSON")
+    s.add_argument("--boot", type=int, default=1000, help="bootstrap resamples of the intervals (default: 1000)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
+    s.add_argument("--heatmap", choices=["solved", "d_at_c1", "min_d"], default=None,
+                   help="also print this per solver and modality as geoms x c1: solved %%, the distance to the goal "
+                        "after c1 moves, or the least distance reached (default: none)")
     s.add_argument("--reader", choices=READERS, default="strict",
                    help="how replies become moves when replaying: strict (the default), or ivispar (the original's "
                         "extraction and its engine's loose decoding); a play must be scored with the reader it was "
@@ -321,7 +334,8 @@ def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
     i = ss.add_parser("infer-run", help="the board-state inference task: a model behind an OpenAI-compatible endpoint "
                                         "writes each episode's start and goal board as text (resumable)")
     _endpoint_arguments(i, "boards")
-    i.add_argument("--boards", nargs="+", choices=BOARDS, default=list(BOARDS))
+    i.add_argument("--boards", nargs="+", choices=BOARDS, default=list(BOARDS),
+                   help=f"which of each episode's boards to ask for (default: {' '.join(BOARDS)})")
     i.set_defaults(fn=cmd_infer_run)
     for name, fn, text in (("infer-score", cmd_infer_score, "score board-state inference answer files (JSONL): exact "
                             "boards, correct, missed, hallucinated, mismatches, format errors per solver and modality"),
@@ -331,19 +345,20 @@ def add_sgp_parser(sub: argparse._SubParsersAction) -> None:
         q.add_argument("answers", nargs="+" if name == "infer-score" else None,
                        help="answer files: lines {item_id | episode_id + board, response, solver?, modality?, "
                             "sample?, dataset_hash?, latency_s?}")
-        q.add_argument("--episodes", default=str(sgp_dataset_dir()))
+        q.add_argument("--episodes", default=str(sgp_dataset_dir()), help=EPISODES_HELP)
         q.add_argument("--solver", default=None, help="solver name for lines without a 'solver' field")
         q.add_argument("--modality", choices=["3d", "2d", "text"], default=None,
                        help="modality for lines without a 'modality' field")
         if name == "infer-score":
-            q.add_argument("--json", action="store_true")
-            q.add_argument("--boot", type=int, default=1000)
-            q.add_argument("--seed", type=int, default=0)
+            q.add_argument("--json", action="store_true", help="print the table as JSON")
+            q.add_argument("--boot", type=int, default=1000, help="bootstrap resamples of the intervals (default: 1000)")
+            q.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
         else:
             from ..storage.connection import db_location
 
-            q.add_argument("--db", default=db_location())
-            q.add_argument("--kind", choices=["model", "agent"], default="model")
+            q.add_argument("--db", default=db_location(), help=DB_HELP)
+            q.add_argument("--kind", choices=["model", "agent"], default="model",
+                       help="what gave the answers: a model or a scripted agent (default: model)")
             q.add_argument("--replace", action="store_true", help="replace earlier answers of the same solver "
                                                                    "and modality on this build")
         q.set_defaults(fn=fn)

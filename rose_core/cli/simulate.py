@@ -9,6 +9,7 @@ import time
 
 from ..benchmarks.rose.dataset import Dataset, dataset_dir
 from ..storage.connection import database_exists, db_location
+from .options import DB_HELP
 
 
 def add_parser(study_subparsers) -> None:
@@ -19,12 +20,13 @@ def add_parser(study_subparsers) -> None:
     p.add_argument("study_id", metavar="ID", help="the study to dry-run")
     p.add_argument("--participants", type=int, default=None, help="how many simulated participants to drive")
     p.add_argument("--truth", default=None, help="the TRUTH.toml error model (docs/examples/truth.toml)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the simulation: the same seed gives the same rows")
+    p.add_argument("--seed", type=int, default=0, help="seed of the simulation: the same seed gives the same rows (default: 0)")
     p.add_argument("--clear", action="store_true",
                    help="delete every simulated participant of the study and all their rows (one transaction)")
     p.add_argument("--json", action="store_true", help="print the ground truth as JSON")
-    p.add_argument("--db", default=db_location())
-    p.add_argument("--dataset", default=str(dataset_dir()), help="the dataset build the study was made on")
+    p.add_argument("--db", default=db_location(), help=DB_HELP)
+    p.add_argument("--dataset", default=str(dataset_dir()), help="the dataset build the study was made on (default: $ROSE_DATASET_DIR or "
+                                                       "data/datasets/rose-v0.1)")
     p.set_defaults(fn=run)
 
 

@@ -20,6 +20,7 @@ from ..instrument.config import Study, StudyError
 from ..instrument.page_data import PUBLIC_URL_ENV, participant_links
 from ..storage.connection import database_exists, db_location, masked
 from . import approvals, manage, simulate
+from .options import DB_HELP
 
 DEFAULT_ACCURACY = 0.9             # `study show`'s expected accuracy for the planner's interval widths
 
@@ -233,10 +234,12 @@ def add_study_parser(sub: argparse._SubParsersAction) -> argparse._SubParsersAct
         q = ss.add_parser(name, help=help)
         if study:
             q.add_argument("study", help="study id (or its name, if unique)")
-        q.add_argument("--db", default=db_location())
+        q.add_argument("--db", default=db_location(), help=DB_HELP)
         if datasets:
-            q.add_argument("--dataset", default=str(dataset_dir()), help="the ROSE dataset build (ROSE studies)")
-            q.add_argument("--episodes", default=str(sgp_dataset_dir()), help="the SGP dataset build (SGP studies)")
+            q.add_argument("--dataset", default=str(dataset_dir()), help="the ROSE dataset build (ROSE studies; default: "
+                                "$ROSE_DATASET_DIR or data/datasets/rose-v0.1)")
+            q.add_argument("--episodes", default=str(sgp_dataset_dir()), help="the SGP dataset build (SGP studies; default: "
+                                "$ROSE_SGP_DATASET_DIR or data/datasets/sgp)")
         if link:
             q.add_argument("--base-url", default=None,
                            help=f"the app's public address for the participant link (default: ${PUBLIC_URL_ENV})")
@@ -247,9 +250,9 @@ def add_study_parser(sub: argparse._SubParsersAction) -> argparse._SubParsersAct
             link=True, study=False)
     c.add_argument("file", help="the study file (docs/running-a-study.md lists every key)")
     s = add("show", "a study's settings, pool, progress and the planner's figures", cmd_show, link=True)
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print the study's figures as JSON")
     s.add_argument("--accuracy", type=float, default=DEFAULT_ACCURACY,
-                   help="expected share right for the planner's interval widths, 0..1")
+                   help=f"expected share right for the planner's interval widths, 0..1 (default: {DEFAULT_ACCURACY})")
     s.add_argument("--seconds-per-item", type=float, default=None,
                    help="for the planner's time (default: the study's median server time so far, else the default)")
     add("list", "every study: id, version, open or closed, benchmark, created, name", cmd_list, datasets=False,

@@ -1,7 +1,7 @@
 """The behaviour check: does a completed participant's own record look like a person at a browser? Computed on the
 server, at completion, from what is already stored (server-timed answers and the grid's events), because a
 script that waits a human-looking 1.6 s per item passes the timing exclusion ("too fast") and, with a worded
-attention check, every other one (issue 23).
+attention check, every other one.
 
 Two signs, each one a person at the click grid does not give:
 - *answers without a trace*: an answer that clicked or counted something, with no click, undo or typing event

@@ -17,7 +17,7 @@ from .episode_study import (
     create_sgp_study, pick_episode, plan_sgp_practice, rank_episodes, sgp_coverage, sgp_pool, sgp_progress,
 )
 from .ids import Clock, system_clock
-from .kinds import open_participant_session, study_benchmark
+from .study_kind import open_participant_session, study_benchmark
 from .screens import Consent, End, Instructions
 from .session import ParticipantSession
 from .tabs import Client

@@ -30,7 +30,6 @@ def attention_text(r: int, c: int) -> str:
 # the page's text cannot answer it (docs/threat-model.md, "Bots").
 PICTURE_INSTRUCTION = "Follow the instruction written in the picture, then press DONE."
 BAND_PX = 96           # the area under the grid that holds a picture check's instruction (its band varies inside)
-BAND_BACKGROUND, BAND_TEXT = (246, 246, 246), (20, 20, 20)
 BODY_TEXT_PX = 16      # Streamlit's body text; the picture's instruction is never drawn smaller (at natural width)
 MIN_CONTRAST = 7.0     # WCAG AAA for body text, against the lightest and darkest noisy background pixel
 
@@ -101,10 +100,6 @@ class PictureStyle:
     line_gap: int
     noise: int
     noise_seed: int
-
-
-# The drawing before issue 23's review (fixed font, place and colours): what a candidate-drawing script assumes.
-DEFAULT_STYLE = PictureStyle(0, 18, BAND_TEXT, BAND_BACKGROUND, 0.0, 0, 0, 8, "centre", 6, 0, 0)
 
 
 def picture_style(key: bytes) -> PictureStyle:

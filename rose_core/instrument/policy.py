@@ -106,13 +106,6 @@ def rank_main(pool: Sequence[Instance], cfg: StudyConfig, counts: Mapping[str, i
     yield from best_first(eligible, key)
 
 
-def pick_main(pool: Sequence[Instance], cfg: StudyConfig, counts: Mapping[str, int], seen_ids: set[str],
-              seen_scenes: set[str], counterbalance: int, position: int,
-              tiebreak: Callable[[str], str]) -> Instance | None:
-    """The best instance of `rank_main`, or None when none is eligible."""
-    return next(rank_main(pool, cfg, counts, seen_ids, seen_scenes, counterbalance, position, tiebreak), None)
-
-
 def attention_slot_due(cfg: StudyConfig, answered_main: int, done_slots: set[int]) -> int | None:
     """The attention check due now (after every N-th main answer, never after the last), or None."""
     if not cfg.attention_every or not answered_main or answered_main % cfg.attention_every:

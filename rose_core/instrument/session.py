@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from ..benchmarks.items import OneShotAnswer
-from ..benchmarks.rose.dataset import Dataset
 from ..benchmarks.rose.scoring import SCORER_VERSION
 from ..storage import exclusions, participants, studies
 from ..storage import questionnaire as q_store
@@ -28,7 +27,7 @@ from ..storage.responses import ResponseRow
 from . import results
 from .behaviour import check_behaviour
 from .completion import completion
-from .config import EndReason, Study, StudyConfig, StudyError, load_study
+from .config import EndReason, Study, StudyConfig, StudyError
 from .grid_input import parse_state, parse_submit
 from .ids import Clock, system_clock, view_id_for
 from .item_kind import ItemKind, ItemUnavailable
@@ -59,7 +58,7 @@ class ParticipantSession:
                  client: Client | None = None, kind: ItemKind | None = None):
         """`client`: the tab this session serves. With it, one tab at a time drives the participant, and held
         items of closed tabs go back to the pool; without it (scripts, tests of the flow) neither is checked.
-        `kind`: the study's kind of item (`instrument.kinds.kind_for`); ROSE's one-shot items by default."""
+        `kind`: the study's kind of item (`instrument.study_kind.kind_for`); ROSE's one-shot items by default."""
         self.store, self.ds, self.study, self.participant_id, self.clock = store, ds, study, participant_id, clock
         self.client = client
         self.kind: ItemKind = kind or RoseKind(ds)
@@ -491,11 +490,3 @@ class ParticipantSession:
             participants.finish(c, pid, "screened_out", t)
         else:
             participants.set_practice(c, pid, None, attempt + 1)
-
-
-def open_session(store: Store, ds: Dataset, study_id: str, participant_id: str,
-                 clock: Clock = system_clock, client: Client | None = None) -> ParticipantSession | None:
-    """A ROSE study's participant session (any study's, with its kind: `instrument.kinds.open_participant_session`)."""
-    with storage(store), store.connect() as c:
-        study = load_study(c, study_id)
-    return None if study is None else ParticipantSession(store, ds, study, participant_id, clock, client)

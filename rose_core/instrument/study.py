@@ -1,5 +1,5 @@
-"""Human studies: the public entry points (the work is split by job in `rose_core.instrument` and
-`rose_core.storage`).
+"""A study as a whole: read one or all, open or close it, edit its texts, read one of its participants. Every
+other name of a study lives in the module of its job and is imported from there, never through here:
 
 - `instrument.config`: `StudyConfig` (checked), `Study`, `StudyError`
 - `instrument.practice`: practice rounds covering every kind of answer, fresh scenes per attempt
@@ -17,25 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from .config import EndReason, Kind, Ordering, Study, StudyConfig, StudyError, load_studies, load_study
-from .ids import FakeClock, Ids, RandomIds, SequentialIds, view_id_for
-from .policy import main_pool
-from .joining import join
-from .rose_study import create_study
-from .screens import Consent, End, Instructions, ItemScreen, PracticeFeedback, Questionnaire, Recorded, Screen
-from .session import ParticipantSession, open_session
+from .config import Study, StudyError, load_studies, load_study
 from .ids import system_clock
 from .texts import edit_problems, opening_problems, store_texts
 from ..storage import participants, questionnaire, studies
 from ..storage.participants import Participant
 from ..storage.connection import Store
 
-__all__ = [
-    "EndReason", "Kind", "Ordering", "Study", "StudyConfig", "StudyError", "FakeClock", "Ids", "RandomIds",
-    "SequentialIds", "main_pool", "Consent", "End", "Instructions", "ItemScreen", "ParticipantSession",
-    "PracticeFeedback", "Questionnaire", "Recorded", "Screen", "create_study", "join", "open_session", "view_id_for", "Participant",
-    "get_study", "list_studies", "set_active", "get_participant", "update_texts",
-]
+__all__ = ["get_study", "list_studies", "set_active", "get_participant", "update_texts"]
 
 
 def get_study(store: Store, study_id: str) -> Study | None:

@@ -32,7 +32,7 @@ ERRORED_POLICIES: tuple[ErroredPolicy, ...] = ("skip", "invalid")
 
 __all__ = ["ERRORED_POLICIES", "EXCEL_CELL_LIMIT", "ErroredPolicy", "ImportResult", "Limits",
            "ReadRun", "RunFormat", "RunImportError", "RunRecord", "SolverKind", "delete_run", "import_run",
-           "import_upload", "list_runs", "read_manifest", "read_run", "run_id_for", "skipped_note",
+           "import_upload", "read_manifest", "read_run", "run_id_for", "skipped_note",
            "skipped_samples"]
 
 
@@ -109,7 +109,8 @@ MAX_FILE_NAME_BYTES = 200   # a file system takes 255 bytes per name; a long non
 
 def _file_name(name: str) -> str:
     """The upload's base name, safe as a file name here: printable, and cut to MAX_FILE_NAME_BYTES in UTF-8 at
-    a letter's boundary, its suffix kept (the format is told by it). A longer name raised "File name too long"."""
+    a letter's boundary, its suffix kept (the format is told by it): a file system refuses a longer name ("File
+    name too long")."""
     base = "".join(ch if ch.isprintable() else "_" for ch in Path(name.replace("\\", "/")).name).strip()
     if base in ("", ".", ".."):
         return "upload"
@@ -246,11 +247,6 @@ def skipped_note(skipped: dict[str, dict[str, int]]) -> str | None:
              for run, c in sorted(skipped.items())]
     return (f"samples not stored (imported with --errored skip), so these runs' rates are over the samples they "
             f"answered only: {'; '.join(parts)}. Import again with --errored invalid to count them as failures")
-
-
-def list_runs(store: Store) -> list[dict]:
-    """Every run with its response count, newest import first."""
-    return stored_runs.list_runs(store)
 
 
 def delete_run(store: Store, run_id: str) -> None:

@@ -64,7 +64,7 @@ def test_results_page(dash_env):
 def test_results_main_table_equals_report_json(dash_env, small_dataset):
     """One selection path and per-solver seeded bootstraps: the page and `report --json` agree exactly."""
     from rose_core.analysis import ExclusionRules, Filters, table_columns
-    from rose_core.analysis.formats import json_rows
+    from rose_core.analysis.display import json_rows
     from rose_core.analysis.tables import SHOWN_FIRST
     from ui.dash import View
 
@@ -389,7 +389,8 @@ def test_a_dry_run_counts_only_when_the_sidebar_includes_it(small_dataset, fresh
     them on every page, said beside it."""
     from rose_core.instrument.ids import FakeClock, SequentialIds
     from rose_core.instrument.simulate import parse_truth, simulate
-    from rose_core.instrument.study import StudyConfig, create_study
+    from rose_core.instrument.config import StudyConfig
+    from rose_core.instrument.rose_study import create_study
     from rose_core.storage import open_store
 
     db = fresh_location()

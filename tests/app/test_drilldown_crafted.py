@@ -2,7 +2,7 @@
 the database by hand): a click with no row or column, a cell outside the grid, a single event."""
 import pytest
 
-from rose_core.analysis.formats import MISSING
+from rose_core.analysis.display import MISSING
 from tests.backends import clone
 
 from .test_dashboards import open_page

@@ -8,7 +8,8 @@ import os
 from streamlit.testing.v1 import AppTest
 
 from rose_core.benchmarks.rose.agents import run_agent
-from rose_core.runs.importer import delete_run, import_run, list_runs
+from rose_core.runs.importer import delete_run, import_run
+from rose_core.storage.runs import list_runs
 from rose_core.storage import open_store
 from ui.plain import md_text
 
@@ -53,7 +54,7 @@ def test_agents_from_the_page_and_the_runs_table(app_env):
 def test_removing_a_run_another_tab_removed_is_a_message_not_a_traceback(app_env, tmp_path, monkeypatch):
     """Two tabs show the same run; the other tab removes it after this rerun listed the runs and before its
     removal reaches the database: the removal says so and changes nothing (it raised a TypeError)."""
-    from rose_core.runs import importer
+    from rose_core.storage import runs as stored_runs
 
     store = open_store(os.environ["ROSE_DB"])
     f = tmp_path / "oracle.jsonl"
@@ -63,15 +64,15 @@ def test_removing_a_run_another_tab_removed_is_a_message_not_a_traceback(app_env
     at.selectbox(key="runs_delete_pick").select("agent:oracle")
     at.text_input(key="runs_delete_confirm").input("agent:oracle")
     at.run()
-    listed = importer.list_runs
+    listed = stored_runs.list_runs
 
     def listed_then_removed_elsewhere(db):
         runs = listed(db)
-        monkeypatch.setattr(importer, "list_runs", listed)
+        monkeypatch.setattr(stored_runs, "list_runs", listed)
         delete_run(store, "agent:oracle")                  # the other tab, right after this rerun's listing
         return runs
 
-    monkeypatch.setattr(importer, "list_runs", listed_then_removed_elsewhere)
+    monkeypatch.setattr(stored_runs, "list_runs", listed_then_removed_elsewhere)
     at.button(key="runs_delete_btn").click()
     at.run()
     assert not at.exception

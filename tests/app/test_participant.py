@@ -4,14 +4,11 @@ import os
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rose_core.instrument.study import (
-    ItemScreen,
-    ParticipantSession,
-    StudyConfig,
-    create_study,
-    get_study,
-    set_active,
-)
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
+from rose_core.instrument.screens import ItemScreen
+from rose_core.instrument.session import ParticipantSession
+from rose_core.instrument.study import get_study, set_active
 from rose_core.storage import open_store
 from tests.participants import answer
 

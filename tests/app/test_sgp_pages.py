@@ -256,7 +256,7 @@ def test_results_page_shows_the_board_state_inference_answers_of_this_build(sgp_
 
 def test_participants_are_shown_and_excluded_in_their_own_benchmark(sgp_env, sgp_small, small_dataset):  # noqa: F811
     from rose_core.analysis import ExclusionRules, participant_table
-    from rose_core.instrument.study import create_study
+    from rose_core.instrument.rose_study import create_study
     from tests.participants import answer, new_session
 
     rose = create_study(sgp_env, small_dataset, StudyConfig(info=LAB_INFO, name="rose pilot", practice_items=0, attention_every=0,

@@ -45,7 +45,8 @@ def test_create_study_from_the_form(app_env, monkeypatch):
 
 def test_without_an_address_the_link_is_not_guessed(app_env, monkeypatch):
     monkeypatch.delenv("ROSE_PUBLIC_URL", raising=False)
-    from rose_core.instrument.study import StudyConfig, create_study
+    from rose_core.instrument.config import StudyConfig
+    from rose_core.instrument.rose_study import create_study
 
     create_study(open_store(os.environ["ROSE_DB"]), app_env, StudyConfig(name="x"))
     at = signed_in()
@@ -63,7 +64,9 @@ def test_invalid_study_is_explained(app_env):
 
 
 def test_a_draft_is_filled_in_the_texts_form_then_opens(app_env):
-    from rose_core.instrument.study import StudyConfig, create_study, get_study
+    from rose_core.instrument.config import StudyConfig
+    from rose_core.instrument.rose_study import create_study
+    from rose_core.instrument.study import get_study
     from rose_core.instrument.texts import INFO_FIELDS, texts_version
     from tests.participants import LAB_INFO
 
@@ -94,7 +97,8 @@ def test_a_draft_is_filled_in_the_texts_form_then_opens(app_env):
 
 def test_the_participants_page_summarises_the_questionnaire(app_env):
     from rose_core.instrument.screens import Questionnaire
-    from rose_core.instrument.study import StudyConfig, create_study
+    from rose_core.instrument.config import StudyConfig
+    from rose_core.instrument.rose_study import create_study
     from tests.participants import LAB_INFO, new_session, run_to_end
 
     db = open_store(os.environ["ROSE_DB"])
@@ -153,7 +157,7 @@ def test_form_creates_a_sampled_study_then_edits_it_in_versions_and_clones_it(ap
     at.toggle(key="plan_own").set_value(True).run()        # the planner plans the study's own 25-item sample
     assert {m.label: m.value for m in at.metric}["Plan: participants"] == "15"   # 25 × 3 ÷ 5
     # a real participant freezes everything but the texts
-    from rose_core.instrument.study import join
+    from rose_core.instrument.joining import join
 
     join(db, study, "P1", "link")
     at.run()
@@ -174,7 +178,8 @@ def test_form_creates_a_sampled_study_then_edits_it_in_versions_and_clones_it(ap
 
 
 def _study_with_people(app_env):
-    from rose_core.instrument.study import StudyConfig, create_study
+    from rose_core.instrument.config import StudyConfig
+    from rose_core.instrument.rose_study import create_study
     from tests.participants import new_session, run_to_end
 
     store = open_store(os.environ["ROSE_DB"])
@@ -240,7 +245,8 @@ def test_a_study_file_beyond_the_forms_usual_range_opens_and_keeps_its_values(ap
     """A study file may set more raters, items or minutes than the form's fields usually offer (the study's checks
     accept them): the Studies page opens it and its form shows the study's own values (it raised on the first
     value above a field's top, a traceback instead of the page)."""
-    from rose_core.instrument.study import StudyConfig, create_study
+    from rose_core.instrument.config import StudyConfig
+    from rose_core.instrument.rose_study import create_study
 
     cfg = StudyConfig(name="big", target_per_instance=1000, items_per_participant=600, practice_items=0,
                       practice_max_attempts=7, attention_every=150, time_limit_minutes=900,

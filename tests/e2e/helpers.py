@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from rose_core.storage.connection import Store
-from rose_core.instrument.study import ItemScreen, open_session
+from rose_core.instrument.screens import ItemScreen
+from rose_core.instrument.study_kind import open_participant_session
 
 
 def participant_id(store: Store, study_id: str, external_id: str) -> str:
@@ -12,7 +13,7 @@ def participant_id(store: Store, study_id: str, external_id: str) -> str:
 
 def shown_item(store: Store, ds, study_id: str, external_id: str) -> ItemScreen:
     """The item screen the server holds for this participant (what the page shows)."""
-    screen = open_session(store, ds, study_id, participant_id(store, study_id, external_id)).screen()
+    screen = open_participant_session(store, ds, study_id, participant_id(store, study_id, external_id)).screen()
     assert isinstance(screen, ItemScreen), screen
     return screen
 

@@ -3,7 +3,8 @@ comes from a proxy named in ROSE_TRUSTED_PROXIES (HAProxy on this host: 127.0.0.
 import pytest
 
 from rose_core.instrument.client_address import LOOPBACK
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from rose_core.storage import open_store
 
 from .conftest import start_server

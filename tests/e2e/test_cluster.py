@@ -5,7 +5,8 @@ unanswered item with their selection restored. Nothing acknowledged is lost, not
 experimenter page name ever shows. On PostgreSQL (the deployment) and on a shared SQLite file."""
 import pytest
 
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from rose_core.storage import open_store
 from tools.cluster import COOKIE, Cluster
 

@@ -10,7 +10,8 @@ import pandas as pd
 
 from rose_core.analysis.drilldown import fmt_cells
 from rose_core.instrument.page_data import PUBLIC_URL_ENV
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from rose_core.storage import open_store
 from rose_core.storage.connection import Store
 

@@ -6,7 +6,8 @@ of `app.py` called `st.navigation`, every new session listed those pages and ran
 the page scripts live in `app_pages/`)."""
 from pathlib import Path
 
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from rose_core.storage import open_store
 
 from .conftest import start_server

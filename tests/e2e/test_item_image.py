@@ -2,7 +2,8 @@
 instance's PNG bytes, and the messages of an item's reruns no longer carry the image."""
 import time
 
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from rose_core.storage import open_store
 
 from .helpers import answer, shown_item, start

@@ -4,7 +4,7 @@ ids" is ticked) and a zip bomb are refused with nothing stored."""
 import json
 import zipfile
 
-from rose_core.runs.importer import list_runs
+from rose_core.storage.runs import list_runs
 from rose_core.storage import open_store
 
 from .conftest import PASSWORD

@@ -13,7 +13,8 @@ from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from rose_core.storage import open_store
 from ui.click_grid import element_data
 from tests.participants import LAB_INFO

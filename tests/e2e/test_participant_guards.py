@@ -5,7 +5,8 @@ from __future__ import annotations
 import resource
 import sqlite3
 
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from rose_core.storage import open_store
 from rose_core.storage.connection import Store
 
@@ -141,7 +142,7 @@ def test_a_full_disk_on_submit_keeps_the_selection_and_sends_the_answer_once_it_
 
 def test_while_every_item_is_held_the_page_waits_and_continues_by_itself(live, browser, small_dataset):
     from rose_core.instrument.ids import system_clock
-    from rose_core.instrument.study import main_pool
+    from rose_core.instrument.policy import main_pool
     from tests.participants import new_session
 
     study = _study(live, small_dataset, "wait", items_per_participant=1, target_per_instance=1)

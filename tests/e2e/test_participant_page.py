@@ -11,7 +11,9 @@ import pytest
 
 from rose_core.benchmarks.items import OneShotAnswer
 from rose_core.instrument.ids import SequentialIds, system_clock
-from rose_core.instrument.study import ItemScreen, StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
+from rose_core.instrument.screens import ItemScreen
 from rose_core.storage import open_store
 from rose_core.storage.connection import Store
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from rose_core.instrument.texts import TEXT_KEYS
 from rose_core.storage import open_store
 from rose_core.storage import studies as study_rows

@@ -4,7 +4,8 @@ behaviour check looks for (its answers are never judged traceless)."""
 import time
 
 from rose_core.instrument.items import PICTURE_INSTRUCTION, item_png
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from rose_core.storage import open_store
 
 from .helpers import answer, shown_item, start

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from rose_core.instrument.ids import FakeClock
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from rose_core.storage import open_store
 from tests.participants import LAB_INFO
 

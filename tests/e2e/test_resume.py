@@ -1,5 +1,6 @@
 """Resume: a reload, a closed tab and a killed server all continue at the next unanswered item."""
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from rose_core.storage import open_store
 
 from .helpers import answer, shown_item, start

@@ -22,7 +22,7 @@ from ...storage.connection import Store
 from ...storage.runs import imported_run_metas
 from ..agreement import MIN_SHARED_TRIALS
 from ..devices import device_mix, device_sentence
-from ..formats import fmt_count, fmt_interval, fmt_rate, fmt_stat, is_missing
+from ..display import fmt_count, fmt_interval, fmt_rate, fmt_stat, is_missing
 from .paper import PaperReport
 
 BLANK = "**[TO FILL: not recorded in the database]**"

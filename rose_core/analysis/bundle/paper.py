@@ -17,7 +17,7 @@ from ..agreement import human_agreement, human_model_agreement
 from ..bridges import bridge_table, published_bridges
 from ..difficulty import DIFFICULTY_PARAMS, difficulty_table, instance_params
 from ..failures import failure_table, with_share_intervals
-from ..formats import Kind
+from ..display import Kind
 from ..majority import TIE_RULE
 from ..gap import gap_table, published_gap
 from ..report import report_from_selection, with_runs_warning, with_sgp
@@ -40,7 +40,7 @@ class BundleError(ValueError):
 class Column:
     key: str                   # the frame's column
     head: str                  # the header as printed
-    kind: Kind = "rate"        # how `formats` prints it (the one number format)
+    kind: Kind = "rate"        # how `display` prints it (the one number format)
     lo: str | None = None      # columns holding the interval, when there is one
     hi: str | None = None
     best: bool = False         # the best model's value is set in bold

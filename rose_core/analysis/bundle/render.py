@@ -1,13 +1,13 @@
 """A paper table as Markdown, LaTeX (booktabs) and CSV. The CSV carries the frame at full precision through the
 project's one CSV encoder; Markdown and LaTeX print the same numbers through the project's one number format,
-`rose_core.analysis.formats` (rates one decimal, intervals in brackets, p-values `< 0.001` or three decimals,
+`rose_core.analysis.display` (rates one decimal, intervals in brackets, p-values `< 0.001` or three decimals,
 coefficients three decimals, `–` for no value), the best model in bold."""
 from __future__ import annotations
 
 import pandas as pd
 
 from ...common.csv_safety import frame_bytes
-from ..formats import fmt, fmt_interval, is_missing
+from ..display import fmt, fmt_interval, is_missing
 from .paper import Column, PaperTable
 
 def _is_model_row(row: pd.Series) -> bool:

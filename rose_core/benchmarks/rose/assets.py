@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageChops, ImageDraw, ImageFont
+from PIL import Image, ImageFont
 
 ASSETS_DIR = Path(__file__).resolve().parents[3] / "data" / "assets"
-NOTDEF_PROBE = "\U0010FFFD"  # a plane-16 private-use code point: no font here maps it
 
 
 class AssetError(RuntimeError):
@@ -123,41 +122,3 @@ def _font(path: str, size: int) -> ImageFont.FreeTypeFont:
 @functools.lru_cache(maxsize=2)
 def load_assets(root: Path = ASSETS_DIR) -> AssetPack:
     return AssetPack(root)
-
-
-# -- font verification ------------------------------------------------------------------
-
-def _render_glyph(font: ImageFont.FreeTypeFont, ch: str, size: int = 64) -> Image.Image:
-    im = Image.new("L", (size, size), 0)
-    ImageDraw.Draw(im).text((size // 2, size // 2), ch, font=font, fill=255, anchor="mm")
-    return im
-
-
-def glyph_problem(pack: AssetPack, ch: str) -> str | None:
-    """Why `ch` cannot be drawn with the pack's font, or None when it renders a real glyph.
-
-    A character counts as drawable only if the font maps it, its rendering is not
-    the missing-glyph box (the font's .notdef) and it is not blank.
-    """
-    cmap = _cmap(str(pack.font_path))
-    if ord(ch) not in cmap:
-        return f"{ch!r} (U+{ord(ch):04X}) is not in the font's cmap"
-    font = pack.font(48)
-    im = _render_glyph(font, ch)
-    if im.getbbox() is None:
-        return f"{ch!r} renders blank"
-    if ImageChops.difference(im, _render_glyph(font, NOTDEF_PROBE)).getbbox() is None:
-        return f"{ch!r} renders as the missing-glyph box"
-    return None
-
-
-def glyphs_differ(pack: AssetPack, a: str, b: str) -> bool:
-    font = pack.font(48)
-    return ImageChops.difference(_render_glyph(font, a), _render_glyph(font, b)).getbbox() is not None
-
-
-@functools.lru_cache(maxsize=4)
-def _cmap(font_path: str) -> dict[int, str]:
-    from fontTools.ttLib import TTFont
-
-    return TTFont(font_path, lazy=True).getBestCmap()

@@ -195,20 +195,6 @@ def majority_cell(layout: Layout, targets: Iterable[tuple[int, int]]) -> tuple[i
     raise ValueError("every cell is a target: no majority cell to compare against")
 
 
-def measure_rendering(image: np.ndarray, layout: Layout, targets: list[tuple[int, int]]) -> CellDifference:
-    """The hardest target cell of a rendered base image against a majority cell, from its pixels alone.
-
-    Every target crop is compared with the majority crop (identical crops are measured once), so
-    the figure is what the PNG shows, whatever produced it.
-    """
-    ref = cell_crop(image, layout, majority_cell(layout, targets))
-    crops = {}
-    for t in targets:
-        crop = cell_crop(image, layout, t)
-        crops.setdefault(crop.tobytes(), crop)
-    return hardest(cell_difference(ref, crop) for crop in crops.values())
-
-
 # --------------------------------------------------------------------------- the explorer's zoomed view
 
 def difference_image(majority: np.ndarray, exception: np.ndarray, zoom: int = 6, gap: int = 8) -> Image.Image:

@@ -103,12 +103,6 @@ def split_moves(text: str) -> list[str]:
     return [part.strip() for part in text.split(MOVE_SEPARATOR) if part.strip()]
 
 
-def parse_moves(text: str) -> list[ParsedAction]:
-    """`split_moves`, each command parsed by `parse_action`: an unreadable part is one illegal move, never a
-    reason to drop its neighbours."""
-    return [parse_action(part) for part in split_moves(text)]
-
-
 def allowed_words(shape_names: Literal["2d", "3d"] = "3d") -> dict[str, list[str]]:
     """The words a typed command is made of, as the modality names the shapes (the 2D names in 2D): what a
     participant who types sees listed next to the field."""

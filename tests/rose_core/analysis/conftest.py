@@ -51,7 +51,9 @@ def panel(small_dataset, backend, tmp_path_factory, request):
     from rose_core.benchmarks.rose.agents import run_agent
     from rose_core.instrument.ids import SequentialIds
     from rose_core.instrument.screens import End, ItemScreen
-    from rose_core.instrument.study import StudyConfig, create_study, main_pool
+    from rose_core.instrument.config import StudyConfig
+    from rose_core.instrument.policy import main_pool
+    from rose_core.instrument.rose_study import create_study
     from tests.participants import new_session, submit_payload
 
     ds = small_dataset

@@ -8,7 +8,8 @@ from rose_core.instrument import manage
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.joining import join
 from rose_core.instrument.session import ParticipantSession
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from rose_core.storage import open_store
 from tests.command_line import run_cli
 from tests.participants import fail_to_the_end, new_session, run_to_end

@@ -26,7 +26,7 @@ from rose_core.analysis.bundle import BundleError, bundle_zip, paper_report, wri
 from rose_core.analysis.bundle.checklist import BLANK
 from rose_core.analysis.bundle.paper import Column, PaperTable
 from rose_core.analysis.bundle.render import latex_escape, to_latex, to_markdown
-from rose_core.analysis.formats import MISSING
+from rose_core.analysis.display import MISSING
 from tests.backends import clone
 from tests.command_line import CliResult, run_cli
 
@@ -654,7 +654,7 @@ def _crafted(**cols) -> PaperTable:
 
 
 def test_tables_print_numbers_in_the_one_format():
-    """The bundle's Markdown and LaTeX print through `rose_core.analysis.formats` (the dashboards' format): rates
+    """The bundle's Markdown and LaTeX print through `rose_core.analysis.display` (the dashboards' format): rates
     one decimal without a signed zero, whole intervals in brackets, p-values `< 0.001` or three decimals, counts
     with separators, coefficients three decimals, and "–" (never None/nan) for no value."""
     t = _crafted(**{"r": [98.44, -0.04, float("nan")], "r lo": [97.06, float("nan"), float("nan")],
@@ -711,7 +711,8 @@ def test_checklist_and_methods_say_completion_practice_selection_and_run_setting
     from rose_core.analysis.bundle.checklist import checklist_items, methods_paragraph
     from rose_core.benchmarks.rose.agents import run_agent
     from rose_core.instrument.ids import FakeClock, SequentialIds
-    from rose_core.instrument.study import End, get_study
+    from rose_core.instrument.screens import End
+    from rose_core.instrument.study import get_study
     from rose_core.runs.importer import import_run
     from tests.participants import new_session, submit_payload
 

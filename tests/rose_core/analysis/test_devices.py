@@ -7,7 +7,9 @@ import math
 from rose_core.analysis.devices import NOT_REPORTED, device_mix, device_sentence, window_class
 from rose_core.instrument.device import report_device
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.study import StudyConfig, create_study, join
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.joining import join
+from rose_core.instrument.rose_study import create_study
 
 
 def test_window_classes():

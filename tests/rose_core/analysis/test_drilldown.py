@@ -7,7 +7,8 @@ import pytest
 
 from rose_core.analysis import decode_answer, decode_event, drill_down, replay, replay_disagrees, responses_frame
 from rose_core.instrument.ids import SequentialIds
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from tests.participants import new_session, submit_payload
 
 

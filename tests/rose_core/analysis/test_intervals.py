@@ -15,7 +15,7 @@ from rose_core.analysis import bridge_table, gap_table, main_rows
 from rose_core.analysis.bundle.paper import Column, PaperTable
 from rose_core.analysis.bundle.render import best_rows
 from rose_core.analysis.difference import human_model_difference
-from rose_core.analysis.formats import json_rows
+from rose_core.analysis.display import json_rows
 from rose_core.benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
 from rose_core.common.stats import expanded_levels, interval, sample_size, solver_rng
 

@@ -4,7 +4,7 @@ import os
 
 import pandas as pd
 
-from rose_core.analysis.persist import MISS, DiskCache, code_version
+from rose_core.analysis.persist import MISS, DiskCache, analysis_code_digest
 
 
 def test_a_value_comes_back_only_for_its_whole_key(tmp_path):
@@ -47,8 +47,8 @@ def test_least_recently_used_files_are_evicted(tmp_path):
     assert len(left) == 9 and 0 in left and 10 in left and 1 not in left
 
 
-def test_code_version_names_the_analysis_code():
-    assert code_version() == code_version() and len(code_version()) == 16
+def test_analysis_code_digest_names_the_analysis_code():
+    assert analysis_code_digest() == analysis_code_digest() and len(analysis_code_digest()) == 16
 
 
 def test_local_prefix_of_a_sqlite_database_is_its_file(tmp_path):

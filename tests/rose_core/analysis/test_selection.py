@@ -60,7 +60,9 @@ def test_excluded_count_is_of_the_chosen_studies(small_dataset, store):
     excluded participants were never in the selection (before: study B's too-fast participant was reported as
     "1 participants excluded" on a selection of study A, whose participants were all kept)."""
     from rose_core.instrument.ids import FakeClock, SequentialIds
-    from rose_core.instrument.study import End, StudyConfig, create_study
+    from rose_core.instrument.config import StudyConfig
+    from rose_core.instrument.rose_study import create_study
+    from rose_core.instrument.screens import End
     from tests.participants import new_session, right_answer, submit_payload
 
     ids, clock = SequentialIds("ex"), FakeClock()
@@ -97,7 +99,9 @@ def test_one_person_in_two_pooled_studies_is_said_loudly(small_dataset, store):
     from rose_core.analysis.report import report_from_selection
     from rose_core.analysis.selection import repeated_people_note
     from rose_core.instrument.ids import FakeClock, SequentialIds
-    from rose_core.instrument.study import End, StudyConfig, create_study
+    from rose_core.instrument.config import StudyConfig
+    from rose_core.instrument.rose_study import create_study
+    from rose_core.instrument.screens import End
     from tests.participants import new_session, right_answer, submit_payload
 
     ids, clock = SequentialIds("pp"), FakeClock()

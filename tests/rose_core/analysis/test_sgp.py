@@ -2,7 +2,7 @@
 MISSING, never "NaN"."""
 import pandas as pd
 
-from rose_core.analysis.formats import MISSING
+from rose_core.analysis.display import MISSING
 from rose_core.analysis.sgp import agent_logs, group_heatmap, heatmap_labels
 from rose_core.benchmarks.sgp import episodes_frame
 

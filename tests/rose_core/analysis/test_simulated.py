@@ -5,7 +5,8 @@ from pathlib import Path
 from rose_core.analysis import ExclusionRules, Filters, participant_table, report_data, select_from_store
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.simulate import load_truth, parse_truth, simulate
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from tests.participants import new_session, run_to_end
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "truth.toml"

@@ -128,7 +128,8 @@ def test_every_database_command_works_on_the_database_rose_db_names(store, small
     """ROSE_DB (a SQLite file, or a postgresql:// URL) is the default database of every command that reads or
     writes one: import-run, runs, export-table, report, plan, rescore."""
     from rose_core.instrument.ids import FakeClock, SequentialIds
-    from rose_core.instrument.study import StudyConfig, create_study
+    from rose_core.instrument.config import StudyConfig
+    from rose_core.instrument.rose_study import create_study
     from tests.participants import new_session, run_to_end
 
     study = create_study(store, small_dataset, StudyConfig(

@@ -2,7 +2,8 @@
 import json
 
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from rose_core.storage import open_store
 
 from tests.command_line import ROOT

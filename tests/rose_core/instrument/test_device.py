@@ -8,7 +8,7 @@ from rose_core.instrument.config import StudyConfig
 from rose_core.instrument.device import allowed, device_gate, read_claim, refusal_text, report_device
 from rose_core.instrument.exports import table_frame
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.study import create_study
+from rose_core.instrument.rose_study import create_study
 from tests.participants import answer, new_session
 
 PHONE = {"viewport": [390, 844], "dpr": 3, "touch_points": 5, "coarse_pointer": True}

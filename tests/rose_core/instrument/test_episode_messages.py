@@ -132,7 +132,7 @@ def test_another_views_id_stores_nothing(store, sgp_small):
 
 
 def test_a_message_from_a_tab_that_lost_the_participant_is_refused(store, sgp_small):
-    from rose_core.instrument.kinds import open_participant_session
+    from rose_core.instrument.study_kind import open_participant_session
     from rose_core.instrument.tabs import Client
 
     study, s, screen = started(store, sgp_small)

@@ -13,7 +13,8 @@ from rose_core.instrument.exports import export_table, table_frame, table_rows
 from rose_core.common.csv_safety import frame_bytes
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.runs.importer import import_run
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from tests.command_line import run_cli
 from tests.participants import new_session, right_answer, submit_payload
 from tests.rose_core.common.test_csv_safety import cells, opens_as_formula
@@ -151,7 +152,7 @@ def test_participant_flags_are_exported_per_study_with_utc_times(store, small_da
     """participant_flags was shown nowhere: a takeover attempt and a late answer are now rows of their own export
     (formula-like details neutralised like every other cell)."""
     from rose_core.instrument.joining import IdentityMismatch
-    from rose_core.instrument.study import join
+    from rose_core.instrument.joining import join
 
     clock = FakeClock()
     studies = [create_study(store, small_dataset, StudyConfig(

@@ -15,7 +15,10 @@ from rose_core.instrument.screens import End, ItemScreen, OtherTab, OtherTabErro
 from rose_core.instrument.session import ParticipantSession
 from rose_core.instrument.storage_errors import StorageError
 from rose_core.instrument.tabs import Client
-from rose_core.instrument.study import StudyConfig, create_study, join, main_pool
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.joining import join
+from rose_core.instrument.policy import main_pool
+from rose_core.instrument.rose_study import create_study
 from tests.participants import (
     LAB_INFO,
     answer,
@@ -363,7 +366,8 @@ import json, resource, sqlite3, sys
 from rose_core.benchmarks.rose.dataset import Dataset
 from rose_core.instrument.storage_errors import StorageError
 from rose_core.storage import open_store
-from rose_core.instrument.study import StudyConfig, create_study
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.rose_study import create_study
 from tests.participants import events_for, new_session, right_answer, submit_payload
 
 ds, store = Dataset.load(sys.argv[1]), open_store(sys.argv[2])

@@ -14,7 +14,9 @@ from rose_core.instrument.exports import table_frame
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.monitor import coverage, participants_frame, uncounted_frame
 from rose_core.instrument.session import ParticipantSession
-from rose_core.instrument.study import StudyConfig, StudyError, create_study, list_studies
+from rose_core.instrument.config import StudyConfig, StudyError
+from rose_core.instrument.rose_study import create_study
+from rose_core.instrument.study import list_studies
 from rose_core.storage import participants
 from tests.backends import clone
 from tests.participants import new_session, run_to_end

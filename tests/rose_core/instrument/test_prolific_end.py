@@ -4,7 +4,9 @@ import pytest
 
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.screens import Deadline, ItemScreen, PracticeFeedback
-from rose_core.instrument.study import StudyConfig, StudyError, create_study, get_participant
+from rose_core.instrument.config import StudyConfig, StudyError
+from rose_core.instrument.rose_study import create_study
+from rose_core.instrument.study import get_participant
 from tests.participants import answer, fail_to_the_end, new_session, run_to_end
 
 CODES = dict(completion_code="C0MPLETE", completion_url="https://app.prolific.com/submissions/complete?cc=C0MPLETE",

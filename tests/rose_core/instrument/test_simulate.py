@@ -15,7 +15,9 @@ from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.simulate import (
     ROLES, TruthError, apportion, clear_simulated, load_truth, parse_truth, right_answer, simulate, wrong_answer,
 )
-from rose_core.instrument.study import StudyConfig, StudyError, create_study, join
+from rose_core.instrument.config import StudyConfig, StudyError
+from rose_core.instrument.joining import join
+from rose_core.instrument.rose_study import create_study
 from rose_core.storage import open_store
 from tests.participants import new_session, run_to_end
 

@@ -8,11 +8,15 @@ import pytest
 
 from rose_core.instrument.grid_input import parse_state, parse_submit, replay, restore
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.policy import default_tiebreak, pick_main, progress_text
+from rose_core.instrument.policy import default_tiebreak, progress_text, rank_main
 from rose_core.instrument.practice import PRACTICE_KIND, plan_practice, practice_kinds
-from rose_core.instrument.study import (
-    Consent, End, Instructions, ItemScreen, ParticipantSession, PracticeFeedback, StudyConfig, StudyError, create_study, get_participant, join, main_pool,
-)
+from rose_core.instrument.config import StudyConfig, StudyError
+from rose_core.instrument.joining import join
+from rose_core.instrument.policy import main_pool
+from rose_core.instrument.rose_study import create_study
+from rose_core.instrument.screens import Consent, End, Instructions, ItemScreen, PracticeFeedback
+from rose_core.instrument.session import ParticipantSession
+from rose_core.instrument.study import get_participant
 from tests.participants import answer, new_session, run_to_end, submit_payload
 
 
@@ -301,7 +305,10 @@ def test_assignment_is_deterministic_with_injected_ids_and_clock(make_store, sma
     assert run(make_store()) == run(make_store())
 
 
-def test_pick_main_is_pure_and_seeded(small_dataset):
+def test_rank_main_is_pure_and_seeded(small_dataset):
+    def pick_main(*args):
+        return next(rank_main(*args), None)
+
     c = cfg(ordering="random", target_per_instance=2)
     pool = small_dataset.select("dev", None, ["T1"])
     counts = {i.instance_id: 1 for i in pool[1:]}

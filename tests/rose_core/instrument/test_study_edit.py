@@ -8,7 +8,9 @@ from rose_core.instrument import study_edit
 from rose_core.instrument.config import ItemSample, StudyConfig, StudyError
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.policy import default_tiebreak, main_pool, rank_main
-from rose_core.instrument.study import create_study, get_study, join
+from rose_core.instrument.joining import join
+from rose_core.instrument.rose_study import create_study
+from rose_core.instrument.study import get_study
 from rose_core.instrument.study_edit import clone_study, edit_study, versions
 from tests.participants import new_session, run_to_end
 

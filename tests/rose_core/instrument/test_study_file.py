@@ -10,7 +10,8 @@ from rose_core.instrument.config import ItemSample, StudyConfig, StudyError
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.policy import main_pool
 from rose_core.instrument.sample import describe, draw, without_sample
-from rose_core.instrument.study import create_study, get_study, list_studies
+from rose_core.instrument.rose_study import create_study
+from rose_core.instrument.study import get_study, list_studies
 from rose_core.instrument.study_file import dump_study, load_study_file, load_study_text, settings
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -7,7 +7,7 @@ from rose_core.instrument.policy import CLOSED_TAB_GRACE_S, HOLDS_PER_ADDRESS_EN
 from rose_core.instrument.screens import ItemScreen, OtherTab, Wait
 from rose_core.instrument.session import ParticipantSession
 from rose_core.instrument.tabs import Client, ProcessTabs, new_process_id, resumed_session, several_processes
-from rose_core.instrument.study import main_pool
+from rose_core.instrument.policy import main_pool
 from tests.participants import answer
 
 from .test_guards import make, responses, tab_session

@@ -12,7 +12,9 @@ from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.joining import join
 from rose_core.instrument.screens import Consent, End, Instructions, ItemScreen, Questionnaire
 from rose_core.instrument.session import ParticipantSession
-from rose_core.instrument.study import StudyConfig, StudyError, create_study, get_study, set_active, update_texts
+from rose_core.instrument.config import StudyConfig, StudyError
+from rose_core.instrument.rose_study import create_study
+from rose_core.instrument.study import get_study, set_active, update_texts
 from rose_core.instrument.texts import (
     INFO_FIELDS, TEXT_KEYS, example_kinds, opening_problems, questionnaire_summary, stored_texts, structure_problems,
     texts_version, validate_answers,

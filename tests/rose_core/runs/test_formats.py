@@ -12,8 +12,9 @@ import pytest
 
 from rose_core.runs import formats
 from rose_core.runs.formats import FORMATS, Sniff, detect, expected, file_extensions, get, run_formats
-from rose_core.runs.importer import RunImportError, list_runs
+from rose_core.runs.importer import RunImportError
 from rose_core.storage import open_store
+from rose_core.storage.runs import list_runs
 from tests.command_line import run_cli
 
 from . import csv_run_format

@@ -16,8 +16,9 @@ from rose_core import Dataset, build_dataset
 from rose_core.benchmarks.rose.agents import run_agent
 from rose_core.benchmarks.rose.harness_export import export_dataset, manifest_path
 from rose_core.runs.importer import (
-    EXCEL_CELL_LIMIT, Limits, RunImportError, delete_run, import_run, list_runs, read_run,
+    EXCEL_CELL_LIMIT, Limits, RunImportError, delete_run, import_run, read_run,
 )
+from rose_core.storage.runs import list_runs
 from tests.command_line import run_cli
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "lmms-eval-0.7.3"

@@ -19,7 +19,9 @@ import pytest
 from rose_core.analysis import report_data, responses_frame
 from rose_core.instrument.ids import FakeClock, SequentialIds, stable_hash
 from rose_core.instrument.screens import End, ItemScreen, Wait
-from rose_core.instrument.study import StudyConfig, create_study, main_pool
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.policy import main_pool
+from rose_core.instrument.rose_study import create_study
 from rose_core.runs.importer import import_run
 from rose_core.storage import open_store
 from rose_core.storage.connection import IntegrityError

@@ -8,7 +8,9 @@ from rose_core.benchmarks.rose.dataset import Dataset, DatasetError
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.page_data import ensure_dataset
 from rose_core.instrument.screens import ItemScreen
-from rose_core.instrument.study import StudyConfig, create_study, main_pool
+from rose_core.instrument.config import StudyConfig
+from rose_core.instrument.policy import main_pool
+from rose_core.instrument.rose_study import create_study
 from rose_core.storage import open_store
 from tests.participants import new_session
 

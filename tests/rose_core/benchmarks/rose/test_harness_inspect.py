@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from rose_core.benchmarks.rose.harness_export import export_dataset
-from rose_core.runs.importer import RunImportError, import_run, list_runs
+from rose_core.runs.importer import RunImportError, import_run
+from rose_core.storage.runs import list_runs
 from rose_core.storage import open_store
 
 ANSWERS: dict[tuple[str, str], tuple[str, str]] = {}  # (image sha256, prompt) -> (instance id, answer)

@@ -7,9 +7,10 @@ from rose_core import generate_scene, load_assets
 from rose_core.benchmarks.rose import composition as comp
 from rose_core.benchmarks.rose.render import HIGHLIGHT_FILL, ITEM_PX, item_view, render_scene, layout_for
 from rose_core.benchmarks.rose.scenes import draw_items, draw_visible_items
+from rose_core.benchmarks.rose.records import Layout
 from rose_core.benchmarks.rose.visibility import (
-    VISIBILITY_SCHEME, cell_crop, cell_difference, ciede2000, delta_map, difference_image, majority_cell,
-    measure_items, measure_rendering, scene_difference_view, srgb_to_lab,
+    VISIBILITY_SCHEME, CellDifference, cell_crop, cell_difference, ciede2000, delta_map, difference_image, hardest,
+    majority_cell, measure_items, scene_difference_view, srgb_to_lab,
 )
 
 # Sharma, Wu & Dalal (2005), "The CIEDE2000 color-difference formula: implementation notes,
@@ -115,6 +116,20 @@ def test_measure_items_takes_the_harder_rendering():
                              item_view(pack, items["exception"], HIGHLIGHT_FILL))
     assert yellow.visible_px == by["highlight"]
     assert item_view(pack, items["majority"]).shape == (ITEM_PX, ITEM_PX, 3)
+
+
+def measure_rendering(image: np.ndarray, layout: Layout, targets: list[tuple[int, int]]) -> CellDifference:
+    """The hardest target cell of a rendered base image against a majority cell, from its pixels alone.
+
+    Every target crop is compared with the majority crop (identical crops are measured once), so
+    the figure is what the PNG shows, whatever produced it.
+    """
+    ref = cell_crop(image, layout, majority_cell(layout, targets))
+    crops = {}
+    for t in targets:
+        crop = cell_crop(image, layout, t)
+        crops.setdefault(crop.tobytes(), crop)
+    return hardest(cell_difference(ref, crop) for crop in crops.values())
 
 
 def test_rendered_png_crops_show_the_stored_figures(small_dataset):

@@ -1,7 +1,7 @@
 import pytest
 
 from rose_core.benchmarks.sgp import apply_action, find_command, parse_action
-from rose_core.benchmarks.sgp.actions import allowed_words, parse_moves, split_moves
+from rose_core.benchmarks.sgp.actions import allowed_words, split_moves
 
 from .helpers import state
 
@@ -102,7 +102,8 @@ def test_several_moves_split_on_commas_as_ivispars_humans_typed_them(text, parts
 
 
 def test_each_of_several_moves_is_parsed_strictly_on_its_own():
-    got = parse_moves("move red square up, move red cube sideways, MOVE Blue Circle left., hello")
+    got = [parse_action(part)
+           for part in split_moves("move red square up, move red cube sideways, MOVE Blue Circle left., hello")]
     assert [p.action.command() if p.action else None for p in got] == [
         "move red cube up", None, "move blue sphere left", None]
     assert "unknown direction 'sideways'" in got[1].error and got[3].error.startswith("expected 'move")

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rose_core.analysis.formats import (
+from rose_core.analysis.display import (
     MISSING, combine_interval, fmt, fmt_count, fmt_interval, fmt_p, fmt_rate, fmt_rate_ci, fmt_seconds, fmt_stat,
     fmt_text, format_frame, guess_kind, is_missing,
 )

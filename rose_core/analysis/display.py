@@ -4,7 +4,7 @@ Why one place: a rate printed 98.44 on one page and 98.4 on another, an interval
 column cuts off, or a cell reading "None"/"nan" reads as a different number or as data. Every displayed
 figure goes through these functions, and a missing value is always shown as `MISSING`, never as empty text.
 
-Conventions (issue 13): rates are percentages with one decimal; intervals in brackets, both bounds always
+Conventions: rates are percentages with one decimal; intervals in brackets, both bounds always
 ("[97.1, 99.2]"); p-values "< 0.001" below one in a thousand, otherwise three decimals; counts with thousands
 separators; agreement statistics (κ, α, r) three decimals.
 """

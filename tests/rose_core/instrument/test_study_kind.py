@@ -5,7 +5,7 @@ from rose_core.instrument.config import StudyConfig, StudyError
 from rose_core.instrument.episode_kind import EpisodeKind, EpisodeScreen
 from rose_core.instrument.episode_study import create_sgp_study
 from rose_core.instrument.ids import FakeClock, SequentialIds
-from rose_core.instrument.kinds import kind_for, open_participant_session, study_benchmark
+from rose_core.instrument.study_kind import kind_for, open_participant_session, study_benchmark
 from rose_core.instrument.joining import join
 from rose_core.instrument.rose_kind import RoseKind
 from rose_core.instrument.rose_study import create_study
