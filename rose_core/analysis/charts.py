@@ -206,7 +206,7 @@ def _plain_layout(title: str, xtitle: str, ytitle: str, **extra) -> dict:
 def line_figure(df: pd.DataFrame, x: str, y: str, series: str, title: str, xtitle: str, ytitle: str,
                 hover: str | None = None, yrange: tuple[float, float] | None = (0, 100)) -> go.Figure:
     """One line with markers per series (e.g. PASS by a generation parameter, per solver), x in the frame's order."""
-    names = list(dict.fromkeys(df[series].astype(str)))
+    names = list(dict.fromkeys(df[series].astype(str).tolist()))
     styles = series_styles(names)
     traces = []
     for name in names:
@@ -269,7 +269,7 @@ def box_figure(df: pd.DataFrame, x: str, y: str, group: str, title: str, ytitle:
     """Boxes of `y` per category `x`, side by side per `group`, from precomputed statistics (`box_stats`): the
     browser gets five numbers per box, not every value; outlying values are not drawn."""
     cats = sorted(df[x].dropna().astype(str).unique())
-    names = [str(g) for g in dict.fromkeys(df[group])]
+    names = [str(g) for g in dict.fromkeys(df[group].tolist())]
     shade = colours(names, {})
     traces = []
     for name, part in df.groupby(df[group].astype(str), sort=False):
@@ -286,7 +286,7 @@ def box_figure(df: pd.DataFrame, x: str, y: str, group: str, title: str, ytitle:
 def scatter_figure(df: pd.DataFrame, x: str, y: str, group: str, title: str, xtitle: str, ytitle: str,
                    hover: str | None = None) -> go.Figure:
     """Points coloured by `group`."""
-    names = [str(g) for g in dict.fromkeys(df[group])]
+    names = [str(g) for g in dict.fromkeys(df[group].tolist())]
     shade = colours(names, {}) if len(names) <= len(PALETTE) else {n: s["color"] for n, s in series_styles(names).items()}
     traces = []
     for name, part in df.groupby(df[group].astype(str), sort=False):
