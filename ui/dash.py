@@ -11,6 +11,7 @@ import time
 from contextlib import contextmanager
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -73,10 +74,13 @@ def _excluded_key(parts: pd.DataFrame) -> str:
 
 
 def _signature(g: pd.DataFrame, version: DataVersion) -> tuple:
-    """A solver's share of the data version: its rows (count, last id) and its runs' share (`DataVersion.of_runs`:
-    the verdicts generation, the runs' import times: a run replaced by one of the same size reuses the freed ids).
-    New responses of another solver leave it as it was, so that solver's cached parts are reused."""
-    return (len(g), int(g["response_id"].max()) if len(g) else 0,
+    """A solver's share of the data version: which rows it has (their count, last id and a digest of every id) and
+    its runs' share (`DataVersion.of_runs`: the verdicts generation, the runs' import times: a run replaced by one
+    of the same size reuses the freed ids). New responses of another solver leave it as it was, so that solver's
+    cached parts are reused. The ids' digest tells apart two selections of as many rows with the same last one:
+    one participant excluded instead of another who answered as many items."""
+    ids = g["response_id"].to_numpy(dtype=np.int64)
+    return (len(g), int(ids.max()) if len(g) else 0, hashlib.blake2b(ids.tobytes(), digest_size=16).hexdigest(),
             version.of_runs(pd.unique(g["run_id"])) if len(g) else (version.generation, ()))
 
 
@@ -144,8 +148,9 @@ def _human_trials(human_signature: tuple, rules: ExclusionRules, filters: Filter
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _human_difference_side(human_signature: tuple, rules: ExclusionRules, filters: Filters,
                            _humans: pd.DataFrame) -> HumanSide | None:
-    """The humans' side of the human − model table (their summary, resamples, counts), once per human data
-    (read-only once built): 50 new responses of one run then recompute that run's row only."""
+    """The humans' side of the human − model table (their summary, resamples, counts), once per human data, shared
+    by every session (it only adds the humans' rows on a new set of items both answered, `HumanSide.humans_on`): 50
+    new responses of one run then recompute that run's row only."""
     return human_side(_humans)
 
 

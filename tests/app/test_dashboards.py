@@ -558,3 +558,22 @@ def test_a_failed_read_shows_a_calm_message_never_a_traceback_or_a_path(small_da
             assert not at.table and not at.dataframe
     assert "boom" in caplog.text and "dashboard read failure" in caplog.text
     reader.close()
+
+
+def test_a_solver_signature_tells_apart_two_selections_of_as_many_rows_with_the_same_last_one():
+    """Excluding participant A instead of B, who answered as many items (neither holding the last response), leaves
+    the humans' rows as many with the same last id: the cached analyses must still be told apart (they were keyed
+    by count and last id only, and showed the numbers of the other exclusion, also after a restart)."""
+    import pandas as pd
+
+    from rose_core.storage.version import DataVersion
+    from ui.dash import _signature
+
+    version = DataVersion(rows=6, last=6, people=6, generation=0, runs=(("human:s", "human", 1.0),))
+    rows = pd.DataFrame({"response_id": [1, 2, 3, 4, 5, 6], "run_id": "human:s",
+                         "participant_id": ["A", "A", "B", "B", "C", "C"]})
+    without_a = rows[rows["participant_id"] != "A"]
+    without_b = rows[rows["participant_id"] != "B"]
+    assert (len(without_a), without_a["response_id"].max()) == (len(without_b), without_b["response_id"].max())
+    assert _signature(without_a, version) != _signature(without_b, version)
+    assert _signature(without_a, version) == _signature(without_a.copy(), version)
