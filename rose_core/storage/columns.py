@@ -117,7 +117,14 @@ def prepare_reads(store: Store) -> None:
 
         reader_for(str(store.path)).start()
         return
-    threading.Thread(target=_import_pg_driver, name="rose-import-adbc", daemon=True).start()
+    global _PG_IMPORT
+    with _PG_LOCK:
+        if _PG_IMPORT is None:    # once per process: the sign-in form calls this at every rerun
+            _PG_IMPORT = threading.Thread(target=_import_pg_driver, name="rose-import-adbc", daemon=True)
+            _PG_IMPORT.start()
+
+
+_PG_IMPORT: threading.Thread | None = None
 
 
 def _import_pg_driver() -> None:

@@ -141,6 +141,9 @@ class SqliteStore(Store):
             except queue.Empty:
                 break
         self._anchor.close()
+        from .sqlite_reader import close_reader
+
+        close_reader(str(self.path))   # the column reader's process of this file, if one was started
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
         """Rows as dicts, read through sqlite-utils (writes go through `write()` transactions)."""

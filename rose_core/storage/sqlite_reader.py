@@ -22,10 +22,11 @@ import json
 import struct
 import sys
 import threading
+from collections import OrderedDict
 from typing import Any, Sequence
 
 # The driver infers a column's Arrow type from its first batch of rows and fails on a later row of another type
-# (a column NULL in its first 1,024 rows, then REAL, failed). One batch holding every row: the type is inferred from
+# (a column NULL in a whole first batch, then REAL). One batch holding every row: the type is inferred from
 # all of them, and a column of mixed types comes back as one the caller refuses by name (`columns.read_columns`).
 _BATCH_ROWS = str(2 ** 30)   # (2 ** 31 - 1 is refused)
 _HEAD = struct.Struct("<cQ")            # status (b"K" results, b"E" an error), payload length
@@ -40,8 +41,8 @@ def _send(out: Any, status: bytes, payload: bytes) -> None:
 def _serve(path: str) -> None:
     """The reader's loop: a request (length-prefixed JSON: {"queries": [[sql, params], …]}) in, the results out.
 
-    Through the driver manager's own statements, not its DB-API layer: that layer imports pandas and pyarrow's
-    dataset module, which made a reader's start cost ~1.1 s of CPU (now ~0.3 s)."""
+    Through the driver manager's own statements, not its DB-API layer, which imports pandas and pyarrow's dataset
+    module: a reader's start is its imports, ~0.3 s of CPU this way and ~1.1 s that way."""
     import pathlib
     import urllib.parse
 
@@ -69,6 +70,7 @@ def _serve(path: str) -> None:
         finally:
             stmt.close()
 
+    run("PRAGMA busy_timeout = 10000", rows=False)   # as the app's own connections wait for a lock (storage/sqlite)
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     while True:
         head = inp.read(4)
@@ -94,6 +96,7 @@ def _serve(path: str) -> None:
                     w.write_table(t)
                 blobs.append(sink.getvalue().to_pybytes())
             _send(out, b"K", struct.pack("<I", len(blobs)) + b"".join(struct.pack("<Q", len(b)) + b for b in blobs))
+            del tables, blobs                               # not kept until the next request
         except Exception as e:  # noqa: BLE001  the app raises it, named; this process goes on serving
             _send(out, b"E", json.dumps({"error": type(e).__name__, "message": str(e)}).encode())
 
@@ -125,10 +128,15 @@ class SqliteReader:
         self.starts += 1
 
     def start(self) -> None:
-        """Start the process now if it is not running (it then imports its libraries while this one goes on)."""
-        with self._lock:
+        """Start the process now if it is not running (it then imports its libraries while this one goes on). Never
+        waits: a read under way (it holds the lock) has a process already."""
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
             if self._proc is None or self._proc.poll() is not None:
                 self._start()
+        finally:
+            self._lock.release()
 
     def read(self, queries: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
         """Each (sql, params) of `queries` as a pyarrow Table, all read in one snapshot."""
@@ -156,6 +164,13 @@ class SqliteReader:
                     if attempt == 2:
                         raise ReaderError(f"the SQLite reader process died twice in a row (exit code {code}); its "
                                           "error output is in the server's log") from e
+                except ReaderError:
+                    raise                                # the database refused the read: the process goes on
+                except BaseException:
+                    # anything else (out of memory half-way through a reply, an interrupt) leaves the pipe out of
+                    # step with the requests: the next read would take the rest of this reply for its own
+                    self.close_locked()
+                    raise
         raise AssertionError("unreachable")
 
     def _ask(self, request: bytes) -> list[Any]:
@@ -164,6 +179,8 @@ class SqliteReader:
         self._proc.stdin.write(struct.pack("<I", len(request)) + request)
         self._proc.stdin.flush()
         status, n = _HEAD.unpack(_read_exactly(self._proc.stdout, _HEAD.size))
+        if status not in (b"K", b"E"):
+            raise ConnectionError(f"the reader process answered out of step (status {status!r})")
         payload = _read_exactly(self._proc.stdout, n)
         if status == b"E":
             err = json.loads(payload)
@@ -216,8 +233,11 @@ def _read_exactly(f: Any, n: int) -> bytes:
     return b"".join(chunks)
 
 
-_READERS: dict[str, SqliteReader] = {}
+# The readers of this process, most recently used last. A server reads one database; a process that opens many (the
+# test suite: a database per test) keeps the last few readers and ends the others, never a process per database.
+_READERS: "OrderedDict[str, SqliteReader]" = OrderedDict()
 _READERS_LOCK = threading.Lock()
+MAX_READERS = 4
 
 
 def reader_for(path: str) -> SqliteReader:
@@ -226,7 +246,19 @@ def reader_for(path: str) -> SqliteReader:
         reader = _READERS.get(path)
         if reader is None:
             reader = _READERS[path] = SqliteReader(path)
-        return reader
+        _READERS.move_to_end(path)
+        ended = [_READERS.popitem(last=False)[1] for _ in range(len(_READERS) - MAX_READERS)]
+    for old in ended:
+        old.close()
+    return reader
+
+
+def close_reader(path: str) -> None:
+    """End the reader of `path`, if this process started one (its store is closed: nothing reads it any more)."""
+    with _READERS_LOCK:
+        reader = _READERS.pop(path, None)
+    if reader is not None:
+        reader.close()
 
 
 if __name__ == "__main__":

@@ -274,3 +274,45 @@ def test_a_reader_that_dies_at_every_start_is_restarted_once_then_named(tmp_path
     monkeypatch.setattr(reader, "_start", real_start)
     assert list(_read(store)["k"]) == [1]            # a reader that starts again reads
     reader.close()
+
+
+def test_readers_are_ended_with_their_store_and_beyond_the_last_few(tmp_path):
+    """A closed store's reader process ends; a process that reads many databases keeps the last MAX_READERS
+    readers and ends the others (the suite, a database per test, had left 43 reader processes, 4.5 GB)."""
+    from rose_core.storage import sqlite_reader
+
+    stores = []
+    for i in range(sqlite_reader.MAX_READERS + 2):
+        store = open_store(tmp_path / f"r{i}.db")
+        _columns_table(store, [(i, i, "x", "u", 1.0, None)])
+        assert list(_read(store)["k"]) == [i]
+        stores.append(store)
+    procs = [sqlite_reader._READERS[str(s.path)]._proc if str(s.path) in sqlite_reader._READERS else None
+             for s in stores]
+    assert procs[:2] == [None, None] and all(p is not None and p.poll() is None for p in procs[2:])
+    assert list(_read(stores[0])["k"]) == [0]              # an ended reader starts again when read
+    last = sqlite_reader._READERS[str(stores[-1].path)]._proc
+    stores[-1].close()
+    assert last.wait(10) is not None and str(stores[-1].path) not in sqlite_reader._READERS
+
+
+def test_a_reply_out_of_step_ends_the_reader_and_the_next_read_starts_anew(tmp_path, monkeypatch):
+    """Anything but a whole reply (here: a reply that is not one) leaves the pipe out of step with the requests; the
+    reader is ended at once, so the next read never takes the rest of an old reply for its own."""
+    from rose_core.storage import sqlite_reader
+
+    store = open_store(tmp_path / "r.db")
+    _columns_table(store, [(1, 1, "x", "u", 1.0, None)])
+    reader = sqlite_reader.reader_for(str(store.path))
+    assert list(_read(store)["k"]) == [1]
+    first = reader._proc
+
+    def broken(self, request):
+        raise MemoryError("half-way through a reply")
+
+    monkeypatch.setattr(sqlite_reader.SqliteReader, "_ask", broken)
+    with pytest.raises(MemoryError):
+        reader.read([("SELECT k FROM cols", [])])
+    assert reader._proc is None and first.wait(10) is not None
+    monkeypatch.undo()
+    assert list(_read(store)["k"]) == [1] and reader._proc is not first
