@@ -35,7 +35,7 @@ def _difference(humans: pd.DataFrame, model: pd.DataFrame, n_boot: int, seed: in
 
     `known`: summaries and resamples already computed, by `id` of the frame they were computed from; a side whose
     rows are all of that frame's (the items both answered are all of its items) reuses them: the same rows and
-    stream give the same values, and at 100,000 human rows resampling them again was most of a model's row."""
+    stream give the same values, and at 100,000 human rows resampling them again costs most of a model's row."""
     keys = ("human (same items)", "model (same items)", "human − model (same items)",
             "human − model (same items) lo", "human − model (same items) hi")
     labels = [TEMPLATE_LABEL.get(t, t) for t in [*MAIN_TEMPLATES, "Avg"]]
@@ -54,6 +54,9 @@ def _difference(humans: pd.DataFrame, model: pd.DataFrame, n_boot: int, seed: in
             if h_rs.stats and m_rs.stats and diff is not None else (np.nan, np.nan)
         out[lab] = dict(zip(keys, (hv, mv, diff, lo, hi)))
     return out
+
+
+SAME_ITEMS_KEPT = 8   # sets of items both answered whose humans' rows a `HumanSide` keeps (a copy each)
 
 
 @dataclass(frozen=True)
@@ -78,13 +81,16 @@ class HumanSide:
         got = self.same_items.get(key)
         if got is None:
             rows = self.humans[self.humans["instance_id"].isin(items)]
-            got = self.same_items[key] = (rows, (summarize_frame(rows), row_resamples(
+            got = (rows, (summarize_frame(rows), row_resamples(
                 rows, self.n_boot, solver_rng(self.seed, str(self.humans["solver"].iloc[0])))))
+            while len(self.same_items) >= SAME_ITEMS_KEPT:     # the oldest set of items goes first
+                self.same_items.pop(next(iter(self.same_items)), None)
+            self.same_items[key] = got
         return got
     majority: dict[str, tuple[pd.Series, pd.Index]]  # the humans' majority answer per instance and the tied
                                                       # instances (`majority.majority_outcome`)
     # items both answered (a digest) -> the humans' rows on them, their summary and resamples: runs over the same
-    # items share them (filled as models' rows are computed)
+    # items share them (filled as models' rows are computed, the last SAME_ITEMS_KEPT sets kept)
     same_items: dict = field(default_factory=dict, compare=False)
 
 
@@ -163,7 +169,7 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
         g_same = g if bool(g_in.all()) else g[g_in]
         same = _difference(h_same, g_same, n_boot, seed, str(solver), known=known)
         # per template, the model's rows as masks over plain arrays (a frame filtered per template and column
-        # was most of a model's row once its resamples were shared)
+        # costs more than the rest of a model's row)
         tmpl, inst = g["template"].to_numpy(dtype=object), g["instance_id"].to_numpy(dtype=object)
         passed, in_both = g["passed"].to_numpy(), g_in.to_numpy()
         for t in [*MAIN_TEMPLATES, "Avg"]:

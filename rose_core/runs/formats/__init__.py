@@ -68,8 +68,8 @@ def _either(items: list[str]) -> str:
 
 
 def _other_names() -> list[str]:
-    """The endings formats are written under other than JSON lines', the last registered format's first (the
-    order the message named them in when the list was written by hand: .eval, .json, .xlsx, .tsv)."""
+    """The endings formats are written under other than JSON lines', the last registered format's first (with the
+    formats that ship: .eval, .json, .xlsx, .tsv)."""
     out: list[str] = []
     for fmt in reversed(FORMATS.values()):
         out += [e for e in fmt.EXTENSIONS if e != LINES_EXTENSION and e not in out]
