@@ -11,7 +11,7 @@ from rose_core.runs.importer import (
     ERRORED_POLICIES, RunImportError, delete_run, import_run, import_upload,
 )
 from rose_core.storage.runs import list_runs
-from ui.dash import table
+from ui.dash import responses, table
 from ui.plain import md_text
 from ui.resources import dataset, store
 
@@ -72,7 +72,7 @@ with st.expander("Reference agents"):
         st.success(f"Imported {len(names)} agent runs.")
 
 st.markdown("#### Runs")
-summary = run_summaries(db)
+summary = run_summaries(db, responses(db))   # the frame the dashboards hold, not a new read
 if summary.empty:
     st.info("No run yet.")
     st.stop()

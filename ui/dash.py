@@ -258,6 +258,16 @@ def _read_failed(e: ColumnReadError) -> None:
     st.stop()
 
 
+def responses(db: Store) -> pd.DataFrame:
+    """Every main response of `db` as the dashboards hold it (the one frame of this process, appended as answers
+    arrive), for a page that is no analysis page (Model runs' summary); a read that fails stops the page with
+    `_read_failed`'s message."""
+    try:
+        return _frames(db.location).get()[0]
+    except ColumnReadError as e:
+        _read_failed(e)
+
+
 class View:
     """The filtered, exclusion-applied responses a page works on, and how they were chosen (from the
     sidebar, or given: the warm-up uses the sidebar's defaults without drawing it). `background`: the

@@ -275,9 +275,10 @@ def table_columns(table: pd.DataFrame, with_intervals: bool = True,
     return out
 
 
-def run_summaries(store: Store) -> pd.DataFrame:
-    """One row per run: solver, kind, n, per-template PASS, Glyph/Emoji/Pixel, Avg, pooled, VALID, gap."""
-    df = responses_frame(store)
+def run_summaries(store: Store, frame: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per run: solver, kind, n, per-template PASS, Glyph/Emoji/Pixel, Avg, pooled, VALID, gap. `frame`:
+    `store`'s responses frame already read (the dashboards hold one); else it is read."""
+    df = responses_frame(store) if frame is None else frame
     rows = []
     for (run_id, kind, name), g in df.groupby(["run_id", "solver_kind", "solver_name"], sort=False):
         s = summarize_frame(g)
