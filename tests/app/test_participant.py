@@ -185,11 +185,12 @@ def test_a_participant_never_starts_the_statistics_imports_or_the_dashboards_war
     the warm-up): a participant's reruns, from the link through practice, must start none (the sign-in form, shown
     to anyone without a study link, is the control that the check can see them)."""
     import threading
+    from collections import OrderedDict
 
     import ui.preload
     from rose_core.storage import columns, sqlite_reader
 
-    monkeypatch.setattr(sqlite_reader, "_READERS", {})
+    monkeypatch.setattr(sqlite_reader, "_READERS", OrderedDict())
     prepared, prepare = [], columns.prepare_reads
     monkeypatch.setattr(columns, "prepare_reads", lambda store: (prepared.append(store.dialect), prepare(store)))
 
