@@ -237,7 +237,7 @@ def _read_exactly(f: Any, n: int) -> bytes:
 # test suite: a database per test) keeps the last few readers and ends the others, never a process per database.
 _READERS: "OrderedDict[str, SqliteReader]" = OrderedDict()
 _READERS_LOCK = threading.Lock()
-MAX_READERS = 4
+MAX_READERS = 8
 
 
 def reader_for(path: str) -> SqliteReader:
