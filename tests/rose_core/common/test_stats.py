@@ -1,0 +1,71 @@
+"""The resample weights a solver's analyses share (`stats.resample_weights`)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rose_core.common import stats
+from rose_core.common.stats import resample_weights, solver_rng
+
+
+def _drawn(n_units: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """The weights as drawing gives them, nothing kept."""
+    draws = rng.integers(0, n_units, size=(n_boot, n_units))
+    return np.array([np.bincount(row, minlength=n_units) for row in draws])
+
+
+@pytest.fixture(autouse=True)
+def nothing_kept():
+    stats._DRAWN.clear()
+    yield
+    stats._DRAWN.clear()
+
+
+def test_a_repeated_draw_gives_the_same_weights_and_moves_the_stream_on_as_drawing_would():
+    first = resample_weights(37, 50, solver_rng(0, "model a"))
+    again = solver_rng(0, "model a")
+    assert np.array_equal(resample_weights(37, 50, again), first)
+    assert len(stats._DRAWN) == 1                    # the repeat was the kept draw, not a second one
+    fresh = solver_rng(0, "model a")
+    assert np.array_equal(_drawn(37, 50, fresh), first)
+    # the generator stands where drawing would have left it: its next numbers are the fresh stream's
+    assert np.array_equal(again.integers(0, 1000, 20), fresh.integers(0, 1000, 20))
+
+
+def test_weights_are_drawn_anew_for_another_stream_size_or_count():
+    a = resample_weights(37, 50, solver_rng(0, "model a"))
+    for n_units, n_boot, name in [(37, 50, "model b"), (38, 50, "model a"), (37, 51, "model a")]:
+        got = resample_weights(n_units, n_boot, solver_rng(0, name))
+        assert np.array_equal(got, _drawn(n_units, n_boot, solver_rng(0, name)))
+        assert got.shape != a.shape or not np.array_equal(got, a)
+    # a generator already moved on draws from where it stands
+    rng = solver_rng(0, "model a")
+    rng.integers(0, 10)
+    assert not np.array_equal(resample_weights(37, 50, rng), a)
+
+
+def test_kept_weights_are_read_only_and_counted_exactly_in_a_small_type():
+    w = resample_weights(300, 40, solver_rng(1, "s"))
+    assert not w.flags.writeable
+    with pytest.raises(ValueError):
+        w[0, 0] = 7
+    assert w.dtype == np.uint8 and (w.sum(axis=1) == 300).all()
+    one = resample_weights(1, 5, solver_rng(1, "s"))        # every draw is the one unit
+    assert one.tolist() == [[1]] * 5 and one.dtype == np.uint8
+
+
+def test_the_kept_draws_stay_under_their_byte_limit(monkeypatch):
+    monkeypatch.setattr(stats, "DRAWN_KEPT_BYTES", 2 * 100 * 50)
+    for k in range(5):
+        resample_weights(100, 50, solver_rng(0, f"model {k}"))
+    assert sum(w.nbytes for w, _ in stats._DRAWN.values()) <= 2 * 100 * 50
+    assert len(stats._DRAWN) == 2                       # the two most recent
+    again = solver_rng(0, "model 0")                    # dropped: drawn anew, the same weights
+    assert np.array_equal(resample_weights(100, 50, again), _drawn(100, 50, solver_rng(0, "model 0")))
+
+
+def test_another_kind_of_generator_is_drawn_not_kept():
+    rng = np.random.Generator(np.random.MT19937(5))
+    got = resample_weights(20, 10, rng)
+    assert np.array_equal(got, _drawn(20, 10, np.random.Generator(np.random.MT19937(5))))
+    assert not stats._DRAWN
