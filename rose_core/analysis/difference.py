@@ -103,10 +103,10 @@ def human_side(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> HumanS
     h_sum = summarize_frame(humans)
     h_rs = row_resamples(humans, n_boot, solver_rng(seed, str(humans["solver"].iloc[0])))
     h_n = n_fields(humans)
-    for (p, i), n in humans.groupby(["participant_id", "instance_id"]).size().items():
-        if n > 1:
-            raise AnalysisInputError(f"human − model: participant {p!r} answers instance {i!r} {n} times; each "
-                                     "observer must answer a trial once")
+    answers = humans.groupby(["participant_id", "instance_id"]).size()
+    for (p, i), n in answers[answers.to_numpy() > 1].items():   # (not every pair: their tuples cost 0.25 s)
+        raise AnalysisInputError(f"human − model: participant {p!r} answers instance {i!r} {n} times; each "
+                                 "observer must answer a trial once")
     of = {t: humans[humans["template"] == t] for t in MAIN_TEMPLATES}
     items = {t: int(h["instance_id"].nunique()) for t, h in of.items()}
     items["Avg"] = int(humans["instance_id"].nunique())
