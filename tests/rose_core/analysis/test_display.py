@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from rose_core.analysis.display import (
-    MISSING, combine_interval, fmt, fmt_count, fmt_interval, fmt_p, fmt_rate, fmt_rate_ci, fmt_seconds, fmt_stat,
+    MISSING, column_texts, combine_interval, fmt, fmt_count, fmt_interval, fmt_p, fmt_rate, fmt_rate_ci, fmt_seconds, fmt_stat,
     fmt_text, format_frame, guess_kind, is_missing,
 )
 
@@ -97,3 +98,39 @@ def test_format_frame_joins_intervals_and_leaves_no_none():
 def test_combine_interval_without_bound_columns_is_the_value():
     df = pd.DataFrame({"G-Cnt": [50.0, None]})
     assert combine_interval(df, "G-Cnt").tolist() == ["50.0", MISSING]
+
+
+_COLUMNS = {
+    "floats": pd.Series([98.44, -0.04, -0.06, 0.0, np.nan, 1e9, 2.5e-7, -12.349]),
+    "floats as Float64": pd.Series([1.25, None, -0.01, 7.0], dtype="Float64"),
+    "ints": pd.Series([0, 7, 1234567, -3, 2 ** 53 + 1]),
+    "ints as Int64": pd.Series([5, None, 12000], dtype="Int64"),
+    "whole floats": pd.Series([4.0, np.nan, 1e6]),
+    "text": pd.Series(["a", "", "  ", "nan", "None", "<NA>", "NaN", None, np.nan, 4.0, 3, "x y"], dtype=object),
+    "text as Arrow": pd.Series(["a", None, "b"], dtype="str"),
+    "flags": pd.Series([True, False, True]),
+    "empty": pd.Series([], dtype=float),
+}
+
+
+@pytest.mark.parametrize("name", list(_COLUMNS))
+@pytest.mark.parametrize("kind", ["rate", "count", "stat", "seconds", "number", "text", "flag", "p"])
+def test_a_column_reads_as_each_of_its_cells_does(name, kind):
+    """`column_texts` takes the common cells without `fmt`'s per-cell checks: the same strings as `fmt` of each
+    cell, and the same refusal (an infinite number, a fractional count, a p outside [0, 1])."""
+    values = _COLUMNS[name]
+    try:
+        expected = [fmt(v, kind) for v in values.tolist()]
+    except ValueError as e:
+        with pytest.raises(ValueError, match=re.escape(str(e))):
+            column_texts(values, kind)
+        return
+    assert column_texts(values, kind) == expected
+
+
+@pytest.mark.parametrize("kind", ["rate", "count", "stat"])
+def test_an_infinite_number_in_a_numeric_column_is_refused_by_name(kind):
+    with pytest.raises(ValueError, match="is inf: not a finite number"):
+        column_texts(pd.Series([1.0, np.inf]), kind)
+    with pytest.raises(ValueError, match="count 2.5 is not a whole number"):
+        column_texts(pd.Series([1.0, 2.5]), "count")
