@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from .answers import AnalysisInputError
-from ..common.stats import interval, resample_weights, resampled_sums, solver_rng, unit_codes, unit_sums
+from ..common.stats import interval, resampled, solver_rng, unit_codes, unit_sums
 from .tables import BOOT, REFERENCE_DIR, SEED, n_fields, units_of, with_n_types
 
 PAIR_KEY = ["participant_id", "scene_id"]
@@ -119,7 +119,7 @@ def _bridge_resamples(pairs: _Pairs, units: np.ndarray, n_units: int, ml: tuple[
         cols.append(np.full(len(u), 6 + k))
         vals.append(v)
     sums = unit_sums(np.concatenate(codes), n_units, np.concatenate(cols).astype(np.int64), 10, np.concatenate(vals))
-    S = resampled_sums(resample_weights(n_units, n_boot, rng), sums)
+    S = resampled(sums, n_boot, rng)
     with np.errstate(invalid="ignore", divide="ignore"):
         out = {name: 100 * S[:, 2 * k] / S[:, 2 * k + 1] for k, name in enumerate(("G-Cnt", "G-Clk", "V-Clk"))}
         out["mL-Cnt"], out["L-Clk"] = 100 * S[:, 6] / S[:, 8], 100 * S[:, 7] / S[:, 8]

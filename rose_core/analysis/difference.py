@@ -193,11 +193,12 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
                             "p undefined because": "a mean of five template rates has no paired outcome"})
             else:
                 panel, tied_at = side.majority[t]
-                model = pd.Series(passed[at], index=pd.Index(inst[at], dtype=object))
-                shared = panel.index.intersection(model.index)
-                tied = int(tied_at.isin(model.index).sum())
-                p = _mcnemar(panel.loc[shared].to_numpy(), model.loc[shared].to_numpy()) if len(shared) else None
-                row.update({"shared items": len(shared), "tied items": tied, "p (McNemar exact)": p,
+                mine = inst[at]
+                where = panel.index.get_indexer(mine)   # each of the model's instances in the majority (-1: none)
+                shared = where >= 0
+                tied = int(tied_at.isin(mine).sum())
+                p = _mcnemar(panel.to_numpy()[where[shared]], passed[at][shared]) if shared.any() else None
+                row.update({"shared items": int(shared.sum()), "tied items": tied, "p (McNemar exact)": p,
                             "p undefined because": "" if p is not None else "no instance answered by both with a "
                                                                             "human majority"})
             rows.append(row)

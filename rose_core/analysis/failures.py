@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 
 from ..benchmarks.rose.records import TEMPLATE_LABEL
-from ..common.stats import interval, resample_weights, resampled_sums, solver_rng, unit_codes, unit_sums
+from ..common.stats import interval, resampled, solver_rng, unit_codes, unit_sums
 from .tables import BOOT, SEED, units_of
 
 _KEYS = ["solver", "template", "failure"]
@@ -63,7 +63,7 @@ def with_share_intervals(df: pd.DataFrame, table: pd.DataFrame, n_boot: int = BO
             vals += [np.ones(int(hit.sum())), np.ones(int(on_t.sum()))]
         sums = unit_sums(np.concatenate(unit), n_units, np.concatenate(cols).astype(np.int64), 2 * len(rows),
                          np.concatenate(vals))
-        S = resampled_sums(resample_weights(n_units, n_boot, solver_rng(seed, str(solver))), sums)
+        S = resampled(sums, n_boot, solver_rng(seed, str(solver)))
         with np.errstate(invalid="ignore", divide="ignore"):
             shares = 100 * S[:, 0::2] / S[:, 1::2]
         for j, pos in enumerate(mine):

@@ -28,8 +28,7 @@ from ..benchmarks.sgp.metrics import (
 from ..benchmarks.sgp.play import EpisodeLog, StepLog, play_episode
 from ..storage.connection import Store
 from ..storage import episodes
-from ..common.stats import (interval, percentile_bounds, resample_weights, resampled_sums, solver_rng, unit_codes,
-                           unit_sums)
+from ..common.stats import interval, percentile_bounds, resampled, solver_rng, unit_codes, unit_sums
 
 HUMAN = "Human"
 
@@ -298,8 +297,7 @@ def with_participant_intervals(summary: pd.DataFrame, episodes: pd.DataFrame, lo
         codes, n_units = unit_codes(who.to_numpy())
         values = np.concatenate([g["solved"].to_numpy(float), np.ones(len(g)), g["d_at_c1"].to_numpy(float)])
         sums = unit_sums(np.tile(codes, 3), n_units, np.repeat(np.arange(3), len(g)), 3, values)
-        S = resampled_sums(resample_weights(n_units, n_boot, solver_rng(seed, f"participants|{HUMAN}|{r['modality']}")),
-                           sums)
+        S = resampled(sums, n_boot, solver_rng(seed, f"participants|{HUMAN}|{r['modality']}"))
         with np.errstate(invalid="ignore", divide="ignore"):
             solved, deviation = 100.0 * S[:, 0] / S[:, 1], S[:, 2] / S[:, 1]
         out.loc[i, ["lo", "hi"]] = interval(solved, float(r["solved_pct"]), n_units)
@@ -388,7 +386,7 @@ def human_regret_band(g: pd.DataFrame, people: dict[tuple, Any], n_boot: int = B
     width = len(ts)
     sums = unit_sums(np.tile(codes, 2), n_units, np.concatenate([col, col + width]), 2 * width,
                      np.concatenate([g["regret"].to_numpy(float), np.ones(len(g))]))
-    S = resampled_sums(resample_weights(n_units, n_boot, solver_rng(seed, f"participants|{key[0]}|{key[1]}")), sums)
+    S = resampled(sums, n_boot, solver_rng(seed, f"participants|{key[0]}|{key[1]}"))
     with np.errstate(invalid="ignore", divide="ignore"):
         means = S[:, :width] / S[:, width:]
     bounds = percentile_bounds(means, n_units)

@@ -12,8 +12,7 @@ from ..benchmarks.rose.metrics import ACTION, COUNTING, Summary, mean_of_rates, 
 from ..benchmarks.rose.records import GROUPS, MAIN_TEMPLATES, SUBSET_GROUP, TEMPLATE_LABEL
 from ..storage.connection import Store
 from .frame import responses_frame
-from ..common.stats import (N_COLUMNS, interval, resample_weights, resampled_sums, sample_size, solver_rng,
-                            unit_codes, unit_sums)
+from ..common.stats import N_COLUMNS, interval, resampled, sample_size, solver_rng, unit_codes, unit_sums
 
 REFERENCE_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "reference"
 LABELS = [TEMPLATE_LABEL[t] for t in MAIN_TEMPLATES]
@@ -105,7 +104,7 @@ class RowResamples:
 
 def row_resamples(g: pd.DataFrame, n_boot: int, rng: np.random.Generator,
                   tcode: np.ndarray | None = None, gcode: np.ndarray | None = None) -> RowResamples:
-    """Resample whole units with replacement (`stats.resample_weights`) and recompute every statistic of the row
+    """Resample whole units with replacement (`stats.resampled`) and recompute every statistic of the row
     from the resampled units' sums. Refuses a main response whose subset belongs to no group (it would be counted
     into no group's resamples without a word)."""
     tcode = _codes(g["template"], _T_INDEX) if tcode is None else tcode
@@ -123,7 +122,7 @@ def row_resamples(g: pd.DataFrame, n_boot: int, rng: np.random.Generator,
     one = np.ones(len(t))
     cols = np.concatenate([_PASSED + t, _N + t, _VALID + t, _GPASSED + grp * _T + t, _GN + grp * _T + t])
     sums = unit_sums(np.tile(u, 5), n_units, cols, _WIDTH, np.concatenate([passed, one, valid, passed, one]))
-    S = resampled_sums(resample_weights(n_units, n_boot, rng), sums)
+    S = resampled(sums, n_boot, rng)
     with np.errstate(invalid="ignore", divide="ignore"):
         R = 100 * S[:, _PASSED:_N] / S[:, _N:_VALID]
         stats = {TEMPLATE_LABEL[tm]: R[:, k] for tm, k in _MAIN_INDEX.items()}

@@ -3,7 +3,7 @@ interval, each solver's seeded stream, and the cluster bootstrap that gives ever
 
 Why one module: a table that counts its n one way and another table another, or a row whose template cells
 assume independent answers while its Avg resamples people, reads as two studies. Every table takes its n from
-`sample_size` and its intervals from `resample_weights` / `resampled_sums` / `interval`."""
+`sample_size` and its intervals from `resampled` / `interval`."""
 from __future__ import annotations
 
 import functools
@@ -67,39 +67,14 @@ def unit_sums(codes: np.ndarray, n_units: int, columns: np.ndarray, width: int, 
 def resample_weights(n_units: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """How often each unit is drawn in each of n_boot resamples of n_units units with replacement (n_boot x
     n_units, read-only, the smallest unsigned type that holds the counts): a resample's sums are then one matrix
-    product, not a loop over resamples.
+    product, not a loop over resamples. Kept by the generator's state (`_kept`)."""
+    def draw() -> np.ndarray:
+        draws = rng.integers(0, n_units, size=(n_boot, n_units))
+        draws += (np.arange(n_boot) * n_units)[:, None]          # in place: each resample's own range of counts
+        counts = np.bincount(draws.ravel(), minlength=n_boot * n_units).reshape(n_boot, n_units)
+        return counts.astype(np.min_scalar_type(int(counts.max(initial=0))))
 
-    A solver's analyses (main row, gap, bridges, failure kinds, human − model) each start its stream afresh and
-    draw the same weights: the last draws are kept (`_DRAWN`, by the generator's state) and a repeat returns them
-    and moves the generator on as drawing would have. At 1,512 scenes and 1,000 resamples a draw is 17 ms, five
-    per solver: a third of a new database's Results page."""
-    state = rng.bit_generator.state
-    key = (n_units, n_boot, state["state"]["state"], state["state"]["inc"], state["has_uint32"],
-           state["uinteger"]) if state["bit_generator"] == "PCG64" else None
-    with _DRAWN_LOCK:
-        kept = _DRAWN.get(key) if key else None
-        if kept is not None:
-            _DRAWN.move_to_end(key)
-    if kept is not None:
-        weights, after = kept
-        rng.bit_generator.state = after
-        return weights
-    draws = rng.integers(0, n_units, size=(n_boot, n_units))
-    draws += (np.arange(n_boot) * n_units)[:, None]          # in place: each resample's own range of counts
-    counts = np.bincount(draws.ravel(), minlength=n_boot * n_units).reshape(n_boot, n_units)
-    weights = counts.astype(np.min_scalar_type(int(counts.max(initial=0))))
-    weights.setflags(write=False)
-    if key:
-        with _DRAWN_LOCK:
-            _DRAWN[key] = (weights, rng.bit_generator.state)
-            while sum(w.nbytes for w, _ in _DRAWN.values()) > DRAWN_KEPT_BYTES:
-                _DRAWN.popitem(last=False)                       # the least recently used first
-    return weights
-
-
-DRAWN_KEPT_BYTES = 64 * 2 ** 20   # resample weights kept (`resample_weights`): ~40 solvers of 1,512 scenes
-_DRAWN: OrderedDict[tuple, tuple[np.ndarray, dict]] = OrderedDict()
-_DRAWN_LOCK = threading.Lock()
+    return _kept(("weights", n_units, n_boot), rng, draw)
 
 
 def resampled_sums(weights: np.ndarray, sums: np.ndarray) -> np.ndarray:
@@ -109,6 +84,49 @@ def resampled_sums(weights: np.ndarray, sums: np.ndarray) -> np.ndarray:
             float(sums.max(initial=0)) * weights.shape[1] < 2 ** 24:
         return (weights.astype(np.float32) @ sums.astype(np.float32)).astype(np.float64)
     return weights.astype(float) @ sums
+
+
+def resampled(sums: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """Each of n_boot resamples of the units (the rows of `sums`, from `unit_sums`): its column sums (n_boot x
+    width, read-only), `resampled_sums` of `resample_weights`. Kept by the generator's state and the sums' bytes
+    (`_kept`): a solver's main row, gap and human − model resample the same sums."""
+    sums = np.ascontiguousarray(sums)
+    digest = hashlib.blake2b(sums.tobytes(), digest_size=16).digest()
+    return _kept(("sums", n_boot, sums.shape, sums.dtype.str, digest), rng,
+                 lambda: resampled_sums(resample_weights(sums.shape[0], n_boot, rng), sums))
+
+
+def _kept(what: tuple, rng: np.random.Generator, make) -> np.ndarray:
+    """`make()`, which draws from `rng`, or the array it made last time from the same state of `rng`: the
+    generator is then moved on as drawing would have moved it.
+
+    Why: a solver's analyses (main row, gap, bridges, failure kinds, human − model) each start its stream afresh
+    and draw the same weights; at 1,512 scenes and 1,000 resamples a draw is 17 ms, five per solver, a third of a
+    new database's Results page. Kept arrays are read-only, the least recently used dropped beyond
+    `KEPT_BYTES`; only PCG64 streams (`solver_rng`'s), whose whole state is a few integers."""
+    state = rng.bit_generator.state
+    if state["bit_generator"] != "PCG64":
+        return make()
+    key = (*what, state["state"]["state"], state["state"]["inc"], state["has_uint32"], state["uinteger"])
+    with _KEPT_LOCK:
+        got = _KEPT.get(key)
+        if got is not None:
+            _KEPT.move_to_end(key)
+    if got is not None:
+        rng.bit_generator.state = got[1]
+        return got[0]
+    value = make()
+    value.setflags(write=False)
+    with _KEPT_LOCK:
+        _KEPT[key] = (value, rng.bit_generator.state)
+        while sum(v.nbytes for v, _ in _KEPT.values()) > KEPT_BYTES:
+            _KEPT.popitem(last=False)
+    return value
+
+
+KEPT_BYTES = 64 * 2 ** 20   # resample weights and sums kept (`_kept`): ~40 solvers of 1,512 scenes
+_KEPT: OrderedDict[tuple, tuple[np.ndarray, dict]] = OrderedDict()
+_KEPT_LOCK = threading.Lock()
 
 
 def expanded_levels(n_units: int) -> tuple[float, float]:

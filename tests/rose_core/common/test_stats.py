@@ -1,11 +1,11 @@
-"""The resample weights a solver's analyses share (`stats.resample_weights`)."""
+"""The resample weights and sums a solver's analyses share (`stats.resample_weights`, `stats.resampled`)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from rose_core.common import stats
-from rose_core.common.stats import resample_weights, solver_rng
+from rose_core.common.stats import resample_weights, resampled, resampled_sums, solver_rng
 
 
 def _drawn(n_units: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
@@ -16,16 +16,16 @@ def _drawn(n_units: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
 
 @pytest.fixture(autouse=True)
 def nothing_kept():
-    stats._DRAWN.clear()
+    stats._KEPT.clear()
     yield
-    stats._DRAWN.clear()
+    stats._KEPT.clear()
 
 
 def test_a_repeated_draw_gives_the_same_weights_and_moves_the_stream_on_as_drawing_would():
     first = resample_weights(37, 50, solver_rng(0, "model a"))
     again = solver_rng(0, "model a")
     assert np.array_equal(resample_weights(37, 50, again), first)
-    assert len(stats._DRAWN) == 1                    # the repeat was the kept draw, not a second one
+    assert len(stats._KEPT) == 1                    # the repeat was the kept draw, not a second one
     fresh = solver_rng(0, "model a")
     assert np.array_equal(_drawn(37, 50, fresh), first)
     # the generator stands where drawing would have left it: its next numbers are the fresh stream's
@@ -55,11 +55,11 @@ def test_kept_weights_are_read_only_and_counted_exactly_in_a_small_type():
 
 
 def test_the_kept_draws_stay_under_their_byte_limit(monkeypatch):
-    monkeypatch.setattr(stats, "DRAWN_KEPT_BYTES", 2 * 100 * 50)
+    monkeypatch.setattr(stats, "KEPT_BYTES", 2 * 100 * 50)
     for k in range(5):
         resample_weights(100, 50, solver_rng(0, f"model {k}"))
-    assert sum(w.nbytes for w, _ in stats._DRAWN.values()) <= 2 * 100 * 50
-    assert len(stats._DRAWN) == 2                       # the two most recent
+    assert sum(w.nbytes for w, _ in stats._KEPT.values()) <= 2 * 100 * 50
+    assert len(stats._KEPT) == 2                       # the two most recent
     again = solver_rng(0, "model 0")                    # dropped: drawn anew, the same weights
     assert np.array_equal(resample_weights(100, 50, again), _drawn(100, 50, solver_rng(0, "model 0")))
 
@@ -68,4 +68,24 @@ def test_another_kind_of_generator_is_drawn_not_kept():
     rng = np.random.Generator(np.random.MT19937(5))
     got = resample_weights(20, 10, rng)
     assert np.array_equal(got, _drawn(20, 10, np.random.Generator(np.random.MT19937(5))))
-    assert not stats._DRAWN
+    assert not stats._KEPT
+
+
+def test_resampled_sums_are_the_weights_product_and_kept_for_the_same_sums_and_stream():
+    rng = np.random.default_rng(3)
+    sums = rng.integers(0, 4, size=(60, 7)).astype(float)
+    got = resampled(sums, 30, solver_rng(0, "s"))
+    assert np.array_equal(got, resampled_sums(_drawn(60, 30, solver_rng(0, "s")), sums))
+    assert not got.flags.writeable
+    again = solver_rng(0, "s")
+    assert resampled(sums.copy(), 30, again) is got            # the same bytes: kept
+    fresh = solver_rng(0, "s")
+    _drawn(60, 30, fresh)
+    assert np.array_equal(again.integers(0, 1000, 20), fresh.integers(0, 1000, 20))
+    other = sums.copy()
+    other[5, 2] += 1                                            # one unit's sum changed: computed anew
+    assert np.array_equal(resampled(other, 30, solver_rng(0, "s")),
+                          resampled_sums(_drawn(60, 30, solver_rng(0, "s")), other))
+    # the sums' type is part of what is kept: fractions are summed in double precision, not taken from whole ones
+    halves = sums / 2
+    assert np.array_equal(resampled(halves, 30, solver_rng(0, "s")), _drawn(60, 30, solver_rng(0, "s")) @ halves)
