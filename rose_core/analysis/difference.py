@@ -193,8 +193,8 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
                             "p undefined because": "a mean of five template rates has no paired outcome"})
             else:
                 panel, tied_at = side.majority[t]
-                mine = inst[at]
-                where = panel.index.get_indexer(mine)   # each of the model's instances in the majority (-1: none)
+                mine = pd.Index(inst[at], dtype=object)   # (pandas would convert the ids to its Arrow text first)
+                where = panel.index.get_indexer(mine)     # each of the model's instances in the majority (-1: none)
                 shared = where >= 0
                 tied = int(tied_at.isin(mine).sum())
                 p = _mcnemar(panel.to_numpy()[where[shared]], passed[at][shared]) if shared.any() else None
