@@ -83,11 +83,11 @@ def read_columns(store: Store, queries: Sequence[tuple[str, Sequence[int], Mappi
     for sql, params, _ in queries:
         _integers(params)
     if store.dialect == "sqlite":
-        from .sqlite_reader import ReaderError, reader_for
+        from . import sqlite_reader
 
         try:
-            tables = reader_for(str(store.path)).read([(sql, list(params)) for sql, params, _ in queries])
-        except ReaderError as e:
+            tables = sqlite_reader.read(str(store.path), [(sql, list(params)) for sql, params, _ in queries])
+        except sqlite_reader.ReaderError as e:
             raise ColumnReadError(str(e)) from e
     else:
         tables = _pg_tables(store, [(sql, params) for sql, params, _ in queries])
@@ -113,9 +113,9 @@ def prepare_reads(store: Store) -> None:
     imports, ~0.3 s on a quiet machine, which a first dashboard page would otherwise wait for); on PostgreSQL the
     driver's import, in a thread of its own."""
     if store.dialect == "sqlite":
-        from .sqlite_reader import reader_for
+        from . import sqlite_reader
 
-        reader_for(str(store.path)).start()
+        sqlite_reader.start()
         return
     global _PG_IMPORT
     with _PG_LOCK:

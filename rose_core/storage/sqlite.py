@@ -143,7 +143,7 @@ class SqliteStore(Store):
         self._anchor.close()
         from .sqlite_reader import close_reader
 
-        close_reader(str(self.path))   # the column reader's process of this file, if one was started
+        close_reader(str(self.path))   # the column reader's connection to this file, if it has one
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
         """Rows as dicts, read through sqlite-utils (writes go through `write()` transactions)."""

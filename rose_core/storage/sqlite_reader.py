@@ -7,14 +7,18 @@ processes are SQLite's ordinary case. Reading in C into Arrow (and dictionary-en
 leaves the app process's interpreter lock free: at 200,000 rows the read is ~0.3 s of the reader's CPU, against
 ~0.8 s of `group_concat` text parsing in the app process.
 
-One reader per app process and database file, started at its first read (`reader_for`). A reader that dies
-during a read is started again once for that read; if that one dies too, the read raises `ReaderError` (its
-error output goes to the server's log, not into the error). It opens the file read-only (`mode=ro`: it cannot write), reads each request's
-statements in one read transaction (one snapshot), and streams the results back as Arrow IPC over its stdout. It
-ends when the app process closes its stdin (or dies).
+One reader process per app process, serving every database file the app process reads (`read(path, queries)`),
+started at the first read (or ahead of it, `start()`). It keeps a connection to each of the last `MAX_CONNECTIONS`
+files read, opened read-only at its first read (`mode=ro`: it cannot write) and closed with its store
+(`close_reader`) or when older than those; it reads each request's statements on that file's connection in one
+read transaction (one snapshot), and streams the results back as Arrow IPC over its stdout. Requests take turns on
+its pipe; a file the database refuses (a failed read, a file it cannot open) fails that request alone. A reader
+that dies during a read is started again once for that read; if that one dies too, the read raises `ReaderError`
+(its error output goes to the server's log, not into the error). It ends when the app process closes its stdin
+(or dies).
 
-Run as a script (`python sqlite_reader.py PATH`): the child imports nothing of `rose_core`, only pyarrow and the
-driver (a new process's imports are its start's cost).
+Run as a script (`python sqlite_reader.py`): the child imports nothing of `rose_core`, only pyarrow and the driver
+(a process's start is its imports, ~0.3 s of CPU: paid once per app process, not once per database file).
 """
 from __future__ import annotations
 
@@ -38,8 +42,11 @@ def _send(out: Any, status: bytes, payload: bytes) -> None:
     out.flush()
 
 
-def _serve(path: str) -> None:
-    """The reader's loop: a request (length-prefixed JSON: {"queries": [[sql, params], …]}) in, the results out.
+def _serve() -> None:
+    """The reader's loop: a request (length-prefixed JSON: {"close": [path, …], "path": path, "queries": [[sql,
+    params], …]}) in, the results out. The files named in "close" are closed first (never an error: another file's
+    read must not fail for them); then the queries are read from "path", through a connection opened at its first
+    read and kept.
 
     Through the driver manager's own statements, not its DB-API layer, which imports pandas and pyarrow's dataset
     module: a reader's start is its imports, ~0.3 s of CPU this way and ~1.1 s that way."""
@@ -51,10 +58,7 @@ def _serve(path: str) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    uri = "file:" + urllib.parse.quote(str(pathlib.Path(path).resolve())) + "?mode=ro"
-    conn = adbc.AdbcConnection(adbc_driver_sqlite.connect(uri))
-
-    def run(sql: str, params: Sequence[int] = (), rows: bool = True) -> Any:
+    def run(conn: Any, sql: str, params: Sequence[int] = (), rows: bool = True) -> Any:
         stmt = adbc.AdbcStatement(conn)
         try:
             stmt.set_options(**{"adbc.sqlite.query.batch_rows": _BATCH_ROWS})
@@ -70,21 +74,52 @@ def _serve(path: str) -> None:
         finally:
             stmt.close()
 
-    run("PRAGMA busy_timeout = 10000", rows=False)   # as the app's own connections wait for a lock (storage/sqlite)
+    opened: dict[str, tuple[Any, Any]] = {}           # path -> (the driver's database, its connection)
+
+    def connection(path: str) -> Any:
+        if path not in opened:
+            uri = "file:" + urllib.parse.quote(str(pathlib.Path(path).resolve())) + "?mode=ro"
+            db = adbc_driver_sqlite.connect(uri)
+            try:
+                conn = adbc.AdbcConnection(db)
+                try:   # it waits for a lock as the app's own connections do (storage/sqlite)
+                    run(conn, "PRAGMA busy_timeout = 10000", rows=False)
+                except BaseException:
+                    conn.close()
+                    raise
+            except BaseException:
+                db.close()
+                raise
+            opened[path] = (db, conn)
+        return opened[path][1]
+
+    def close(path: str) -> None:
+        db, conn = opened.pop(path, (None, None))
+        for handle in (conn, db):
+            if handle is not None:
+                try:
+                    handle.close()
+                except Exception:  # noqa: BLE001  closed as far as the driver can; the next request is another's
+                    pass
+
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     while True:
         head = inp.read(4)
         if len(head) < 4:
             return                                          # the app process closed the pipe (or ended)
         request = json.loads(inp.read(struct.unpack("<I", head)[0]))
+        for path in request.get("close", ()):
+            close(path)
         try:
             tables = []
-            run("BEGIN", rows=False)                        # one snapshot for every statement of the request
-            try:
-                for sql, params in request["queries"]:
-                    tables.append(run(sql, params or ()))
-            finally:
-                run("COMMIT", rows=False)
+            if request.get("queries"):
+                conn = connection(request["path"])
+                run(conn, "BEGIN", rows=False)              # one snapshot for every statement of the request
+                try:
+                    for sql, params in request["queries"]:
+                        tables.append(run(conn, sql, params or ()))
+                finally:
+                    run(conn, "COMMIT", rows=False)
             blobs = []
             for t in tables:
                 # text dictionary-encoded here, in this process: less to send, and the app makes one Python string
@@ -107,13 +142,14 @@ class ReaderError(RuntimeError):
 
 
 class SqliteReader:
-    """The app side of one reader process (see the module docstring). Thread-safe: requests take turns."""
+    """The app side of the reader process (see the module docstring). Thread-safe: requests take turns on its pipe."""
 
-    def __init__(self, path: str):
-        self.path = path
+    def __init__(self) -> None:
         self._proc: Any = None
         self._err: Any = None
         self._lock = threading.Lock()
+        # the files the process has a connection to, most recently read last (the process keeps MAX_CONNECTIONS)
+        self._paths: "OrderedDict[str, None]" = OrderedDict()
         self.starts = 0                    # how many processes were started (a test sees a restart)
 
     def _start(self) -> None:
@@ -123,9 +159,12 @@ class SqliteReader:
 
         # its error output into a file, not a pipe nobody drains (a full pipe would stop it); read when it died
         self._err = tempfile.TemporaryFile()
-        self._proc = subprocess.Popen([sys.executable, __file__, self.path], stdin=subprocess.PIPE,
+        self._proc = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=self._err)
         self.starts += 1
+
+    def _running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
 
     def start(self) -> None:
         """Start the process now if it is not running (it then imports its libraries while this one goes on). Never
@@ -133,20 +172,26 @@ class SqliteReader:
         if not self._lock.acquire(blocking=False):
             return
         try:
-            if self._proc is None or self._proc.poll() is not None:
+            if not self._running():
+                self.close_locked()
                 self._start()
         finally:
             self._lock.release()
 
-    def read(self, queries: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
-        """Each (sql, params) of `queries` as a pyarrow Table, all read in one snapshot."""
-        request = json.dumps({"queries": [[sql, list(params)] for sql, params in queries]}).encode()
+    def read(self, path: str, queries: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+        """Each (sql, params) of `queries` read from the SQLite file `path` as a pyarrow Table, all in one snapshot."""
         with self._lock:
             for attempt in (1, 2):
-                if self._proc is None or self._proc.poll() is not None:
+                if not self._running():
+                    self.close_locked()
                     self._start()
+                self._paths[path] = None
+                self._paths.move_to_end(path)
+                ended = [self._paths.popitem(last=False)[0] for _ in range(len(self._paths) - MAX_CONNECTIONS)]
+                request = json.dumps({"close": ended, "path": path,
+                                      "queries": [[sql, list(params)] for sql, params in queries]}).encode()
                 try:
-                    return self._ask(request)
+                    return self._ask(request, path)
                 except (BrokenPipeError, EOFError, ConnectionError) as e:
                     import logging
                     import subprocess
@@ -158,7 +203,7 @@ class SqliteReader:
                     code = self._proc.poll()
                     # what it wrote before it ended (a traceback) goes to the server's log, never into the error
                     logging.getLogger("rose_studio.sqlite_reader").error(
-                        "the SQLite reader process of %s ended (exit code %s, read attempt %d of 2): %s", self.path,
+                        "the SQLite reader process ended reading %s (exit code %s, read attempt %d of 2): %s", path,
                         code, attempt, self._stderr() or e)
                     self.close_locked()
                     if attempt == 2:
@@ -173,7 +218,24 @@ class SqliteReader:
                     raise
         raise AssertionError("unreachable")
 
-    def _ask(self, request: bytes) -> list[Any]:
+    def close_path(self, path: str) -> None:
+        """Close the process's connection to `path`, if it has one (the process goes on serving the other files)."""
+        with self._lock:
+            if path not in self._paths:
+                return                           # never read here (or its process ended since): nothing to close
+            del self._paths[path]
+            if not self._running():
+                self.close_locked()
+                return
+            try:
+                self._ask(json.dumps({"close": [path]}).encode(), path)
+            except (BrokenPipeError, EOFError, ConnectionError, ReaderError):
+                self.close_locked()              # its connection ended with it; the next read starts one anew
+            except BaseException:
+                self.close_locked()              # the pipe may be out of step (see `read`)
+                raise
+
+    def _ask(self, request: bytes, path: str) -> list[Any]:
         import pyarrow as pa
 
         self._proc.stdin.write(struct.pack("<I", len(request)) + request)
@@ -184,7 +246,7 @@ class SqliteReader:
         payload = _read_exactly(self._proc.stdout, n)
         if status == b"E":
             err = json.loads(payload)
-            raise ReaderError(f"reading {self.path}: {err['error']}: {err['message']}")
+            raise ReaderError(f"reading {path}: {err['error']}: {err['message']}")
         count, at, tables = struct.unpack_from("<I", payload)[0], 4, []
         for _ in range(count):
             size = struct.unpack_from("<Q", payload, at)[0]
@@ -204,6 +266,7 @@ class SqliteReader:
 
     def close_locked(self) -> None:
         proc, self._proc = self._proc, None
+        self._paths.clear()                      # the process's connections end with it
         if proc is not None:
             for f in (proc.stdin, proc.stdout, self._err):
                 try:
@@ -217,7 +280,7 @@ class SqliteReader:
                 proc.wait()
 
     def close(self) -> None:
-        """End the reader process (it ends by itself when this process ends)."""
+        """End the reader process (it ends by itself when this process ends); the next read starts another."""
         with self._lock:
             self.close_locked()
 
@@ -233,32 +296,26 @@ def _read_exactly(f: Any, n: int) -> bytes:
     return b"".join(chunks)
 
 
-# The readers of this process, most recently used last. A server reads one database; a process that opens many (the
-# test suite: a database per test) keeps the last few readers and ends the others, never a process per database.
-_READERS: "OrderedDict[str, SqliteReader]" = OrderedDict()
-_READERS_LOCK = threading.Lock()
-MAX_READERS = 8
+# This process's one reader. A server reads one database; a process that reads many (the test suite: a database per
+# test) pays for one process's start, not one per database, and keeps connections to the last few files read.
+_READER = SqliteReader()
+MAX_CONNECTIONS = 8
 
 
-def reader_for(path: str) -> SqliteReader:
-    """This process's reader of the SQLite file `path` (one per file; its process starts at the first read)."""
-    with _READERS_LOCK:
-        reader = _READERS.get(path)
-        if reader is None:
-            reader = _READERS[path] = SqliteReader(path)
-        _READERS.move_to_end(path)
-        ended = [_READERS.popitem(last=False)[1] for _ in range(len(_READERS) - MAX_READERS)]
-    for old in ended:
-        old.close()
-    return reader
+def read(path: str, queries: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+    """Each (sql, params) of `queries` read from the SQLite file `path` by this process's reader, as pyarrow Tables,
+    in one snapshot (its process starts at the first read)."""
+    return _READER.read(path, queries)
+
+
+def start() -> None:
+    """Start this process's reader ahead of its first read, if it is not running (never waits)."""
+    _READER.start()
 
 
 def close_reader(path: str) -> None:
-    """End the reader of `path`, if this process started one (its store is closed: nothing reads it any more)."""
-    with _READERS_LOCK:
-        reader = _READERS.pop(path, None)
-    if reader is not None:
-        reader.close()
+    """Close the reader's connection to `path`, if it has one (its store is closed: nothing reads it any more)."""
+    _READER.close_path(path)
 
 
 if __name__ == "__main__":
@@ -266,4 +323,4 @@ if __name__ == "__main__":
 
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]   # this folder's modules are not libraries
-    _serve(sys.argv[1])
+    _serve()

@@ -535,8 +535,8 @@ def test_a_failed_read_shows_a_calm_message_never_a_traceback_or_a_path(small_da
     db = tmp_path / "rose.db"
     shutil.copy(populated_stores("sqlite").path, db)
     path = str(open_store(db).path)
-    reader = sqlite_reader.SqliteReader(path)
-    monkeypatch.setitem(sqlite_reader._READERS, path, reader)
+    reader = sqlite_reader.SqliteReader()
+    monkeypatch.setattr(sqlite_reader, "_READER", reader)
     dying = f"import sys; sys.stdin.buffer.read(4); sys.exit('Traceback (most recent call last): {path} boom')"
 
     def start():

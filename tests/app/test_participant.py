@@ -185,12 +185,12 @@ def test_a_participant_never_starts_the_statistics_imports_or_the_dashboards_war
     the warm-up): a participant's reruns, from the link through practice, must start none (the sign-in form, shown
     to anyone without a study link, is the control that the check can see them)."""
     import threading
-    from collections import OrderedDict
 
     import ui.preload
     from rose_core.storage import columns, sqlite_reader
 
-    monkeypatch.setattr(sqlite_reader, "_READERS", OrderedDict())
+    reader = sqlite_reader.SqliteReader()
+    monkeypatch.setattr(sqlite_reader, "_READER", reader)
     prepared, prepare = [], columns.prepare_reads
     monkeypatch.setattr(columns, "prepare_reads", lambda store: (prepared.append(store.dialect), prepare(store)))
 
@@ -205,15 +205,14 @@ def test_a_participant_never_starts_the_statistics_imports_or_the_dashboards_war
     assert not at.exception and isinstance(screen, ItemScreen)
     new = [t for t in threading.enumerate() if t.ident not in before]
     assert ui.preload._THREAD is None and not started() & {t.name for t in new}
-    assert not prepared and not any(r._proc for r in sqlite_reader._READERS.values())
+    assert not prepared and reader._proc is None
     signin = visit()
     assert not signin.exception and signin.title[0].value == "ROSE Studio"
     assert ui.preload._THREAD is not None        # the control: the sign-in form did start them
     assert len(prepared) == 1
     if prepared[0] == "sqlite":                  # SQLite's reader is a process (PostgreSQL's read is in this one)
-        readers = list(sqlite_reader._READERS.values())
-        assert len(readers) == 1 and readers[0]._proc is not None
-        readers[0].close()
+        assert reader._proc is not None and reader.starts == 1
+        reader.close()
 
 
 def test_the_device_gate_comes_before_consent_and_judges_the_stored_claim(app_env):

@@ -30,6 +30,32 @@ def _read(store: Store, where: str = "", params: tuple = (), kinds: dict | None 
     return read_columns(store, [(f"SELECT {', '.join(kinds)} FROM cols {where} ORDER BY k", params, kinds)])[0]
 
 
+@pytest.fixture
+def reader(monkeypatch):
+    """A reader of this test's own (this process's is shared by every test the worker runs), ended afterwards."""
+    from rose_core.storage import sqlite_reader
+
+    own = sqlite_reader.SqliteReader()
+    monkeypatch.setattr(sqlite_reader, "_READER", own)
+    yield own
+    own.close()
+
+
+def _files_open(proc) -> set[str]:
+    """The names of the database files (not their -wal or -shm) the process `proc` has open."""
+    import os
+
+    names = set()
+    for fd in os.listdir(f"/proc/{proc.pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{proc.pid}/fd/{fd}")
+        except OSError:
+            continue                                 # closed while listed
+        if target.endswith(".db"):
+            names.add(os.path.basename(target))
+    return names
+
+
 def test_columns_are_the_rows_read_one_by_one(store):
     """Text with commas, quotes, control characters, non-ASCII and empty strings, NULL text and floats, floats whose
     short text form is not exact, rows stored out of key order: the same values, in the query's order."""
@@ -124,12 +150,12 @@ def test_queries_read_together_see_one_snapshot(store):
         real = sqlite_reader.SqliteReader._ask
         seen = []
 
-        def ask(self, request):      # a commit lands while the reader is asked, before it answers
+        def ask(self, request, path):  # a commit lands while the reader is asked, before it answers
             if not seen:
                 seen.append(1)
                 with store.write() as c:
                     c.execute("INSERT INTO cols(k, n) VALUES (2, 2)")
-            return real(self, request)
+            return real(self, request, path)
 
         sqlite_reader.SqliteReader._ask = ask
         try:
@@ -159,24 +185,22 @@ def test_queries_read_together_see_one_snapshot(store):
     assert len(_read(store)["k"]) == 2
 
 
-def test_the_sqlite_reader_is_a_process_of_its_own_restarted_when_it_dies(tmp_path):
+def test_the_sqlite_reader_is_a_process_of_its_own_restarted_when_it_dies(tmp_path, reader):
     """The ADBC SQLite driver carries its own copy of SQLite: in the app's process its POSIX locks and the app's
     would not see each other. It runs in a process of its own, opens the file read-only, and is started again
     when it died; the app's own connection is unharmed (its WAL in place, its next writes fine)."""
-    from rose_core.storage.sqlite_reader import ReaderError, reader_for
+    from rose_core.storage.sqlite_reader import ReaderError
 
     store = open_store(tmp_path / "r.db")
     _columns_table(store, [(1, 1, "x", "u", 1.0, None)])
-    reader = reader_for(str(store.path))
     assert list(_read(store)["k"]) == [1]
     proc = reader._proc
-    assert proc is not None and proc.pid != __import__("os").getpid()
+    assert proc is not None and proc.pid != __import__("os").getpid() and reader.starts == 1
     with pytest.raises(ReaderError, match="readonly"):
-        reader.read([("INSERT INTO cols(k) VALUES (9)", [])])
+        reader.read(str(store.path), [("INSERT INTO cols(k) VALUES (9)", [])])
     proc.kill()
     proc.wait()
-    starts = reader.starts
-    assert list(_read(store)["k"]) == [1] and reader.starts == starts + 1
+    assert list(_read(store)["k"]) == [1] and reader.starts == 2 and reader._proc.pid != proc.pid
     reader.close()
     with store.write() as c:
         c.execute("INSERT INTO cols(k, n) VALUES (2, 2)")
@@ -187,12 +211,22 @@ def test_the_sqlite_reader_is_a_process_of_its_own_restarted_when_it_dies(tmp_pa
     assert list(_read(store)["k"]) == [1, 2]
 
 
-def test_a_failed_read_names_the_database_and_the_reader_goes_on(tmp_path):
-    store = open_store(tmp_path / "r.db")
+def test_a_failed_read_names_the_database_and_the_reader_goes_on(tmp_path, reader):
+    """A read the database refuses fails that read alone, named by its file: the same process goes on serving that
+    file and every other (a file it cannot open too)."""
+    from rose_core.storage.sqlite_reader import ReaderError
+
+    store, other = open_store(tmp_path / "r.db"), open_store(tmp_path / "other.db")
+    _columns_table(other, [(5, 5, "x", "u", 1.0, None)])
+    assert list(_read(other)["k"]) == [5]
     with pytest.raises(ColumnReadError, match="r.db.*no such table"):
         read_columns(store, [("SELECT k FROM nowhere", (), {"k": "int"})])
+    assert list(_read(other)["k"]) == [5]
     _columns_table(store, [(1, 1, "x", "u", 1.0, None)])
     assert list(_read(store)["k"]) == [1]
+    with pytest.raises(ReaderError, match="gone.db.*failed to open"):
+        reader.read(str(tmp_path / "gone.db"), [("SELECT 1 AS k", [])])
+    assert list(_read(other)["k"]) == [5] and list(_read(store)["k"]) == [1] and reader.starts == 1
 
 
 def test_postgresql_reads_write_their_integer_parameters_into_the_statement():
@@ -241,7 +275,7 @@ def test_postgresql_literals_read_back_as_bound_values(store):
     assert tuple(int(got[k][0]) for k in "abcd") == want == (-6, 0, 2 ** 63 - 1, -2 ** 63)
 
 
-def test_a_reader_that_dies_at_every_start_is_restarted_once_then_named(tmp_path, monkeypatch, caplog):
+def test_a_reader_that_dies_at_every_start_is_restarted_once_then_named(tmp_path, monkeypatch, caplog, reader):
     """A reader process that ends before it answers is started again once for the same read; when the new one ends
     too, the read raises `ColumnReadError`, whose text carries no traceback and no path (those go to the server's
     log)."""
@@ -250,12 +284,8 @@ def test_a_reader_that_dies_at_every_start_is_restarted_once_then_named(tmp_path
     import sys
     import tempfile
 
-    from rose_core.storage import sqlite_reader
-
     store = open_store(tmp_path / "r.db")
     _columns_table(store, [(1, 1, "x", "u", 1.0, None)])
-    reader = sqlite_reader.SqliteReader(str(store.path))
-    monkeypatch.setitem(sqlite_reader._READERS, str(store.path), reader)
     dying = "import sys; sys.stdin.buffer.read(4); sys.exit('Traceback (most recent call last): boom')"
     real_start = reader._start
 
@@ -273,46 +303,85 @@ def test_a_reader_that_dies_at_every_start_is_restarted_once_then_named(tmp_path
     assert "boom" in caplog.text                     # its error output, in the log
     monkeypatch.setattr(reader, "_start", real_start)
     assert list(_read(store)["k"]) == [1]            # a reader that starts again reads
-    reader.close()
 
 
-def test_readers_are_ended_with_their_store_and_beyond_the_last_few(tmp_path):
-    """A closed store's reader process ends; a process that reads many databases keeps the last MAX_READERS
-    readers and ends the others (the suite, a database per test, had left 43 reader processes, 4.5 GB)."""
+def test_one_reader_serves_every_database_and_keeps_the_last_few_open(tmp_path, reader):
+    """One process reads every database this process reads (its start is its imports: the suite, a database per
+    test, had started one per database). It keeps a connection to the last MAX_CONNECTIONS files read and closes the
+    others; a closed store's file is closed in it while the others stay open and read, in the same process."""
     from rose_core.storage import sqlite_reader
 
+    n = sqlite_reader.MAX_CONNECTIONS
     stores = []
-    for i in range(sqlite_reader.MAX_READERS + 2):
+    for i in range(n + 2):
         store = open_store(tmp_path / f"r{i}.db")
         _columns_table(store, [(i, i, "x", "u", 1.0, None)])
         assert list(_read(store)["k"]) == [i]
         stores.append(store)
-    procs = [sqlite_reader._READERS[str(s.path)]._proc if str(s.path) in sqlite_reader._READERS else None
-             for s in stores]
-    assert procs[:2] == [None, None] and all(p is not None and p.poll() is None for p in procs[2:])
-    assert list(_read(stores[0])["k"]) == [0]              # an ended reader starts again when read
-    last = sqlite_reader._READERS[str(stores[-1].path)]._proc
+    proc = reader._proc
+    assert reader.starts == 1 and _files_open(proc) == {f"r{i}.db" for i in range(2, n + 2)}
+    assert list(_read(stores[0])["k"]) == [0]              # a closed file is opened again when read
+    assert _files_open(proc) == {"r0.db"} | {f"r{i}.db" for i in range(3, n + 2)}
     stores[-1].close()
-    assert last.wait(10) is not None and str(stores[-1].path) not in sqlite_reader._READERS
+    assert _files_open(proc) == {"r0.db"} | {f"r{i}.db" for i in range(3, n + 1)}
+    assert [list(_read(s)["k"]) for s in stores[3:-1]] == [[i] for i in range(3, n + 1)]
+    assert reader._proc is proc and proc.poll() is None and reader.starts == 1
+    stores[0].close()
+    stores[0].close()                                      # twice, and a file it never read: nothing to close
+    open_store(tmp_path / "never.db").close()
+    assert _files_open(proc) == {f"r{i}.db" for i in range(3, n + 1)} and reader._proc is proc
 
 
-def test_a_reply_out_of_step_ends_the_reader_and_the_next_read_starts_anew(tmp_path, monkeypatch):
+def test_reads_of_several_databases_from_several_threads_each_get_their_own_rows(tmp_path, reader):
+    """Threads reading different files (and the same one) at once through the one reader take turns on its pipe:
+    every read gets its own file's rows, in one snapshot each."""
+    import threading
+
+    stores = []
+    for i in range(4):
+        store = open_store(tmp_path / f"t{i}.db")
+        _columns_table(store, [(i * 1000 + k, i, f"s{i}", "u", 1.0, None) for k in range(500 + 100 * i)])
+        stores.append(store)
+    got: dict[tuple[int, int], tuple] = {}
+    errors: list[BaseException] = []
+
+    def work(t: int) -> None:
+        try:
+            for r in range(10):
+                i = (t + r) % len(stores)
+                a, b = read_columns(stores[i], [("SELECT k, t FROM cols ORDER BY k", (), {"k": "int", "t": "text"}),
+                                                ("SELECT count(*) AS c FROM cols", (), {"c": "int"})])
+                got[t, r] = (i, list(a["k"]), set(a["t"]), int(b["c"][0]))
+        except BaseException as e:  # noqa: BLE001  raised in the test's thread below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    assert len(got) == 60 and reader.starts == 1
+    for i, keys, texts, count in got.values():
+        assert keys == [i * 1000 + k for k in range(500 + 100 * i)] and texts == {f"s{i}"} and count == len(keys)
+
+
+def test_a_reply_out_of_step_ends_the_reader_and_the_next_read_starts_anew(tmp_path, monkeypatch, reader):
     """Anything but a whole reply (here: a reply that is not one) leaves the pipe out of step with the requests; the
     reader is ended at once, so the next read never takes the rest of an old reply for its own."""
     from rose_core.storage import sqlite_reader
 
     store = open_store(tmp_path / "r.db")
     _columns_table(store, [(1, 1, "x", "u", 1.0, None)])
-    reader = sqlite_reader.reader_for(str(store.path))
     assert list(_read(store)["k"]) == [1]
     first = reader._proc
 
-    def broken(self, request):
+    def broken(self, request, path):
         raise MemoryError("half-way through a reply")
 
-    monkeypatch.setattr(sqlite_reader.SqliteReader, "_ask", broken)
-    with pytest.raises(MemoryError):
-        reader.read([("SELECT k FROM cols", [])])
+    with monkeypatch.context() as m:
+        m.setattr(sqlite_reader.SqliteReader, "_ask", broken)
+        with pytest.raises(MemoryError):
+            reader.read(str(store.path), [("SELECT k FROM cols", [])])
     assert reader._proc is None and first.wait(10) is not None
-    monkeypatch.undo()
     assert list(_read(store)["k"]) == [1] and reader._proc is not first
