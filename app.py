@@ -15,7 +15,7 @@ from rose_core.instrument.auth import PasswordUnavailable, attempt_sign_in, poli
 from rose_core.instrument.client_address import ProxyConfigError
 from rose_core.storage.columns import prepare_reads
 from ui.client import address as client_address, trusted_proxies
-from ui.preload import dataset_loaded, statistics_libraries
+from ui.preload import dashboards_warmed, dataset_loaded, statistics_libraries
 from ui.resources import dataset, load_dataset, store
 from ui import uploads
 
@@ -49,6 +49,10 @@ def sign_in() -> None:
     if not (dataset_dir() / "manifest.json").exists():
         dataset()
     dataset_loaded(str(dataset_dir()), load_dataset)   # loaded while the password is typed (ui/preload.py)
+    try:
+        dashboards_warmed(store(), str(dataset_dir()), load_dataset)   # once per process (ui/preload.py)
+    except Exception:  # a database that cannot be opened is reported by the sign-in itself, never a traceback here
+        log.exception("starting the dashboards' warm-up failed")
     st.write("Experimenter sign-in. Participants arrive through a study link.")
     try:
         password, source = resolve_password(_configured_password())

@@ -611,14 +611,19 @@ def warm_up() -> _WarmUp:
     """Start (once per data version) computing the dashboards' default analyses in the background.
 
     Called where experimenters land after signing in, first thing, so the analysis pages are warm when they are
-    opened; participant sessions never start it."""
-    db = store()
+    opened (and once per process from the sign-in form: `ui.preload.dashboards_warmed`); participant sessions
+    never start it."""
+    return warm_up_on(store(), dataset)
+
+
+def warm_up_on(db: Store, load: Callable[[], Dataset]) -> _WarmUp:
+    """`warm_up` of this store, its thread given the dataset `load()` returns (None to it if that raises)."""
     # The version alone (no rows read): the frame itself is read by the warm-up, or by a page opened before it,
     # not by the sign-in's rerun.
     w = _warm_up_started(db.location, _frames(db.location).current().key, db)
     ds = None
     try:
-        ds = dataset()   # loaded here (this rerun's), while the thread already reads the rows
+        ds = load()   # loaded by the caller, while the thread already reads the rows
     finally:
         w.give_dataset(ds)
     return w

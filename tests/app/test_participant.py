@@ -195,7 +195,8 @@ def test_a_participant_never_starts_the_statistics_imports_or_the_dashboards_war
     monkeypatch.setattr(columns, "prepare_reads", lambda store: (prepared.append(store.dialect), prepare(store)))
 
     def started() -> set[str]:
-        return {t.name for t in threading.enumerate()} & {"rose-import-statistics", "rose-dashboard-warm-up"}
+        return {t.name for t in threading.enumerate()} & {"rose-import-statistics", "rose-dashboard-warm-up",
+                                                          "rose-warm-up-early"}
 
     monkeypatch.setattr(ui.preload, "_THREAD", None)
     before = {t.ident for t in threading.enumerate()}

@@ -42,3 +42,32 @@ def test_the_sign_in_form_loads_the_dataset_in_the_background(app_env, monkeypat
 
     monkeypatch.setattr(resources.Dataset, "load", staticmethod(not_again))
     assert resources.load_dataset(str(app_env.root)).dataset_hash == app_env.dataset_hash   # the loaded one
+
+
+def test_the_first_sign_in_form_of_a_process_starts_the_dashboards_warm_up(app_env, monkeypatch):
+    """Once per process, the form starts the warm-up signing in would start (`ui.dash.warm_up`), on the form's store
+    and dataset: the experimenter's first page after a restart does not wait for it. Signing in then finds that
+    warm-up (one per data version, not a second); a second form starts none."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    import ui.dash as dash
+    import ui.preload as preload
+    from ui.resources import store
+
+    from .conftest import ROOT
+
+    monkeypatch.setattr(preload, "_EARLY", None)      # this process may have shown a form for an earlier test
+    st.cache_resource.clear()
+    started, real = [], dash._warm
+    monkeypatch.setattr(dash, "_warm", lambda w, db: (started.append(db.location), real(w, db)))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    assert not at.exception and at.text_input(key="auth_given")        # the form, nobody signed in
+    early = preload._EARLY
+    assert early is not None and early.name == "rose-warm-up-early"
+    early.join(60)
+    assert not early.is_alive() and started == [store().location]
+    assert dash.warm_up().wait(120)                   # what signing in calls: the same warm-up, done
+    assert started == [store().location]
+    again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    assert not again.exception and preload._EARLY is early and started == [store().location]
