@@ -2,6 +2,8 @@
 process) and the one data version (`storage.version`)."""
 import math
 import sqlite3
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -145,44 +147,58 @@ def test_queries_read_together_see_one_snapshot(store):
     from rose_core.storage import columns
 
     if store.dialect == "sqlite":
-        from rose_core.storage import sqlite_reader
+        _sqlite_commit_during_the_read(store)
+        return
+    real = columns._inlined
+    seen = []
 
-        real = sqlite_reader.SqliteReader._ask
-        seen = []
+    def inlined(sql, params):    # a commit lands between the two statements of one snapshot
+        if len(seen) == 1:
+            with store.write() as c:
+                c.execute("INSERT INTO cols(k, n) VALUES (2, 2)")
+        seen.append(sql)
+        return real(sql, params)
 
-        def ask(self, request, path):  # a commit lands while the reader is asked, before it answers
-            if not seen:
-                seen.append(1)
-                with store.write() as c:
-                    c.execute("INSERT INTO cols(k, n) VALUES (2, 2)")
-            return real(self, request, path)
-
-        sqlite_reader.SqliteReader._ask = ask
-        try:
-            a, b = read_columns(store, [("SELECT k FROM cols ORDER BY k", (), {"k": "int"}),
-                                        ("SELECT count(*) AS n FROM cols", (), {"n": "int"})])
-        finally:
-            sqlite_reader.SqliteReader._ask = real
-        assert len(a["k"]) == int(b["n"][0])
-    else:
-        real = columns._inlined
-        seen = []
-
-        def inlined(sql, params):    # a commit lands between the two statements of one snapshot
-            if len(seen) == 1:
-                with store.write() as c:
-                    c.execute("INSERT INTO cols(k, n) VALUES (2, 2)")
-            seen.append(sql)
-            return real(sql, params)
-
-        columns._inlined = inlined
-        try:
-            a, b = read_columns(store, [("SELECT k FROM cols ORDER BY k", (), {"k": "int"}),
-                                        ("SELECT count(*) AS n FROM cols", (), {"n": "int"})])
-        finally:
-            columns._inlined = real
-        assert len(a["k"]) == int(b["n"][0]) == 1
+    columns._inlined = inlined
+    try:
+        a, b = read_columns(store, [("SELECT k FROM cols ORDER BY k", (), {"k": "int"}),
+                                    ("SELECT count(*) AS n FROM cols", (), {"n": "int"})])
+    finally:
+        columns._inlined = real
+    assert len(a["k"]) == int(b["n"][0]) == 1
     assert len(_read(store)["k"]) == 2
+
+
+# A statement that keeps SQLite busy (a recursive count, ~0.2 s per million on this machine) between two counts of
+# one request, while this process commits a row.
+_SPIN = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) SELECT count(*) AS s FROM c"
+
+
+def _sqlite_commit_during_the_read(store: Store) -> None:
+    """The reader process runs [count, busy statement, count] as one request while a row is committed meanwhile:
+    a request that began before the commit (its first count does not see the row) must not see it in its last
+    either. A commit that landed before the reader began (a slow start) decides nothing: tried again, waiting
+    longer, up to five times."""
+    count = ("SELECT count(*) AS n FROM cols", (), {"n": "int"})
+    decided = 0
+    for attempt in range(5):
+        got: list = []
+        before = int(_read(store)["k"].size)
+        spin = 4_000_000 * 2 ** attempt
+        reading = threading.Thread(target=lambda: got.append(read_columns(
+            store, [count, (_SPIN, (spin,), {"s": "int"}), count])))
+        reading.start()
+        time.sleep(0.2 * 2 ** attempt)
+        with store.write() as c:
+            c.execute("INSERT INTO cols(k, n) VALUES (?, ?)", (before + 1, before + 1))
+        reading.join(60)
+        first, _, last = got[0]
+        if int(first["n"][0]) == before:          # the request's snapshot began before the commit
+            decided += 1
+            assert int(last["n"][0]) == before, "the last query of one request saw a row committed after its first"
+            break
+    assert decided, "the commit never landed during the request in five tries"
+    assert int(_read(store)["k"].size) == before + 1
 
 
 def test_the_sqlite_reader_is_a_process_of_its_own_restarted_when_it_dies(tmp_path, reader):
