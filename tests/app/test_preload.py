@@ -71,3 +71,27 @@ def test_the_first_sign_in_form_of_a_process_starts_the_dashboards_warm_up(app_e
     assert started == [store().location]
     again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     assert not again.exception and preload._EARLY is early and started == [store().location]
+
+
+def test_the_end_of_a_test_waits_for_the_warm_up_the_early_one_starts_meanwhile():
+    """The sign-in form's early warm-up starts the warm-up thread itself, once it has read the data version: a test
+    that ends before it did (a form shown last) must still wait for that thread, or it runs on into the next test
+    (tests/app/conftest.py: `finish_background_work`)."""
+    import threading
+    import time
+
+    from .conftest import finish_background_work
+
+    finished = threading.Event()
+
+    def warm() -> None:
+        time.sleep(0.3)
+        finished.set()
+
+    def early() -> None:
+        time.sleep(0.2)                                      # the data version read first
+        threading.Thread(target=warm, name="rose-dashboard-warm-up", daemon=True).start()
+
+    threading.Thread(target=early, name="rose-warm-up-early", daemon=True).start()
+    finish_background_work()
+    assert finished.is_set()
