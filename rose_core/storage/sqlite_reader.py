@@ -75,9 +75,20 @@ def _serve() -> None:
         finally:
             stmt.close()
 
-    opened: dict[str, tuple[Any, Any]] = {}           # path -> (the driver's database, its connection)
+    opened: dict[str, tuple[Any, Any, Any]] = {}      # path -> (the driver's database, its connection, the file)
+
+    def identity(path: str) -> Any:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
 
     def connection(path: str) -> Any:
+        # another file at the path since its connection was opened (the old one deleted or replaced): that connection
+        # still reads the old file, the app's own new connections the new one; it is opened anew on the new file
+        if path in opened and identity(path) not in (None, opened[path][2]):
+            close(path)
         if path not in opened:
             # the name's bytes (a name that is not UTF-8 too), every one a URI gives a meaning to ("?", "#", "%") quoted
             uri = "file:" + urllib.parse.quote(os.fsencode(pathlib.Path(path).resolve())) + "?mode=ro"
@@ -92,11 +103,11 @@ def _serve() -> None:
             except BaseException:
                 db.close()
                 raise
-            opened[path] = (db, conn)
+            opened[path] = (db, conn, identity(path))
         return opened[path][1]
 
     def close(path: str) -> None:
-        db, conn = opened.pop(path, (None, None))
+        db, conn, _ = opened.pop(path, (None, None, None))
         for handle in (conn, db):
             if handle is not None:
                 try:

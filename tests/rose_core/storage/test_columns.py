@@ -417,6 +417,28 @@ def test_odd_file_names_are_read_as_themselves(tmp_path, reader, name):
     assert list(_read(store)["k"]) == [1] and list(_read(decoy)["k"]) == [7]
 
 
+def test_another_file_put_at_a_path_read_before_is_read_not_the_deleted_one(tmp_path, reader):
+    """The reader keeps a connection to each file read. Another file put at that path (the old one deleted, its
+    store not closed) is read, not the deleted file's rows through the kept connection: the app's own new
+    connections read the new file, and a page would have shown the old file's numbers for the new data version.
+    While nothing is at the path, the kept connection reads on (as the store's own open connections do)."""
+    import os
+
+    path = tmp_path / "x.db"
+    old = open_store(path)
+    _columns_table(old, [(1, 1, "old", "u", 1.0, None)])
+    assert list(_read(old)["k"]) == [1]
+    for f in list(tmp_path.iterdir()):
+        os.unlink(f)
+    assert list(_read(old)["k"]) == [1]
+    new = open_store(path)
+    _columns_table(new, [(2, 2, "new", "u", 1.0, None)])
+    assert list(_read(new)["k"]) == [2] and reader.starts == 1
+    with new.write() as c:
+        c.execute("INSERT INTO cols(k) VALUES (3)")
+    assert list(_read(new)["k"]) == [2, 3] and reader.starts == 1     # the same file: its kept connection
+
+
 def test_a_reply_out_of_step_ends_the_reader_and_the_next_read_starts_anew(tmp_path, monkeypatch, reader):
     """Anything but a whole reply (here: a reply that is not one) leaves the pipe out of step with the requests; the
     reader is ended at once, so the next read never takes the rest of an old reply for its own."""
