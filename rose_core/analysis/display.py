@@ -11,7 +11,7 @@ separators; agreement statistics (κ, α, r) three decimals.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Callable, Iterable, Literal, Mapping
 
 import numpy as np
 import pandas as pd
@@ -151,6 +151,14 @@ def fmt(v: Any, kind: Kind) -> str:
         raise ValueError(f"unknown format kind {kind!r}: expected one of {', '.join(KINDS)}") from None
 
 
+def _formatter(kind: Kind) -> Callable[[Any], str]:
+    """`kind`'s formatter, or `fmt`'s refusal of a kind it does not know."""
+    try:
+        return FORMATTERS[kind]
+    except KeyError:
+        raise ValueError(f"unknown format kind {kind!r}: expected one of {', '.join(KINDS)}") from None
+
+
 def guess_kind(name: str, s: pd.Series) -> Kind:
     """A column's kind from its name and dtype, for tables without an explicit spec: p-values by their
     "p(" / "p-value" names, integer columns as counts, other numbers as statistics, the rest as text. Pages name
@@ -205,7 +213,7 @@ def column_texts(values: pd.Series, kind: Kind) -> list[str]:
     """A column's cells in `kind`'s format: `fmt` of each, with the common cells taken without its per-cell checks
     (they cost ~1 µs a cell: a tenth of a second of a rerun of Participants at 2,000 participants): plain text as
     it is, and the numbers of a numeric column by one check of the whole column for infinities."""
-    f = FORMATTERS[kind]
+    f = _formatter(kind)
     # a list of the column's values first: iterating an Arrow-backed column (pandas 3's text) builds each
     # value through pyarrow, 20 times the cost of the formatting at 5,000 participants
     cells = values.tolist()

@@ -50,6 +50,7 @@ def _serve() -> None:
 
     Through the driver manager's own statements, not its DB-API layer, which imports pandas and pyarrow's dataset
     module: a reader's start is its imports, ~0.3 s of CPU this way and ~1.1 s that way."""
+    import os
     import pathlib
     import urllib.parse
 
@@ -74,11 +75,23 @@ def _serve() -> None:
         finally:
             stmt.close()
 
-    opened: dict[str, tuple[Any, Any]] = {}           # path -> (the driver's database, its connection)
+    opened: dict[str, tuple[Any, Any, Any]] = {}      # path -> (the driver's database, its connection, the file)
+
+    def identity(path: str) -> Any:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
 
     def connection(path: str) -> Any:
+        # another file at the path since its connection was opened (the old one deleted or replaced): that connection
+        # still reads the old file, the app's own new connections the new one; it is opened anew on the new file
+        if path in opened and identity(path) not in (None, opened[path][2]):
+            close(path)
         if path not in opened:
-            uri = "file:" + urllib.parse.quote(str(pathlib.Path(path).resolve())) + "?mode=ro"
+            # the name's bytes (a name that is not UTF-8 too), every one a URI gives a meaning to ("?", "#", "%") quoted
+            uri = "file:" + urllib.parse.quote(os.fsencode(pathlib.Path(path).resolve())) + "?mode=ro"
             db = adbc_driver_sqlite.connect(uri)
             try:
                 conn = adbc.AdbcConnection(db)
@@ -90,11 +103,11 @@ def _serve() -> None:
             except BaseException:
                 db.close()
                 raise
-            opened[path] = (db, conn)
+            opened[path] = (db, conn, identity(path))
         return opened[path][1]
 
     def close(path: str) -> None:
-        db, conn = opened.pop(path, (None, None))
+        db, conn, _ = opened.pop(path, (None, None, None))
         for handle in (conn, db):
             if handle is not None:
                 try:
@@ -180,15 +193,16 @@ class SqliteReader:
 
     def read(self, path: str, queries: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
         """Each (sql, params) of `queries` read from the SQLite file `path` as a pyarrow Table, all in one snapshot."""
+        where = _whole(path)
         with self._lock:
             for attempt in (1, 2):
                 if not self._running():
                     self.close_locked()
                     self._start()
-                self._paths[path] = None
-                self._paths.move_to_end(path)
+                self._paths[where] = None
+                self._paths.move_to_end(where)
                 ended = [self._paths.popitem(last=False)[0] for _ in range(len(self._paths) - MAX_CONNECTIONS)]
-                request = json.dumps({"close": ended, "path": path,
+                request = json.dumps({"close": ended, "path": where,
                                       "queries": [[sql, list(params)] for sql, params in queries]}).encode()
                 try:
                     return self._ask(request, path)
@@ -220,15 +234,16 @@ class SqliteReader:
 
     def close_path(self, path: str) -> None:
         """Close the process's connection to `path`, if it has one (the process goes on serving the other files)."""
+        where = _whole(path)
         with self._lock:
-            if path not in self._paths:
+            if where not in self._paths:
                 return                           # never read here (or its process ended since): nothing to close
-            del self._paths[path]
+            del self._paths[where]
             if not self._running():
                 self.close_locked()
                 return
             try:
-                self._ask(json.dumps({"close": [path]}).encode(), path)
+                self._ask(json.dumps({"close": [where]}).encode(), path)
             except (BrokenPipeError, EOFError, ConnectionError, ReaderError):
                 self.close_locked()              # its connection ended with it; the next read starts one anew
             except BaseException:
@@ -283,6 +298,15 @@ class SqliteReader:
         """End the reader process (it ends by itself when this process ends); the next read starts another."""
         with self._lock:
             self.close_locked()
+
+
+def _whole(path: str) -> str:
+    """The file `path` names now, as the process is sent it: whole, since the reader process (started once, in the
+    folder current then) would resolve a relative path against its own folder, and a relative name read from two
+    folders would be one connection's."""
+    import os
+
+    return os.path.abspath(path)
 
 
 def _read_exactly(f: Any, n: int) -> bytes:

@@ -577,3 +577,48 @@ def test_a_solver_signature_tells_apart_two_selections_of_as_many_rows_with_the_
     assert (len(without_a), without_a["response_id"].max()) == (len(without_b), without_b["response_id"].max())
     assert _signature(without_a, version) != _signature(without_b, version)
     assert _signature(without_a, version) == _signature(without_a.copy(), version)
+
+
+def test_the_paper_bundle_button_builds_the_bundle_of_the_page_when_clicked(dash_env, small_dataset, monkeypatch):
+    """The Results page hands Streamlit a function that imports and builds the paper bundle only when the button is
+    clicked (Streamlit calls it in a thread of its own, outside the page's run): called so, it builds the zip of the
+    page's own store, dataset and selection; a build that fails raises to Streamlit (which logs it and tells the
+    browser only that the file could not be made)."""
+    import io
+    import threading
+    import zipfile
+
+    import rose_core.analysis.bundle as bundle
+
+    given = {}
+    real_button = st.download_button
+
+    def button(label, data, *args, **kwargs):
+        if kwargs.get("key") == "results_bundle":
+            given["data"] = data
+        return real_button(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", button)
+    at = open_page("app_pages/results.py")
+    assert not at.exception and callable(given["data"])
+    calls, real_zip = [], bundle.bundle_zip
+
+    def quick(db, ds, **kwargs):
+        calls.append((db.location, ds.dataset_hash, sorted(kwargs)))
+        return real_zip(db, ds, n_boot=20, figures=False, **kwargs)
+
+    monkeypatch.setattr(bundle, "bundle_zip", quick)
+    out = {}
+    clicked = threading.Thread(target=lambda: out.update(data=given["data"]()))
+    clicked.start()
+    clicked.join(300)
+    assert calls == [(dash_env.location, small_dataset.dataset_hash, ["filters", "rules"])]
+    with zipfile.ZipFile(io.BytesIO(out["data"])) as z:
+        assert "rose_paper_bundle/manifest.json" in z.namelist()
+
+    def broken(db, ds, **kwargs):
+        raise bundle.BundleError("no figures today")
+
+    monkeypatch.setattr(bundle, "bundle_zip", broken)
+    with pytest.raises(bundle.BundleError, match="no figures today"):
+        given["data"]()

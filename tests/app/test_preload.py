@@ -71,3 +71,90 @@ def test_the_first_sign_in_form_of_a_process_starts_the_dashboards_warm_up(app_e
     assert started == [store().location]
     again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     assert not again.exception and preload._EARLY is early and started == [store().location]
+
+
+def test_the_end_of_a_test_waits_for_the_warm_up_the_early_one_starts_meanwhile():
+    """The sign-in form's early warm-up starts the warm-up thread itself, once it has read the data version: a test
+    that ends before it did (a form shown last) must still wait for that thread, or it runs on into the next test
+    (tests/app/conftest.py: `finish_background_work`)."""
+    import threading
+    import time
+
+    from .conftest import finish_background_work
+
+    finished = threading.Event()
+
+    def warm() -> None:
+        time.sleep(0.3)
+        finished.set()
+
+    def early() -> None:
+        time.sleep(0.2)                                      # the data version read first
+        threading.Thread(target=warm, name="rose-dashboard-warm-up", daemon=True).start()
+
+    threading.Thread(target=early, name="rose-warm-up-early", daemon=True).start()
+    finish_background_work()
+    assert finished.is_set()
+
+
+def _page_text(at) -> str:
+    return " ".join(str(getattr(e, "value", "")) for kind in ("title", "markdown", "error", "caption", "warning",
+                                                              "exception", "text") for e in at.get(kind))
+
+
+def test_an_early_warm_up_that_cannot_start_is_logged_and_the_form_still_signs_in(app_env, monkeypatch, caplog):
+    """Shown to anyone, the form's early warm-up on a dataset that cannot be loaded (here: refused, naming its
+    path) puts no traceback and no path on the page: it goes to the server's log, and signing in still works."""
+    import logging
+
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    import ui.preload as preload
+    import ui.resources as resources
+
+    from .conftest import PASSWORD, ROOT
+
+    secret = "/srv/secret/place/manifest.json"
+
+    def damaged(root):
+        raise ValueError(f"the dataset at {secret} is damaged")
+
+    monkeypatch.setattr(preload, "_EARLY", None)
+    monkeypatch.setattr(preload, "_LOADS", {})
+    monkeypatch.setattr(resources.Dataset, "load", staticmethod(damaged))
+    st.cache_resource.clear()
+    with caplog.at_level(logging.WARNING, logger="rose_studio"):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+        assert not at.exception and at.text_input(key="auth_given")
+        preload._EARLY.join(60)
+        assert not preload._EARLY.is_alive()
+    assert secret not in _page_text(at) and "Traceback" not in _page_text(at)
+    assert any("warm-up before sign-in failed" in r.getMessage() and r.exc_info for r in caplog.records)
+    at.text_input(key="auth_given").input(PASSWORD)
+    at.button[0].click()
+    at.run()
+    assert at.session_state["auth_experimenter"] is True
+    assert secret not in _page_text(at) and "Traceback" not in _page_text(at)
+
+
+def test_a_database_that_cannot_be_opened_starts_no_early_warm_up_and_shows_no_path(app_env, monkeypatch, tmp_path):
+    """A database the server cannot open (here: a folder) leaves the form up without a path or a traceback, and no
+    warm-up thread: each visit tries the store again, none starts work behind it."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    import ui.preload as preload
+
+    from .conftest import ROOT
+
+    folder = tmp_path / "not-a-database-file"
+    folder.mkdir()
+    monkeypatch.setenv("ROSE_DB", str(folder))
+    monkeypatch.setattr(preload, "_EARLY", None)
+    st.cache_resource.clear()
+    for _ in range(2):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+        assert not at.exception and at.text_input(key="auth_given")
+        assert str(folder) not in _page_text(at) and "Traceback" not in _page_text(at)
+    assert preload._EARLY is None

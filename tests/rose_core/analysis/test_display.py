@@ -134,3 +134,65 @@ def test_an_infinite_number_in_a_numeric_column_is_refused_by_name(kind):
         column_texts(pd.Series([1.0, np.inf]), kind)
     with pytest.raises(ValueError, match="count 2.5 is not a whole number"):
         column_texts(pd.Series([1.0, 2.5]), "count")
+
+
+def test_an_unknown_kind_is_refused_as_fmt_refuses_it():
+    """A column of a kind no formatter has is refused with `fmt`'s message (naming the kinds), not a bare KeyError;
+    an empty column too."""
+    with pytest.raises(ValueError, match=re.escape("unknown format kind 'bogus': expected one of rate, p, count")):
+        fmt(1, "bogus")
+    for values in (pd.Series([1.0]), pd.Series([], dtype=object)):
+        with pytest.raises(ValueError, match=re.escape("unknown format kind 'bogus': expected one of rate, p, count")):
+            column_texts(values, "bogus")
+    with pytest.raises(ValueError, match="unknown format kind 'bogus'"):
+        format_frame(pd.DataFrame({"a": [1]}), kinds={"a": "bogus"})
+
+
+def _adversarial_columns() -> dict[str, pd.Series]:
+    import decimal
+
+    import pyarrow as pa
+
+    return {
+        "Int64 beyond 2**53": pd.Series([1, None, -3, 0, 2 ** 53 + 1], dtype="Int64"),
+        "Float64 with -0.0": pd.Series([1.25, None, -0.04, -0.0, 0.05, 2.0], dtype="Float64"),
+        "boolean": pd.Series([True, None, False], dtype="boolean"),
+        "int64[pyarrow]": pd.Series([1, None, 2 ** 62, -5], dtype="int64[pyarrow]"),
+        "int64[pyarrow] beyond 2**53": pd.Series([2 ** 53 + 1, 2 ** 63 - 1], dtype="int64[pyarrow]"),
+        "double[pyarrow] null and NaN": pd.Series([1.5, None, float("nan"), -0.0, -0.04], dtype="double[pyarrow]"),
+        "double[pyarrow] inf": pd.Series([1.5, float("inf")], dtype="double[pyarrow]"),
+        "uint64[pyarrow]": pd.Series([2 ** 64 - 1, None], dtype="uint64[pyarrow]"),
+        "string[pyarrow]": pd.Series(["a", None, " ", "nan", "None", "<NA>", "", "x "], dtype="string[pyarrow]"),
+        "string": pd.Series(["a", None, " ", "NaN", "\t"], dtype="string"),
+        "decimal[pyarrow]": pd.Series([decimal.Decimal("1.25"), None], dtype=pd.ArrowDtype(pa.decimal128(5, 2))),
+        "uint64 beyond 2**63": pd.Series(np.array([2 ** 64 - 1, 2 ** 63, 0, 7], dtype=np.uint64)),
+        "rounding to -0": pd.Series([0.04, -0.04, -0.0, -0.0004, 1e300, 2.675, np.nan, 1e16 + 1]),
+        "float32": pd.Series(np.array([0.1, -0.05, 2.5, np.nan], dtype=np.float32)),
+        "int64 limits": pd.Series([2 ** 63 - 1, -2 ** 63]),
+        "mixed objects": pd.Series([None, np.nan, pd.NA, pd.NaT, "x", " ", "", 4.0, 4.5, np.float64(2.0),
+                                    np.int64(3), decimal.Decimal("1.25"), np.str_("s"), True], dtype=object),
+        "numpy scalars": pd.Series([np.float64(0.04), np.int64(5), 1, 2.0, None], dtype=object),
+        "categorical text": pd.Series(["a", "b", None, "a"], dtype="category"),
+        "categorical numbers": pd.Series([1.0, 2.5, None], dtype="category"),
+        "datetimes": pd.Series(pd.to_datetime(["2024-01-01", None])),
+        "timedeltas": pd.Series(pd.to_timedelta([1, None], unit="s")),
+        "sparse": pd.Series(pd.arrays.SparseArray([0.0, 1.5, np.nan, 0.0])),
+        "all missing Int64": pd.Series([None, None], dtype="Int64"),
+    }
+
+
+def _outcome(make) -> tuple:
+    try:
+        return ("texts", make())
+    except Exception as e:  # noqa: BLE001  the refusal itself is compared
+        return ("refused", type(e), str(e))
+
+
+@pytest.mark.parametrize("kind", ["rate", "count", "stat", "seconds", "number", "text", "flag", "p"])
+def test_adversarial_columns_read_as_each_of_their_cells_does(kind):
+    """Nullable, Arrow-backed, unsigned beyond 2**63, categorical, datetime and object columns (NaN, None, pd.NA,
+    NaT, Decimal, numpy scalars): `column_texts` gives `fmt` of each cell, or refuses the column as `fmt` refuses
+    its first such cell (the same exception, the same message)."""
+    for name, values in _adversarial_columns().items():
+        expected = _outcome(lambda: [fmt(v, kind) for v in values.tolist()])
+        assert _outcome(lambda: column_texts(values, kind)) == expected, name

@@ -89,3 +89,61 @@ def test_resampled_sums_are_the_weights_product_and_kept_for_the_same_sums_and_s
     # the sums' type is part of what is kept: fractions are summed in double precision, not taken from whole ones
     halves = sums / 2
     assert np.array_equal(resampled(halves, 30, solver_rng(0, "s")), _drawn(60, 30, solver_rng(0, "s")) @ halves)
+
+
+def test_a_generator_holding_half_a_draw_is_kept_apart_and_left_holding_it():
+    """A PCG64 stream that drew one 32-bit number keeps the other half of its 64 bits for the next one (its state's
+    `has_uint32`/`uinteger`): a draw from it is another draw, and a kept one leaves it exactly as drawing would."""
+    plain = resample_weights(30, 20, solver_rng(0, "a"))
+    for _ in range(2):                                     # drawn, then kept
+        rng, ref = solver_rng(0, "a"), solver_rng(0, "a")
+        rng.integers(0, 5, dtype=np.int32)
+        ref.integers(0, 5, dtype=np.int32)
+        got = resample_weights(30, 20, rng)
+        assert np.array_equal(got, _drawn(30, 20, ref)) and not np.array_equal(got, plain)
+        assert rng.bit_generator.state == ref.bit_generator.state
+        nxt = rng.integers(0, 2 ** 31, 5, dtype=np.int32)
+        assert nxt.tolist() == ref.integers(0, 2 ** 31, 5, dtype=np.int32).tolist()
+
+
+def test_sums_of_the_same_bytes_in_another_type_shape_or_layout_are_their_own():
+    """The kept sums are keyed by their type and shape besides their bytes; a non-contiguous or Fortran-ordered
+    array is the array it reads as."""
+    base = np.random.default_rng(1).integers(0, 3, size=(40, 6)).astype(float)
+    variants = {"f8": base, "i8": base.astype(np.int64), "f4": base.astype(np.float32),
+                "fortran": np.asfortranarray(base), "strided": np.repeat(base, 2, axis=1)[:, ::2],
+                "same bytes as int": base.view(np.int64), "one column": base[:, 0].copy(),
+                "negative zeros": np.where(base == 0, -0.0, base)}
+    for name, sums in variants.items():
+        for _ in range(2):                                 # computed, then kept
+            rng, ref = solver_rng(3, "s"), solver_rng(3, "s")
+            got = resampled(sums, 25, rng)
+            expected = resampled_sums(_drawn(40, 25, ref), sums)
+            assert got.dtype == expected.dtype and np.array_equal(got, expected), name
+            assert rng.bit_generator.state == ref.bit_generator.state, name
+
+
+def test_callers_in_threads_with_streams_in_the_same_state_each_get_their_own_draw():
+    """Streamlit runs sessions in threads beside the warm-up: streams in the same state, from many threads at once,
+    each get the draw and the stream position drawing gives."""
+    import threading
+
+    results, errors = [], []
+
+    def work() -> None:
+        try:
+            for k in range(30):
+                rng, ref = solver_rng(7, f"t{k % 5}"), solver_rng(7, f"t{k % 5}")
+                sums = np.full((50, 3), float(k % 5))
+                got = resampled(sums, 40, rng)
+                results.append(np.array_equal(got, resampled_sums(_drawn(50, 40, ref), sums))
+                               and rng.bit_generator.state == ref.bit_generator.state)
+        except BaseException as e:  # noqa: BLE001  raised in the test's thread below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and len(results) == 240 and all(results)

@@ -382,6 +382,63 @@ def test_reads_of_several_databases_from_several_threads_each_get_their_own_rows
         assert keys == [i * 1000 + k for k in range(500 + 100 * i)] and texts == {f"s{i}"} and count == len(keys)
 
 
+def test_a_relative_path_is_the_file_in_the_folder_current_at_the_read(tmp_path, monkeypatch, reader):
+    """A store opened by a relative path reads the file its own connections open: the one in the folder current at
+    the read. The one reader process outlives folder changes (it is started once per app process, in the folder
+    current then): it is sent the whole path, or it opened the other folder's file, or failed to open one."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    monkeypatch.chdir(first)
+    a = open_store("a.db")
+    _columns_table(a, [(1, 1, "x", "u", 1.0, None)])
+    assert list(_read(a)["k"]) == [1]                  # the reader process starts here, in `first`
+    monkeypatch.chdir(second)
+    b = open_store("b.db")
+    _columns_table(b, [(2, 2, "y", "u", 1.0, None)])
+    assert list(_read(b)["k"]) == [2]
+    same_name = open_store("a.db")                     # another file of the same (relative) name
+    _columns_table(same_name, [(3, 3, "z", "u", 1.0, None)])
+    assert list(_read(same_name)["k"]) == [3] and reader.starts == 1
+    same_name.close()
+    monkeypatch.chdir(first)
+    assert list(_read(a)["k"]) == [1]
+
+
+@pytest.mark.parametrize("name", ["with space.db", "quote'\"s.db", "what?.db", "hash#.db", "per%20cent%.db",
+                                  "ünïcødé ✓.db", "semi;colon&amp=1.db", "not utf-8 \udcff.db"])
+def test_odd_file_names_are_read_as_themselves(tmp_path, reader, name):
+    """The reader opens a file by a URI (read-only): characters a URI gives a meaning are the file's own, and a name
+    that is not UTF-8 (its bytes, as the app's own connections open it) is read too."""
+    decoy = open_store(tmp_path / "what")                   # what "what?.db" would be read as, cut at the "?"
+    _columns_table(decoy, [(7, 7, "decoy", "u", 1.0, None)])
+    store = open_store(tmp_path / name)
+    _columns_table(store, [(1, 1, "x", "u", 1.0, None)])
+    assert list(_read(store)["k"]) == [1] and list(_read(decoy)["k"]) == [7]
+
+
+def test_another_file_put_at_a_path_read_before_is_read_not_the_deleted_one(tmp_path, reader):
+    """The reader keeps a connection to each file read. Another file put at that path (the old one deleted, its
+    store not closed) is read, not the deleted file's rows through the kept connection: the app's own new
+    connections read the new file, and a page would have shown the old file's numbers for the new data version.
+    While nothing is at the path, the kept connection reads on (as the store's own open connections do)."""
+    import os
+
+    path = tmp_path / "x.db"
+    old = open_store(path)
+    _columns_table(old, [(1, 1, "old", "u", 1.0, None)])
+    assert list(_read(old)["k"]) == [1]
+    for f in list(tmp_path.iterdir()):
+        os.unlink(f)
+    assert list(_read(old)["k"]) == [1]
+    new = open_store(path)
+    _columns_table(new, [(2, 2, "new", "u", 1.0, None)])
+    assert list(_read(new)["k"]) == [2] and reader.starts == 1
+    with new.write() as c:
+        c.execute("INSERT INTO cols(k) VALUES (3)")
+    assert list(_read(new)["k"]) == [2, 3] and reader.starts == 1     # the same file: its kept connection
+
+
 def test_a_reply_out_of_step_ends_the_reader_and_the_next_read_starts_anew(tmp_path, monkeypatch, reader):
     """Anything but a whole reply (here: a reply that is not one) leaves the pipe out of step with the requests; the
     reader is ended at once, so the next read never takes the rest of an old reply for its own."""
