@@ -26,19 +26,21 @@ def store_at(location: str) -> Store:
 
 def dataset() -> Dataset:
     """The app's dataset. scripts/run.sh builds it before the server starts; started some other way without one,
-    the app builds it on first use with a visible progress bar, and a build that fails says why on the page (the
-    traceback goes to the server's terminal)."""
+    the app builds it on first use with a visible progress bar; a build that fails says so on the page, and why (the
+    folder, the error, the traceback) in the server's terminal."""
     root = dataset_dir()
     if not (root / "manifest.json").exists():
         bar = st.progress(0.0, text="Building the ROSE v0.1 dataset (first start only)…")
         try:
             ensure_dataset(root, progress=lambda done, total: bar.progress(done / total, text=f"Building the dataset: scene {done}/{total}"))
         except Exception as e:
-            logging.getLogger("rose_studio").exception("building the dataset at %s failed", root)
+            logging.getLogger("rose_studio").exception(
+                "building the dataset at %s failed (%s); `python -m rose_core build --out %s` builds it by hand",
+                root, e, root)
             bar.empty()
-            st.error(f"The dataset could not be built: {e}. The details are in the server's terminal; "
-                     f"`python -m rose_core build --out {root}` builds it by hand (scripts/run.sh does before the "
-                     f"server starts).")
+            # anyone can open the sign-in page that builds it: the folder and the reason only in the terminal
+            st.error("The dataset could not be built. The reason, the folder and the command that builds it by hand "
+                     "are in the server's terminal (scripts/run.sh builds it before the server starts).")
             st.stop()
         bar.empty()
     return load_dataset(str(root))

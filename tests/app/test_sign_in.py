@@ -93,9 +93,11 @@ def test_guesses_are_slowed_refused_and_logged(app_env, tmp_path, monkeypatch):
     assert {r["client"] for r in rows} == {LOOPBACK} and all(r["session_id"] for r in rows)
 
 
-def test_a_dataset_that_cannot_be_built_is_named_on_the_sign_in_page_not_a_traceback(app_env, monkeypatch, tmp_path):
+def test_a_dataset_that_cannot_be_built_is_said_on_the_sign_in_page_without_a_path(app_env, monkeypatch, tmp_path,
+                                                                                   caplog):
     """Started without scripts/run.sh (which builds the dataset first), the sign-in page builds a missing dataset
-    before its form; a folder the build refuses (not a finished dataset) is said on the page, and nothing else."""
+    before its form; a folder the build refuses (not a finished dataset) is said on the page, which anyone can open:
+    the folder and the reason only in the server's terminal."""
     root = tmp_path / "rose-v0.1"
     root.mkdir()
     (root / "notes.txt").write_text("not a dataset")
@@ -103,7 +105,8 @@ def test_a_dataset_that_cannot_be_built_is_named_on_the_sign_in_page_not_a_trace
     at = app().run()
     assert not at.exception, at.exception
     assert [e.value for e in at.error] and "The dataset could not be built" in at.error[0].value
-    assert f"{root} exists and is not empty" in at.error[0].value
+    assert str(root) not in at.error[0].value and str(tmp_path) not in at.error[0].value
+    assert f"{root} exists and is not empty" in caplog.text and f"build --out {root}" in caplog.text
     assert len(at.text_input) == 0  # no form under it
     assert sorted(p.name for p in root.iterdir()) == ["notes.txt"]  # nothing built over it
 
