@@ -42,18 +42,22 @@ def _visible_without_scrolling(page, name: str = "Continue") -> dict:
     """The button's box lies inside the window as first shown (no scrolling), and the button is what is drawn at
     its centre (nothing covers it)."""
     button = page.get_by_role("button", name=name, exact=True)
-    box = None
-    for _ in range(50):  # the previous page's button of the same name may still be leaving: the one that stays
+    box, on_top = None, None
+    # the previous page's button of the same name may still be leaving, and the new page's elements still coming in
+    # over it: the check is of the page once it has settled (a button that stays covered fails below)
+    for _ in range(50):
         button.wait_for()
         page.wait_for_timeout(300)  # images and fonts settle the layout
         box = button.bounding_box()
-        if box is not None:
+        if box is None:
+            continue
+        on_top = page.evaluate("""([x, y]) => { const e = document.elementFromPoint(x, y);
+                                   return !!e && !!e.closest('button') && e.closest('button').innerText.trim(); }""",
+                               [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2])
+        if on_top == name:
             break
     assert box is not None, "no Continue button on the page"
     vh = page.viewport_size["height"]
-    on_top = page.evaluate("""([x, y]) => { const e = document.elementFromPoint(x, y);
-                               return !!e && !!e.closest('button') && e.closest('button').innerText.trim(); }""",
-                           [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2])
     scrolled = page.evaluate("() => { const m = document.querySelector('[data-testid=stMain]');"
                              " return (m ? m.scrollTop : 0) + window.scrollY; }")
     assert scrolled == 0, scrolled
