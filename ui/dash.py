@@ -559,6 +559,8 @@ class _WarmUp:
         self.done = threading.Event()
         self._ds: Dataset | None = None
         self._ds_given = threading.Event()
+        self._lock = threading.Lock()
+        self.generation = 0   # the thread whose end sets `done` (a later one supersedes it: `give_dataset`)
 
     def wait(self, timeout: float | None = None) -> bool:
         return self.done.wait(timeout)
@@ -566,19 +568,35 @@ class _WarmUp:
     def is_set(self) -> bool:
         return self.done.is_set()
 
-    def give_dataset(self, ds: Dataset | None) -> None:
-        """None: the page could not load it (its error is shown there); the warm-up then stops after the rows."""
-        if not self._ds_given.is_set():
+    def give_dataset(self, ds: Dataset | None) -> bool:
+        """None: the page could not load it (its error is shown there); the warm-up then stops after the rows. A
+        dataset given after a None (the first sign-in form met a dataset still being built or broken; the
+        experimenter's page loaded it later) replaces it: True, and the caller starts the warm-up's thread again
+        (the rows are cached by then), or no analysis of this data version would ever be warmed."""
+        with self._lock:
+            if self._ds_given.is_set() and (self._ds is not None or ds is None):
+                return False
+            late = self._ds_given.is_set()
             self._ds = ds
             self._ds_given.set()
+            if late:
+                self.generation += 1
+                self.done.clear()
+            return late
 
     def dataset(self) -> Dataset | None:
         """The page's dataset, once handed over; None when the page could not load it."""
         self._ds_given.wait()
         return self._ds
 
+    def finished(self, generation: int) -> None:
+        """A warm-up thread ended: `done` unless a later thread superseded it (it sets `done` when it ends)."""
+        with self._lock:
+            if generation == self.generation:
+                self.done.set()
 
-def _warm(w: _WarmUp, db: Store) -> None:
+
+def _warm(w: _WarmUp, db: Store, generation: int = 0) -> None:
     try:
         # The rows first (the response frame, the participant statistics, the default selection: what every page
         # needs before any analysis), from the moment of sign-in: most of their time is the database's and
@@ -596,15 +614,19 @@ def _warm(w: _WarmUp, db: Store) -> None:
     except ColumnReadError:   # the pages that need the rows say so (`_read_failed`); the details into the log
         log.exception("the dashboards' warm-up could not read the responses")
     finally:
-        w.done.set()
+        w.finished(generation)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _warm_up_started(db_path: str, version: str, _db: Store) -> _WarmUp:
     w = _WarmUp()
-    # The thread gets the store and dataset of the page that started it: it never looks them up itself.
-    threading.Thread(target=_warm, args=(w, _db), name="rose-dashboard-warm-up", daemon=True).start()
+    _start(w, _db)
     return w
+
+
+def _start(w: _WarmUp, db: Store) -> None:
+    # The thread gets the store and dataset of the page that started it: it never looks them up itself.
+    threading.Thread(target=_warm, args=(w, db, w.generation), name="rose-dashboard-warm-up", daemon=True).start()
 
 
 def warm_up() -> _WarmUp:
@@ -625,5 +647,6 @@ def warm_up_on(db: Store, load: Callable[[], Dataset]) -> _WarmUp:
     try:
         ds = load()   # loaded by the caller, while the thread already reads the rows
     finally:
-        w.give_dataset(ds)
+        if w.give_dataset(ds):   # loaded now, where an earlier caller could not: the analyses now
+            _start(w, db)
     return w

@@ -358,6 +358,58 @@ def test_the_warm_up_works_on_the_store_and_dataset_it_was_given(small_dataset, 
     assert len(list((tmp_path / "rose.db.analyses").glob("*.pkl"))) >= len(ui.dash.WARM_ANALYSES)
 
 
+def test_a_dataset_loaded_after_the_warm_up_met_none_starts_its_analyses(small_dataset, populated_stores, tmp_path,
+                                                                        monkeypatch):
+    """The first sign-in form can meet a dataset that cannot be loaded yet (still being built, or broken and then
+    fixed): the warm-up of that data version stops after the rows. The experimenter's page that loads the dataset
+    later must start its analyses then; the warm-up is cached per data version, so nothing else would."""
+    import shutil
+
+    import ui.dash
+    from rose_core.storage import open_store
+
+    db = tmp_path / "rose.db"
+    shutil.copy(populated_stores("sqlite").path, db)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    store = open_store(db)
+
+    def not_yet():
+        raise FileNotFoundError("the dataset is still being built")
+
+    try:
+        with pytest.raises(FileNotFoundError):
+            ui.dash.warm_up_on(store, not_yet)      # as the sign-in form's early warm-up meets it
+        first = ui.dash._warm_up_started(store.location, ui.dash._frames(store.location).current().key, store)
+        assert first.wait(120)                       # stopped after the rows: no analysis without a dataset
+        rows = set((tmp_path / "rose.db.analyses").glob("*.pkl"))     # the participants' statistics alone
+        assert len(rows) <= 1
+        again = ui.dash.warm_up_on(store, lambda: small_dataset)   # the page after sign-in loaded it
+        assert again is first and again.generation == 1
+        assert again.wait(120)
+        assert len(set((tmp_path / "rose.db.analyses").glob("*.pkl")) - rows) >= len(ui.dash.WARM_ANALYSES)
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()
+        store.close()
+
+
+def test_only_the_latest_warm_up_thread_ends_the_warm_up(small_dataset):
+    """A thread that met no dataset and ends after a later one started (given the dataset) must not say the
+    analyses are done while the later one computes them; a second dataset or a None after one changes nothing."""
+    import ui.dash
+
+    w = ui.dash._WarmUp()
+    assert w.give_dataset(None) is False             # the first hand-over: the thread started with the warm-up
+    assert w.give_dataset(small_dataset) is True     # a dataset after a None: the caller starts a second thread
+    w.finished(0)                                    # the first thread ends late
+    assert not w.is_set() and w.dataset() is small_dataset
+    w.finished(1)
+    assert w.is_set()
+    assert w.give_dataset(None) is False and w.give_dataset(small_dataset) is False
+    assert w.dataset() is small_dataset and w.is_set()
+
+
 def test_every_analysis_page_warns_of_a_run_that_left_errored_samples_out(dash_env, small_dataset, tmp_path,
                                                                         monkeypatch, fresh_location):
     """A run imported with --errored skip has rates over fewer samples than the dataset: each analysis page says

@@ -60,7 +60,7 @@ def test_the_first_sign_in_form_of_a_process_starts_the_dashboards_warm_up(app_e
     monkeypatch.setattr(preload, "_EARLY", None)      # this process may have shown a form for an earlier test
     st.cache_resource.clear()
     started, real = [], dash._warm
-    monkeypatch.setattr(dash, "_warm", lambda w, db: (started.append(db.location), real(w, db)))
+    monkeypatch.setattr(dash, "_warm", lambda w, db, generation: (started.append(db.location), real(w, db, generation)))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     assert not at.exception and at.text_input(key="auth_given")        # the form, nobody signed in
     early = preload._EARLY
