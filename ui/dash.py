@@ -28,6 +28,7 @@ from rose_core.analysis.difference import DIFFERENCE_COLUMNS, HumanSide, human_m
 from rose_core.analysis.display import Kind, format_frame, human_label
 from rose_core.analysis.persist import DiskCache, local_prefix
 from rose_core.analysis.selection import participant_stats, repeated_people_note
+from rose_core.analysis.tables import Cores, SolverCore, solver_core
 from rose_core.common.csv_safety import frame_bytes
 from rose_core.instrument.exports import table_frame, table_rows
 from rose_core.runs.importer import skipped_note, skipped_samples
@@ -102,11 +103,24 @@ class _HumanParts:
         return _human_difference_side(*self._args)
 
 
-def _analysis(kind: str, arg: object, g: pd.DataFrame, humans: _HumanParts, ds: Dataset) -> object:
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _solver_core(solver: str, signature: tuple, _rows: pd.DataFrame) -> SolverCore:
+    """A solver's `SolverCore` by its rows' signature (`_signature`), shared read-only by its main row, gap row and
+    human − model row (and the humans' side): each computed it again, a fifth of a new database's Results page.
+    `_rows`: the rows of that signature, or their main-template rows (the core is of those alone)."""
+    return solver_core(solver, _rows)
+
+
+def _cores(signature: tuple) -> Cores:
+    """The cores of the rows of `signature` (`_solver_core`), as the analyses take them."""
+    return lambda solver, rows: _solver_core(solver, signature, rows)
+
+
+def _analysis(kind: str, arg: object, g: pd.DataFrame, humans: _HumanParts, ds: Dataset, cores: Cores) -> object:
     if kind == "main":
-        return main_rows(g)  # the solver's own seeded bootstrap: the same row as `report` computes
+        return main_rows(g, cores=cores)  # the solver's own seeded bootstrap: the same row as `report` computes
     if kind == "gap":
-        return gap_table(g, conditioned=bool(arg))
+        return gap_table(g, conditioned=bool(arg), cores=cores)
     if kind == "bridges":
         return bridge_table(g)
     if kind == "failures":
@@ -114,7 +128,7 @@ def _analysis(kind: str, arg: object, g: pd.DataFrame, humans: _HumanParts, ds: 
     if kind == "human_model":  # the humans' trials, prepared once (`_human_trials`)
         return human_model_agreement(g, humans=humans.trials())
     if kind == "difference":  # one model's rows against the humans' side, prepared once (`_human_difference_side`)
-        return human_model_difference(g, side=humans.difference_side())
+        return human_model_difference(g, side=humans.difference_side(), cores=cores)
     if kind == "difficulty":
         return difficulty_table(g, cached_instance_params(ds.dataset_hash, ds), str(arg))
     raise ValueError(kind)
@@ -135,8 +149,8 @@ def _per_solver_cached(digest: str, db: str, _key: tuple, _g: pd.DataFrame, _hum
     """Cached by the digest of the key's text (as the disk cache names its files): Streamlit hashes one string,
     where nine arguments took it ~2 ms a call (the signature looked up per argument), twice on a miss: a tenth of a
     cold Results page's analyses, 44 calls."""
-    kind, arg = _key[1], _key[2]
-    return _on_disk(db, _key, lambda: _analysis(kind, arg, _g, _humans, _ds))
+    kind, arg, signature = _key[1], _key[2], _key[4]
+    return _on_disk(db, _key, lambda: _analysis(kind, arg, _g, _humans, _ds, _cores(signature)))
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -151,7 +165,7 @@ def _human_difference_side(human_signature: tuple, rules: ExclusionRules, filter
     """The humans' side of the human − model table (their summary, resamples, counts), once per human data, shared
     by every session (it only adds the humans' rows on a new set of items both answered, `HumanSide.humans_on`): 50
     new responses of one run then recompute that run's row only."""
-    return human_side(_humans)
+    return human_side(_humans, cores=_cores(human_signature))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -14,7 +14,8 @@ from ..common.stats import difference_interval, solver_rng
 from .answers import AnalysisInputError
 from .bridges import _mcnemar
 from .majority import majority_outcome
-from .tables import BOOT, SEED, RowResamples, Summary, n_fields, row_resamples, summarize_frame, with_n_types
+from .tables import (BOOT, SEED, Cores, RowResamples, Summary, row_resamples, solver_core, summarize_frame,
+                     with_n_types)
 
 DIFFERENCE_COLUMNS = ["solver", "kind", "template", "human", "model", "human − model", "human − model lo",
                       "human − model hi", "human items", "model items", "items both answered",
@@ -94,15 +95,16 @@ class HumanSide:
     same_items: dict = field(default_factory=dict, compare=False)
 
 
-def human_side(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> HumanSide | None:
-    """The humans' summary, resamples and counts of `df`'s human rows (None: no human answered a main template)."""
+def human_side(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED, cores: Cores | None = None) -> HumanSide | None:
+    """The humans' summary, resamples and counts of `df`'s human rows (None: no human answered a main template).
+    `cores`: where the humans' `SolverCore` comes from (default: computed here)."""
     main = df[df["template"].isin(MAIN_TEMPLATES)]
     humans = main[main["solver_kind"].to_numpy(dtype=object) == "human"]
     if humans.empty:
         return None
-    h_sum = summarize_frame(humans)
-    h_rs = row_resamples(humans, n_boot, solver_rng(seed, str(humans["solver"].iloc[0])))
-    h_n = n_fields(humans)
+    solver = str(humans["solver"].iloc[0])
+    core = cores(solver, humans) if cores is not None else solver_core(solver, humans, n_boot, seed)
+    h_sum, h_rs, h_n = core.summary, core.resamples, core.n
     answers = humans.groupby(["participant_id", "instance_id"]).size()
     for (p, i), n in answers[answers.to_numpy() > 1].items():   # (not every pair: their tuples cost 0.25 s)
         raise AnalysisInputError(f"human − model: participant {p!r} answers instance {i!r} {n} times; each "
@@ -122,7 +124,7 @@ def _object_indexed(panel: pd.Series, tied: pd.Index) -> tuple[pd.Series, pd.Ind
 
 
 def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED,
-                           side: HumanSide | None = None) -> pd.DataFrame:
+                           side: HumanSide | None = None, cores: Cores | None = None) -> pd.DataFrame:
     """Per model or agent and template (then Avg): human PASS − model PASS in percentage points, a 95% percentile
     interval of the difference from independent resamples of each side (participants for the humans, scenes for
     the run: each side's own main-table resamples, same streams), and McNemar's exact test (McNemar 1947: a
@@ -133,7 +135,8 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
     the items the test pairs on.
 
     `side`: the humans' half already prepared (`human_side`, same n_boot and seed); `df`'s own human rows are
-    then not read. The dashboards pass one model's rows at a time: its rows are what a model's row depends on."""
+    then not read. The dashboards pass one model's rows at a time: its rows are what a model's row depends on.
+    `cores`: where a model's `SolverCore` comes from (default: computed here)."""
     main = df[df["template"].isin(MAIN_TEMPLATES)]
     kind = main["solver_kind"].to_numpy(dtype=object)
     if (kind != "human").sum() == 0:
@@ -151,8 +154,8 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
         if g["instance_id"].duplicated().any():
             raise AnalysisInputError(f"human − model ({solver}): instance "
                                      f"{g.loc[g['instance_id'].duplicated(), 'instance_id'].iloc[0]!r} answered twice")
-        m_sum = summarize_frame(g)
-        m_rs = row_resamples(g, n_boot, solver_rng(seed, str(solver)))
+        core = cores(str(solver), g) if cores is not None else solver_core(str(solver), g, n_boot, seed)
+        m_sum, m_rs = core.summary, core.resamples
         humans = side.humans
         both_items = side.item_index.intersection(pd.Index(g["instance_id"]))
         # a side whose every item the other answered is its whole frame, whose summary and resamples are known

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 
 from ..benchmarks.rose.metrics import ACTION, COUNTING
-from ..benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
-from ..common.stats import difference_interval, interval, solver_rng
-from .tables import BOOT, SEED, n_fields, published_rows, row_resamples, summarize_frame, units_of, with_n_types
+from ..benchmarks.rose.records import TEMPLATE_LABEL
+from ..common.stats import difference_interval, interval
+from .tables import BOOT, SEED, Cores, published_rows, solver_core, units_of, with_n_types
 
 
 def _majority_correct_scenes(df: pd.DataFrame) -> np.ndarray:
@@ -23,29 +23,31 @@ def _majority_correct_scenes(df: pd.DataFrame) -> np.ndarray:
     return np.append(keep, False)[scene]          # a missing scene (code -1) is never kept
 
 
-def gap_table(df: pd.DataFrame, conditioned: bool = False, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
+def gap_table(df: pd.DataFrame, conditioned: bool = False, n_boot: int = BOOT, seed: int = SEED,
+              cores: Cores | None = None) -> pd.DataFrame:
     """Counting Avg, Action Avg and their gap per solver, with n and 95% intervals from the main table's own
     resampling (`tables.row_resamples`: the same units, stream and draws as the solver's main row);
     conditioned=True keeps only scenes whose T1 answer was correct (for pooled humans: answered correctly by at
-    least half of them) and resamples the units within those scenes (the scenes kept are the observed ones)."""
+    least half of them) and resamples the units within those scenes (the scenes kept are the observed ones).
+    `cores`: where a solver's `SolverCore` comes from when not conditioned (default: computed here)."""
     rows = []
     for solver, g in df.groupby("solver", sort=False):
-        g = g[["solver_kind", "participant_id", "template", "subset", "scene_id", "passed", "valid"]].assign(
-            unit=units_of(g))
         kind = g["solver_kind"].iloc[0]
         if conditioned:
+            g = g[["solver_kind", "participant_id", "template", "subset", "scene_id", "passed", "valid"]].assign(
+                unit=units_of(g))
             g = g[_majority_correct_scenes(g)]
-        s = summarize_frame(g)
-        main = g[g["template"].isin(MAIN_TEMPLATES)]
-        rs = row_resamples(main, n_boot, solver_rng(seed, str(solver))) if len(main) else None
-        row = {"solver": solver, "kind": kind, **(n_fields(main) if len(main) else
-                                                  {"participants": None, "scenes": 0, "responses": 0}),
+            core = solver_core(str(solver), g, n_boot, seed)
+        else:
+            core = cores(str(solver), g) if cores is not None else solver_core(str(solver), g, n_boot, seed)
+        s, rs = core.summary, core.resamples
+        row = {"solver": solver, "kind": kind, **core.n,
                "Counting Avg": s.counting_avg, "Action Avg": s.action_avg, "gap": s.gap}
         for name, parts in (("Counting Avg", COUNTING), ("Action Avg", ACTION)):
             rates = [s.pass_rate[TEMPLATE_LABEL[t]] for t in parts]
             row[f"{name} lo"], row[f"{name} hi"] = (interval(rs.stats[name], row[name], rs.n_units, rates)
-                                                    if rs is not None and rs.stats else (np.nan, np.nan))
-        ok = rs is not None and bool(rs.stats) and s.gap is not None
+                                                    if rs.stats else (np.nan, np.nan))
+        ok = bool(rs.stats) and s.gap is not None
         row["gap lo"], row["gap hi"] = difference_interval(rs.stats["gap"], s.counting_avg, s.action_avg, rs.n_units,
                                                            rs.n_units) if ok else (np.nan, np.nan)
         if kind == "human" and row["participants"] is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -99,7 +100,7 @@ class RowResamples:
     gap, all from the same resampled units, so every cell of the row (and the gap table) rests on one rule."""
 
     n_units: int
-    stats: dict[str, np.ndarray]    # name -> (n_boot,) resampled values (NaN where a resample has none)
+    stats: dict[str, np.ndarray]    # name -> (n_boot,) resampled values (NaN where a resample has none), read-only
 
 
 def row_resamples(g: pd.DataFrame, n_boot: int, rng: np.random.Generator,
@@ -136,6 +137,8 @@ def row_resamples(g: pd.DataFrame, n_boot: int, rng: np.random.Generator,
         stats["Counting Avg"] = R[:, [_MAIN_INDEX[x] for x in COUNTING]].mean(axis=1)
         stats["Action Avg"] = R[:, [_MAIN_INDEX[x] for x in ACTION]].mean(axis=1)
         stats["gap"] = stats["Counting Avg"] - stats["Action Avg"]
+    for v in stats.values():   # shared by a solver's analyses (`SolverCore`): read-only
+        v.setflags(write=False)
     return RowResamples(n_units, stats)
 
 
@@ -175,14 +178,40 @@ BOOT = 1000   # bootstrap resamples: the dashboards' and `report`'s default
 SEED = 0      # base seed of every solver's bootstrap stream
 
 
-def solver_row(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> dict:
-    """One solver's main-table row from that solver's responses only (see `main_table`)."""
-    tcode, gcode = _codes(g["template"], _T_INDEX), _codes(g["subset"], _GROUP_INDEX)
-    c = _Counts.of(g, tcode, gcode)
-    s = summarize_frame(g, c)
+@dataclass(frozen=True)
+class SolverCore:
+    """A solver's main-template rows counted, summarised, sized and resampled on its own stream: what its main row,
+    gap row and human − model row each need, computed once (`solver_core`; the dashboards keep one per solver's
+    rows, where each analysis had computed it again: a fifth of a new database's Results page)."""
+
+    rows: int                        # main-template responses
+    counts: _Counts
+    summary: Summary                 # of the main-template rows (every main template's rate, Avg, the gap)
+    n: dict[str, int | None]         # `n_fields` of the main-template rows
+    resamples: RowResamples
+
+
+Cores = Callable[[str, pd.DataFrame], SolverCore]   # (solver, its rows) -> its core: `solver_core`, or a cached one
+
+
+def solver_core(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> SolverCore:
+    """The core of `g`'s main-template rows (`g`: one solver's rows; other templates' rows are left out here)."""
+    tcode = _codes(g["template"], _T_INDEX)
     is_main = (tcode >= 0) & (tcode < _T)
     main = g[is_main]
-    row: dict = {"solver": solver, "kind": g["solver_kind"].iloc[0], **n_fields(main)}
+    tcode, gcode = tcode[is_main], _codes(main["subset"], _GROUP_INDEX)
+    c = _Counts.of(main, tcode, gcode)
+    return SolverCore(len(main), c, summarize_frame(main, c), n_fields(main),
+                      row_resamples(main, n_boot, solver_rng(seed, solver), tcode, gcode))
+
+
+def solver_row(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED,
+               cores: Cores | None = None) -> dict:
+    """One solver's main-table row from that solver's responses only (see `main_table`). `cores`: where its
+    `SolverCore` comes from (default: computed here)."""
+    core = cores(solver, g) if cores is not None else solver_core(solver, g, n_boot, seed)
+    c, s, rs = core.counts, core.summary, core.resamples
+    row: dict = {"solver": solver, "kind": g["solver_kind"].iloc[0], **core.n}
     for t in MAIN_TEMPLATES:
         row[TEMPLATE_LABEL[t]] = s.pass_rate[TEMPLATE_LABEL[t]]
     for gname in GROUPS:
@@ -191,7 +220,6 @@ def solver_row(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
     row["Avg (mean of templates)"] = s.avg
     row["pooled"] = s.pooled
     row["VALID"] = s.valid
-    rs = row_resamples(main, n_boot, solver_rng(seed, solver), tcode[is_main], gcode[is_main])
     parts = {"Avg": [row[x] for x in LABELS],
              **{gname: [rate(int(c.group_passed[gi, k]), int(c.group_n[gi, k])) for k in range(_T)]
                 for gi, gname in enumerate(GROUPS)}}
@@ -201,9 +229,9 @@ def solver_row(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
     return row
 
 
-def main_rows(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED) -> pd.DataFrame:
+def main_rows(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED, cores: Cores | None = None) -> pd.DataFrame:
     """The measured solvers' rows, in order of first appearance (the frame's response order)."""
-    return with_n_types(pd.DataFrame([solver_row(str(solver), g, n_boot, seed)
+    return with_n_types(pd.DataFrame([solver_row(str(solver), g, n_boot, seed, cores)
                                       for solver, g in df.groupby("solver", sort=False)]))
 
 

@@ -1,5 +1,7 @@
 """Every dashboard page through AppTest, on a database filled through the real paths."""
 import json
+import shutil
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -299,9 +301,9 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
     computed = []
     real = ui.dash._analysis
 
-    def counting(kind, arg, g, humans, ds):
+    def counting(kind, arg, g, humans, ds, cores):
         computed.append((kind, str(g["solver"].iloc[0])))
-        return real(kind, arg, g, humans, ds)
+        return real(kind, arg, g, humans, ds, cores)
 
     monkeypatch.setattr(ui.dash, "_analysis", counting)
     restart()
@@ -506,6 +508,38 @@ def test_participants_page_lists_participant_flags_in_their_own_section(dash_env
             c.execute("DELETE FROM participant_flags WHERE detail = ?", ('{"session_id": "forged"}',))
 
 
+def test_the_results_page_computes_each_solvers_core_once(dash_env, monkeypatch):
+    """A solver's main row, gap row and human − model row (and the humans' side) share one `SolverCore` per
+    solver's rows: a new database's Results page computes each once, and its tables are those computed whole."""
+    import ui.dash
+    import ui.preload
+    from rose_core.analysis import ExclusionRules, Filters, main_rows
+    from rose_core.analysis.difference import human_model_difference
+    from rose_core.analysis.gap import gap_table
+
+    made, real = [], ui.dash.solver_core
+
+    def counting(solver, rows):
+        made.append(solver)
+        return real(solver, rows)
+
+    monkeypatch.setattr(ui.dash, "solver_core", counting)
+    monkeypatch.setattr(ui.dash, "warm_up", lambda: None)   # the page's computations only: no warm-up thread,
+    monkeypatch.setattr(ui.preload, "_EARLY", threading.Thread())   # neither signing in's nor the form's
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    shutil.rmtree(f"{dash_env.location}.analyses", ignore_errors=True)
+    at = open_page("app_pages/results.py")
+    assert not at.exception, at.exception
+    v = ui.dash.View(Filters(), ExclusionRules(), db=dash_env, ds=None)
+    solvers = sorted(set(v.df["solver"]))
+    assert len(solvers) >= 3 and sorted(made) == solvers          # each once, for four analyses
+    pd.testing.assert_frame_equal(v.compute("main").iloc[:len(solvers)], main_rows(v.df), check_exact=True)
+    pd.testing.assert_frame_equal(v.compute("gap", False), gap_table(v.df), check_exact=True)
+    pd.testing.assert_frame_equal(v.compute("difference"), human_model_difference(v.df), check_exact=True)
+    assert sorted(made) == solvers                                 # all three read from the page's caches
+
+
 def test_the_human_model_difference_is_cached_per_model_and_equals_the_whole_table(small_dataset, populated_db,
                                                                                    fresh_location, tmp_path,
                                                                                    monkeypatch):
@@ -523,14 +557,14 @@ def test_the_human_model_difference_is_cached_per_model_and_equals_the_whole_tab
     computed, sides = [], []
     real_analysis, real_side = ui.dash._analysis, ui.dash.human_side
 
-    def counting(kind, arg, g, humans, ds):
+    def counting(kind, arg, g, humans, ds, cores):
         if kind == "difference":
             computed.append(str(g["solver"].iloc[0]))
-        return real_analysis(kind, arg, g, humans, ds)
+        return real_analysis(kind, arg, g, humans, ds, cores)
 
-    def counting_side(humans):
+    def counting_side(humans, cores):
         sides.append(len(humans))
-        return real_side(humans)
+        return real_side(humans, cores=cores)
 
     monkeypatch.setattr(ui.dash, "_analysis", counting)
     monkeypatch.setattr(ui.dash, "human_side", counting_side)

@@ -74,6 +74,35 @@ def test_a_solver_row_depends_only_on_its_own_responses(populated_db):
     assert whole["Human"]["Avg lo"] < whole["Human"]["Avg"] < whole["Human"]["Avg hi"]
 
 
+def test_a_solvers_core_from_its_main_rows_serves_its_main_gap_and_human_model_rows(populated_db):
+    """The dashboards keep one `SolverCore` per solver's rows and hand it to the main, gap and human − model rows,
+    whichever asks first: built from the main-template rows alone (as human − model asks), it must give every row
+    exactly what each computes without it."""
+    from rose_core.analysis.difference import human_model_difference, human_side
+    from rose_core.analysis.gap import gap_table
+    from rose_core.analysis.tables import SolverCore, main_rows, solver_core
+
+    df = select_from_store(populated_db, Filters(), ExclusionRules()).df
+    assert (~df["template"].isin(MAIN_TEMPLATES)).any()     # rows the core leaves out
+    kept: dict[str, SolverCore] = {}
+    asked: list[str] = []
+
+    def cores(solver: str, rows: pd.DataFrame) -> SolverCore:
+        asked.append(solver)
+        if solver not in kept:
+            kept[solver] = solver_core(solver, rows[rows["template"].isin(MAIN_TEMPLATES)], n_boot=300)
+        return kept[solver]
+
+    pd.testing.assert_frame_equal(human_model_difference(df, 300, side=human_side(df, 300, cores=cores), cores=cores),
+                                  human_model_difference(df, 300), check_exact=True)
+    pd.testing.assert_frame_equal(main_rows(df, 300, cores=cores), main_rows(df, 300), check_exact=True)
+    pd.testing.assert_frame_equal(gap_table(df, n_boot=300, cores=cores), gap_table(df, n_boot=300), check_exact=True)
+    pd.testing.assert_frame_equal(gap_table(df, True, n_boot=300, cores=cores), gap_table(df, True, n_boot=300),
+                                  check_exact=True)   # conditioned rows are other rows: no core of the whole
+    solvers = set(df["solver"])
+    assert set(kept) == solvers and len(asked) == 3 * len(solvers)   # human − model (the humans: their side), main, gap
+
+
 def test_importing_another_run_leaves_every_other_solvers_intervals_unchanged(populated_db, small_dataset, tmp_path,
                                                                               fresh_location):
     store = clone(populated_db, fresh_location())
