@@ -14,8 +14,7 @@ from ..common.stats import difference_interval, solver_rng
 from .answers import AnalysisInputError
 from .bridges import _mcnemar
 from .majority import majority_outcome
-from .tables import (BOOT, SEED, Cores, RowResamples, Summary, row_resamples, solver_core, summarize_frame,
-                     with_n_types)
+from .tables import BOOT, SEED, Cores, RowResamples, Summary, core_of, row_resamples, summarize_frame, with_n_types
 
 DIFFERENCE_COLUMNS = ["solver", "kind", "template", "human", "model", "human − model", "human − model lo",
                       "human − model hi", "human items", "model items", "items both answered",
@@ -103,7 +102,7 @@ def human_side(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED, cores: Co
     if humans.empty:
         return None
     solver = str(humans["solver"].iloc[0])
-    core = cores(solver, humans) if cores is not None else solver_core(solver, humans, n_boot, seed)
+    core = core_of(cores, solver, humans, n_boot, seed)
     h_sum, h_rs, h_n = core.summary, core.resamples, core.n
     answers = humans.groupby(["participant_id", "instance_id"]).size()
     for (p, i), n in answers[answers.to_numpy() > 1].items():   # (not every pair: their tuples cost 0.25 s)
@@ -154,7 +153,7 @@ def human_model_difference(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEE
         if g["instance_id"].duplicated().any():
             raise AnalysisInputError(f"human − model ({solver}): instance "
                                      f"{g.loc[g['instance_id'].duplicated(), 'instance_id'].iloc[0]!r} answered twice")
-        core = cores(str(solver), g) if cores is not None else solver_core(str(solver), g, n_boot, seed)
+        core = core_of(cores, str(solver), g, n_boot, seed)
         m_sum, m_rs = core.summary, core.resamples
         humans = side.humans
         both_items = side.item_index.intersection(pd.Index(g["instance_id"]))

@@ -8,7 +8,7 @@ import pandas as pd
 from ..benchmarks.rose.metrics import ACTION, COUNTING
 from ..benchmarks.rose.records import TEMPLATE_LABEL
 from ..common.stats import difference_interval, interval
-from .tables import BOOT, SEED, Cores, published_rows, solver_core, units_of, with_n_types
+from .tables import BOOT, SEED, Cores, core_of, published_rows, solver_core, units_of, with_n_types
 
 
 def _majority_correct_scenes(df: pd.DataFrame) -> np.ndarray:
@@ -39,7 +39,7 @@ def gap_table(df: pd.DataFrame, conditioned: bool = False, n_boot: int = BOOT, s
             g = g[_majority_correct_scenes(g)]
             core = solver_core(str(solver), g, n_boot, seed)
         else:
-            core = cores(str(solver), g) if cores is not None else solver_core(str(solver), g, n_boot, seed)
+            core = core_of(cores, str(solver), g, n_boot, seed)
         s, rs = core.summary, core.resamples
         row = {"solver": solver, "kind": kind, **core.n,
                "Counting Avg": s.counting_avg, "Action Avg": s.action_avg, "gap": s.gap}

@@ -184,6 +184,9 @@ class SolverCore:
     gap row and human − model row each need, computed once (`solver_core`; the dashboards keep one per solver's
     rows, where each analysis had computed it again: a fifth of a new database's Results page)."""
 
+    solver: str                      # whose stream (`solver_rng(seed, solver)`) the resamples are drawn on
+    n_boot: int
+    seed: int
     rows: int                        # main-template responses
     counts: _Counts
     summary: Summary                 # of the main-template rows (every main template's rate, Avg, the gap)
@@ -201,15 +204,29 @@ def solver_core(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SE
     main = g[is_main]
     tcode, gcode = tcode[is_main], _codes(main["subset"], _GROUP_INDEX)
     c = _Counts.of(main, tcode, gcode)
-    return SolverCore(len(main), c, summarize_frame(main, c), n_fields(main),
+    for v in (c.n, c.passed, c.valid, c.group_n, c.group_passed):   # shared by a solver's analyses: read-only
+        v.setflags(write=False)
+    return SolverCore(solver, n_boot, seed, len(main), c, summarize_frame(main, c), n_fields(main),
                       row_resamples(main, n_boot, solver_rng(seed, solver), tcode, gcode))
+
+
+def core_of(cores: Cores | None, solver: str, g: pd.DataFrame, n_boot: int, seed: int) -> SolverCore:
+    """`g`'s core from `cores` (default: computed here), refused when it was drawn with other resamples or on
+    another solver's stream: its intervals would pass for the caller's n_boot and seed without a word."""
+    if cores is None:
+        return solver_core(solver, g, n_boot, seed)
+    core = cores(solver, g)
+    if (core.solver, core.n_boot, core.seed) != (solver, n_boot, seed):
+        raise ValueError(f"{solver}: the core handed over was drawn for {core.solver!r} with n_boot={core.n_boot}, "
+                         f"seed={core.seed}; asked for n_boot={n_boot}, seed={seed}")
+    return core
 
 
 def solver_row(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED,
                cores: Cores | None = None) -> dict:
     """One solver's main-table row from that solver's responses only (see `main_table`). `cores`: where its
     `SolverCore` comes from (default: computed here)."""
-    core = cores(solver, g) if cores is not None else solver_core(solver, g, n_boot, seed)
+    core = core_of(cores, solver, g, n_boot, seed)
     c, s, rs = core.counts, core.summary, core.resamples
     row: dict = {"solver": solver, "kind": g["solver_kind"].iloc[0], **core.n}
     for t in MAIN_TEMPLATES:

@@ -103,6 +103,33 @@ def test_a_solvers_core_from_its_main_rows_serves_its_main_gap_and_human_model_r
     assert set(kept) == solvers and len(asked) == 3 * len(solvers)   # human − model (the humans: their side), main, gap
 
 
+@pytest.mark.parametrize("other", [{"n_boot": 100}, {"seed": 3}, {"solver": "m1"}])
+def test_a_core_of_other_resamples_or_another_solver_is_refused_never_used(other):
+    """A `cores` getter hands back a core built elsewhere (the dashboards': their default resamples). One of other
+    resamples (n_boot, seed) or of another solver's stream would put its intervals under the caller's n_boot and
+    seed without a word: every analysis that takes a core refuses it, as the humans' side of other resamples is."""
+    from rose_core.analysis.difference import human_model_difference, human_side
+    from rose_core.analysis.tables import main_rows, solver_core
+
+    from .test_vectorised import synthetic
+
+    df = synthetic(4, people=6, scenes=8)
+    made = {"n_boot": 200, "seed": 0, **{k: v for k, v in other.items() if k != "solver"}}
+
+    def cores(solver, rows):
+        return solver_core(other.get("solver", solver), rows, made["n_boot"], made["seed"])
+
+    for compute in (lambda: main_rows(df, 200, cores=cores), lambda: gap_table(df, n_boot=200, cores=cores),
+                    lambda: human_side(df, 200, cores=cores),
+                    lambda: human_model_difference(df, 200, side=human_side(df, 200), cores=cores)):
+        with pytest.raises(ValueError, match="core"):
+            compute()
+    good = lambda solver, rows: solver_core(solver, rows, 200, 0)     # noqa: E731  the caller's own: taken
+    pd.testing.assert_frame_equal(main_rows(df, 200, cores=good), main_rows(df, 200), check_exact=True)
+    core = good("Human", df[df["solver"] == "Human"])               # shared by sessions and threads: read-only
+    assert not any(a.flags.writeable for a in (*vars(core.counts).values(), *core.resamples.stats.values()))
+
+
 def test_importing_another_run_leaves_every_other_solvers_intervals_unchanged(populated_db, small_dataset, tmp_path,
                                                                               fresh_location):
     store = clone(populated_db, fresh_location())
