@@ -598,10 +598,13 @@ class _WarmUp:
                 self.done.clear()
             return late
 
-    def dataset(self) -> Dataset | None:
-        """The page's dataset, once handed over; None when the page could not load it."""
+    def dataset(self, generation: int | None = None) -> Dataset | None:
+        """The page's dataset, once handed over; None when the page could not load it, or for the thread of
+        `generation` once a later one was started with it: that thread was handed the None, and read the rows while
+        the dataset came (taking it, it would compute every analysis beside the later thread)."""
         self._ds_given.wait()
-        return self._ds
+        with self._lock:
+            return None if generation is not None and generation != self.generation else self._ds
 
     def finished(self, generation: int) -> None:
         """A warm-up thread ended: `done` unless a later thread superseded it (it sets `done` when it ends)."""
@@ -619,7 +622,7 @@ def _warm(w: _WarmUp, db: Store, generation: int = 0) -> None:
         # every analysis page needs these rows first. The analyses below yield to pages.
         _, version = _frames(db.location).get()
         _participant_stats(db.location, version.people_part())
-        ds = w.dataset()
+        ds = w.dataset(generation)
         if ds is not None:   # None: the page could not load it and says why; no analysis without it (no traceback)
             v = View(Filters(), ExclusionRules(), db=db, ds=ds, background=True)
             statistics_libraries().join()   # the analyses need them; imported by the warm-up, a page would wait

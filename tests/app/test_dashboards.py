@@ -396,6 +396,34 @@ def test_a_dataset_loaded_after_the_warm_up_met_none_starts_its_analyses(small_d
         store.close()
 
 
+def test_a_warm_up_thread_superseded_while_it_read_the_rows_computes_no_analysis(small_dataset, populated_stores,
+                                                                                 tmp_path):
+    """The first thread reads the rows before it asks for the dataset; the sign-in form handed it None meanwhile and
+    the experimenter's page a dataset, which started a second thread. The first must not take that dataset and
+    compute every analysis beside the second (two warm-ups on two cores, under the page being opened)."""
+    import ui.dash
+    from rose_core.storage import open_store
+
+    db = tmp_path / "rose.db"
+    shutil.copy(populated_stores("sqlite").path, db)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    store = open_store(db)
+    w = ui.dash._WarmUp()
+    assert w.give_dataset(None) is False and w.give_dataset(small_dataset) is True
+    try:
+        ui.dash._warm(w, store, 0)                 # the first thread asks for the dataset only now
+        assert len(list((tmp_path / "rose.db.analyses").glob("*.pkl"))) <= 1   # the participants' statistics
+        assert not w.is_set()
+        ui.dash._warm(w, store, 1)                 # the second thread: the analyses, then done
+        assert len(list((tmp_path / "rose.db.analyses").glob("*.pkl"))) >= len(ui.dash.WARM_ANALYSES)
+        assert w.is_set()
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()
+        store.close()
+
+
 def test_only_the_latest_warm_up_thread_ends_the_warm_up(small_dataset):
     """A thread that met no dataset and ends after a later one started (given the dataset) must not say the
     analyses are done while the later one computes them; a second dataset or a None after one changes nothing."""
