@@ -93,8 +93,8 @@ AGAINST_HUMANS = ("human_model", "difference")
 class _HumanParts:
     """The humans' prepared side of the human–model analyses, built only when a solver's share is not cached."""
 
-    def __init__(self, signature: tuple, rules: ExclusionRules, filters: Filters, humans: pd.DataFrame):
-        self._args = (signature, rules, filters, humans)
+    def __init__(self, db: str, signature: tuple, rules: ExclusionRules, filters: Filters, humans: pd.DataFrame):
+        self._args = (db, signature, rules, filters, humans)
 
     def trials(self) -> HumanTrials:
         return _human_trials(*self._args)
@@ -104,16 +104,18 @@ class _HumanParts:
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def _solver_core(solver: str, signature: tuple, _rows: pd.DataFrame) -> SolverCore:
-    """A solver's `SolverCore` by its rows' signature (`_signature`), shared read-only by its main row, gap row and
-    human − model row (and the humans' side): each computed it again, a fifth of a new database's Results page.
-    `_rows`: the rows of that signature, or their main-template rows (the core is of those alone)."""
+def _solver_core(db: str, solver: str, signature: tuple, _rows: pd.DataFrame) -> SolverCore:
+    """A solver's `SolverCore` by its database and its rows' signature (`_signature`), shared read-only by its main
+    row, gap row and human − model row (and the humans' side): each computed it again, a fifth of a new database's
+    Results page. `_rows`: the rows of that signature, or their main-template rows (the core is of those alone).
+    By database too: a copy of one has its ids, runs and import times, so its rows can have the same signature with
+    other verdicts (one rescore each)."""
     return solver_core(solver, _rows)
 
 
-def _cores(signature: tuple) -> Cores:
-    """The cores of the rows of `signature` (`_solver_core`), as the analyses take them."""
-    return lambda solver, rows: _solver_core(solver, signature, rows)
+def _cores(db: str, signature: tuple) -> Cores:
+    """The cores of the rows of `signature` in `db` (`_solver_core`), as the analyses take them."""
+    return lambda solver, rows: _solver_core(db, solver, signature, rows)
 
 
 def _analysis(kind: str, arg: object, g: pd.DataFrame, humans: _HumanParts, ds: Dataset, cores: Cores) -> object:
@@ -150,22 +152,25 @@ def _per_solver_cached(digest: str, db: str, _key: tuple, _g: pd.DataFrame, _hum
     where nine arguments took it ~2 ms a call (the signature looked up per argument), twice on a miss: a tenth of a
     cold Results page's analyses, 44 calls."""
     kind, arg, signature = _key[1], _key[2], _key[4]
-    return _on_disk(db, _key, lambda: _analysis(kind, arg, _g, _humans, _ds, _cores(signature)))
+    return _on_disk(db, _key, lambda: _analysis(kind, arg, _g, _humans, _ds, _cores(db, signature)))
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _human_trials(human_signature: tuple, rules: ExclusionRules, filters: Filters, _humans: pd.DataFrame) -> HumanTrials:
-    """The humans' side of every human–model comparison, once per human data (read-only once built)."""
+def _human_trials(db: str, human_signature: tuple, rules: ExclusionRules, filters: Filters,
+                  _humans: pd.DataFrame) -> HumanTrials:
+    """The humans' side of every human–model comparison, once per human data of a database (read-only once
+    built)."""
     return human_trials(_humans)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _human_difference_side(human_signature: tuple, rules: ExclusionRules, filters: Filters,
+def _human_difference_side(db: str, human_signature: tuple, rules: ExclusionRules, filters: Filters,
                            _humans: pd.DataFrame) -> HumanSide | None:
-    """The humans' side of the human − model table (their summary, resamples, counts), once per human data, shared
+    """The humans' side of the human − model table (their summary, resamples, counts), once per human data of a
+    database (a copy's rows can have the same signature with other verdicts: `_solver_core`), shared
     by every session (it only adds the humans' rows on a new set of items both answered, `HumanSide.humans_on`): 50
     new responses of one run then recompute that run's row only."""
-    return human_side(_humans, cores=_cores(human_signature))
+    return human_side(_humans, cores=_cores(db, human_signature))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -348,7 +353,7 @@ class View:
         db, ds_hash = self.db.location, self.ds.dataset_hash
         if kind == "human_agreement":
             return _human_agreement(hsig, self.rules, self.filters, ds_hash, db, humans, self.ds)
-        prepared = _HumanParts(hsig, self.rules, self.filters, humans)  # built only when a share is not cached
+        prepared = _HumanParts(db, hsig, self.rules, self.filters, humans)  # built only when a share is not cached
         against = kind in AGAINST_HUMANS
         parts = []
         for solver, g, sig in self._parts.groups:

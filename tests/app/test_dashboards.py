@@ -568,6 +568,45 @@ def test_the_results_page_computes_each_solvers_core_once(dash_env, monkeypatch)
     assert sorted(made) == solvers                                 # all three read from the page's caches
 
 
+def test_two_databases_of_the_same_ids_and_version_never_share_a_solvers_core(small_dataset, populated_db,
+                                                                             fresh_location, monkeypatch):
+    """A copy of a database has its ids, runs and import times; after one rescore each, two copies have the same
+    data version too, and each solver's rows the same signature, with other verdicts. The humans' side and a
+    solver's `SolverCore` are kept by that signature: one database's must never serve the other's rows."""
+    import ui.dash
+    from rose_core.analysis import ExclusionRules, Filters, main_rows
+    from rose_core.analysis.difference import human_model_difference
+    from rose_core.analysis.gap import gap_table
+    from rose_core.storage.schema import bump_verdicts_generation
+    from tests.backends import clone
+
+    a, b = clone(populated_db, fresh_location()), clone(populated_db, fresh_location())
+    with a.write() as c:                    # a rescore that changed nothing
+        bump_verdicts_generation(c)
+    with b.write() as c:                    # a rescore that turned every verdict
+        c.execute("UPDATE responses SET passed = 1 - passed")
+        bump_verdicts_generation(c)
+    monkeypatch.setattr(ui.dash, "warm_up", lambda: None)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    try:
+        va = ui.dash.View(Filters(), ExclusionRules.off(), db=a, ds=small_dataset)   # the same rows kept
+        for kind, arg in (("main", None), ("gap", False), ("difference", None)):
+            va.compute(kind, arg)
+        vb = ui.dash.View(Filters(), ExclusionRules.off(), db=b, ds=small_dataset)
+        assert [sig for _, _, sig in vb._parts.groups] == [sig for _, _, sig in va._parts.groups]
+        solvers = vb.df["solver"].nunique()
+        assert not main_rows(vb.df).equals(main_rows(va.df))
+        pd.testing.assert_frame_equal(vb.compute("main").iloc[:solvers], main_rows(vb.df), check_exact=True)
+        pd.testing.assert_frame_equal(vb.compute("gap", False), gap_table(vb.df), check_exact=True)
+        pd.testing.assert_frame_equal(vb.compute("difference"), human_model_difference(vb.df), check_exact=True)
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()
+        a.close()
+        b.close()
+
+
 def test_the_human_model_difference_is_cached_per_model_and_equals_the_whole_table(small_dataset, populated_db,
                                                                                    fresh_location, tmp_path,
                                                                                    monkeypatch):
