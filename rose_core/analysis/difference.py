@@ -4,6 +4,7 @@ and by how much?") answered with the same resampling as the main table."""
 from __future__ import annotations
 
 import hashlib
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -78,20 +79,23 @@ class HumanSide:
         """The humans' rows on `items` with their summary and resamples (the stream of their whole frame's), once
         per set of items."""
         key = hashlib.sha256("\n".join(sorted(map(str, items))).encode()).hexdigest()
-        got = self.same_items.get(key)
-        if got is None:
+        with self.same_items_lock:   # shared by the sessions and the warm-up (`ui.dash._human_difference_side`)
+            got = self.same_items.get(key)
+        if got is None:   # two threads may both compute it: the same values, the last one kept
             rows = self.humans[self.humans["instance_id"].isin(items)]
             got = (rows, (summarize_frame(rows), row_resamples(
                 rows, self.n_boot, solver_rng(self.seed, str(self.humans["solver"].iloc[0])))))
-            while len(self.same_items) >= SAME_ITEMS_KEPT:     # the oldest set of items goes first
-                self.same_items.pop(next(iter(self.same_items)), None)
-            self.same_items[key] = got
+            with self.same_items_lock:
+                while len(self.same_items) >= SAME_ITEMS_KEPT:     # the oldest set of items goes first
+                    self.same_items.pop(next(iter(self.same_items)), None)
+                self.same_items[key] = got
         return got
     majority: dict[str, tuple[pd.Series, pd.Index]]  # the humans' majority answer per instance and the tied
                                                       # instances (`majority.majority_outcome`)
     # items both answered (a digest) -> the humans' rows on them, their summary and resamples: runs over the same
     # items share them (filled as models' rows are computed, the last SAME_ITEMS_KEPT sets kept)
     same_items: dict = field(default_factory=dict, compare=False)
+    same_items_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
 
 def human_side(df: pd.DataFrame, n_boot: int = BOOT, seed: int = SEED, cores: Cores | None = None) -> HumanSide | None:

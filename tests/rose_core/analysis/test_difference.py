@@ -4,6 +4,7 @@ computed whole or assembled as the dashboards do (the humans' side prepared once
 time): the same numbers, to the last bit."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -110,3 +111,43 @@ def test_the_counts_from_the_prepared_side_are_the_plain_counts():
             assert row["human responses"] == len(h) and row["model responses"] == len(m)
             assert row["shared items"] == sum(share[i] != 0.5 for i in answered)
             assert row["tied items"] == sum(share[i] == 0.5 for i in answered)
+
+
+def test_the_humans_side_serves_threads_at_once_as_it_serves_one():
+    """The dashboards share one humans' side between the sessions and the warm-up thread: its sets of items both
+    answered (`HumanSide.humans_on`, the last SAME_ITEMS_KEPT kept) are added and dropped under a lock, and every
+    thread gets what one thread alone gets."""
+    import threading
+
+    from rose_core.analysis.difference import SAME_ITEMS_KEPT
+
+    df = synthetic(7, people=8, scenes=24, models=0)
+    ids = sorted(df["instance_id"].unique())
+    sets = [pd.Index(ids[k:k + 40]) for k in range(0, 3 * SAME_ITEMS_KEPT)]
+    alone = human_side(df, n_boot=50)
+    want = [alone.humans_on(items) for items in sets]
+    shared = human_side(df, n_boot=50)
+    got: dict[int, list] = {}
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            got[k] = [shared.humans_on(items) for items in sets[k % 3:] + sets[:k % 3]]
+        except BaseException as e:  # noqa: BLE001  reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(shared.same_items) == SAME_ITEMS_KEPT
+    for k, results in got.items():
+        for items, (rows, (summary, resamples)) in zip(sets[k % 3:] + sets[:k % 3], results):
+            w_rows, (w_summary, w_resamples) = want[next(j for j, s in enumerate(sets) if s.equals(items))]
+            pd.testing.assert_frame_equal(rows, w_rows)
+            assert summary == w_summary and resamples.n_units == w_resamples.n_units
+            assert resamples.stats.keys() == w_resamples.stats.keys()
+            assert all(np.array_equal(resamples.stats[n], w_resamples.stats[n], equal_nan=True)
+                       for n in resamples.stats)
