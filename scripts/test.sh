@@ -7,7 +7,8 @@
 #                                 (the PostgreSQL variant of every backend-parametrized test).
 #   bash scripts/test.sh --fast   the tests that need none of those (no browser, no PostgreSQL, no HAProxy, no LaTeX)
 #                                 and are not `slow`: .venv + requirements-dev.txt only, nothing installed with apt;
-#                                 one pytest worker per core (pytest-xdist; ROSE_TEST_WORKERS=N sets how many, 0 none).
+#                                 one pytest worker per core (pytest-xdist; ROSE_TEST_WORKERS=N sets how many, 0 none),
+#                                 each test file on one worker (--dist loadfile).
 # Other arguments go to pytest (`-k name`, a test's path or node id, `-x`); the 25 slowest tests are listed.
 #   bash scripts/test.sh --help   this text (pytest's own: .venv/bin/python -m pytest --help)
 # ROSE_TEST_PG_URL=postgresql://… uses a server you started instead; ROSE_TEST_PG=0 starts none (the PostgreSQL
@@ -28,7 +29,9 @@ if [ "$fast" = 1 ]; then
   export ROSE_TEST_TIER=fast
   args=(-m "not (browser or postgres or cluster or latex or slow)" "${args[@]}")
   workers="${ROSE_TEST_WORKERS:-auto}"
-  if [ "$workers" != "0" ]; then args=(-n "$workers" "${args[@]}"); fi
+  # A file's tests on one worker: what a module builds once (its fixtures, the layer check's parsed sources, the
+  # libraries only its tests import) is built once per run, not once on each worker its tests were spread over.
+  if [ "$workers" != "0" ]; then args=(-n "$workers" --dist loadfile "${args[@]}"); fi
 else
   source "$(dirname "${BASH_SOURCE[0]}")/_chromium.sh"
   source "$(dirname "${BASH_SOURCE[0]}")/_haproxy.sh"

@@ -10,12 +10,11 @@ import itertools
 import os
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-import psycopg
-
-from rose_core.storage import open_store
-from rose_core.storage.connection import Store, is_postgres
+if TYPE_CHECKING:   # psycopg and the store are imported where they are used: tests/conftest.py imports this module
+    from rose_core.storage.connection import Store   # in pytest-xdist's controller too, which opens no store
 
 BACKENDS = ("sqlite", "postgresql")
 PG_URL_ENV = "ROSE_TEST_PG_URL"
@@ -34,6 +33,10 @@ class PgServer:
     """The test server: a migrated template database, and fresh databases made from it."""
 
     def __init__(self, url: str):
+        import psycopg
+
+        from rose_core.storage import open_store
+
         self.url = url
         self.admin = psycopg.connect(url, autocommit=True)
         self._n = itertools.count()
@@ -66,6 +69,8 @@ class PgServer:
 def copy_rows(src_url: str, dst_url: str) -> None:
     """Every row of one database into another of the same schema (COPY, constraints off while copying), with
     the identity counters moved past the copied ids."""
+    import psycopg
+
     with psycopg.connect(src_url) as src, psycopg.connect(dst_url) as dst:
         dst.execute("SET session_replication_role = replica")
         tables = [r[0] for r in src.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")]
@@ -84,6 +89,9 @@ def copy_rows(src_url: str, dst_url: str) -> None:
 
 def clone(store: Store, into: str) -> Store:
     """A copy of a store's whole database at `into` (a file path, or a fresh PostgreSQL database's URL)."""
+    from rose_core.storage import open_store
+    from rose_core.storage.connection import is_postgres
+
     if (store.path is not None) == is_postgres(into):
         raise ValueError(f"clone: {store.location} and {into} are on different storage backends")
     if store.path is not None:

@@ -166,6 +166,13 @@ def _width(d: ImageDraw.ImageDraw, line: str, font, spacing: float) -> float:
 def drawn_png(base: bytes, text: str, width: int, height: int, style: PictureStyle) -> bytes:
     """`base` with `text` drawn under the grid in `style`: word-wrapped to the image's width, shrunk (never below
     BODY_TEXT_PX) until it fits the band; ValueError when even that does not fit (never drawn cut off)."""
+    buf = io.BytesIO()
+    drawn_image(base, text, width, height, style).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def drawn_image(base: bytes, text: str, width: int, height: int, style: PictureStyle) -> Image.Image:
+    """`drawn_png`'s picture before it is encoded (RGB): its pixels are the PNG's."""
     im = Image.open(io.BytesIO(base)).convert("RGB")
     w, top = max(width, im.width), height - BAND_PX
     out = Image.new("RGB", (w, height), style.background)
@@ -199,6 +206,4 @@ def drawn_png(base: bytes, text: str, width: int, height: int, style: PictureSty
         for ch in line:
             d.text((x, y), ch, font=font, fill=st.text, anchor="la")
             x += d.textlength(ch, font=font) + st.spacing
-    buf = io.BytesIO()
-    out.save(buf, format="PNG")
-    return buf.getvalue()
+    return out

@@ -12,19 +12,18 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import matplotlib
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 
 from ...benchmarks.rose.records import MAIN_TEMPLATES, TEMPLATE_LABEL
 from ...benchmarks.rose.scoring import FAILURES
 from ..charts import CONNECTOR, KIND_ORDER, print_colours
 from .paper import BundleError, PaperReport
+
+if TYPE_CHECKING:   # Matplotlib (~0.5 s) is imported where a figure is drawn, not by every import of the bundle
+    from matplotlib.figure import Figure
 
 FORMATS = ("svg", "pdf", "png")
 PNG_DPI = 300            # the raster copy at print resolution (journals ask for >= 300 dpi)
@@ -119,6 +118,9 @@ def _numbers(df: pd.DataFrame, col: str) -> np.ndarray:
 
 def _canvas(width_in: float, n_rows: int) -> tuple[Figure, object]:
     """A figure of exactly `width_in` inches, tall enough for `n_rows` rows, and its one axes."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(width_in, FRAME_IN + ROW_IN * max(n_rows, 2)), layout="constrained")
     FigureCanvasAgg(fig)
     fig.get_layout_engine().set(w_pad=2 / 72, h_pad=2 / 72, wspace=0, hspace=0)
@@ -135,6 +137,8 @@ def _canvas(width_in: float, n_rows: int) -> tuple[Figure, object]:
 def _finish(fig: Figure, ax, labels: list[str], xtitle: str, legend: list[tuple[str, str]]) -> None:
     """Rows top to bottom, the x axis 0–100 % with its title, and the legend in ONE row under it (`ncols` = the
     number of entries: Matplotlib never wraps it; `legend_fits` checks that it lies within the figure)."""
+    from matplotlib.lines import Line2D
+
     n = len(labels)
     ax.set_yticks(range(n), labels)
     ax.set_ylim(max(n, 1) - 0.5, -0.5)
@@ -152,6 +156,7 @@ def _finish(fig: Figure, ax, labels: list[str], xtitle: str, legend: list[tuple[
 def bundled_font() -> Path:
     """The font file every figure's text is set in: Matplotlib's own DejaVu Sans, never a system copy (another
     version would change the glyphs and so the bytes); refused when the font lookup resolves elsewhere."""
+    import matplotlib
     from matplotlib import font_manager
 
     path = Path(font_manager.findfont(font_manager.FontProperties(family=RC["font.family"]),
@@ -261,6 +266,8 @@ def paper_figures(paper: PaperReport, width: FigureWidth = "single") -> dict[str
     order = [short_name(s) for s in solver_order(paper)]
     sort = "Solvers sorted by Avg (main table), highest first."
     out: dict[str, PaperFigure] = {}
+    import matplotlib
+
     with _LOCK, matplotlib.rc_context(RC):
         bundled_font()
         def dots(name: str, table: str, metrics: list[tuple[str, str]], caption: str, connect: bool = True) -> None:
@@ -343,6 +350,8 @@ def captions_latex(figs: dict[str, PaperFigure], files: list[FigureFile]) -> str
 def render_figures(figs: dict[str, PaperFigure], folder: Path) -> list[FigureFile]:
     """Write every figure as SVG, PDF and PNG into `folder` at its own size (never cropped or scaled: no
     `bbox_inches`), the same bytes for the same figure."""
+    import matplotlib
+
     folder.mkdir(parents=True, exist_ok=True)
     done = []
     with _LOCK, matplotlib.rc_context(RC):

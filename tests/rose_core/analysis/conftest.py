@@ -45,10 +45,11 @@ def known_run(small_dataset, store, tmp_path):
 
 
 @pytest.fixture(scope="session")
-def panel(small_dataset, backend, tmp_path_factory, request):
+def panel(small_dataset, agent_runs, backend, tmp_path_factory, request):
     """(store, study): four participants who each answer every dev instance of three templates in the real
-    participant flow, plus the oracle and pixel agents on the same instances."""
-    from rose_core.benchmarks.rose.agents import run_agent
+    participant flow, plus the oracle and pixel agents on the same instances (their lines of the agents' runs,
+    `agent_runs`, written once per test run: each line is the agent's answer to its instance alone, seeded by
+    the instance, so it is the line a run of the dev split alone writes, in the same order)."""
     from rose_core.instrument.ids import SequentialIds
     from rose_core.instrument.screens import End, ItemScreen
     from rose_core.instrument.config import StudyConfig
@@ -79,8 +80,8 @@ def panel(small_dataset, backend, tmp_path_factory, request):
     ids = {i.instance_id for i in main_pool(ds, cfg)}
     for name in ("oracle", "pixel"):
         out = root / f"{name}.jsonl"
-        run_agent(name, ds, out, split="dev")
-        keep = [ln for ln in out.read_text().splitlines() if json.loads(ln)["instance_id"] in ids]
+        keep = [ln for ln in (agent_runs / f"{name}.jsonl").read_text().splitlines()
+                if json.loads(ln)["instance_id"] in ids]
         out.write_text("\n".join(keep) + "\n")
         import_run(store, ds, out, name, kind="agent")
     yield store, study

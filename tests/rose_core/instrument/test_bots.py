@@ -12,7 +12,7 @@ from rose_core.instrument.config import StudyConfig
 from rose_core.instrument.ids import FakeClock, SequentialIds
 from rose_core.instrument.items import (
     BAND_PX, BODY_TEXT_PX, MIN_CONTRAST, PICTURE_PHRASINGS, PictureStyle, _contrast, attention_item,
-    attention_item_id, drawn_png, item_png, picture_key, picture_style, picture_text)
+    attention_item_id, drawn_image, drawn_png, item_png, picture_key, picture_style, picture_text)
 from rose_core.instrument.page_data import identity_from_query, needs_prolific_id
 from rose_core.instrument.joining import NeedsProlificId, join
 from rose_core.instrument.screens import Closed, ItemScreen
@@ -170,8 +170,30 @@ def _band(png: bytes) -> bytes:
     """The bottom BAND_PX rows of a PNG: a picture check's instruction band (its layout's height includes the band)."""
     from PIL import Image
     import io
-    im = Image.open(io.BytesIO(png)).convert("RGB")
+    return _image_band(Image.open(io.BytesIO(png)).convert("RGB"))
+
+
+def _image_band(im) -> bytes:
     return im.crop((0, im.height - BAND_PX, im.width, im.height)).tobytes()
+
+
+def test_a_drawn_png_is_its_drawn_image_encoded():
+    """`drawn_png` is exactly `drawn_image` saved as a PNG, whose pixels read back the same (what the attack below
+    relies on to compare bands without encoding each candidate)."""
+    import io
+
+    from PIL import Image
+
+    blank = io.BytesIO()
+    Image.new("RGB", (310, 300), (255, 255, 255)).save(blank, "PNG")
+    for n, style in enumerate([FIXED_STYLE] + [picture_style(picture_key("k", f"D{n}", 2)) for n in range(4)]):
+        text = PICTURE_PHRASINGS[n % len(PICTURE_PHRASINGS)].format(r=n + 1, c=2)
+        im = drawn_image(blank.getvalue(), text, 310, 300 + BAND_PX, style)
+        png = drawn_png(blank.getvalue(), text, 310, 300 + BAND_PX, style)
+        encoded = io.BytesIO()
+        im.save(encoded, format="PNG")
+        assert png == encoded.getvalue()
+        assert _band(png) == _image_band(im) and Image.open(io.BytesIO(png)).convert("RGB").tobytes() == im.tobytes()
 
 
 def test_drawing_every_candidate_with_the_public_code_does_not_read_a_picture_check(store, small_dataset):
@@ -194,8 +216,9 @@ def test_drawing_every_candidate_with_the_public_code_does_not_read_a_picture_ch
 
     # Every candidate's band, drawn once per image size and style and kept by its bytes (the fixed style is
     # tried on each check twice, on the fixed drawing and on the keyed one). The band is drawn relative to its own top, so the attack draws
-    # it under a one-pixel blank strip of the image's width: the same band bytes at a fraction of the PNG work
-    # (the first assertion below, the attack reading the fixed drawing, fails if that ever stops being so).
+    # it under a one-pixel blank strip of the image's width, and reads its pixels before they are encoded as a PNG
+    # (`drawn_image`, which `drawn_png` encodes; PNG is lossless): the same band bytes at a fraction of the work
+    # (the first assertion below, the attack reading the fixed drawing's PNG, fails if that ever stops being so).
     candidates: dict[tuple, dict[bytes, set]] = {}
 
     def bands(item, style) -> dict[bytes, set]:
@@ -209,8 +232,8 @@ def test_drawing_every_candidate_with_the_public_code_does_not_read_a_picture_ch
                     for phr in range(len(PICTURE_PHRASINGS)):
                         cand = replace(style, phrasing=phr)
                         text = PICTURE_PHRASINGS[phr].format(r=r, c=c)
-                        drawn = drawn_png(blank.getvalue(), text, item.layout.width, 1 + BAND_PX, cand)
-                        by_band.setdefault(_band(drawn), set()).add((r, c))
+                        drawn = drawn_image(blank.getvalue(), text, item.layout.width, 1 + BAND_PX, cand)
+                        by_band.setdefault(_image_band(drawn), set()).add((r, c))
         return candidates[size]
 
     def attack(png: bytes, item, styles) -> set:
