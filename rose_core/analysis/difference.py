@@ -81,13 +81,15 @@ class HumanSide:
         key = hashlib.sha256("\n".join(sorted(map(str, items))).encode()).hexdigest()
         with self.same_items_lock:   # shared by the sessions and the warm-up (`ui.dash._human_difference_side`)
             got = self.same_items.get(key)
-        if got is None:   # two threads may both compute it: the same values, the last one kept
+        if got is None:   # two threads may both compute it (the same values): the first one kept
             rows = self.humans[self.humans["instance_id"].isin(items)]
             got = (rows, (summarize_frame(rows), row_resamples(
                 rows, self.n_boot, solver_rng(self.seed, str(self.humans["solver"].iloc[0])))))
             with self.same_items_lock:
+                if key in self.same_items:
+                    return self.same_items[key]
                 while len(self.same_items) >= SAME_ITEMS_KEPT:     # the oldest set of items goes first
-                    self.same_items.pop(next(iter(self.same_items)), None)
+                    self.same_items.pop(next(iter(self.same_items)))
                 self.same_items[key] = got
         return got
     majority: dict[str, tuple[pd.Series, pd.Index]]  # the humans' majority answer per instance and the tied
