@@ -23,6 +23,7 @@ from rose_core.analysis import (
     scorer_note, scorer_versions, select, with_published,
 )
 from rose_core.analysis.agreement import HumanTrials, human_trials
+from rose_core.analysis.answers import AnalysisInputError
 from rose_core.analysis.charts import dot_figure, failure_figure
 from rose_core.analysis.difference import DIFFERENCE_COLUMNS, HumanSide, human_model_difference, human_side
 from rose_core.analysis.display import Kind, format_frame, human_label
@@ -563,10 +564,10 @@ def failures(df: pd.DataFrame, title: str, name: str, key: str, note: str = "") 
     chart(_figure("failures", df, title, note), name, key, note)
 
 
-# What the pages compute with the sidebar's defaults; the warm-up fills these caches ahead of the pages. The
-# human − model table last: it refuses humans answering an instance twice, which would end the warm-up there.
-WARM_ANALYSES = [("main", None), ("gap", False), ("bridges", None), ("failures", None), ("human_agreement", None),
-                 ("human_model", None), ("difficulty", "grid cells"), ("difference", None)]
+# What the pages compute with the sidebar's defaults, in the order of the pages that show them (Results, then
+# Agreement and difficulty); the warm-up fills these caches ahead of the pages.
+WARM_ANALYSES = [("main", None), ("difference", None), ("gap", False), ("bridges", None), ("failures", None),
+                 ("human_agreement", None), ("human_model", None), ("difficulty", "grid cells")]
 
 
 class _WarmUp:
@@ -632,7 +633,10 @@ def _warm(w: _WarmUp, db: Store, generation: int = 0) -> None:
             v = View(Filters(), ExclusionRules(), db=db, ds=ds, background=True)
             statistics_libraries().join()   # the analyses need them; imported by the warm-up, a page would wait
             for kind, arg in WARM_ANALYSES:
-                v.compute(kind, arg)
+                try:
+                    v.compute(kind, arg)
+                except AnalysisInputError:   # refused (a trial answered twice): the page computing it says why
+                    log.info("the dashboards' warm-up left out %s: refused", kind, exc_info=True)
     except ColumnReadError:   # the pages that need the rows say so (`_read_failed`); the details into the log
         log.exception("the dashboards' warm-up could not read the responses")
     finally:

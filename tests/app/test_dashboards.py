@@ -360,6 +360,45 @@ def test_the_warm_up_works_on_the_store_and_dataset_it_was_given(small_dataset, 
     assert len(list((tmp_path / "rose.db.analyses").glob("*.pkl"))) >= len(ui.dash.WARM_ANALYSES)
 
 
+def test_an_analysis_the_warm_up_finds_refused_leaves_the_others_warmed(small_dataset, populated_stores, tmp_path,
+                                                                          monkeypatch, caplog):
+    """An analysis that refuses its rows (a trial answered twice: human − model, the bridges, agreement) is the page's
+    to explain when it computes it; the warm-up leaves that one out and still warms every other one, whatever its
+    place in the order."""
+    import ui.dash
+    from rose_core.analysis import AnalysisInputError
+    from rose_core.storage import open_store
+
+    db = tmp_path / "rose.db"
+    shutil.copy(populated_stores("sqlite").path, db)
+    computed = []
+    real = ui.dash._analysis
+
+    def refusing(kind, arg, g, humans, ds, cores):
+        if kind == "difference":
+            raise AnalysisInputError("human − model: participant 'p' answers instance 'i' 2 times")
+        computed.append(kind)
+        return real(kind, arg, g, humans, ds, cores)
+
+    monkeypatch.setattr(ui.dash, "_analysis", refusing)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    store = open_store(db)
+    w = ui.dash._WarmUp()
+    w.give_dataset(small_dataset)
+    try:
+        with caplog.at_level("INFO", logger="rose_studio"):
+            ui.dash._warm(w, store)
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()
+        store.close()
+    assert w.is_set()
+    assert [k for k, _ in ui.dash.WARM_ANALYSES].index("difference") < len(ui.dash.WARM_ANALYSES) - 1
+    assert set(computed) == {k for k, _ in ui.dash.WARM_ANALYSES} - {"difference", "human_agreement"}
+    assert any("left out difference" in r.getMessage() for r in caplog.records)
+
+
 def test_a_dataset_loaded_after_the_warm_up_met_none_starts_its_analyses(small_dataset, populated_stores, tmp_path,
                                                                         monkeypatch):
     """The first sign-in form can meet a dataset that cannot be loaded yet (still being built, or broken and then
