@@ -635,10 +635,13 @@ def _warm(w: _WarmUp, db: Store, generation: int = 0) -> None:
             for kind, arg in WARM_ANALYSES:
                 try:
                     v.compute(kind, arg)
-                except AnalysisInputError:   # refused (a trial answered twice): the page computing it says why
-                    log.info("the dashboards' warm-up left out %s: refused", kind, exc_info=True)
-    except ColumnReadError:   # the pages that need the rows say so (`_read_failed`); the details into the log
-        log.exception("the dashboards' warm-up could not read the responses")
+                except AnalysisInputError as e:   # refused (a trial answered twice): the page computing it says why
+                    log.info("the dashboards' warm-up left out %s: %s", kind, e)
+    except ColumnReadError as e:   # the pages that need the rows say so (`_read_failed`); the reader logs its details
+        # No traceback from this thread: Python 3.11 formats one with `ast.parse`, which is not thread-safe
+        # (CPython gh-106905), and a page compiled at that moment failed with "AST constructor recursion depth
+        # mismatch" instead of saying the responses could not be read.
+        log.error("the dashboards' warm-up could not read the responses: %s", e)
     finally:
         w.finished(generation)
 

@@ -396,7 +396,7 @@ def test_an_analysis_the_warm_up_finds_refused_leaves_the_others_warmed(small_da
     assert w.is_set()
     assert [k for k, _ in ui.dash.WARM_ANALYSES].index("difference") < len(ui.dash.WARM_ANALYSES) - 1
     assert set(computed) == {k for k, _ in ui.dash.WARM_ANALYSES} - {"difference", "human_agreement"}
-    assert any("left out difference" in r.getMessage() for r in caplog.records)
+    assert any("left out difference: human − model: participant 'p'" in r.getMessage() for r in caplog.records)
 
 
 def test_a_dataset_loaded_after_the_warm_up_met_none_starts_its_analyses(small_dataset, populated_stores, tmp_path,
@@ -749,6 +749,8 @@ def test_a_failed_read_shows_a_calm_message_never_a_traceback_or_a_path(small_da
             assert path not in everything and str(tmp_path) not in everything and "Traceback" not in everything
             assert not at.table and not at.dataframe
     assert "boom" in caplog.text and "dashboard read failure" in caplog.text
+    warm = [r for r in caplog.records if "warm-up could not read" in r.getMessage()]
+    assert warm and all(r.exc_info is None for r in warm)   # no traceback formatted beside a page's compile
     reader.close()
 
 
