@@ -325,6 +325,26 @@ def test_a_restart_reads_the_analyses_kept_on_disk_and_never_a_stale_one(small_d
     assert {s for _, s in computed} == {"late-model"}   # the other solvers still come from disk
 
 
+def warmed_here(db: Path, dataset):
+    """The warm-up's whole body (`ui.dash._warm`) run in the test's own thread on the database file `db` with
+    `dataset` handed over, Streamlit's caches empty before and after: its `_WarmUp`."""
+    import ui.dash
+    from rose_core.storage import open_store
+
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    store = open_store(db)
+    w = ui.dash._WarmUp()
+    w.give_dataset(dataset)
+    try:
+        ui.dash._warm(w, store)
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()
+        store.close()
+    return w
+
+
 def test_the_warm_up_works_on_the_store_and_dataset_it_was_given(small_dataset, populated_stores, tmp_path,
                                                                  monkeypatch):
     """The warm-up thread outlives the rerun that started it, so it never looks up the process's store or dataset:
@@ -333,7 +353,6 @@ def test_the_warm_up_works_on_the_store_and_dataset_it_was_given(small_dataset, 
     import shutil
 
     import ui.dash
-    from rose_core.storage import open_store
 
     db = tmp_path / "rose.db"
     shutil.copy(populated_stores("sqlite").path, db)   # a SQLite file whatever the pages' backend: its files counted
@@ -345,17 +364,7 @@ def test_the_warm_up_works_on_the_store_and_dataset_it_was_given(small_dataset, 
     monkeypatch.setattr(ui.dash, "store", looked_up)
     monkeypatch.delenv("ROSE_DATASET_DIR", raising=False)
     monkeypatch.delenv("ROSE_DB", raising=False)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    store = open_store(db)
-    w = ui.dash._WarmUp()
-    w.give_dataset(small_dataset)
-    try:
-        ui.dash._warm(w, store)          # the thread's whole body, here in the test's own thread
-    finally:
-        st.cache_resource.clear()
-        st.cache_data.clear()
-        store.close()
+    w = warmed_here(db, small_dataset)
     assert w.is_set()
     assert len(list((tmp_path / "rose.db.analyses").glob("*.pkl"))) >= len(ui.dash.WARM_ANALYSES)
 
@@ -367,7 +376,6 @@ def test_an_analysis_the_warm_up_finds_refused_leaves_the_others_warmed(small_da
     place in the order."""
     import ui.dash
     from rose_core.analysis import AnalysisInputError
-    from rose_core.storage import open_store
 
     db = tmp_path / "rose.db"
     shutil.copy(populated_stores("sqlite").path, db)
@@ -381,18 +389,8 @@ def test_an_analysis_the_warm_up_finds_refused_leaves_the_others_warmed(small_da
         return real(kind, arg, g, humans, ds, cores)
 
     monkeypatch.setattr(ui.dash, "_analysis", refusing)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    store = open_store(db)
-    w = ui.dash._WarmUp()
-    w.give_dataset(small_dataset)
-    try:
-        with caplog.at_level("INFO", logger="rose_studio"):
-            ui.dash._warm(w, store)
-    finally:
-        st.cache_resource.clear()
-        st.cache_data.clear()
-        store.close()
+    with caplog.at_level("INFO", logger="rose_studio"):
+        w = warmed_here(db, small_dataset)
     assert w.is_set()
     assert [k for k, _ in ui.dash.WARM_ANALYSES].index("difference") < len(ui.dash.WARM_ANALYSES) - 1
     assert set(computed) == {k for k, _ in ui.dash.WARM_ANALYSES} - {"difference", "human_agreement"}
