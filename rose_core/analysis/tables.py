@@ -187,7 +187,6 @@ class SolverCore:
     solver: str                      # whose stream (`solver_rng(seed, solver)`) the resamples are drawn on
     n_boot: int
     seed: int
-    rows: int                        # main-template responses
     counts: _Counts
     summary: Summary                 # of the main-template rows (every main template's rate, Avg, the gap)
     n: dict[str, int | None]         # `n_fields` of the main-template rows
@@ -206,7 +205,7 @@ def solver_core(solver: str, g: pd.DataFrame, n_boot: int = BOOT, seed: int = SE
     c = _Counts.of(main, tcode, gcode)
     for v in (c.n, c.passed, c.valid, c.group_n, c.group_passed):   # shared by a solver's analyses: read-only
         v.setflags(write=False)
-    return SolverCore(solver, n_boot, seed, len(main), c, summarize_frame(main, c), n_fields(main),
+    return SolverCore(solver, n_boot, seed, c, summarize_frame(main, c), n_fields(main),
                       row_resamples(main, n_boot, solver_rng(seed, solver), tcode, gcode))
 
 
